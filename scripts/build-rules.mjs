@@ -1,0 +1,133 @@
+// Two build rules that no type checker enforces, checked by __test__/shipping-rules.test.ts.
+//
+// 1. The facade (index.ts, src/** except src/cli/**) never imports `path` or `fs`: memory
+//    paths are keys, not file names, and MemoryPath.normalise must give the same key on every
+//    OS. The one exception is the place that takes the store directory from the host.
+// 2. Nothing calls `compact(` except expireBefore and explicit maintenance entry points:
+//    the contract says deleting never compacts, and a compaction hidden in a write path would
+//    turn every delete into a rewrite of the store.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join, sep } from 'node:path';
+
+/** Facade files allowed to touch the filesystem APIs: where the store directory comes in. */
+export const STORE_DIR_FILES = new Set([]);
+
+/**
+ * Where `compact(` may be called: { file, fn } where fn is the enclosing function.
+ * Definitions (`fn compact(`, a TS method `compact(...) {`) are never calls.
+ */
+export const COMPACT_CALLERS = [
+  { file: 'crates/rabosh-memory/src/expiry.rs', fn: 'expire_before' },
+  // The store's explicit maintenance entry point (db.compact()), nothing else in the binding.
+  { file: 'crates/rabosh-node/src/store.rs', fn: 'compact' },
+];
+
+const FORBIDDEN_MODULES = ['path', 'path/posix', 'path/win32', 'fs', 'fs/promises'];
+
+function walk(root, dir, out, accept) {
+  let names;
+  try {
+    names = readdirSync(join(root, dir));
+  } catch {
+    return out;
+  }
+  for (const name of names.sort()) {
+    if (name === 'node_modules' || name === 'target' || name.startsWith('.')) continue;
+    const rel = dir ? join(dir, name) : name;
+    const st = statSync(join(root, rel));
+    if (st.isDirectory()) walk(root, rel, out, accept);
+    else if (accept(rel)) out.push(rel.split(sep).join('/'));
+  }
+  return out;
+}
+
+/** Blank out comments but keep line numbers (strings are left alone, which only over-reports). */
+export function stripComments(text) {
+  return text
+    .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
+    .replace(/(^|[^:'"])\/\/.*$/gm, (m, lead) => lead);
+}
+
+export function facadeFiles(root) {
+  const files = walk(root, 'src', [], (f) => /\.(c|m)?tsx?$|\.(c|m)?js$/.test(f));
+  try {
+    statSync(join(root, 'index.ts'));
+    files.unshift('index.ts');
+  } catch {
+    /* no facade entry yet */
+  }
+  return files.filter((f) => !f.startsWith('src/cli/'));
+}
+
+/** `file:line: imports 'x'` for every forbidden module reference in the facade. */
+export function pathImportViolations(root) {
+  const names = FORBIDDEN_MODULES.map((m) => m.replace('/', '\\/')).join('|');
+  const spec = `['"](?:node:)?(?:${names})['"]`;
+  const re = new RegExp(`(?:\\bfrom\\s*${spec}|\\bimport\\s*${spec}|\\brequire\\s*\\(\\s*${spec}|\\bimport\\s*\\(\\s*${spec})`);
+  const out = [];
+  for (const file of facadeFiles(root)) {
+    if (STORE_DIR_FILES.has(file)) continue;
+    const lines = stripComments(readFileSync(join(root, file), 'utf8')).split('\n');
+    lines.forEach((line, i) => {
+      const m = line.match(re);
+      if (m) out.push(`${file}:${i + 1}: ${m[0].trim()}`);
+    });
+  }
+  return out;
+}
+
+const NOT_A_FUNCTION = new Set(['if', 'for', 'while', 'switch', 'catch', 'return', 'await', 'match', 'loop']);
+
+function enclosingFunction(lines, index, rust) {
+  for (let i = index; i >= 0; i--) {
+    const line = lines[i];
+    const m = rust
+      ? line.match(/\bfn\s+([A-Za-z_]\w*)/)
+      : line.match(/^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+|static\s+|async\s+|function\s+|\*\s*)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/) ??
+        line.match(/\b(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/);
+    if (m && !NOT_A_FUNCTION.has(m[1])) return m[1];
+  }
+  return '(top level)';
+}
+
+function isDefinition(line, rust) {
+  return rust ? /\bfn\s+compact\s*[<(]/.test(line) : /^\s*(?:public\s+|private\s+|async\s+|static\s+)*compact\s*\([^)]*\)\s*(?::[^{=]*)?\{?\s*$/.test(line) || /\bcompact\s*\([^)]*\)\s*:\s*Promise/.test(line);
+}
+
+/** Rust test code is exempt: a `#[cfg(test)]` module runs to the end of the file. */
+function testModuleStart(lines) {
+  const i = lines.findIndex((l) => /#\[cfg\(test\)\]/.test(l));
+  return i === -1 ? lines.length : i;
+}
+
+export function compactFiles(root) {
+  const src = walk(root, 'src', [], (f) => /\.(c|m)?[tj]sx?$/.test(f));
+  const crates = walk(root, 'crates', [], (f) => f.endsWith('.rs')).filter(
+    (f) => !/\/(tests|benches|examples)\//.test(f),
+  );
+  const top = [];
+  try {
+    statSync(join(root, 'index.ts'));
+    top.push('index.ts');
+  } catch {
+    /* no facade entry yet */
+  }
+  return [...top, ...src, ...crates];
+}
+
+/** `file:line in fn: compact(` for every call outside COMPACT_CALLERS. */
+export function compactViolations(root) {
+  const out = [];
+  for (const file of compactFiles(root)) {
+    const rust = file.endsWith('.rs');
+    const lines = stripComments(readFileSync(join(root, file), 'utf8')).split('\n');
+    const end = rust ? testModuleStart(lines) : lines.length;
+    for (let i = 0; i < end; i++) {
+      if (!/\bcompact\s*\(/.test(lines[i]) || isDefinition(lines[i], rust)) continue;
+      const fn = enclosingFunction(lines, i, rust);
+      if (COMPACT_CALLERS.some((a) => a.file === file && a.fn === fn)) continue;
+      out.push(`${file}:${i + 1} in ${fn}: ${lines[i].trim()}`);
+    }
+  }
+  return out;
+}
