@@ -9,5 +9,129 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+export declare class NativeMemories {
+  /** A handler over `store` for one scope; validates the options (no disk access). */
+  static create(store: NativeStore, options: NativeMemoryOptions): NativeMemories
+  view(path: string): Promise<NativeOutcome>
+  /**
+   * `view` on the calling thread: for reads served from memory, where a pool hop costs more
+   * than the read (only valid when the view does not commit, i.e. trackAccess is off).
+   */
+  viewSync(path: string): NativeOutcome
+  createMemory(path: string, fileText: string): Promise<NativeOutcome>
+  strReplace(path: string, oldStr: string, newStr: string): Promise<NativeOutcome>
+  /** `insert_line` is null when the model sent something that is not an integer. */
+  insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeOutcome>
+  delete(path: string): Promise<NativeOutcome>
+  rename(oldPath: string, newPath: string): Promise<NativeOutcome>
+  usage(): Promise<NativeUsage>
+  /** Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count. */
+  expireBefore(instantMs: number): Promise<number>
+}
+
+/** A pinned read view. `release` unpins it (idempotent); garbage collection also unpins. */
+export declare class NativeSnapshot {
+  /** The sequence number of the last commit this view sees (kept after release). */
+  get seq(): number
+  release(): void
+}
+
+export declare class NativeStore {
+  /** Open (creating if needed) the store in `dir`; takes the directory's lock. */
+  static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
+  /** Release the lock and every file; idempotent. */
+  close(): Promise<void>
+  /** Make every commit so far durable (for `buffered`). */
+  sync(): Promise<void>
+  /** A durable, openable copy of the current state in `dir` (empty or absent). */
+  checkpoint(dir: string): Promise<NativeCheckpointInfo>
+  compact(): Promise<NativeCompactInfo>
+  /** Read every record and check every checksum. */
+  verify(): Promise<NativeVerifyReport>
+  /** Counters kept in memory; no disk access, so answered on the calling thread. */
+  stats(): NativeStats
+  /** Pin a consistent view; in memory, so answered on the calling thread. */
+  snapshot(): NativeSnapshot
+}
+
+export interface NativeCheckpointInfo {
+  seq: number
+  hardLinked: boolean
+}
+
+export interface NativeCompactInfo {
+  bytesBefore: number
+  bytesAfter: number
+}
+
+/** One listing line: path relative to the viewed directory (no trailing `/`). */
+export interface NativeDirEntry {
+  rel: string
+  size: number
+  isDir: boolean
+}
+
+export interface NativeMemoryOptions {
+  scope: string
+  maxMemoryBytes: number
+  createOverwrites: boolean
+  trackAccess: boolean
+  listingIndex: boolean
+}
+
+/**
+ * A command's outcome. `kind` is one of:
+ * view: `not_found` | `too_many_lines` | `file` {content, lines} | `dir` {total, entries};
+ * create: `created` | `exists` | `too_large` {limit};
+ * strReplace: `not_found` | `no_match` | `multiple` {occurrences} | `too_large` {limit} |
+ *   `edited` {firstLine, snippet};
+ * insert: `not_found` | `invalid_line` {count} | `too_large` {limit} | `edited`;
+ * delete: `is_root` | `not_found` | `deleted` {count};
+ * rename: `is_root` | `inside` | `not_found` | `destination_exists` | `renamed` {count}.
+ */
+export interface NativeOutcome {
+  kind: string
+  content?: string
+  lines?: number
+  total?: number
+  entries?: Array<NativeDirEntry>
+  limit?: number
+  count?: number
+  occurrences?: Array<number>
+  firstLine?: number
+  snippet?: Array<string>
+}
+
+export interface NativeStats {
+  commits: number
+  fsyncs: number
+  valuesRead: number
+  bytesWritten: number
+  liveBytes: number
+  deadBytes: number
+  files: number
+  keys: number
+  openSnapshots: number
+  compactions: number
+  seq: number
+}
+
+export interface NativeStoreOptions {
+  /** `sync` (every commit fsynced before it is acknowledged) or `buffered`. */
+  durability: string
+}
+
+/** How many memories a scope holds and their total content bytes. */
+export interface NativeUsage {
+  memories: number
+  bytes: number
+}
+
+export interface NativeVerifyReport {
+  files: number
+  records: number
+  keys: number
+}
+
 /** The version of the native addon. */
 export declare function nativeVersion(): string

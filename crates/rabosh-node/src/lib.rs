@@ -1,4 +1,15 @@
 //! napi-rs binding: thin, async on the libuv pool, typed errors.
+//!
+//! Every class here is `Native*`: the TypeScript facade wraps them and owns the public names.
+//! Anything that may touch the disk runs as an `AsyncTask` on the libuv pool; a fault crosses as a
+//! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
+
+mod fault;
+mod memories;
+mod outcome;
+mod store;
+mod work;
+
 use napi_derive::napi;
 
 /// The version of the native addon.

@@ -1,0 +1,130 @@
+//! `NativeMemories`: the six commands over one scope. Paths arrive normalised by the facade.
+
+use std::sync::Arc;
+
+use napi::Env;
+use napi::bindgen_prelude::AsyncTask;
+use napi_derive::napi;
+use rabosh_memory::{MemoryOptions, Memories};
+
+use crate::fault::{Fault, on_js_thread};
+use crate::outcome::{NativeOutcome, NativeUsage};
+use crate::store::NativeStore;
+use crate::work::{Work, work};
+
+#[napi(object)]
+pub struct NativeMemoryOptions {
+    pub scope: String,
+    pub max_memory_bytes: f64,
+    pub create_overwrites: bool,
+    pub track_access: bool,
+    pub listing_index: bool,
+}
+
+#[napi]
+pub struct NativeMemories {
+    inner: Arc<Memories>,
+}
+
+impl NativeMemories {
+    fn off_thread<F, T>(&self, f: F) -> AsyncTask<Work<NativeOutcome>>
+    where
+        F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,
+        T: Into<NativeOutcome>,
+    {
+        let m = self.inner.clone();
+        work(move || Ok(f(&m)?.into()))
+    }
+}
+
+/// A JS number that must be a positive integer to be a byte limit.
+fn positive_integer(option: &'static str, v: f64) -> Result<u64, Fault> {
+    if v.is_finite() && v.fract() == 0.0 && v >= 1.0 && v <= 9_007_199_254_740_991.0 {
+        Ok(v as u64)
+    } else {
+        Err(Fault::invalid_option(option, v.to_string()))
+    }
+}
+
+#[napi]
+impl NativeMemories {
+    /// A handler over `store` for one scope; validates the options (no disk access).
+    #[napi(factory)]
+    pub fn create(env: Env, store: &NativeStore, options: NativeMemoryOptions) -> napi::Result<NativeMemories> {
+        on_js_thread(&env, || {
+            let opts = MemoryOptions {
+                scope: options.scope,
+                max_memory_bytes: positive_integer("maxMemoryBytes", options.max_memory_bytes)?,
+                create_overwrites: options.create_overwrites,
+                track_access: options.track_access,
+                listing_index: options.listing_index,
+            };
+            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn view(&self, path: String) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.view(&path))
+    }
+
+    /// `view` on the calling thread: for reads served from memory, where a pool hop costs more
+    /// than the read (only valid when the view does not commit, i.e. trackAccess is off).
+    #[napi]
+    pub fn view_sync(&self, env: Env, path: String) -> napi::Result<NativeOutcome> {
+        on_js_thread(&env, || Ok(self.inner.view(&path)?.into()))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn create_memory(&self, path: String, file_text: String) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.create(&path, &file_text))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.str_replace(&path, &old_str, &new_str))
+    }
+
+    /// `insert_line` is null when the model sent something that is not an integer.
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn insert(
+        &self,
+        path: String,
+        insert_line: Option<i64>,
+        insert_text: String,
+    ) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.insert(&path, insert_line, &insert_text))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn delete(&self, path: String) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.delete(&path))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeOutcome>")]
+    pub fn rename(&self, old_path: String, new_path: String) -> AsyncTask<Work<NativeOutcome>> {
+        self.off_thread(move |m| m.rename(&old_path, &new_path))
+    }
+
+    #[napi(ts_return_type = "Promise<NativeUsage>")]
+    pub fn usage(&self) -> AsyncTask<Work<NativeUsage>> {
+        let m = self.inner.clone();
+        work(move || Ok(m.usage()?.into()))
+    }
+
+    /// Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
+    #[napi(ts_return_type = "Promise<number>")]
+    pub fn expire_before(&self, instant_ms: f64) -> AsyncTask<Work<f64>> {
+        let m = self.inner.clone();
+        work(move || {
+            if !instant_ms.is_finite() {
+                return Err(Fault {
+                    code: "RABOSH_INVALID_ARGUMENT",
+                    message: format!("expireBefore needs a finite instant, got {instant_ms}"),
+                    holder: None,
+                });
+            }
+            Ok(m.expire_before(instant_ms as i64)? as f64)
+        })
+    }
+}

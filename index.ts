@@ -1,0 +1,27 @@
+export { Rabosh } from './src/store.js';
+export type {
+  CheckpointInfo,
+  CompactInfo,
+  Durability,
+  RaboshOptions,
+  RaboshStats,
+  Snapshot,
+  VerifyReport,
+} from './src/store.js';
+export { RaboshMemoryToolHandler } from './src/handler.js';
+export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
+export { memoryResult, memoryTool } from './src/tool.js';
+export type { MemoryToolUse } from './src/tool.js';
+export { MemoryPath } from './src/path.js';
+export {
+  CorruptionError,
+  InvalidArgumentError,
+  InvalidOptionError,
+  IoError,
+  PoisonedError,
+  RaboshError,
+  StoreClosedError,
+  StoreLockedError,
+  UnsupportedFormatError,
+} from './src/errors.js';
+export type { LockHolder, RaboshErrorCode } from './src/errors.js';

@@ -1,0 +1,165 @@
+/**
+ * Faults (not outcomes) as typed classes. The binding puts a stable `code` on every error it
+ * raises; this module only turns the code into a class.
+ */
+
+export type RaboshErrorCode =
+  | 'RABOSH_IO'
+  | 'RABOSH_CORRUPTION'
+  | 'RABOSH_UNSUPPORTED_FORMAT'
+  | 'RABOSH_STORE_LOCKED'
+  | 'RABOSH_POISONED'
+  | 'RABOSH_CLOSED'
+  | 'RABOSH_INVALID_ARGUMENT'
+  | 'RABOSH_INVALID_OPTION'
+  | 'RABOSH_PANIC';
+
+/** Base of every fault; `code` is stable, the message is for operators. */
+export class RaboshError extends Error {
+  readonly code: RaboshErrorCode;
+  constructor(code: RaboshErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = 'RaboshError';
+  }
+}
+
+/** An operating-system IO call failed. */
+export class IoError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_IO', message, options);
+    this.name = 'IoError';
+  }
+}
+
+/** Data on disk would lose or misreport an acknowledged commit. */
+export class CorruptionError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_CORRUPTION', message, options);
+    this.name = 'CorruptionError';
+  }
+}
+
+/** A file was written by a newer format version than this build reads. */
+export class UnsupportedFormatError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_UNSUPPORTED_FORMAT', message, options);
+    this.name = 'UnsupportedFormatError';
+  }
+}
+
+/** A write or fsync failed earlier; writes are refused until the store is reopened. */
+export class PoisonedError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_POISONED', message, options);
+    this.name = 'PoisonedError';
+  }
+}
+
+/** The store (or the handler) was closed. */
+export class StoreClosedError extends RaboshError {
+  constructor(message = 'store is closed', options?: { cause?: unknown }) {
+    super('RABOSH_CLOSED', message, options);
+    this.name = 'StoreClosedError';
+  }
+}
+
+/** A handler or store option is out of range; the message names the option and the value. */
+export class InvalidOptionError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_INVALID_OPTION', message, options);
+    this.name = 'InvalidOptionError';
+  }
+}
+
+/** The caller asked for something the store cannot do (e.g. a non-empty checkpoint target). */
+export class InvalidArgumentError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_INVALID_ARGUMENT', message, options);
+    this.name = 'InvalidArgumentError';
+  }
+}
+
+/** Who holds a store's lock. */
+export interface LockHolder {
+  pid: number | null;
+  host: string | null;
+  /** When the holder process started, when known. */
+  startedAt: Date | null;
+  /** A process with that pid and start time runs on this host now. */
+  isRunning: boolean;
+  /** The holder is this very process (the store is already open here). */
+  thisProcess: boolean;
+}
+
+/** Another open handle (another process, or this one) holds the store. Never force it. */
+export class StoreLockedError extends RaboshError {
+  readonly holder: LockHolder;
+  constructor(message: string, holder: LockHolder, options?: { cause?: unknown }) {
+    super('RABOSH_STORE_LOCKED', message, options);
+    this.name = 'StoreLockedError';
+    this.holder = holder;
+  }
+}
+
+type Plain = { code?: unknown; message?: unknown; holder?: unknown };
+
+function holderOf(raw: unknown): LockHolder {
+  const h = (raw ?? {}) as Record<string, unknown>;
+  const ms = h['startedAtMs'];
+  return {
+    pid: typeof h['pid'] === 'number' ? h['pid'] : null,
+    host: typeof h['host'] === 'string' ? h['host'] : null,
+    startedAt: typeof ms === 'number' ? new Date(ms) : null,
+    isRunning: h['isRunning'] === true,
+    thisProcess: h['thisProcess'] === true,
+  };
+}
+
+/** The typed form of an error the binding raised; anything else is returned unchanged. */
+export function fromNative(e: unknown): unknown {
+  if (e instanceof RaboshError || typeof e !== 'object' || e === null) return e;
+  const { code, message, holder } = e as Plain;
+  const msg = typeof message === 'string' ? message : String(message);
+  const cause = { cause: e };
+  switch (code) {
+    case 'RABOSH_IO':
+      return new IoError(msg, cause);
+    case 'RABOSH_CORRUPTION':
+      return new CorruptionError(msg, cause);
+    case 'RABOSH_UNSUPPORTED_FORMAT':
+      return new UnsupportedFormatError(msg, cause);
+    case 'RABOSH_STORE_LOCKED':
+      return new StoreLockedError(msg, holderOf(holder), cause);
+    case 'RABOSH_POISONED':
+      return new PoisonedError(msg, cause);
+    case 'RABOSH_CLOSED':
+      return new StoreClosedError(msg, cause);
+    case 'RABOSH_INVALID_OPTION':
+      return new InvalidOptionError(msg, cause);
+    case 'RABOSH_INVALID_ARGUMENT':
+      return new InvalidArgumentError(msg, cause);
+    case 'RABOSH_PANIC':
+      return new RaboshError('RABOSH_PANIC', msg, cause);
+    default:
+      return e;
+  }
+}
+
+/** Runs a native call, typing whatever it throws or rejects with. */
+export async function native<T>(call: () => T | Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (e) {
+    throw fromNative(e);
+  }
+}
+
+/** The same for a call that stays synchronous. */
+export function nativeSync<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (e) {
+    throw fromNative(e);
+  }
+}

@@ -1,0 +1,425 @@
+/**
+ * `RaboshMemoryToolHandler`: the six commands as the model sees them. It normalises paths,
+ * asks the store what happened, and words the answer; the store decides everything else.
+ */
+
+import type { MemoryToolHandlers } from '@anthropic-ai/sdk/helpers/beta/memory';
+import type {
+  BetaMemoryTool20250818CreateCommand,
+  BetaMemoryTool20250818DeleteCommand,
+  BetaMemoryTool20250818InsertCommand,
+  BetaMemoryTool20250818RenameCommand,
+  BetaMemoryTool20250818StrReplaceCommand,
+  BetaMemoryTool20250818ViewCommand,
+} from '@anthropic-ai/sdk/resources/beta';
+
+import { InvalidOptionError, RaboshError, StoreClosedError, native, nativeSync } from './errors.js';
+import { NativeMemories, type NativeOutcome } from './native.js';
+import { MemoryPath } from './path.js';
+import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
+import * as S from './strings.js';
+
+export interface MemoryToolOptions {
+  /** Key prefix separating namespaces in one store, `[A-Za-z0-9_.-]{1,64}`; not a security boundary. */
+  scope?: string;
+  /** Cap on one memory in UTF-8 bytes (create, str_replace, insert). Default 1 MiB. */
+  maxMemoryBytes?: number;
+  /** Cap on a rendered file view in UTF-16 code units, applied after view_range. Default 16,000. */
+  viewMaxChars?: number;
+  /** `create` on an existing memory replaces it instead of refusing. Default false. */
+  createOverwrites?: boolean;
+  /** `view` of a memory records accessedAt (every such view becomes a commit). Default false. */
+  trackAccess?: boolean;
+  /** Answer directory views from the aggregated listing index. Default false. */
+  listingIndex?: boolean;
+  /** Version history does not exist yet: `true` is refused. */
+  history?: boolean;
+}
+
+/** What a command answers: the text for the model, and whether it is a failure outcome. */
+export interface ToolOutput {
+  text: string;
+  isError: boolean;
+}
+
+export interface MemoryUsage {
+  memories: number;
+  bytes: number;
+}
+
+const HANDLER_OPTION_KEYS = [
+  'scope',
+  'maxMemoryBytes',
+  'viewMaxChars',
+  'createOverwrites',
+  'trackAccess',
+  'listingIndex',
+  'history',
+] as const;
+
+function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  try {
+    return String(value);
+  } catch {
+    return Object.prototype.toString.call(value);
+  }
+}
+
+function refuse(option: string, value: unknown, why: string): never {
+  throw new InvalidOptionError(`invalid option ${option}: ${show(value)} (${why})`);
+}
+
+function positiveInteger(option: string, value: unknown, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    refuse(option, value, 'must be a positive integer');
+  }
+  return value;
+}
+
+function flag(option: string, value: unknown): boolean {
+  if (value === undefined) return false;
+  if (typeof value !== 'boolean') refuse(option, value, 'must be a boolean');
+  return value;
+}
+
+interface Settings {
+  scope: string;
+  maxMemoryBytes: number;
+  viewMaxChars: number;
+  createOverwrites: boolean;
+  trackAccess: boolean;
+  listingIndex: boolean;
+}
+
+/** Types and ranges here; the scope pattern is checked by the store, which owns the key layout. */
+function settings(options: unknown, extraKeys: readonly string[] = []): Settings {
+  if (options === undefined || options === null) options = {};
+  if (typeof options !== 'object') throw new InvalidOptionError(`invalid options: ${show(options)} (must be an object)`);
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!(HANDLER_OPTION_KEYS as readonly string[]).includes(key) && !extraKeys.includes(key)) {
+      refuse(key, o[key], 'unknown option');
+    }
+  }
+  if (o['history'] === true) {
+    refuse(
+      'history',
+      true,
+      'version history does not exist yet; use db.snapshot() for a consistent read view or db.checkpoint(dir) for a durable copy instead',
+    );
+  }
+  flag('history', o['history']);
+  const scope = o['scope'] ?? 'default';
+  if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
+  return {
+    scope,
+    maxMemoryBytes: positiveInteger('maxMemoryBytes', o['maxMemoryBytes'], 1_048_576),
+    viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], 16_000),
+    createOverwrites: flag('createOverwrites', o['createOverwrites']),
+    trackAccess: flag('trackAccess', o['trackAccess']),
+    listingIndex: flag('listingIndex', o['listingIndex']),
+  };
+}
+
+/** A text field of model input: anything but a string reads as the empty string (contract §1). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+function safeString(v: unknown): string {
+  try {
+    return String(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}
+
+const ok = (text: string): ToolOutput => ({ text, isError: false });
+const fail = (text: string): ToolOutput => ({ text, isError: true });
+
+type Input = Record<string, unknown>;
+
+/** Whether a plain view runs on the calling thread (see the constructor). */
+const VIEW_ON_CALLING_THREAD = true;
+
+export class RaboshMemoryToolHandler implements MemoryToolHandlers {
+  readonly #db: Rabosh;
+  #owned: boolean;
+  readonly #memories: NativeMemories;
+  readonly #viewMaxChars: number;
+  readonly #viewOnCallingThread: boolean;
+  #closing: Promise<void> | null = null;
+
+  /**
+   * A handler over a store the host opened (and keeps owning: closing the handler leaves the
+   * store open). Invalid options throw `InvalidOptionError` naming the option and the value.
+   */
+  constructor(db: Rabosh, options?: MemoryToolOptions) {
+    const s = settings(options);
+    this.#db = db;
+    this.#owned = false;
+    const store = storeNative(db);
+    this.#memories = nativeSync(() =>
+      NativeMemories.create(store, {
+        scope: s.scope,
+        maxMemoryBytes: s.maxMemoryBytes,
+        createOverwrites: s.createOverwrites,
+        trackAccess: s.trackAccess,
+        listingIndex: s.listingIndex,
+      }),
+    );
+    this.#viewMaxChars = s.viewMaxChars;
+    // Measured (bench/view-dispatch in the binding notes): a view answered from memory costs
+    // less than one libuv pool hop, so it runs on the calling thread; with trackAccess a view
+    // commits, and a commit never runs on the JS thread.
+    this.#viewOnCallingThread = VIEW_ON_CALLING_THREAD && !s.trackAccess;
+  }
+
+  /** Opens `dir`, owns the store, and closes it with the handler. */
+  static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
+    settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
+    const { durability, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, storeOptions({ durability }));
+    try {
+      const h = new RaboshMemoryToolHandler(db, handlerOptions);
+      h.#owned = true;
+      return h;
+    } catch (e) {
+      await db.close();
+      throw e;
+    }
+  }
+
+  // ---- the SDK's MemoryToolHandlers shape: the documented text, never a throw for outcomes --
+
+  async view(command: BetaMemoryTool20250818ViewCommand): Promise<string> {
+    return (await this.#view(asInput(command))).text;
+  }
+
+  async create(command: BetaMemoryTool20250818CreateCommand): Promise<string> {
+    return (await this.#create(asInput(command))).text;
+  }
+
+  async str_replace(command: BetaMemoryTool20250818StrReplaceCommand): Promise<string> {
+    return (await this.#strReplace(asInput(command))).text;
+  }
+
+  async insert(command: BetaMemoryTool20250818InsertCommand): Promise<string> {
+    return (await this.#insert(asInput(command))).text;
+  }
+
+  async delete(command: BetaMemoryTool20250818DeleteCommand): Promise<string> {
+    return (await this.#delete(asInput(command))).text;
+  }
+
+  async rename(command: BetaMemoryTool20250818RenameCommand): Promise<string> {
+    return (await this.#rename(asInput(command))).text;
+  }
+
+  /**
+   * Runs raw, model-generated tool input: `isError` is true for every failure outcome. Rejects
+   * only for faults (closed store, IO, corruption …).
+   */
+  async execute(input: unknown): Promise<ToolOutput> {
+    this.#assertOpen();
+    const command = typeof input === 'object' && input !== null ? (input as Input)['command'] : undefined;
+    const i = input as Input;
+    switch (command) {
+      case 'view':
+        return this.#view(i);
+      case 'create':
+        return this.#create(i);
+      case 'str_replace':
+        return this.#strReplace(i);
+      case 'insert':
+        return this.#insert(i);
+      case 'delete':
+        return this.#delete(i);
+      case 'rename':
+        return this.#rename(i);
+      default:
+        return fail(S.unknownCommand(safeString(command)));
+    }
+  }
+
+  /** How many memories the scope holds and their total content bytes (reported, not enforced). */
+  async usage(): Promise<MemoryUsage> {
+    this.#assertOpen();
+    return native(() => this.#memories.usage());
+  }
+
+  /**
+   * Deletes every memory of the scope last updated (or accessed, with trackAccess) before
+   * `instant`, in one commit, then compacts. Returns how many were deleted.
+   */
+  async expireBefore(instant: Date): Promise<number> {
+    this.#assertOpen();
+    const ms = instant instanceof Date ? instant.getTime() : NaN;
+    if (!Number.isFinite(ms)) throw new TypeError(`expireBefore needs a valid Date, got ${safeString(instant)}`);
+    return native(() => this.#memories.expireBefore(ms));
+  }
+
+  /** Closes the handler (and its store, when opened by `open`). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#owned ? this.#db.close() : Promise.resolve();
+    return this.#closing;
+  }
+
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+
+  // ---- the commands ---------------------------------------------------------------------------
+
+  #assertOpen(): void {
+    if (this.#closing !== null) throw new StoreClosedError('memory tool handler is closed');
+  }
+
+  async #outcome(call: () => NativeOutcome | Promise<NativeOutcome>): Promise<NativeOutcome> {
+    this.#assertOpen();
+    return native(call);
+  }
+
+  async #view(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.viewNotFound(raw));
+    const o = await this.#outcome(() =>
+      this.#viewOnCallingThread ? this.#memories.viewSync(path) : this.#memories.view(path),
+    );
+    switch (o.kind) {
+      case 'file':
+        return ok(S.fileView(path, o.content ?? '', input['view_range'], this.#viewMaxChars));
+      case 'dir':
+        return ok(S.dirView(path, o.total ?? 0, o.entries ?? []));
+      case 'too_many_lines':
+        return fail(S.viewTooManyLines(path));
+      case 'not_found':
+        return fail(S.viewNotFound(path));
+      default:
+        throw unexpected('view', o);
+    }
+  }
+
+  async #create(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.createExists(raw));
+    const o = await this.#outcome(() => this.#memories.createMemory(path, text(input['file_text'])));
+    switch (o.kind) {
+      case 'created':
+        return ok(S.created(path));
+      case 'too_large':
+        return fail(S.tooLarge(path, o.limit ?? 0));
+      case 'exists':
+        return fail(S.createExists(path));
+      default:
+        throw unexpected('create', o);
+    }
+  }
+
+  async #strReplace(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const raw = text(input['path']);
+    const oldStr = text(input['old_str']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.replaceNotFound(raw));
+    const o = await this.#outcome(() => this.#memories.strReplace(path, oldStr, text(input['new_str'])));
+    switch (o.kind) {
+      case 'edited':
+        return ok(S.replaced(o.firstLine ?? 1, o.snippet ?? []));
+      case 'no_match':
+        return fail(S.replaceNoMatch(oldStr, path));
+      case 'multiple':
+        return fail(S.replaceMultiple(oldStr, o.occurrences ?? []));
+      case 'too_large':
+        return fail(S.tooLarge(path, o.limit ?? 0));
+      case 'not_found':
+        return fail(S.replaceNotFound(path));
+      default:
+        throw unexpected('str_replace', o);
+    }
+  }
+
+  async #insert(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.pathNotFound(raw));
+    const line = input['insert_line'];
+    // Not an integer: the store answers invalid_line (after its own path check). An integer past
+    // what the binding carries exactly is out of range either way.
+    const insertLine =
+      typeof line === 'number' && Number.isInteger(line)
+        ? Math.min(Math.max(line, -1), Number.MAX_SAFE_INTEGER)
+        : null;
+    const o = await this.#outcome(() => this.#memories.insert(path, insertLine, text(input['insert_text'])));
+    switch (o.kind) {
+      case 'edited':
+        return ok(S.inserted(path));
+      case 'invalid_line':
+        return fail(S.invalidLine(safeString(line), o.count ?? 0));
+      case 'too_large':
+        return fail(S.tooLarge(path, o.limit ?? 0));
+      case 'not_found':
+        return fail(S.pathNotFound(path));
+      default:
+        throw unexpected('insert', o);
+    }
+  }
+
+  async #delete(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.pathNotFound(raw));
+    const o = await this.#outcome(() => this.#memories.delete(path));
+    switch (o.kind) {
+      case 'deleted':
+        return ok(S.deleted(path));
+      case 'is_root':
+        return fail(S.deleteRoot);
+      case 'not_found':
+        return fail(S.pathNotFound(path));
+      default:
+        throw unexpected('delete', o);
+    }
+  }
+
+  async #rename(input: Input): Promise<ToolOutput> {
+    this.#assertOpen();
+    const rawOld = text(input['old_path']);
+    const rawNew = text(input['new_path']);
+    const oldPath = MemoryPath.normalise(rawOld);
+    if (oldPath === null) return fail(S.pathNotFound(rawOld));
+    const newPath = MemoryPath.normalise(rawNew);
+    if (newPath === null) return fail(S.destinationExists(rawNew));
+    const o = await this.#outcome(() => this.#memories.rename(oldPath, newPath));
+    switch (o.kind) {
+      case 'renamed':
+        return ok(S.renamed(oldPath, newPath));
+      case 'is_root':
+        return fail(S.renameRoot);
+      case 'inside':
+        return fail(S.renameInside(oldPath, newPath));
+      case 'not_found':
+        return fail(S.pathNotFound(oldPath));
+      case 'destination_exists':
+        return fail(S.destinationExists(newPath));
+      default:
+        throw unexpected('rename', o);
+    }
+  }
+}
+
+/** A kind the binding does not document: a bug below, reported as a fault, never as text. */
+function unexpected(command: string, o: NativeOutcome): RaboshError {
+  return new RaboshError('RABOSH_PANIC', `${command}: unexpected outcome ${JSON.stringify(o.kind)} from the store`);
+}
+
+/** The SDK's command objects are model input too: anything but an object reads as empty. */
+function asInput(command: unknown): Input {
+  return typeof command === 'object' && command !== null ? (command as Input) : {};
+}

@@ -1,0 +1,70 @@
+/**
+ * Adapters to the SDK: a runnable tool for `client.beta.messages.toolRunner`, and a
+ * tool_result block for loops driven by hand. Both carry the documented text AND is_error.
+ */
+
+import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
+import type { BetaMemoryTool20250818 } from '@anthropic-ai/sdk/resources/beta';
+import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
+import { ToolError } from '@anthropic-ai/sdk/resources/beta/messages';
+
+import { RaboshError } from './errors.js';
+import type { RaboshMemoryToolHandler } from './handler.js';
+
+/**
+ * The memory tool for `client.beta.messages.toolRunner`. `run` returns the text of a success
+ * and throws the SDK's `ToolError(text)` for every failure outcome, so the runner sends the
+ * documented text with `is_error: true`.
+ *
+ * A fault (closed store, IO, corruption) would reach the model through the runner; its
+ * operator message can hold host paths, which an answer never may, so the model gets the code
+ * alone.
+ *
+ * `ToolError` is matched by `instanceof`: load this package and the SDK the same way (both
+ * `import` or both `require`) so they share one SDK copy.
+ */
+export function memoryTool(
+  handler: RaboshMemoryToolHandler,
+  extraProps?: Omit<BetaMemoryTool20250818, 'type' | 'name'>,
+): BetaRunnableTool<unknown> {
+  return {
+    ...extraProps,
+    type: 'memory_20250818',
+    name: 'memory',
+    parse: (content: unknown) => content,
+    run: async (input: unknown) => {
+      let out;
+      try {
+        out = await handler.execute(input);
+      } catch (e) {
+        if (e instanceof RaboshError) throw new ToolError(`Error: memory store fault (${e.code})`);
+        throw e;
+      }
+      if (out.isError) throw new ToolError(out.text);
+      return out.text;
+    },
+  };
+}
+
+/** The part of a tool_use block this needs (a `ToolUseBlock` or a `BetaToolUseBlock`). */
+export interface MemoryToolUse {
+  id: string;
+  input: unknown;
+}
+
+/**
+ * The tool_result block answering `toolUse`, for a hand-driven loop: the documented text, and
+ * `is_error: true` on every failure outcome. Faults reject, for the host to handle.
+ */
+export async function memoryResult(
+  toolUse: MemoryToolUse,
+  handler: RaboshMemoryToolHandler,
+): Promise<ToolResultBlockParam> {
+  const { text, isError } = await handler.execute(toolUse.input);
+  return {
+    type: 'tool_result',
+    tool_use_id: toolUse.id,
+    content: text,
+    ...(isError ? { is_error: true } : {}),
+  };
+}
