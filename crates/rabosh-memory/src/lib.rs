@@ -2,14 +2,27 @@
 //! (and its optional index), usage and expiry. Paths arrive already normalised by the caller; this
 //! crate decides what happened, never how it reads.
 //!
-//! API SKELETON: signatures fixed so the binding can be built in parallel; bodies to be written.
+//! Every command holds the store's write lock from its first read to its commit, so read-modify-
+//! write commands are atomic, and each command that changes anything is exactly one engine commit.
 
+mod clock;
+mod commands;
+mod edit;
+mod expiry;
+mod keys;
+mod listing;
+mod listing_index;
+mod meta;
 mod outcome;
+mod store;
+mod tree;
+
+pub use clock::Clock;
+pub use store::MemoryStore;
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 
 use std::fmt;
-use std::path::Path;
 use std::sync::Arc;
 
 /// The longest file a view renders, in stored lines.
@@ -74,76 +87,46 @@ impl Default for MemoryOptions {
     }
 }
 
-/// The engine plus what every handler over it shares: the write lock that keeps each command's
-/// read-modify-write atomic, and the listing indexes kept current by every commit.
-pub struct MemoryStore {
-    engine: rabosh::Store,
-}
-
-impl MemoryStore {
-    pub fn open(dir: impl AsRef<Path>, options: rabosh::Options) -> Result<Arc<MemoryStore>> {
-        Ok(Arc::new(MemoryStore { engine: rabosh::Store::open(dir, options)? }))
-    }
-
-    pub fn engine(&self) -> &rabosh::Store {
-        &self.engine
-    }
-
-    /// Close the engine (idempotent); every later command fails with the engine's Closed error.
-    pub fn close(&self) -> Result<()> {
-        Ok(self.engine.close()?)
-    }
-}
-
 /// One handler: the six commands over one scope of a store.
 pub struct Memories {
-    #[allow(dead_code)]
     store: Arc<MemoryStore>,
-    #[allow(dead_code)]
     options: MemoryOptions,
+    clock: Clock,
 }
 
 impl Memories {
     /// Validates the options (scope pattern, positive limits).
     pub fn new(store: Arc<MemoryStore>, options: MemoryOptions) -> Result<Memories> {
-        Ok(Memories { store, options })
+        if !keys::valid_scope(&options.scope) {
+            return Err(Error::InvalidOption {
+                option: "scope",
+                value: options.scope.clone(),
+            });
+        }
+        if options.max_memory_bytes < 1 {
+            return Err(Error::InvalidOption {
+                option: "max_memory_bytes",
+                value: options.max_memory_bytes.to_string(),
+            });
+        }
+        Ok(Memories {
+            store,
+            options,
+            clock: Clock::system(),
+        })
+    }
+
+    /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).
+    pub fn with_clock(mut self, clock: Clock) -> Memories {
+        self.clock = clock;
+        self
     }
 
     pub fn options(&self) -> &MemoryOptions {
         &self.options
     }
 
-    pub fn view(&self, path: &str) -> Result<View> {
-        todo!("{path}")
-    }
-
-    pub fn create(&self, path: &str, file_text: &str) -> Result<Create> {
-        todo!("{path}{file_text}")
-    }
-
-    pub fn str_replace(&self, path: &str, old_str: &str, new_str: &str) -> Result<StrReplace> {
-        todo!("{path}{old_str}{new_str}")
-    }
-
-    /// `insert_line` is None when the model sent something that is not an integer.
-    pub fn insert(&self, path: &str, insert_line: Option<i64>, insert_text: &str) -> Result<Insert> {
-        todo!("{path}{insert_line:?}{insert_text}")
-    }
-
-    pub fn delete(&self, path: &str) -> Result<Delete> {
-        todo!("{path}")
-    }
-
-    pub fn rename(&self, old_path: &str, new_path: &str) -> Result<Rename> {
-        todo!("{old_path}{new_path}")
-    }
-
-    pub fn usage(&self) -> Result<Usage> {
-        todo!()
-    }
-
-    /// Deletes every memory last updated (or accessed, with track_access) before `instant_ms`.
-    pub fn expire_before(&self, instant_ms: i64) -> Result<u64> {
-        todo!("{instant_ms}")
+    pub fn store(&self) -> &Arc<MemoryStore> {
+        &self.store
     }
 }

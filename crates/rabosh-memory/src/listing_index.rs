@@ -1,0 +1,116 @@
+//! The listing index: one aggregated directory tree per scope, kept current by every commit, so a
+//! directory view costs the entries it shows (depth 1 and 2) and never the content below them.
+
+use rabosh::Snapshot;
+
+use crate::keys::{hidden, parse, segments};
+use crate::meta::MemMeta;
+use crate::tree::{Entry, Name};
+
+/// One scope's tree, valid for the engine state at `seq`.
+#[derive(Debug, Clone)]
+pub(crate) struct ScopeIndex {
+    pub seq: u64,
+    pub root: Entry,
+}
+
+/// What one commit did to one key: Some(size) for a put, None for a delete.
+pub(crate) type Change = (Vec<u8>, Option<u64>);
+
+impl ScopeIndex {
+    /// Built from a metadata scan, so enabling the index on an existing store needs no migration.
+    pub fn build(snap: &Snapshot, scope: &str) -> ScopeIndex {
+        let mut index = ScopeIndex {
+            seq: snap.seq(),
+            root: Entry::default(),
+        };
+        let prefix = crate::keys::subtree_prefix(scope, crate::ROOT);
+        for (key, meta) in snap.scan_prefix(&prefix) {
+            if let Some((_, path)) = parse(key) {
+                index.put(path, MemMeta::decode(meta).size);
+            }
+        }
+        index
+    }
+
+    /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.
+    pub fn apply(&mut self, scope: &str, changes: &[Change], seq: u64) {
+        for (key, size) in changes {
+            let Some((s, path)) = parse(key) else {
+                continue;
+            };
+            if s != scope || !path.starts_with("/memories/") {
+                continue;
+            }
+            match size {
+                Some(size) => self.put(path, *size),
+                None => {
+                    self.remove(path);
+                }
+            }
+        }
+        self.seq = seq;
+    }
+
+    /// The node of the directory at `path`, counting the nodes walked.
+    pub fn find(&self, path: &str, visited: &mut u64) -> Option<&Entry> {
+        let mut node = &self.root;
+        for seg in segments(path) {
+            *visited += 1;
+            node = node.children.get(&Name(seg.to_string()))?;
+        }
+        Some(node)
+    }
+
+    fn put(&mut self, path: &str, size: u64) {
+        self.remove(path);
+        let segs = segments(path);
+        let visible_below = visible_below(&segs);
+        let mut node = &mut self.root;
+        for (j, seg) in segs.iter().enumerate() {
+            node.all_count += 1;
+            node.all_bytes += size;
+            if visible_below[j] {
+                node.vis_count += 1;
+                node.vis_bytes += size;
+            }
+            node = node.children.entry(Name(seg.to_string())).or_default();
+        }
+        node.memory = Some(size);
+    }
+
+    /// Removes the memory at `path`, pruning names nothing is left under; returns its size.
+    fn remove(&mut self, path: &str) -> Option<u64> {
+        let segs = segments(path);
+        let visible_below = visible_below(&segs);
+        remove_at(&mut self.root, &segs, &visible_below, 0)
+    }
+}
+
+/// visible_below[j]: the memory's path below node j (segments j..) has no hidden segment.
+fn visible_below(segs: &[&str]) -> Vec<bool> {
+    let mut v = vec![true; segs.len() + 1];
+    for j in (0..segs.len()).rev() {
+        v[j] = v[j + 1] && !hidden(segs[j]);
+    }
+    v
+}
+
+fn remove_at(node: &mut Entry, segs: &[&str], visible_below: &[bool], j: usize) -> Option<u64> {
+    if j == segs.len() {
+        return node.memory.take();
+    }
+    let name = Name(segs[j].to_string());
+    let child = node.children.get_mut(&name)?;
+    let size = remove_at(child, segs, visible_below, j + 1)?;
+    if child.memory.is_none() && child.all_count == 0 {
+        node.children.remove(&name);
+    }
+    node.all_count -= 1;
+    node.all_bytes -= size;
+    if visible_below[j] {
+        node.vis_count -= 1;
+        node.vis_bytes -= size;
+    }
+    Some(size)
+}
