@@ -1,0 +1,150 @@
+// The package as a user installs it. `npm pack` the root package and the platform package for
+// this machine (npm/<platform>/ with the freshly built addon copied in, which is what the
+// release workflow publishes), install both tarballs into an empty directory with
+// `npm install --offline` (dependencies come from the npm cache `npm ci` filled), then use it
+// from there: ESM import, CJS require, the `rabosh-memory` bin, and `tsc --noEmit` against
+// the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
+// package's layout and the generated loader finding the addon by package name (the root
+// tarball carries no .node file, exactly as published).
+import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '..');
+const work = mkdtempSync(join(tmpdir(), 'rabosh-pack-'));
+const consumer = join(work, 'consumer');
+const isWindows = process.platform === 'win32';
+const npmCli = process.env['npm_execpath'];
+
+function npm(args: string[], cwd: string): string {
+  const opts: ExecFileSyncOptions = { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } };
+  // Under `npm test` npm tells us its own entry point; run it with this Node (no shell needed).
+  if (npmCli && npmCli.endsWith('.js')) return execFileSync(process.execPath, [npmCli, ...args], opts) as string;
+  return execFileSync(isWindows ? 'npm.cmd' : 'npm', args, { ...opts, shell: isWindows }) as string;
+}
+
+function node(args: string[], cwd = consumer): string {
+  return execFileSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: 'pipe' });
+}
+
+/** The built addon for this machine, i.e. the one the loader picked in the repo. */
+function hostAddon(): { file: string; abi: string } {
+  const prefix = `${process.platform}-${process.arch}`;
+  const found = readdirSync(root).filter((f) => f.startsWith(`rabosh-memory.${prefix}`) && f.endsWith('.node'));
+  if (found.length !== 1) throw new Error(`expected one built addon for ${prefix} in the repo root, found ${JSON.stringify(found)}; run npm run build`);
+  const file = found[0]!;
+  return { file, abi: file.slice('rabosh-memory.'.length, -'.node'.length) };
+}
+
+let rootTarball = '';
+let rootFiles: string[] = [];
+
+beforeAll(() => {
+  const tarballs = join(work, 'tarballs');
+  mkdirSync(tarballs, { recursive: true });
+  const { file, abi } = hostAddon();
+  const platformDir = join(work, abi);
+  cpSync(join(root, 'npm', abi), platformDir, { recursive: true });
+  cpSync(join(root, file), join(platformDir, file));
+  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], root)) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  rootTarball = join(tarballs, packed[0]!.filename);
+  rootFiles = packed[0]!.files.map((f) => f.path);
+  const platformPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], platformDir)) as Array<{ filename: string }>;
+  const platformTarball = join(tarballs, platformPacked[0]!.filename);
+
+  rmSync(consumer, { recursive: true, force: true });
+  mkdirSync(consumer, { recursive: true });
+  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+  npm(['install', '--offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
+}, 120_000);
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe('npm pack → install into a clean directory', () => {
+  it('ships the facade, both builds, the loader and no addon binary', () => {
+    for (const f of ['package.json', 'LICENSE', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'binding.cjs', 'binding.d.cts', 'dist/esm/src/cli/main.js']) {
+      expect(rootFiles, f).toContain(f);
+    }
+    expect(rootFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
+    expect(rootFiles.filter((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('__test__/'))).toEqual([]);
+  });
+
+  const roundTrip = (load: string) => `
+    const dir = require('node:fs').mkdtempSync(require('node:path').join(require('node:os').tmpdir(), 'rabosh-consumer-'));
+    const { RaboshMemoryToolHandler, MemoryPath, StoreLockedError } = ${load};
+    (async () => {
+      const h = await RaboshMemoryToolHandler.open(require('node:path').join(dir, 'store'), {});
+      const created = await h.execute({ command: 'create', path: '/memories/x.md', file_text: 'hi' });
+      const viewed = await h.execute({ command: 'view', path: '/memories/x.md' });
+      await h.close();
+      require('node:fs').rmSync(dir, { recursive: true, force: true });
+      console.log(JSON.stringify([created.isError, viewed.text, MemoryPath.normalise('/memories/a/../b'), typeof StoreLockedError]));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  const expected = JSON.stringify([false, "Here's the content of /memories/x.md with line numbers:\n     1\thi", '/memories/b', 'function']);
+
+  it('works with require() from CommonJS', () => {
+    writeFileSync(join(consumer, 'cjs.cjs'), roundTrip("require('rabosh-memory')"));
+    expect(node(['cjs.cjs']).trim()).toBe(expected);
+  });
+
+  it('works with import from ESM', () => {
+    writeFileSync(
+      join(consumer, 'esm.mjs'),
+      "import { createRequire } from 'node:module';\nconst require = createRequire(import.meta.url);\nimport * as pkg from 'rabosh-memory';\n" +
+        roundTrip('pkg'),
+    );
+    expect(node(['esm.mjs']).trim()).toBe(expected);
+  });
+
+  it('installs the rabosh-memory bin', () => {
+    const bin = join(consumer, 'node_modules', '.bin', isWindows ? 'rabosh-memory.cmd' : 'rabosh-memory');
+    const out = execFileSync(bin, ['--version'], { cwd: consumer, encoding: 'utf8', shell: isWindows });
+    expect(out.trim()).toBe(JSON.parse(node(['-p', "JSON.stringify(require('rabosh-memory/package.json').version)"])));
+  });
+
+  it('type-checks a consumer with tsc --noEmit (ESM and CJS resolution)', () => {
+    writeFileSync(
+      join(consumer, 'use.mts'),
+      `import { Rabosh, RaboshMemoryToolHandler, memoryTool, memoryResult, MemoryPath, StoreLockedError, type ToolOutput } from 'rabosh-memory';
+const db: Rabosh = await Rabosh.open('dir', { durability: 'sync' });
+const handler = new RaboshMemoryToolHandler(db, { scope: 'acme', maxMemoryBytes: 1 << 20 });
+const out: ToolOutput = await handler.execute({ command: 'view', path: '/memories' });
+const p: string | null = MemoryPath.normalise('/memories/x');
+const tool = memoryTool(handler);
+void [out, p, tool, memoryResult, StoreLockedError];
+`,
+    );
+    writeFileSync(
+      join(consumer, 'use.cts'),
+      `import pkg = require('rabosh-memory');
+export const opened: Promise<pkg.Rabosh> = pkg.Rabosh.open('dir');
+`,
+    );
+    writeFileSync(
+      join(consumer, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: {
+          target: 'ES2022',
+          module: 'NodeNext',
+          moduleResolution: 'NodeNext',
+          strict: true,
+          noEmit: true,
+          lib: ['ES2023', 'ESNext.Disposable'],
+          types: ['node'],
+          typeRoots: [join(root, 'node_modules', '@types')],
+        },
+        files: ['use.mts', 'use.cts'],
+      }),
+    );
+    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+    let output = '';
+    try {
+      output = node([tsc, '-p', 'tsconfig.json']);
+    } catch (e) {
+      output = String((e as { stdout?: string }).stdout ?? e);
+    }
+    expect(output).toBe('');
+  });
+});

@@ -1,0 +1,48 @@
+/** Exit codes and the one error type the CLI's commands throw; everything else is described here. */
+import { StoreLockedError, RaboshError, type LockHolder } from '../../index.js';
+
+/** 0 ok; 1 the operation failed; 2 the command line is wrong; 3 another process holds the store. */
+export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 3 } as const;
+
+export class CliError extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: number = EXIT.failed,
+    readonly code: string = 'CLI_FAILED',
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'CliError';
+  }
+}
+
+export function describeHolder(h: LockHolder): string {
+  const who = h.pid === null ? 'an unknown process' : `pid ${h.pid}`;
+  const where = h.host === null ? '' : ` on host ${h.host}`;
+  const since = h.startedAt === null ? '' : `, started ${h.startedAt.toISOString()}`;
+  const state = h.thisProcess ? 'this very process' : h.isRunning ? 'still running' : 'not seen running on this host';
+  return `${who}${where}${since} (${state})`;
+}
+
+/** Any thrown value as a CliError, with the exit code and a message an operator can act on. */
+export function asCliError(e: unknown, dir?: string): CliError {
+  if (e instanceof CliError) return e;
+  if (e instanceof StoreLockedError) {
+    const h = e.holder;
+    return new CliError(
+      `store ${dir ?? ''} is locked by ${describeHolder(h)}; close that process first (the lock is never taken over)`.replace(
+        'store  is',
+        'store is',
+      ),
+      EXIT.locked,
+      e.code,
+      { holder: { ...h, startedAt: h.startedAt?.toISOString() ?? null } },
+    );
+  }
+  if (e instanceof RaboshError) return new CliError(e.message, EXIT.failed, e.code);
+  if (e instanceof Error) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return new CliError(e.message, EXIT.failed, typeof code === 'string' ? code : 'CLI_FAILED');
+  }
+  return new CliError(String(e));
+}

@@ -1,0 +1,218 @@
+/**
+ * `rabosh-memory`: look after a store from the shell. Each subcommand opens the store, does
+ * one thing, closes it, and prints either a line for a person or one JSON document (--json).
+ */
+import { existsSync } from 'node:fs';
+import { Command, CommanderError, Option } from 'commander';
+import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
+import { bulk } from './bulk.js';
+import { parseBefore } from './dates.js';
+import { CliError, EXIT, asCliError } from './exit.js';
+import { startProgress, wantProgress } from './progress.js';
+import { readTree, writeTree } from './tree.js';
+
+export interface Io {
+  stdout: { write(s: string): unknown; isTTY?: boolean };
+  stderr: { write(s: string): unknown };
+  /** The package version, for --version. */
+  version?: string;
+}
+
+interface Common {
+  json?: boolean;
+  scope?: string;
+}
+
+function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
+  let v = bytes / 1024;
+  let i = 0;
+  while (v >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${v.toFixed(1)} ${units[i]}`;
+}
+
+async function withStore<T>(dir: string, mustExist: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
+  if (mustExist && !existsSync(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
+  let db: Rabosh;
+  try {
+    db = await Rabosh.open(dir);
+  } catch (e) {
+    throw asCliError(e, dir);
+  }
+  try {
+    return await work(db);
+  } finally {
+    await db.close();
+  }
+}
+
+function handlerFor(db: Rabosh, opts: Common, extra: Record<string, unknown> = {}): RaboshMemoryToolHandler {
+  return new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), ...extra });
+}
+
+function parseRange(raw: string): [number, number] {
+  const m = /^(-?\d+)[,:](-?\d+)$/.exec(raw.trim());
+  if (!m) throw new CliError(`invalid --range ${JSON.stringify(raw)}: use START,END (1-based; END -1 = to the end)`, EXIT.usage, 'CLI_USAGE');
+  return [Number(m[1]), Number(m[2])];
+}
+
+function positiveInt(name: string) {
+  return (raw: string): number => {
+    const n = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1) {
+      throw new CliError(`invalid ${name} ${JSON.stringify(raw)}: a positive integer`, EXIT.usage, 'CLI_USAGE');
+    }
+    return n;
+  };
+}
+
+export function buildProgram(io: Io, done: (exitCode: number) => void): Command {
+  const out = (opts: Common, human: string, json: unknown) => {
+    io.stdout.write(opts.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
+  };
+  const program = new Command('rabosh-memory')
+    .description('Inspect and look after a rabosh-memory store from the shell.')
+    .version(io.version ?? 'unknown', '-V, --version')
+    .showHelpAfterError()
+    .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
+    .exitOverride();
+
+  const sub = (name: string, description: string) =>
+    program
+      .command(name)
+      .description(description)
+      .option('--json', 'print one JSON document instead of text')
+      .addOption(new Option('--scope <scope>', 'memory scope inside the store').default(undefined, '"default"'));
+
+  sub('view', 'print what the model sees for a path (default /memories)')
+    .argument('<dir>', 'store directory')
+    .argument('[path]', 'memory path', '/memories')
+    .option('--range <start,end>', 'lines to show, like view_range', parseRange)
+    .option('--max-chars <n>', 'cap on a rendered file view (viewMaxChars)', positiveInt('--max-chars'))
+    .action(async (dir: string, path: string, opts: Common & { range?: [number, number]; maxChars?: number }) => {
+      await withStore(dir, true, async (db) => {
+        const handler = handlerFor(db, opts, opts.maxChars === undefined ? {} : { viewMaxChars: opts.maxChars });
+        const result = await handler.execute({ command: 'view', path, ...(opts.range ? { view_range: opts.range } : {}) });
+        out(opts, result.text, { path, text: result.text, isError: result.isError });
+        if (result.isError) done(EXIT.failed);
+      });
+    });
+
+  sub('usage', 'count the memories of a scope and their bytes')
+    .argument('<dir>', 'store directory')
+    .action(async (dir: string, opts: Common) => {
+      await withStore(dir, true, async (db) => {
+        const u = await handlerFor(db, opts).usage();
+        out(opts, `${u.memories} ${u.memories === 1 ? 'memory' : 'memories'}, ${sizeText(u.bytes)} (${u.bytes} bytes)`, u);
+      });
+    });
+
+  sub('export', 'write every memory of a scope as plain files under <to>/memories/')
+    .argument('<dir>', 'store directory')
+    .argument('<to>', 'target directory')
+    .action(async (dir: string, to: string, opts: Common) => {
+      await withStore(dir, true, async (db) => {
+        const files = await bulk(handlerFor(db, opts)).exportMemories();
+        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length);
+        try {
+          const bytes = await writeTree(to, files, bar);
+          bar.stop();
+          out(opts, `exported ${files.length} memories (${sizeText(bytes)}) to ${to}`, { memories: files.length, bytes, to });
+        } finally {
+          bar.stop();
+        }
+      });
+    });
+
+  sub('import', 'load <from>/memories/** into a scope, all in one commit')
+    .argument('<from>', 'source directory (holding memories/)')
+    .argument('<dir>', 'store directory (created if absent)')
+    .option('--overwrite', 'replace memories that already exist instead of refusing the import')
+    .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
+      const { files } = await readTree(from);
+      await withStore(dir, false, async (db) => {
+        const r = await bulk(handlerFor(db, opts)).importMemories(files, { overwrite: opts.overwrite === true });
+        out(opts, `imported ${r.memories} memories (${sizeText(r.bytes)}) in one commit`, r);
+      });
+    });
+
+  sub('expire', 'delete memories last updated before a date, then compact')
+    .argument('<dir>', 'store directory')
+    .requiredOption('--before <date>', 'ISO 8601 date, epoch ms, or an age like 30d / 12h / 90m', (v) => v)
+    .action(async (dir: string, opts: Common & { before: string }) => {
+      const before = parseBefore(opts.before);
+      await withStore(dir, true, async (db) => {
+        const deleted = await handlerFor(db, opts).expireBefore(before);
+        out(opts, `expired ${deleted} ${deleted === 1 ? 'memory' : 'memories'} last updated before ${before.toISOString()}`, {
+          deleted,
+          before: before.toISOString(),
+        });
+      });
+    });
+
+  sub('checkpoint', 'write a durable, openable copy of the store into <to> (empty or absent)')
+    .argument('<dir>', 'store directory')
+    .argument('<to>', 'checkpoint directory')
+    .action(async (dir: string, to: string, opts: Common) => {
+      await withStore(dir, true, async (db) => {
+        const info = await db.checkpoint(to);
+        out(opts, `checkpoint at commit ${info.seq} written to ${to}${info.hardLinked ? ' (data files hard-linked)' : ''}`, { ...info, to });
+      });
+    });
+
+  sub('verify', 'read every record and check every checksum')
+    .argument('<dir>', 'store directory')
+    .action(async (dir: string, opts: Common) => {
+      await withStore(dir, true, async (db) => {
+        const r = await db.verify();
+        out(opts, `ok: ${r.records} records in ${r.files} files, ${r.keys} live keys`, { ok: true, ...r });
+      });
+    });
+
+  sub('stats', "print the store's counters")
+    .argument('<dir>', 'store directory')
+    .action(async (dir: string, opts: Common) => {
+      await withStore(dir, true, async (db) => {
+        const s = db.stats();
+        const width = Math.max(...Object.keys(s).map((k) => k.length));
+        out(
+          opts,
+          Object.entries(s)
+            .map(([k, v]) => `${k.padEnd(width)}  ${v}`)
+            .join('\n'),
+          s,
+        );
+      });
+    });
+
+  return program;
+}
+
+/** Runs one command line; resolves to the process exit code. */
+export async function run(argv: string[], io: Io): Promise<number> {
+  let exitCode: number = EXIT.ok;
+  const program = buildProgram(io, (code) => {
+    exitCode = code;
+  });
+  const json = argv.includes('--json');
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version are not errors; anything else commander rejects is a usage error.
+      return e.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
+    const err = asCliError(e);
+    if (json) {
+      io.stderr.write(`${JSON.stringify({ error: { code: err.code, message: err.message, ...err.details } })}\n`);
+    } else {
+      io.stderr.write(`rabosh-memory: ${err.message}\n`);
+    }
+    return err.exitCode;
+  }
+}
