@@ -87,14 +87,20 @@ impl MemoryStore {
         base_seq: u64,
         batch: Batch,
     ) -> Result<u64> {
-        let changes: Vec<Change> = batch
-            .ops()
-            .iter()
-            .map(|op| match op {
-                Op::Put { key, meta, .. } => (key.clone(), Some(MemMeta::decode(meta).size)),
-                Op::Delete { key } => (key.clone(), None),
-            })
-            .collect();
+        // Indexes are only built under the write lock, which the caller holds: none can appear
+        // between this check and the update below.
+        let indexed = !self.lock_indexes().is_empty();
+        let changes: Vec<Change> = match indexed {
+            false => Vec::new(),
+            true => batch
+                .ops()
+                .iter()
+                .map(|op| match op {
+                    Op::Put { key, meta, .. } => (key.clone(), Some(MemMeta::decode(meta).size)),
+                    Op::Delete { key } => (key.clone(), None),
+                })
+                .collect(),
+        };
         let seq = match self.engine.write(batch) {
             Ok(seq) => seq,
             Err(e) => {

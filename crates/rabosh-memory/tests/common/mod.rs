@@ -15,9 +15,16 @@ pub struct Fixture {
 
 pub fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let options = rabosh::Options { durability: rabosh::Durability::Buffered, ..Default::default() };
+    let options = rabosh::Options {
+        durability: rabosh::Durability::Buffered,
+        ..Default::default()
+    };
     let store = MemoryStore::open(dir.path().join("store"), options).unwrap();
-    Fixture { store, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+    Fixture {
+        store,
+        now: Arc::new(AtomicI64::new(1_000)),
+        _dir: dir,
+    }
 }
 
 impl Fixture {
