@@ -1,0 +1,69 @@
+//! checkpoint(target): seal the active segment, pin a version, hard-link (or copy) every sealed
+//! segment and hint, fsync each and the directory, write the MANIFEST last. Until that MANIFEST
+//! exists the target is visibly not a store and open() refuses it.
+
+use crate::segment::{hint_name, seg_name};
+use crate::store::Store;
+use crate::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
+use crate::{CheckpointInfo, Error, Result};
+use std::path::Path;
+
+pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
+    let vfs = &*store.vfs;
+    let (version, manifest) = {
+        let mut w = store.writable()?;
+        if w.active_len > crate::format::SEG_HEADER as u64 {
+            store.rotate(&mut w)?;
+        }
+        let mut m = w.manifest.clone();
+        m.segments.pop(); // the (now empty) active segment stays behind
+        // Holding the version pins every sealed segment: compaction cannot unlink one mid-copy.
+        (store.current.load_full(), m)
+    };
+    if vfs.exists(target).map_err(|e| Error::io("stat", target, e))? {
+        let names = vfs.list(target).map_err(|e| Error::io("list", target, e))?;
+        if !names.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "checkpoint target {} must be empty or absent",
+                target.display()
+            )));
+        }
+    } else {
+        vfs.create_dir_all(target).map_err(|e| Error::io("create_dir_all", target, e))?;
+    }
+    let mut hard_linked = true;
+    for sm in &manifest.segments {
+        for name in [seg_name(sm.number), hint_name(sm.number)] {
+            let src = store.dir.join(&name);
+            let dst = target.join(&name);
+            if name.ends_with(".hint") && !vfs.exists(&src).unwrap_or(false) {
+                continue; // derived data: the checkpoint's open rebuilds it
+            }
+            if vfs.hard_link(&src, &dst).is_err() {
+                hard_linked = false;
+                copy(vfs, &src, &dst)?;
+            }
+            let f = vfs.open(&dst, OpenMode::ReadWrite).map_err(|e| Error::io("open", &dst, e))?;
+            f.sync_data().map_err(|e| Error::io("fsync", &dst, e))?;
+            store.counters.fsync();
+        }
+    }
+    vfs.sync_dir(target).map_err(|e| Error::io("fsync dir", target, e))?;
+    manifest.write(vfs, target, &store.fsyncs())?;
+    Ok(CheckpointInfo { seq: version.seq, hard_linked })
+}
+
+fn copy(vfs: &dyn Vfs, src: &Path, dst: &Path) -> Result<()> {
+    let from = vfs.open(src, OpenMode::Read).map_err(|e| Error::io("open", src, e))?;
+    let to = vfs.open(dst, OpenMode::CreateNew).map_err(|e| Error::io("create", dst, e))?;
+    let len = from.len().map_err(|e| Error::io("stat", src, e))?;
+    let mut buf = vec![0u8; 1 << 20];
+    let mut off = 0;
+    while off < len {
+        let n = ((len - off) as usize).min(buf.len());
+        read_exact_at(&*from, &mut buf[..n], off).map_err(|e| Error::io("read", src, e))?;
+        write_all_at(&*to, &buf[..n], off).map_err(|e| Error::io("write", dst, e))?;
+        off += n as u64;
+    }
+    Ok(())
+}

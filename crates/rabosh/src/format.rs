@@ -1,0 +1,238 @@
+//! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
+
+use crate::{META_LEN, Meta};
+
+/// The on-disk format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+pub const FRAME_MAGIC: u32 = 0x5246_4252; // "RBFR" little-endian
+pub const FRAME_HEADER: usize = 12;
+/// Rejects a damaged length instead of allocating it; also the largest batch one commit takes.
+pub const MAX_FRAME: usize = 1 << 30;
+
+pub const SEG_MAGIC: &[u8; 8] = b"RABOSHSG";
+pub const SEG_HEADER: usize = 40;
+
+pub const KIND_LOG: u8 = 1;
+pub const KIND_COMPACTED: u8 = 2;
+
+pub const TAG_PUT: u8 = 1;
+pub const TAG_DEL: u8 = 2;
+
+pub fn crc(parts: &[&[u8]]) -> u32 {
+    parts.iter().fold(0u32, |c, p| crc32c::crc32c_append(c, p))
+}
+
+/// Little-endian cursor over a byte slice; every read is bounds-checked.
+pub struct Reader<'a> {
+    pub buf: &'a [u8],
+    pub pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8]) -> Self {
+        Reader { buf, pos: 0 }
+    }
+    pub fn bytes(&mut self, n: usize) -> Result<&'a [u8], &'static str> {
+        let end = self.pos.checked_add(n).ok_or("length overflow")?;
+        if end > self.buf.len() {
+            return Err("record shorter than its fields");
+        }
+        let s = &self.buf[self.pos..end];
+        self.pos = end;
+        Ok(s)
+    }
+    pub fn u8(&mut self) -> Result<u8, &'static str> {
+        Ok(self.bytes(1)?[0])
+    }
+    pub fn u32(&mut self) -> Result<u32, &'static str> {
+        Ok(u32::from_le_bytes(self.bytes(4)?.try_into().unwrap()))
+    }
+    pub fn u64(&mut self) -> Result<u64, &'static str> {
+        Ok(u64::from_le_bytes(self.bytes(8)?.try_into().unwrap()))
+    }
+    pub fn meta(&mut self) -> Result<Meta, &'static str> {
+        Ok(self.bytes(META_LEN)?.try_into().unwrap())
+    }
+    pub fn done(&self) -> bool {
+        self.pos == self.buf.len()
+    }
+}
+
+pub fn put_u32(out: &mut Vec<u8>, v: u32) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Segment header: magic, version, kind, number, first seq, CRC.
+pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64) -> Vec<u8> {
+    let mut h = Vec::with_capacity(SEG_HEADER);
+    h.extend_from_slice(SEG_MAGIC);
+    put_u32(&mut h, FORMAT_VERSION);
+    h.extend_from_slice(&[kind, 0, 0, 0]);
+    put_u64(&mut h, number);
+    put_u64(&mut h, first_seq);
+    let c = crc(&[&h]);
+    put_u32(&mut h, c);
+    put_u32(&mut h, 0);
+    debug_assert_eq!(h.len(), SEG_HEADER);
+    h
+}
+
+pub struct SegHeader {
+    pub kind: u8,
+    pub number: u64,
+    pub first_seq: u64,
+}
+
+pub enum HeaderError {
+    Newer(u32),
+    Bad(&'static str),
+}
+
+pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
+    if h.len() < SEG_HEADER || &h[..8] != SEG_MAGIC {
+        return Err(HeaderError::Bad("not a rabosh segment header"));
+    }
+    let version = u32::from_le_bytes(h[8..12].try_into().unwrap());
+    // The version is judged before the checksum: a newer layout may checksum differently.
+    if version > FORMAT_VERSION {
+        return Err(HeaderError::Newer(version));
+    }
+    let stored = u32::from_le_bytes(h[32..36].try_into().unwrap());
+    if crc(&[&h[..32]]) != stored || version == 0 {
+        return Err(HeaderError::Bad("segment header checksum mismatch"));
+    }
+    Ok(SegHeader {
+        kind: h[12],
+        number: u64::from_le_bytes(h[16..24].try_into().unwrap()),
+        first_seq: u64::from_le_bytes(h[24..32].try_into().unwrap()),
+    })
+}
+
+/// Wraps a payload into a frame: magic | len | crc32c(len ‖ payload) | payload.
+pub fn frame(payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::with_capacity(FRAME_HEADER + payload.len());
+    put_u32(&mut f, FRAME_MAGIC);
+    let len = (payload.len() as u32).to_le_bytes();
+    f.extend_from_slice(&len);
+    put_u32(&mut f, crc(&[&len, payload]));
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Checks a frame header; returns the payload length and stored CRC.
+pub fn frame_header(h: &[u8; FRAME_HEADER]) -> Result<(usize, u32), &'static str> {
+    if u32::from_le_bytes(h[0..4].try_into().unwrap()) != FRAME_MAGIC {
+        return Err("bad frame magic");
+    }
+    let len = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;
+    if len > MAX_FRAME {
+        return Err("frame length out of range");
+    }
+    Ok((len, u32::from_le_bytes(h[8..12].try_into().unwrap())))
+}
+
+pub fn frame_crc_ok(h: &[u8; FRAME_HEADER], payload: &[u8], stored: u32) -> bool {
+    crc(&[&h[4..8], payload]) == stored
+}
+
+/// One operation as decoded from a frame, with its value's absolute file offset.
+#[derive(Debug, Clone)]
+pub struct ParsedOp {
+    pub seq: u64,
+    pub key: Vec<u8>,
+    /// `Some` for a put: meta, value offset, value length, value CRC.
+    pub put: Option<(Meta, u64, u32, u32)>,
+}
+
+pub struct ParsedFrame {
+    pub kind: u8,
+    pub seq: u64,
+    pub ops: Vec<ParsedOp>,
+}
+
+/// Decodes a payload whose frame starts at `frame_off` in its file.
+pub fn decode_payload(p: &[u8], frame_off: u64) -> Result<ParsedFrame, &'static str> {
+    let base = frame_off + FRAME_HEADER as u64;
+    let mut r = Reader::new(p);
+    let kind = r.u8()?;
+    if kind != KIND_LOG && kind != KIND_COMPACTED {
+        return Err("unknown frame kind");
+    }
+    let seq = r.u64()?;
+    let count = r.u32()? as usize;
+    let mut ops = Vec::with_capacity(count.min(p.len() / 6));
+    for _ in 0..count {
+        let op_seq = if kind == KIND_COMPACTED { r.u64()? } else { seq };
+        let tag = r.u8()?;
+        let klen = r.u32()? as usize;
+        let key = r.bytes(klen)?.to_vec();
+        let put = match tag {
+            TAG_PUT => {
+                let meta = r.meta()?;
+                let vlen = r.u32()?;
+                let vcrc = r.u32()?;
+                let off = base + r.pos as u64;
+                r.bytes(vlen as usize)?;
+                Some((meta, off, vlen, vcrc))
+            }
+            TAG_DEL => None,
+            _ => return Err("unknown op tag"),
+        };
+        ops.push(ParsedOp { seq: op_seq, key, put });
+    }
+    if !r.done() {
+        return Err("trailing bytes in frame");
+    }
+    Ok(ParsedFrame { kind, seq, ops })
+}
+
+/// Builds a payload; `value_at` receives each put's value position relative to the payload.
+pub struct PayloadBuilder {
+    pub buf: Vec<u8>,
+    kind: u8,
+    count: u32,
+}
+
+impl PayloadBuilder {
+    pub fn new(kind: u8, seq: u64) -> Self {
+        let mut buf = Vec::with_capacity(256);
+        buf.push(kind);
+        put_u64(&mut buf, seq);
+        put_u32(&mut buf, 0);
+        PayloadBuilder { buf, kind, count: 0 }
+    }
+    /// Appends a put; returns the value's offset within the payload and its CRC.
+    pub fn put(&mut self, seq: u64, key: &[u8], value: &[u8], meta: &Meta) -> (usize, u32) {
+        self.head(seq, TAG_PUT, key);
+        self.buf.extend_from_slice(meta);
+        put_u32(&mut self.buf, value.len() as u32);
+        let c = crc(&[value]);
+        put_u32(&mut self.buf, c);
+        let at = self.buf.len();
+        self.buf.extend_from_slice(value);
+        (at, c)
+    }
+    pub fn delete(&mut self, seq: u64, key: &[u8]) {
+        self.head(seq, TAG_DEL, key);
+    }
+    fn head(&mut self, seq: u64, tag: u8, key: &[u8]) {
+        if self.kind == KIND_COMPACTED {
+            put_u64(&mut self.buf, seq);
+        }
+        self.buf.push(tag);
+        put_u32(&mut self.buf, key.len() as u32);
+        self.buf.extend_from_slice(key);
+        self.count += 1;
+    }
+    pub fn set_seq(&mut self, seq: u64) {
+        self.buf[1..9].copy_from_slice(&seq.to_le_bytes());
+    }
+    pub fn finish(mut self) -> Vec<u8> {
+        self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
+        frame(&self.buf)
+    }
+}

@@ -1,0 +1,79 @@
+//! The in-memory key directory: a persistent ordered map whose clone is O(1), so every
+//! published version is an immutable value that snapshots share.
+
+use crate::Meta;
+use crate::segment::Segment;
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub type Key = Arc<[u8]>;
+
+/// Where a live value sits and what the layer above keeps beside it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    pub seq: u64,
+    pub meta: Meta,
+    pub seg: u64,
+    pub off: u64,
+    pub len: u32,
+    pub crc: u32,
+}
+
+impl Entry {
+    /// Bytes this entry keeps alive on disk (value plus its record overhead).
+    pub fn disk_bytes(&self, key_len: usize) -> u64 {
+        self.len as u64 + key_len as u64 + crate::META_LEN as u64 + 13
+    }
+}
+
+pub type KeyMap = imbl::OrdMap<Key, Entry>;
+
+/// The last operation on a key within one segment: what a hint file stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rec {
+    pub seq: u64,
+    /// `None` is a tombstone.
+    pub entry: Option<Entry>,
+}
+
+/// Per-segment summary, in key order.
+pub type SegRecs = BTreeMap<Key, Rec>;
+
+/// One published state: the map, the seq it reflects, and the segments its entries point into.
+pub struct Version {
+    pub map: KeyMap,
+    pub seq: u64,
+    /// Sorted by segment number.
+    pub segments: Arc<Vec<Arc<Segment>>>,
+    pub live_bytes: u64,
+}
+
+impl Version {
+    pub fn segment(&self, number: u64) -> Option<&Arc<Segment>> {
+        self.segments
+            .binary_search_by_key(&number, |s| s.number)
+            .ok()
+            .map(|i| &self.segments[i])
+    }
+}
+
+/// Applies one segment's records to a map (records of later segments always carry higher seqs).
+pub fn apply_recs(map: &mut KeyMap, live: &mut u64, recs: &SegRecs) {
+    for (k, r) in recs {
+        apply_one(map, live, k.clone(), r.entry.clone());
+    }
+}
+
+pub fn apply_one(map: &mut KeyMap, live: &mut u64, key: Key, entry: Option<Entry>) {
+    let klen = key.len();
+    let old = match entry {
+        Some(e) => {
+            *live += e.disk_bytes(klen);
+            map.insert(key, e)
+        }
+        None => map.remove(&key),
+    };
+    if let Some(o) = old {
+        *live = live.saturating_sub(o.disk_bytes(klen));
+    }
+}

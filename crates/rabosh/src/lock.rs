@@ -1,0 +1,143 @@
+//! One writer per directory: an OS lock on `LOCK` (never deleted, never stolen), a holder record
+//! in `LOCK.holder` (a Windows lock is mandatory, so the record cannot live in the locked file),
+//! and a process-wide set of open directories so a second open in this process fails on every OS.
+
+use crate::manifest::write_atomic;
+use crate::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
+use crate::{Error, LockHolder, Result};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+pub const LOCK: &str = "LOCK";
+pub const HOLDER: &str = "LOCK.holder";
+pub const HOLDER_TMP: &str = "LOCK.holder.tmp";
+
+fn open_dirs() -> &'static Mutex<HashSet<PathBuf>> {
+    static S: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    S.get_or_init(Default::default)
+}
+
+/// Held for the store's lifetime; dropping releases both the OS lock and the in-process claim.
+pub struct DirLock {
+    canon: PathBuf,
+    _guard: LockGuard,
+}
+
+impl Drop for DirLock {
+    fn drop(&mut self) {
+        open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.canon);
+    }
+}
+
+pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
+    let canon = vfs.canonicalize(dir).map_err(|e| Error::io("canonicalize", dir, e))?;
+    if !open_dirs().lock().unwrap_or_else(|p| p.into_inner()).insert(canon.clone()) {
+        let mut holder = read_holder_retrying(&**vfs, dir);
+        holder.this_process = true;
+        holder.is_running = true;
+        if holder.pid.is_none() {
+            holder.pid = Some(std::process::id());
+        }
+        return Err(Error::Locked { dir: dir.to_path_buf(), holder });
+    }
+    let claim = Claim(Some(canon.clone()));
+    let path = dir.join(LOCK);
+    let guard = match vfs.try_lock(&path) {
+        Ok(Some(g)) => g,
+        Ok(None) => {
+            return Err(Error::Locked { dir: dir.to_path_buf(), holder: read_holder_retrying(&**vfs, dir) });
+        }
+        Err(e) => return Err(Error::io("lock", &path, e)),
+    };
+    // Not fsynced: losing the record costs an error message, never data.
+    let me = own_record();
+    let _ = write_atomic(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), &|| {});
+    std::mem::forget(claim);
+    Ok(DirLock { canon, _guard: guard })
+}
+
+/// Releases the in-process claim if acquiring fails half-way.
+struct Claim(Option<PathBuf>);
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(&c);
+        }
+    }
+}
+
+fn own_record() -> String {
+    let pid = std::process::id();
+    let started = process_start_ms(pid).unwrap_or(0);
+    let host = sysinfo::System::host_name().unwrap_or_default();
+    format!("pid={pid}\nhost={host}\nstarted_ms={started}\n")
+}
+
+fn process_start_ms(pid: u32) -> Option<u64> {
+    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
+    let mut sys = System::new().ok()?;
+    let p = Pid::from_u32(pid);
+    sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[p]), true, ProcessRefreshKind::nothing());
+    sys.process(p).map(|pr| pr.start_time() * 1000)
+}
+
+fn parse_holder(text: &str) -> LockHolder {
+    let mut h = LockHolder { pid: None, host: None, started_at_ms: None, is_running: false, this_process: false };
+    for line in text.lines() {
+        match line.split_once('=') {
+            Some(("pid", v)) => h.pid = v.trim().parse().ok(),
+            Some(("host", v)) => h.host = Some(v.trim().to_string()),
+            Some(("started_ms", v)) => h.started_at_ms = v.trim().parse().ok(),
+            _ => {}
+        }
+    }
+    h
+}
+
+fn read_holder(vfs: &dyn Vfs, dir: &Path) -> Option<LockHolder> {
+    let path = dir.join(HOLDER);
+    let f = vfs.open(&path, OpenMode::Read).ok()?;
+    let len = f.len().ok()?.min(4096);
+    let mut buf = vec![0u8; len as usize];
+    read_exact_at(&*f, &mut buf, 0).ok()?;
+    let h = parse_holder(&String::from_utf8_lossy(&buf));
+    h.pid.map(|_| h)
+}
+
+/// Judges whether the recorded holder still runs: same host, pid alive, same start time
+/// (pids are reused; start times have one-second granularity).
+fn judge(mut h: LockHolder) -> LockHolder {
+    let own_host = sysinfo::System::host_name().unwrap_or_default();
+    let pid = h.pid.unwrap_or(0);
+    h.this_process = pid == std::process::id();
+    let same_host = h.host.as_deref() == Some(own_host.as_str());
+    h.is_running = same_host
+        && match (process_start_ms(pid), h.started_at_ms) {
+            (Some(now), Some(rec)) => now.abs_diff(rec) <= 2000,
+            _ => false,
+        };
+    h
+}
+
+/// The winner of the lock may not have written its record yet: give it about a second, and
+/// prefer a record whose holder runs over a stale one left by an earlier holder.
+fn read_holder_retrying(vfs: &dyn Vfs, dir: &Path) -> LockHolder {
+    let deadline = Instant::now() + Duration::from_millis(1000);
+    let mut last = None;
+    loop {
+        if let Some(h) = read_holder(vfs, dir) {
+            let j = judge(h);
+            if j.is_running {
+                return j;
+            }
+            last = Some(j);
+        }
+        if Instant::now() >= deadline {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    last.unwrap_or(LockHolder { pid: None, host: None, started_at_ms: None, is_running: false, this_process: false })
+}

@@ -1,0 +1,207 @@
+//! Open: lock, read MANIFEST, load each segment (hint or scan), cut a torn tail of the active
+//! segment, sweep our own orphans, publish the first version.
+
+use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
+use crate::keydir::{KeyMap, SegRecs, Version, apply_recs};
+use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
+use crate::segment::{Segment, check_header, parse_numbered, scan, seg_name};
+use crate::store::{Counters, Store, Writer, create_log_segment};
+use crate::vfs::{OpenMode, StdFs, Vfs};
+use crate::{Error, Options, Result};
+use arc_swap::ArcSwap;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Files other programs drop into directories; never ours, never an error.
+fn foreign(name: &str) -> bool {
+    name.starts_with("._") || matches!(name, ".DS_Store" | "Thumbs.db" | "desktop.ini")
+}
+
+fn ours_but_not_data(name: &str) -> bool {
+    matches!(name, crate::lock::LOCK | crate::lock::HOLDER | crate::lock::HOLDER_TMP | MANIFEST_TMP)
+}
+
+pub fn open(dir: &Path, options: Options) -> Result<Store> {
+    let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
+    vfs.create_dir_all(dir).map_err(|e| Error::io("create_dir_all", dir, e))?;
+    let lock = crate::lock::acquire(&vfs, dir)?;
+    let counters = Arc::new(Counters::default());
+    let fsyncs = || counters.fsync();
+    let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
+
+    if !names.iter().any(|n| n == MANIFEST) {
+        if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
+            return Err(Error::Corruption {
+                file: dir.join(MANIFEST),
+                offset: 0,
+                reason: format!("MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"),
+            });
+        }
+        if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
+            return Err(Error::InvalidArgument(format!(
+                "{} is not empty ({n}) and holds no rabosh store",
+                dir.display()
+            )));
+        }
+        Manifest { next_segment: 1, segments: Vec::new() }.write(&*vfs, dir, &fsyncs)?;
+    }
+    let mut manifest = Manifest::read(&*vfs, dir)?;
+    check_shape(&manifest, &dir.join(MANIFEST))?;
+
+    let mut map = KeyMap::new();
+    let mut live = 0u64;
+    let mut seq = 0u64;
+    let mut disk = 0u64;
+    let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
+    let mut active = None;
+    let mut active_len = 0;
+    let mut active_recs = SegRecs::new();
+    for sm in &manifest.segments {
+        let path = dir.join(seg_name(sm.number));
+        let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
+        let f = vfs.open(&path, mode).map_err(|e| {
+            if e.kind() == std::io::ErrorKind::NotFound {
+                Error::Corruption { file: path.clone(), offset: 0, reason: "segment listed in MANIFEST is missing".into() }
+            } else {
+                Error::io("open", &path, e)
+            }
+        })?;
+        check_header(&*f, &path, sm.number, sm.kind, seq + 1)?;
+        if sm.kind == KIND_LOG && sm.first_seq != seq + 1 {
+            return Err(Error::Corruption {
+                file: dir.join(MANIFEST),
+                offset: 0,
+                reason: format!("segment {} starts at seq {} after seq {seq}", sm.number, sm.first_seq),
+            });
+        }
+        if sm.sealed {
+            let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+            if len != sm.len {
+                return Err(Error::Corruption {
+                    file: path,
+                    offset: len.min(sm.len),
+                    reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
+                });
+            }
+            let recs = match crate::hint::load(&*vfs, dir, sm.number, sm.len) {
+                Some(r) => r,
+                None => {
+                    let sc = scan(&*f, &path, sm.number, sm.kind, seq + 1, true)?;
+                    let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
+                    if sm.kind == KIND_LOG && found != sm.last_seq {
+                        return Err(Error::Corruption {
+                            file: path,
+                            offset: sc.valid_len,
+                            reason: format!("sealed segment ends at commit {found}, MANIFEST says {}", sm.last_seq),
+                        });
+                    }
+                    // Best effort: a hint that cannot be written is rebuilt again next time.
+                    let _ = crate::hint::write(&*vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
+                    sc.recs
+                }
+            };
+            apply_recs(&mut map, &mut live, &recs);
+            seq = sm.last_seq;
+            disk += sm.len;
+            segments.push(Arc::new(Segment::new(sm.number, dir, f, vfs.clone())));
+        } else {
+            let sc = scan(&*f, &path, sm.number, KIND_LOG, seq + 1, false)?;
+            if let Some(why) = &sc.torn {
+                if options.strict {
+                    return Err(Error::Corruption {
+                        file: path,
+                        offset: sc.valid_len,
+                        reason: format!("torn tail (strict mode refuses to drop it): {why}"),
+                    });
+                }
+                // Cut before appending: every later commit must follow readable bytes.
+                f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
+                f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
+                counters.fsync();
+            }
+            apply_recs(&mut map, &mut live, &sc.recs);
+            seq = sc.last_seq.unwrap_or(seq);
+            active_len = sc.valid_len;
+            active_recs = sc.recs;
+            disk += sc.valid_len;
+            let seg = Arc::new(Segment::new(sm.number, dir, f, vfs.clone()));
+            segments.push(seg.clone());
+            active = Some(seg);
+        }
+    }
+
+    sweep(&*vfs, dir, &names, &manifest);
+
+    if active.is_none() {
+        let number = manifest.next_segment;
+        let mut m = manifest.clone();
+        m.next_segment += 1;
+        let seg = create_log_segment(&vfs, dir, number, seq + 1, &fsyncs)?;
+        m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
+        m.write(&*vfs, dir, &fsyncs)?;
+        manifest = m;
+        active_len = SEG_HEADER as u64;
+        disk += active_len;
+        segments.push(seg.clone());
+        active = Some(seg);
+    }
+    counters.disk_bytes.store(disk, Ordering::Relaxed);
+    segments.sort_by_key(|s| s.number);
+
+    let version = Version { map, seq, segments: Arc::new(segments), live_bytes: live };
+    Ok(Store {
+        dir: dir.to_path_buf(),
+        options,
+        vfs,
+        current: ArcSwap::from_pointee(version),
+        writer: Mutex::new(Writer {
+            manifest,
+            active,
+            active_len,
+            active_recs,
+            poisoned: None,
+            lock: Some(lock),
+        }),
+        counters,
+        closed: AtomicBool::new(false),
+    })
+}
+
+/// A MANIFEST that checksums but describes an impossible layout is damage, not a torn write.
+fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
+    let bad = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
+    let mut seen = HashSet::new();
+    for (i, s) in m.segments.iter().enumerate() {
+        if !seen.insert(s.number) || s.number >= m.next_segment {
+            return Err(bad(format!("segment number {} repeated or beyond the counter", s.number)));
+        }
+        if !s.sealed && i + 1 != m.segments.len() {
+            return Err(bad("an unsealed segment that is not the last".into()));
+        }
+        if s.kind == KIND_COMPACTED && (i != 0 || !s.sealed) {
+            return Err(bad("a compacted segment that is not the first".into()));
+        }
+        if s.kind != KIND_LOG && s.kind != KIND_COMPACTED {
+            return Err(bad(format!("unknown segment kind {}", s.kind)));
+        }
+    }
+    Ok(())
+}
+
+/// Removes our own leftovers: temp files and numbered files the MANIFEST does not list
+/// (a crash before a MANIFEST swap, or compaction inputs whose unlink did not happen).
+fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
+    let listed: HashSet<u64> = m.segments.iter().map(|s| s.number).collect();
+    for n in names {
+        let stale = match parse_numbered(n) {
+            Some((num, ext)) => ext == "hint.tmp" || !listed.contains(&num),
+            None => n == MANIFEST_TMP,
+        };
+        if stale {
+            let _ = vfs.remove(&dir.join(n));
+        }
+    }
+}

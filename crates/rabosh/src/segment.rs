@@ -1,0 +1,312 @@
+//! Segment files: naming, the shared handle (unlinked when its last holder drops), value reads,
+//! and the recovery scan with its torn-tail / corruption rules.
+
+use crate::format::{
+    FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, SEG_HEADER, crc, decode_payload, decode_seg_header,
+    frame_crc_ok, frame_header,
+};
+use crate::keydir::{Entry, Key, Rec, SegRecs};
+use crate::vfs::{VFile, Vfs, read_exact_at};
+use crate::{Error, Result};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub fn seg_name(n: u64) -> String {
+    format!("{n:010}.seg")
+}
+pub fn hint_name(n: u64) -> String {
+    format!("{n:010}.hint")
+}
+
+/// `0000000042.seg` → (42, "seg"); anything not in our exact naming → None.
+pub fn parse_numbered(name: &str) -> Option<(u64, &str)> {
+    let (num, ext) = name.split_once('.')?;
+    if num.len() != 10 || !num.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    matches!(ext, "seg" | "hint" | "hint.tmp").then(|| (num.parse().ok().unwrap_or(0), ext))
+}
+
+/// An open segment. Readers and the writer share it through `Arc`; when compaction retires it,
+/// the file is unlinked only after the last snapshot that can see it lets go.
+#[derive(Debug)]
+pub struct Segment {
+    pub number: u64,
+    pub path: PathBuf,
+    hint_path: PathBuf,
+    file: Arc<dyn VFile>,
+    vfs: Arc<dyn Vfs>,
+    obsolete: AtomicBool,
+}
+
+#[derive(Debug)]
+struct Closed;
+impl VFile for Closed {
+    fn read_at(&self, _: &mut [u8], _: u64) -> std::io::Result<usize> {
+        Err(std::io::Error::other("closed"))
+    }
+    fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
+        Err(std::io::Error::other("closed"))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        Err(std::io::Error::other("closed"))
+    }
+    fn set_len(&self, _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("closed"))
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        Err(std::io::Error::other("closed"))
+    }
+}
+
+impl Segment {
+    pub fn new(number: u64, dir: &Path, file: Arc<dyn VFile>, vfs: Arc<dyn Vfs>) -> Segment {
+        Segment {
+            number,
+            path: dir.join(seg_name(number)),
+            hint_path: dir.join(hint_name(number)),
+            file,
+            vfs,
+            obsolete: AtomicBool::new(false),
+        }
+    }
+
+    pub fn file(&self) -> &dyn VFile {
+        &*self.file
+    }
+
+    pub fn mark_obsolete(&self) {
+        self.obsolete.store(true, Ordering::SeqCst);
+    }
+
+    pub fn read_value(&self, e: &Entry) -> Result<Vec<u8>> {
+        let mut buf = vec![0u8; e.len as usize];
+        read_exact_at(&*self.file, &mut buf, e.off).map_err(|err| {
+            if err.kind() == std::io::ErrorKind::UnexpectedEof {
+                self.corrupt(e.off, "value lies past the end of the segment")
+            } else {
+                Error::io("read", &self.path, err)
+            }
+        })?;
+        if crc(&[&buf]) != e.crc {
+            return Err(self.corrupt(e.off, "value checksum mismatch"));
+        }
+        Ok(buf)
+    }
+
+    fn corrupt(&self, offset: u64, reason: &str) -> Error {
+        Error::Corruption { file: self.path.clone(), offset, reason: reason.into() }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        if self.obsolete.load(Ordering::SeqCst) {
+            // Close our handle first: Windows refuses to delete an open file.
+            self.file = Arc::new(Closed);
+            // Failure leaves an unlisted file that the next open sweeps.
+            let _ = self.vfs.remove(&self.path);
+            let _ = self.vfs.remove(&self.hint_path);
+        }
+    }
+}
+
+/// What a scan of one segment yields.
+pub struct Scanned {
+    pub recs: SegRecs,
+    /// Seq of the last commit found (log), or `None` when the segment holds no frame.
+    pub last_seq: Option<u64>,
+    /// Bytes of intact frames (plus header); equals the file length unless a torn tail was found.
+    pub valid_len: u64,
+    pub records: u64,
+    /// Why the tail past `valid_len` was dropped.
+    pub torn: Option<String>,
+}
+
+/// Reads and checks the header of a segment file.
+pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq: u64) -> Result<()> {
+    let mut h = [0u8; SEG_HEADER];
+    let corrupt = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
+    read_exact_at(f, &mut h, 0).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::UnexpectedEof {
+            corrupt("segment shorter than its header".into())
+        } else {
+            Error::io("read", path, e)
+        }
+    })?;
+    let hd = decode_seg_header(&h).map_err(|e| match e {
+        HeaderError::Newer(version) => Error::Unsupported { file: path.to_path_buf(), version },
+        HeaderError::Bad(r) => corrupt(r.into()),
+    })?;
+    if hd.number != number {
+        return Err(corrupt(format!("header names segment {} but the file is segment {number}", hd.number)));
+    }
+    if hd.kind != kind {
+        return Err(corrupt(format!("segment kind {} where MANIFEST lists kind {kind}", hd.kind)));
+    }
+    if kind == KIND_LOG && hd.first_seq != first_seq {
+        return Err(corrupt(format!(
+            "segment starts at seq {} but the previous segment ends at seq {}",
+            hd.first_seq,
+            first_seq.wrapping_sub(1)
+        )));
+    }
+    Ok(())
+}
+
+/// Buffered sequential reads over a positional file.
+struct Chunks<'a> {
+    f: &'a dyn VFile,
+    buf: Vec<u8>,
+    at: u64,
+}
+
+impl<'a> Chunks<'a> {
+    fn get(&mut self, off: u64, len: usize) -> std::io::Result<&[u8]> {
+        let end = off + len as u64;
+        if off < self.at || end > self.at + self.buf.len() as u64 {
+            let want = len.max(1 << 20);
+            self.buf.resize(want, 0);
+            let mut got = 0;
+            while got < want {
+                let n = self.f.read_at(&mut self.buf[got..], off + got as u64)?;
+                if n == 0 {
+                    break;
+                }
+                got += n;
+            }
+            self.buf.truncate(got);
+            self.at = off;
+            if got < len {
+                return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short read"));
+            }
+        }
+        let s = (off - self.at) as usize;
+        Ok(&self.buf[s..s + len])
+    }
+}
+
+/// Scans a segment from its first frame.
+///
+/// `sealed`: any defect is corruption. Otherwise (the active segment) a defect with no intact,
+/// later commit behind it is a torn tail; one with such a commit behind it is corruption.
+/// `next_seq`: for a log segment, the seq its first commit must carry.
+pub fn scan(
+    f: &dyn VFile,
+    path: &Path,
+    number: u64,
+    kind: u8,
+    next_seq: u64,
+    sealed: bool,
+) -> Result<Scanned> {
+    let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
+    let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
+    let mut ch = Chunks { f, buf: Vec::new(), at: 0 };
+    let mut out = Scanned { recs: SegRecs::new(), last_seq: None, valid_len: SEG_HEADER as u64, records: 0, torn: None };
+    let mut expect = next_seq;
+    let mut off = SEG_HEADER as u64;
+    while off < file_len {
+        // A bad frame: classify, then stop.
+        let bad = match read_frame(&mut ch, off, file_len, path)? {
+            Ok((payload_len, payload)) => match decode_payload(&payload, off) {
+                Err(r) => return Err(corrupt(off, format!("checksummed frame does not decode: {r}"))),
+                Ok(fr) => {
+                    if fr.kind != kind {
+                        return Err(corrupt(off, "frame kind does not match its segment".into()));
+                    }
+                    if kind == KIND_LOG {
+                        if fr.seq != expect {
+                            return Err(corrupt(
+                                off,
+                                format!("sequence gap: expected commit {expect}, found commit {}", fr.seq),
+                            ));
+                        }
+                        expect += 1;
+                        out.last_seq = Some(fr.seq);
+                    } else {
+                        out.last_seq = Some(out.last_seq.unwrap_or(0).max(fr.seq));
+                    }
+                    for op in fr.ops {
+                        let key: Key = op.key.into();
+                        let entry = op.put.map(|(meta, voff, len, vcrc)| Entry {
+                            seq: op.seq,
+                            meta,
+                            seg: number,
+                            off: voff,
+                            len,
+                            crc: vcrc,
+                        });
+                        out.recs.insert(key, Rec { seq: op.seq, entry });
+                    }
+                    out.records += 1;
+                    off += (FRAME_HEADER + payload_len) as u64;
+                    out.valid_len = off;
+                    continue;
+                }
+            },
+            Err(reason) => reason,
+        };
+        if sealed {
+            return Err(corrupt(off, format!("sealed segment damaged: {bad}")));
+        }
+        if let Some((at, seq)) = probe_valid_frame(&mut ch, off + 1, file_len, kind, expect, path)? {
+            return Err(corrupt(
+                off,
+                format!("{bad}, but an intact commit (seq {seq}) follows at offset {at}: acknowledged data would be lost"),
+            ));
+        }
+        out.torn = Some(format!("{bad} at offset {off}"));
+        break;
+    }
+    Ok(out)
+}
+
+type FrameRead = std::result::Result<(usize, Vec<u8>), String>;
+
+fn read_frame(ch: &mut Chunks, off: u64, file_len: u64, path: &Path) -> Result<FrameRead> {
+    if file_len - off < FRAME_HEADER as u64 {
+        return Ok(Err("truncated frame header".into()));
+    }
+    let h: [u8; FRAME_HEADER] =
+        ch.get(off, FRAME_HEADER).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
+    let (len, stored) = match frame_header(&h) {
+        Ok(x) => x,
+        Err(r) => return Ok(Err(r.into())),
+    };
+    if off + (FRAME_HEADER + len) as u64 > file_len {
+        return Ok(Err("frame runs past the end of the file".into()));
+    }
+    let payload = ch.get(off + FRAME_HEADER as u64, len).map_err(|e| Error::io("read", path, e))?.to_vec();
+    if !frame_crc_ok(&h, &payload, stored) {
+        return Ok(Err("frame checksum mismatch".into()));
+    }
+    Ok(Ok((len, payload)))
+}
+
+/// Looks for any intact frame at or after `from` whose commit is one we have not seen.
+fn probe_valid_frame(
+    ch: &mut Chunks,
+    from: u64,
+    file_len: u64,
+    kind: u8,
+    expect: u64,
+    path: &Path,
+) -> Result<Option<(u64, u64)>> {
+    let magic = crate::format::FRAME_MAGIC.to_le_bytes();
+    let mut p = from;
+    while p + FRAME_HEADER as u64 <= file_len {
+        let b = ch.get(p, 4).map_err(|e| Error::io("read", path, e))?;
+        if b == magic {
+            if let Ok((_, payload)) = read_frame(ch, p, file_len, path)? {
+                if let Ok(fr) = decode_payload(&payload, p) {
+                    if fr.kind == kind && (kind == KIND_COMPACTED || fr.seq >= expect) {
+                        return Ok(Some((p, fr.seq)));
+                    }
+                }
+            }
+        }
+        p += 1;
+    }
+    Ok(None)
+}

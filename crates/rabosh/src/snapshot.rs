@@ -1,0 +1,95 @@
+//! Read views: an `Arc` of one published version. Readers take no lock and never wait.
+
+use crate::keydir::{Key, Version};
+use crate::store::Counters;
+use crate::{Error, Meta, Result, prefix_successor};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+/// A consistent read view at one sequence number. Cheap to clone; pins what it can see
+/// (the key directory version and the segment files its values live in).
+pub struct Snapshot {
+    v: Arc<Version>,
+    counters: Arc<Counters>,
+}
+
+impl Snapshot {
+    pub(crate) fn new(v: Arc<Version>, counters: Arc<Counters>) -> Snapshot {
+        counters.open_snapshots.fetch_add(1, Ordering::Relaxed);
+        Snapshot { v, counters }
+    }
+}
+
+impl Clone for Snapshot {
+    fn clone(&self) -> Self {
+        Snapshot::new(self.v.clone(), self.counters.clone())
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.counters.open_snapshots.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl Snapshot {
+    /// The sequence number of the last commit this view sees.
+    pub fn seq(&self) -> u64 {
+        self.v.seq
+    }
+
+    /// The value at `key` (reads it from disk, checks its checksum, counts one value read).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let Some(e) = self.v.map.get(key) else { return Ok(None) };
+        let seg = self.v.segment(e.seg).ok_or_else(|| Error::Corruption {
+            file: crate::segment::seg_name(e.seg).into(),
+            offset: e.off,
+            reason: "entry points into a segment this view does not hold".into(),
+        })?;
+        let value = seg.read_value(e)?;
+        self.counters.values_read.fetch_add(1, Ordering::Relaxed);
+        Ok(Some(value))
+    }
+
+    /// The metadata at `key`, from memory.
+    pub fn meta(&self, key: &[u8]) -> Option<Meta> {
+        self.v.map.get(key).map(|e| e.meta)
+    }
+
+    pub fn contains(&self, key: &[u8]) -> bool {
+        self.v.map.contains_key(key)
+    }
+
+    pub fn len(&self) -> usize {
+        self.v.map.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.v.map.is_empty()
+    }
+
+    /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only.
+    pub fn range<'a>(
+        &'a self,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
+        let lower: Key = from.into();
+        let upper = to.map(Key::from);
+        let empty = upper.as_ref().is_some_and(|u| *u <= lower);
+        let bounds = if empty {
+            (Bound::Excluded(lower.clone()), Bound::Excluded(lower))
+        } else {
+            (Bound::Included(lower), upper.map_or(Bound::Unbounded, Bound::Excluded))
+        };
+        let it = if empty { None } else { Some(self.v.map.range(bounds)) };
+        it.into_iter().flatten().map(|(k, e)| (&k[..], &e.meta))
+    }
+
+    /// Entries whose key starts with `prefix`, in key order, metadata only.
+    pub fn scan_prefix<'a>(&'a self, prefix: &[u8]) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
+        let end = prefix_successor(prefix);
+        self.range(prefix, end.as_deref())
+    }
+}

@@ -1,0 +1,355 @@
+//! The store handle and the write path: append → fsync → apply → publish, one writer at a time.
+
+use crate::format::{KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header};
+use crate::keydir::{Entry, Key, KeyMap, Rec, SegRecs, Version, apply_one};
+use crate::lock::DirLock;
+use crate::manifest::{Manifest, SegMeta};
+use crate::segment::{Segment, seg_name};
+use crate::vfs::{OpenMode, Vfs, write_all_at};
+use crate::{
+    Batch, CheckpointInfo, CompactInfo, Durability, Error, Op, Options, Result, Snapshot, Stats, VerifyReport,
+};
+use arc_swap::ArcSwap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub commits: AtomicU64,
+    pub fsyncs: AtomicU64,
+    pub values_read: AtomicU64,
+    pub bytes_written: AtomicU64,
+    pub open_snapshots: AtomicU64,
+    pub compactions: AtomicU64,
+    /// Bytes of every listed segment file.
+    pub disk_bytes: AtomicU64,
+}
+
+impl Counters {
+    pub fn fsync(&self) {
+        self.fsyncs.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Everything only the writer touches.
+pub(crate) struct Writer {
+    pub manifest: Manifest,
+    pub active: Option<Arc<Segment>>,
+    pub active_len: u64,
+    /// The active segment's hint, built as commits land.
+    pub active_recs: SegRecs,
+    pub poisoned: Option<String>,
+    pub lock: Option<DirLock>,
+}
+
+/// An open store. Share it between threads with `Arc<Store>`; one writer at a time inside.
+pub struct Store {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: Options,
+    pub(crate) vfs: Arc<dyn Vfs>,
+    pub(crate) current: ArcSwap<Version>,
+    pub(crate) writer: Mutex<Writer>,
+    pub(crate) counters: Arc<Counters>,
+    pub(crate) closed: AtomicBool,
+}
+
+impl Store {
+    /// Create or open the store in `dir`.
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Store> {
+        crate::recovery::open(dir.as_ref(), options)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    pub(crate) fn lock_writer(&self) -> MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The writer, if writes are allowed.
+    pub(crate) fn writable(&self) -> Result<MutexGuard<'_, Writer>> {
+        let w = self.lock_writer();
+        if self.closed.load(Ordering::SeqCst) || w.active.is_none() {
+            return Err(Error::Closed);
+        }
+        if let Some(r) = &w.poisoned {
+            return Err(Error::Poisoned { reason: r.clone() });
+        }
+        Ok(w)
+    }
+
+    pub(crate) fn fsyncs(&self) -> impl Fn() + '_ {
+        || self.counters.fsync()
+    }
+
+    /// Apply a batch as one commit; returns its sequence number once durable (per durability).
+    /// An empty batch commits nothing and returns the current sequence number.
+    pub fn write(&self, batch: Batch) -> Result<u64> {
+        let mut w = self.writable()?;
+        let cur = self.current.load_full();
+        if batch.is_empty() {
+            return Ok(cur.seq);
+        }
+        let seq = cur.seq + 1;
+        let mut pb = PayloadBuilder::new(KIND_LOG, seq);
+        let mut placed = Vec::with_capacity(batch.len());
+        for op in &batch.ops {
+            match op {
+                Op::Put { key, value, meta } => {
+                    if key.len() > u32::MAX as usize || value.len() > crate::format::MAX_FRAME {
+                        return Err(Error::InvalidArgument("key or value too large".into()));
+                    }
+                    placed.push(Some(pb.put(seq, key, value, meta)));
+                }
+                Op::Delete { key } => {
+                    if key.len() > u32::MAX as usize {
+                        return Err(Error::InvalidArgument("key too large".into()));
+                    }
+                    pb.delete(seq, key);
+                    placed.push(None);
+                }
+            }
+            if pb.buf.len() > crate::format::MAX_FRAME {
+                return Err(Error::InvalidArgument(format!(
+                    "batch exceeds the largest commit ({} bytes)",
+                    crate::format::MAX_FRAME
+                )));
+            }
+        }
+        let frame = pb.finish();
+        if w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes {
+            self.rotate(&mut w)?;
+        }
+        // Rotation published a version with the new segment; build on that one.
+        let cur = self.current.load_full();
+        let active = w.active.clone().expect("writable store has an active segment");
+        let off = w.active_len;
+        if let Err(e) = write_all_at(active.file(), &frame, off) {
+            return Err(poison(&mut w, Error::io("write", &active.path, e)));
+        }
+        if self.options.durability == Durability::Sync {
+            if let Err(e) = active.file().sync_data() {
+                return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
+            }
+            self.counters.fsync();
+        }
+        w.active_len += frame.len() as u64;
+        self.counters.disk_bytes.fetch_add(frame.len() as u64, Ordering::Relaxed);
+        self.counters.bytes_written.fetch_add(frame.len() as u64, Ordering::Relaxed);
+
+        let mut map = cur.map.clone();
+        let mut live = cur.live_bytes;
+        let base = off + crate::format::FRAME_HEADER as u64;
+        for (op, at) in batch.ops.into_iter().zip(placed) {
+            let (key, entry) = match (op, at) {
+                (Op::Put { key, value, meta }, Some((rel, crc))) => (
+                    key,
+                    Some(Entry { seq, meta, seg: active.number, off: base + rel as u64, len: value.len() as u32, crc }),
+                ),
+                (Op::Delete { key }, _) | (Op::Put { key, .. }, None) => (key, None),
+            };
+            let key: Key = key.into();
+            w.active_recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
+            apply_one(&mut map, &mut live, key, entry);
+        }
+        // Publishing last: a reader sees the whole batch or none of it.
+        self.current.store(Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live }));
+        self.counters.commits.fetch_add(1, Ordering::Relaxed);
+        Ok(seq)
+    }
+
+    /// Make every commit so far durable (for `Durability::Buffered`).
+    pub fn sync(&self) -> Result<()> {
+        let mut w = self.writable()?;
+        let active = w.active.clone().unwrap();
+        if let Err(e) = active.file().sync_data() {
+            return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
+        }
+        self.counters.fsync();
+        Ok(())
+    }
+
+    /// Seal the active segment (fsync, hint) and start the next one; MANIFEST swap last.
+    /// Any failure poisons: the files on disk may no longer match what memory believes.
+    pub(crate) fn rotate(&self, w: &mut Writer) -> Result<()> {
+        let r = self.rotate_inner(w);
+        r.map_err(|e| poison(w, e))
+    }
+
+    fn rotate_inner(&self, w: &mut Writer) -> Result<()> {
+        let old = w.active.clone().unwrap();
+        let seq = self.current.load().seq;
+        old.file().sync_data().map_err(|e| Error::io("fsync", &old.path, e))?;
+        self.counters.fsync();
+        crate::hint::write(&*self.vfs, &self.dir, old.number, w.active_len, &w.active_recs, &self.fsyncs())?;
+        let mut m = w.manifest.clone();
+        let last = m.segments.last_mut().unwrap();
+        last.sealed = true;
+        last.len = w.active_len;
+        last.last_seq = seq;
+        let number = m.next_segment;
+        m.next_segment += 1;
+        let seg = create_log_segment(&self.vfs, &self.dir, number, seq + 1, &self.fsyncs())?;
+        m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
+        m.write(&*self.vfs, &self.dir, &self.fsyncs())?;
+        w.manifest = m;
+        w.active = Some(seg.clone());
+        w.active_len = SEG_HEADER as u64;
+        w.active_recs = SegRecs::new();
+        self.counters.disk_bytes.fetch_add(SEG_HEADER as u64, Ordering::Relaxed);
+        let cur = self.current.load_full();
+        let mut segs = (*cur.segments).clone();
+        segs.push(seg);
+        self.current.store(Arc::new(Version {
+            map: cur.map.clone(),
+            seq: cur.seq,
+            segments: Arc::new(segs),
+            live_bytes: cur.live_bytes,
+        }));
+        Ok(())
+    }
+
+    /// A consistent read view that later commits do not change.
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
+    }
+
+    /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
+    pub fn compact(&self) -> Result<CompactInfo> {
+        crate::compact::compact(self)
+    }
+
+    /// Write a durable, openable copy of the current state into `target` (empty or absent).
+    pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        crate::checkpoint::checkpoint(self, target.as_ref())
+    }
+
+    /// Read every record of every segment and every live value, checking every checksum.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let w = self.lock_writer();
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        let v = self.current.load_full();
+        let mut report = VerifyReport { files: 0, records: 0, keys: v.map.len() as u64 };
+        let mut next = 1;
+        for sm in &w.manifest.segments {
+            let seg = v.segment(sm.number).expect("the current version holds every listed segment");
+            report.files += 1;
+            let sc = crate::segment::scan(seg.file(), &seg.path, sm.number, sm.kind, sm.first_seq.max(next), true)?;
+            // A compacted segment covers commits up to last_seq; its newest live entry may be older.
+            let ends_ok = match sc.last_seq {
+                None => true,
+                Some(s) if sm.kind == crate::format::KIND_COMPACTED => s <= sm.last_seq,
+                Some(s) => s == sm.last_seq,
+            };
+            if sm.sealed && !ends_ok {
+                return Err(Error::Corruption {
+                    file: seg.path.clone(),
+                    offset: sc.valid_len,
+                    reason: format!("sealed segment ends at seq {:?}, MANIFEST says {}", sc.last_seq, sm.last_seq),
+                });
+            }
+            next = if sm.sealed { sm.last_seq + 1 } else { sc.last_seq.map_or(next, |s| s + 1) };
+            report.records += sc.records;
+        }
+        for (_, e) in v.map.iter() {
+            let seg = v.segment(e.seg).ok_or_else(|| Error::Corruption {
+                file: self.dir.join(seg_name(e.seg)),
+                offset: e.off,
+                reason: "entry points into a segment that is not open".into(),
+            })?;
+            seg.read_value(e)?;
+        }
+        Ok(report)
+    }
+
+    pub fn stats(&self) -> Stats {
+        let v = self.current.load_full();
+        let poisoned = self.lock_writer().poisoned.is_some();
+        let disk = self.counters.disk_bytes.load(Ordering::Relaxed);
+        let c = &self.counters;
+        let sealed = v.segments.len().saturating_sub(1) as u64;
+        Stats {
+            commits: c.commits.load(Ordering::Relaxed),
+            fsyncs: c.fsyncs.load(Ordering::Relaxed),
+            values_read: c.values_read.load(Ordering::Relaxed),
+            bytes_written: c.bytes_written.load(Ordering::Relaxed),
+            live_bytes: v.live_bytes,
+            dead_bytes: disk.saturating_sub(v.live_bytes),
+            files: v.segments.len() as u64 + sealed,
+            keys: v.map.len() as u64,
+            open_snapshots: c.open_snapshots.load(Ordering::Relaxed),
+            compactions: c.compactions.load(Ordering::Relaxed),
+            seq: v.seq,
+            poisoned,
+        }
+    }
+
+    /// Close the store: release the lock and every file handle this handle holds (open snapshots
+    /// keep the segments they see). Buffered commits are synced first. Idempotent.
+    pub fn close(&self) -> Result<()> {
+        let mut w = self.lock_writer();
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut result = Ok(());
+        if self.options.durability == Durability::Buffered && w.poisoned.is_none() {
+            if let Some(a) = &w.active {
+                match a.file().sync_data() {
+                    Ok(()) => self.counters.fsync(),
+                    Err(e) => result = Err(Error::io("fsync", &a.path, e)),
+                }
+            }
+        }
+        w.active = None;
+        w.active_recs = SegRecs::new();
+        let seq = self.current.load().seq;
+        self.current.store(Arc::new(Version { map: KeyMap::new(), seq, segments: Arc::new(Vec::new()), live_bytes: 0 }));
+        w.lock = None;
+        result
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+pub(crate) fn poison(w: &mut Writer, e: Error) -> Error {
+    if w.poisoned.is_none() {
+        w.poisoned = Some(e.to_string());
+    }
+    e
+}
+
+/// A new, empty log segment whose header is durable. Its name becomes durable with the next
+/// MANIFEST write (which fsyncs the directory) — and nothing relies on it before that.
+pub(crate) fn create_log_segment(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    number: u64,
+    first_seq: u64,
+    fsyncs: &dyn Fn(),
+) -> Result<Arc<Segment>> {
+    let path = dir.join(seg_name(number));
+    let f = vfs.open(&path, OpenMode::CreateNew).map_err(|e| Error::io("create", &path, e))?;
+    write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq), 0).map_err(|e| Error::io("write", &path, e))?;
+    f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
+    fsyncs();
+    Ok(Arc::new(Segment::new(number, dir, f, vfs.clone())))
+}

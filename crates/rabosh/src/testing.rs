@@ -1,0 +1,159 @@
+//! Test instruments (not a stable API): a fault-injecting wrapper around any [`Vfs`].
+
+use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
+use std::collections::HashMap;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The kinds of IO step FaultFs counts and can fail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IoKind {
+    Create,
+    Open,
+    Read,
+    Write,
+    Sync,
+    SyncDir,
+    Rename,
+    Remove,
+    Truncate,
+    Link,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    counts: Mutex<HashMap<IoKind, u64>>,
+    /// (kind, the count at which to fail)
+    armed: Mutex<Option<(IoKind, u64)>>,
+    fired: AtomicU64,
+}
+
+impl State {
+    /// Counts one step; `Err` when it is the armed one (one-shot).
+    fn step(&self, kind: IoKind) -> io::Result<()> {
+        let n = {
+            let mut c = self.counts.lock().unwrap();
+            let e = c.entry(kind).or_insert(0);
+            *e += 1;
+            *e
+        };
+        let mut armed = self.armed.lock().unwrap();
+        if *armed == Some((kind, n)) {
+            *armed = None;
+            self.fired.fetch_add(1, Ordering::SeqCst);
+            return Err(io::Error::other(format!("injected fault: {kind:?} #{n}")));
+        }
+        Ok(())
+    }
+}
+
+/// Wraps a filesystem, counts every step by kind, and fails the Nth step of a chosen kind.
+/// A failing write first writes half its bytes (a torn write).
+#[derive(Debug, Clone)]
+pub struct FaultFs {
+    inner: Arc<dyn Vfs>,
+    state: Arc<State>,
+}
+
+impl FaultFs {
+    pub fn new(inner: Arc<dyn Vfs>) -> FaultFs {
+        FaultFs { inner, state: Arc::default() }
+    }
+
+    /// Over the real filesystem.
+    pub fn std() -> FaultFs {
+        FaultFs::new(Arc::new(crate::vfs::StdFs))
+    }
+
+    pub fn count(&self, kind: IoKind) -> u64 {
+        self.state.counts.lock().unwrap().get(&kind).copied().unwrap_or(0)
+    }
+
+    /// Fail the `n`th step of `kind` from now (1 = the very next one).
+    pub fn fail_nth(&self, kind: IoKind, n: u64) {
+        assert!(n >= 1);
+        let at = self.count(kind) + n;
+        *self.state.armed.lock().unwrap() = Some((kind, at));
+    }
+
+    pub fn disarm(&self) {
+        *self.state.armed.lock().unwrap() = None;
+    }
+
+    /// How many faults fired so far.
+    pub fn fired(&self) -> u64 {
+        self.state.fired.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(Debug)]
+struct FaultFile {
+    inner: Arc<dyn VFile>,
+    state: Arc<State>,
+}
+
+impl VFile for FaultFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        self.state.step(IoKind::Read)?;
+        self.inner.read_at(buf, offset)
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        if let Err(e) = self.state.step(IoKind::Write) {
+            let _ = crate::vfs::write_all_at(&*self.inner, &buf[..buf.len() / 2], offset);
+            return Err(e);
+        }
+        self.inner.write_at(buf, offset)
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.state.step(IoKind::Sync)?;
+        self.inner.sync_data()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.state.step(IoKind::Truncate)?;
+        self.inner.set_len(len)
+    }
+    fn len(&self) -> io::Result<u64> {
+        self.inner.len()
+    }
+}
+
+impl Vfs for FaultFs {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>> {
+        self.state.step(if mode == OpenMode::CreateNew { IoKind::Create } else { IoKind::Open })?;
+        let inner = self.inner.open(path, mode)?;
+        Ok(Arc::new(FaultFile { inner, state: self.state.clone() }))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.state.step(IoKind::Rename)?;
+        self.inner.rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        self.state.step(IoKind::Remove)?;
+        self.inner.remove(path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        self.state.step(IoKind::Link)?;
+        self.inner.hard_link(from, to)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        self.state.step(IoKind::SyncDir)?;
+        self.inner.sync_dir(dir)
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        self.inner.list(dir)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        self.inner.create_dir_all(dir)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        self.inner.exists(path)
+    }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock(path)
+    }
+    fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
+        self.inner.canonicalize(dir)
+    }
+}

@@ -1,0 +1,178 @@
+//! The one seam every byte of file IO goes through, so tests can fail or drop any step.
+
+use std::any::Any;
+use std::fmt::Debug;
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// An open file. Positional IO only: the writer and any number of readers share one handle.
+pub trait VFile: Send + Sync + Debug {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;
+    fn sync_data(&self) -> io::Result<()>;
+    fn set_len(&self, len: u64) -> io::Result<()>;
+    fn len(&self) -> io::Result<u64>;
+}
+
+/// How to open a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    Read,
+    ReadWrite,
+    /// Create; fail if the name exists.
+    CreateNew,
+}
+
+/// A held exclusive lock; dropping it releases the lock.
+pub type LockGuard = Box<dyn Any + Send + Sync>;
+
+/// The filesystem as the engine sees it.
+pub trait Vfs: Send + Sync + Debug {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>>;
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()>;
+    fn remove(&self, path: &Path) -> io::Result<()>;
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()>;
+    /// Make the directory's entries (creates, renames, removes) durable.
+    fn sync_dir(&self, dir: &Path) -> io::Result<()>;
+    /// File names (not paths) in `dir`.
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>>;
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()>;
+    fn exists(&self, path: &Path) -> io::Result<bool>;
+    /// Take an exclusive OS lock on `path` (created if absent); `None` when someone holds it.
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>>;
+    /// A stable identity for `dir` (the process-wide open-store set is keyed by it).
+    fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf>;
+}
+
+/// Read exactly `buf.len()` bytes at `offset`; short files give `UnexpectedEof`.
+pub fn read_exact_at(f: &dyn VFile, mut buf: &mut [u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match f.read_at(buf, offset) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "short read")),
+            Ok(n) => {
+                buf = &mut buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+pub fn write_all_at(f: &dyn VFile, mut buf: &[u8], mut offset: u64) -> io::Result<()> {
+    while !buf.is_empty() {
+        match f.write_at(buf, offset) {
+            Ok(0) => return Err(io::Error::new(io::ErrorKind::WriteZero, "write returned 0")),
+            Ok(n) => {
+                buf = &buf[n..];
+                offset += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// The real filesystem through std.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct StdFs;
+
+#[derive(Debug)]
+struct StdFile(File);
+
+impl VFile for StdFile {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::read_at(&self.0, buf, offset)
+        }
+        #[cfg(windows)]
+        {
+            std::os::windows::fs::FileExt::seek_read(&self.0, buf, offset)
+        }
+    }
+    fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::FileExt::write_at(&self.0, buf, offset)
+        }
+        #[cfg(windows)]
+        {
+            std::os::windows::fs::FileExt::seek_write(&self.0, buf, offset)
+        }
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        self.0.sync_data()
+    }
+    fn set_len(&self, len: u64) -> io::Result<()> {
+        self.0.set_len(len)
+    }
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.0.metadata()?.len())
+    }
+}
+
+impl Vfs for StdFs {
+    fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>> {
+        let mut o = OpenOptions::new();
+        match mode {
+            OpenMode::Read => o.read(true),
+            OpenMode::ReadWrite => o.read(true).write(true),
+            OpenMode::CreateNew => o.read(true).write(true).create_new(true),
+        };
+        Ok(Arc::new(StdFile(o.open(path)?)))
+    }
+    fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::rename(from, to)
+    }
+    fn remove(&self, path: &Path) -> io::Result<()> {
+        std::fs::remove_file(path)
+    }
+    fn hard_link(&self, from: &Path, to: &Path) -> io::Result<()> {
+        std::fs::hard_link(from, to)
+    }
+    fn sync_dir(&self, dir: &Path) -> io::Result<()> {
+        // Windows cannot open a directory as a file without backup semantics; NTFS journals
+        // the entry together with the file, so the directory barrier is skipped there only.
+        #[cfg(not(windows))]
+        {
+            File::open(dir)?.sync_all()
+        }
+        #[cfg(windows)]
+        {
+            let _ = dir;
+            Ok(())
+        }
+    }
+    fn list(&self, dir: &Path) -> io::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            if let Ok(name) = e.file_name().into_string() {
+                out.push(name);
+            }
+        }
+        Ok(out)
+    }
+    fn create_dir_all(&self, dir: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(dir)
+    }
+    fn exists(&self, path: &Path) -> io::Result<bool> {
+        path.try_exists()
+    }
+    fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        let f = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        match f.try_lock() {
+            Ok(()) => Ok(Some(Box::new(f))),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+    fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
+        std::fs::canonicalize(dir)
+    }
+}
