@@ -31,13 +31,15 @@ function bindingReport() {
   ].join('\n');
 }
 
-function firstDifference(a, b) {
-  const x = a.split('\n');
-  const y = b.split('\n');
-  for (let i = 0; i < Math.max(x.length, y.length); i++) {
-    if (x[i] !== y[i]) return `line ${i + 1}:\n  committed: ${x[i] ?? '(end of file)'}\n  built:     ${y[i] ?? '(end of file)'}`;
-  }
-  return '';
+/** The lines only one side has, `-` committed / `+` built (enough to see what changed). */
+function lineDiff(committed, built) {
+  const a = committed.replace(/\r\n/g, '\n').split('\n');
+  const b = built.replace(/\r\n/g, '\n').split('\n');
+  const inA = new Set(a);
+  const inB = new Set(b);
+  const out = [...a.filter((l) => !inB.has(l)).map((l) => `  - ${l}`), ...b.filter((l) => !inA.has(l)).map((l) => `  + ${l}`)];
+  if (out.length === 0) return '  (same lines in another order or with other blank lines)';
+  return out.length > 40 ? [...out.slice(0, 40), `  … ${out.length - 40} more`].join('\n') : out.join('\n');
 }
 
 // 1. binding.d.cts
@@ -49,7 +51,7 @@ function firstDifference(a, b) {
   else {
     const committed = readFileSync(path, 'utf8').replace(/\r\n/g, '\n');
     if (committed !== built) {
-      problems.push(`api/binding.api.md differs from binding.d.cts at ${firstDifference(committed, built)}`);
+      problems.push(`api/binding.api.md differs from binding.d.cts:\n${lineDiff(committed, built)}`);
     }
   }
 }
@@ -80,7 +82,7 @@ function firstDifference(a, b) {
       const committed = existsSync(config.reportFilePath) ? readFileSync(config.reportFilePath, 'utf8') : '';
       const built = readFileSync(config.reportTempFilePath, 'utf8');
       problems.push(
-        `api/rabosh-memory.api.md differs from the built API at ${firstDifference(committed.replace(/\r\n/g, '\n'), built.replace(/\r\n/g, '\n'))}\n` +
+        `api/rabosh-memory.api.md differs from the built API:\n${lineDiff(committed, built)}\n` +
           `  (the full new report is in ${config.reportTempFilePath})`,
       );
     } else if (!result.succeeded && !result.apiReportChanged) {
