@@ -1,0 +1,129 @@
+// `rabosh-memory import` and `export` as real processes against real stores: an import → export
+// round trip must reproduce the source directory byte for byte and land as one commit, and
+// export must refuse what a plain directory cannot hold instead of losing it.
+// Both need the facade's whole-scope read and one-commit write (see src/cli/bulk.ts).
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
+import { makeTempDir, removeDir } from './tmp-dir.ts';
+
+const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Run {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function json(r: Run): any {
+  return JSON.parse(r.stdout);
+}
+
+let tmp: string;
+let store: string;
+beforeEach(() => {
+  tmp = makeTempDir('rabosh-cli');
+  store = join(tmp, 'store');
+});
+afterEach(() => removeDir(tmp));
+
+async function seed(files: Record<string, string>, scope?: string): Promise<void> {
+  const h = await RaboshMemoryToolHandler.open(store, scope === undefined ? {} : { scope });
+  try {
+    for (const [path, file_text] of Object.entries(files)) {
+      const r = await h.execute({ command: 'create', path, file_text });
+      if (r.isError) throw new Error(r.text);
+    }
+  } finally {
+    await h.close();
+  }
+}
+
+/** Every file under `dir` as relative path → bytes. */
+function tree(dir: string): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const walk = (d: string) => {
+    for (const name of readdirSync(d)) {
+      const p = join(d, name);
+      if (statSync(p).isDirectory()) walk(p);
+      else out.set(relative(dir, p).split('\\').join('/'), readFileSync(p));
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+function writeTree(dir: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, data] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), data);
+  }
+}
+
+describe('import and export', () => {
+  // Names and bytes a careless implementation would alter: a BOM, CRLF, no trailing newline, an
+  // empty file, a hidden file and directory, node_modules, non-ASCII names, tabs.
+  const source: Record<string, string | Buffer> = {
+    'memories/readme.md': 'top level\n',
+    'memories/notes/crlf.txt': 'windows\r\nline endings\r\n',
+    'memories/notes/no-newline.txt': 'no trailing newline',
+    'memories/notes/empty.md': '',
+    'memories/notes/deep/deeper/deepest.md': 'three levels down\n',
+    'memories/.hidden/secret.md': 'dot directory\n',
+    'memories/.profile': 'dot file\n',
+    'memories/node_modules/pkg.md': 'not a real package\n',
+    'memories/ünïcødé/日本語.md': 'ユニコード\n',
+    'memories/tabs.tsv': 'a\tb\tc\n',
+    'memories/bom.txt': Buffer.from([0xef, 0xbb, 0xbf, 0x68, 0x69, 0x0a]),
+  };
+
+  it('import then export reproduces the source directory byte for byte, in one commit', async () => {
+    const from = join(tmp, 'from');
+    writeTree(from, source);
+    const imported = cli('import', from, store, '--json');
+    expect(imported.stderr).toBe('');
+    expect(imported.status).toBe(0);
+    const files = Object.keys(source).length;
+    expect(json(imported).memories).toBe(files);
+
+    const db = await Rabosh.open(store);
+    expect(db.stats().seq).toBe(1); // a fresh store, one import: exactly one commit
+    await db.close();
+
+    const to = join(tmp, 'to');
+    const exported = cli('export', store, to, '--json');
+    expect(exported.status).toBe(0);
+    expect(json(exported).memories).toBe(files);
+    const want = tree(from);
+    const got = tree(to);
+    expect([...got.keys()].sort()).toEqual([...want.keys()].sort());
+    for (const [rel, bytes] of want) expect(got.get(rel)!.equals(bytes), rel).toBe(true);
+  });
+
+  it('export refuses a memory that is also a directory, naming it', async () => {
+    await seed({ '/memories/a': 'file', '/memories/a/b.md': 'child' });
+    const r = cli('export', store, join(tmp, 'to'));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('/memories/a is both a memory and a directory');
+  });
+
+  it('export never writes over an existing non-empty target, and draws no progress bar when piped', async () => {
+    await seed({ '/memories/a.md': 'x' });
+    const to = join(tmp, 'to');
+    writeTree(to, { 'memories/keep.md': 'mine' });
+    const r = cli('export', store, to);
+    expect(r.status).toBe(1);
+    expect(readFileSync(join(to, 'memories', 'keep.md'), 'utf8')).toBe('mine');
+    const ok = cli('export', store, join(tmp, 'fresh'));
+    expect(ok.status).toBe(0);
+    expect(ok.stdout + ok.stderr).not.toMatch(/\u001b\[/);
+  });
+});
+

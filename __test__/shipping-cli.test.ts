@@ -1,0 +1,228 @@
+// The `rabosh-memory` command line, run as a real process (the built bin) against real stores:
+// every subcommand, --json, exit codes, the lock error naming its holder, and an import →
+// export round trip that must reproduce the source directory byte for byte.
+import { spawnSync } from 'node:child_process';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
+import { makeTempDir, removeDir } from './tmp-dir.ts';
+
+const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(...args: string[]): Run {
+  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function json(r: Run): any {
+  return JSON.parse(r.stdout);
+}
+
+let tmp: string;
+let store: string;
+beforeEach(() => {
+  tmp = makeTempDir('rabosh-cli');
+  store = join(tmp, 'store');
+});
+afterEach(() => removeDir(tmp));
+
+async function seed(files: Record<string, string>, scope?: string): Promise<void> {
+  const h = await RaboshMemoryToolHandler.open(store, scope === undefined ? {} : { scope });
+  try {
+    for (const [path, file_text] of Object.entries(files)) {
+      const r = await h.execute({ command: 'create', path, file_text });
+      if (r.isError) throw new Error(r.text);
+    }
+  } finally {
+    await h.close();
+  }
+}
+
+function writeTree(dir: string, files: Record<string, string | Buffer>): void {
+  for (const [rel, data] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), data);
+  }
+}
+
+describe('view', () => {
+  it('prints what the model sees, for a directory and a file, with --range', async () => {
+    await seed({ '/memories/notes/a.md': 'one\ntwo\nthree\n' });
+    const dirView = cli('view', store);
+    expect(dirView.status).toBe(0);
+    expect(dirView.stdout).toBe(
+      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+        '14B\t/memories\n14B\t/memories/notes/\n14B\t/memories/notes/a.md\n',
+    );
+    const fileView = cli('view', store, '/memories/notes/a.md', '--range', '2,3');
+    expect(fileView.stdout).toBe("Here's the content of /memories/notes/a.md with line numbers:\n     2\ttwo\n     3\tthree\n");
+  });
+
+  it('exits 1 on a failure outcome and says so in --json', async () => {
+    await seed({ '/memories/a.md': 'x' });
+    const r = cli('view', store, '/memories/nope', '--json');
+    expect(r.status).toBe(1);
+    expect(json(r)).toEqual({
+      path: '/memories/nope',
+      text: 'The path /memories/nope does not exist. Please provide a valid path.',
+      isError: true,
+    });
+  });
+
+  it('refuses a directory that holds no store, without creating one', () => {
+    const missing = join(tmp, 'nothing-here');
+    const r = cli('view', missing);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`rabosh-memory: no store at ${missing}\n`);
+    expect(existsSync(missing)).toBe(false);
+  });
+});
+
+describe('usage and stats', () => {
+  it('usage counts a scope, hidden memories included', async () => {
+    await seed({ '/memories/a.md': 'hello', '/memories/.hidden/b.md': 'abc' });
+    await seed({ '/memories/other.md': 'zzzzzzzz' }, 'other');
+    expect(cli('usage', store).stdout).toBe('2 memories, 8 B (8 bytes)\n');
+    expect(json(cli('usage', store, '--json'))).toEqual({ memories: 2, bytes: 8 });
+    expect(json(cli('usage', store, '--json', '--scope', 'other'))).toEqual({ memories: 1, bytes: 8 });
+  });
+
+  it('stats prints the store counters', async () => {
+    await seed({ '/memories/a.md': 'hello' });
+    const s = json(cli('stats', store, '--json'));
+    expect(s.keys).toBe(1);
+    expect(s.seq).toBeGreaterThanOrEqual(1);
+    expect(Object.keys(s).sort()).toEqual(
+      ['bytesWritten', 'commits', 'compactions', 'deadBytes', 'files', 'fsyncs', 'keys', 'liveBytes', 'openSnapshots', 'seq', 'valuesRead'],
+    );
+    expect(cli('stats', store).stdout).toMatch(/^keys\s+1$/m);
+  });
+});
+
+describe('import refusals (before any store is touched)', () => {
+  it('import refuses the whole directory when one file is not UTF-8, and writes nothing', () => {
+    const from = join(tmp, 'from');
+    writeTree(from, { 'memories/ok.md': 'fine\n', 'memories/bad.bin': Buffer.from([0xff, 0xfe, 0x00]) });
+    const r = cli('import', from, store);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain(`cannot import ${join(from, 'memories', 'bad.bin')}: not valid UTF-8`);
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it('import refuses symbolic links (they could lead outside the directory)', () => {
+    const from = join(tmp, 'from');
+    writeTree(from, { 'memories/ok.md': 'fine\n', 'outside/secret.md': 'elsewhere\n' });
+    // A directory link: 'junction' needs no privilege on Windows and is a symlink elsewhere.
+    symlinkSync(join(from, 'outside'), join(from, 'memories', 'linked'), 'junction');
+    const r = cli('import', from, store);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('symbolic links are not followed');
+  });
+
+});
+
+describe('expire', () => {
+  it('deletes what was last updated before the date and reports the count', async () => {
+    await seed({ '/memories/a.md': 'a', '/memories/b.md': 'b' });
+    const past = cli('expire', store, '--before', '2000-01-01', '--json');
+    expect(json(past)).toEqual({ deleted: 0, before: '2000-01-01T00:00:00.000Z' });
+    const future = new Date(Date.now() + 86_400_000).toISOString();
+    const r = cli('expire', store, '--before', future);
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`expired 2 memories last updated before ${future}\n`);
+    expect(json(cli('usage', store, '--json'))).toEqual({ memories: 0, bytes: 0 });
+  });
+
+  it('rejects a date it cannot read with exit code 2', async () => {
+    await seed({ '/memories/a.md': 'a' });
+    const r = cli('expire', store, '--before', 'last tuesday');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('invalid --before "last tuesday"');
+    const missing = cli('expire', store);
+    expect(missing.status).toBe(2);
+    expect(missing.stderr).toContain("required option '--before <date>' not specified");
+  });
+});
+
+describe('checkpoint and verify', () => {
+  it('checkpoint writes a copy that opens with the same memories', async () => {
+    await seed({ '/memories/a.md': 'checkpointed\n' });
+    const to = join(tmp, 'cp');
+    const r = cli('checkpoint', store, to, '--json');
+    expect(r.status).toBe(0);
+    expect(json(r).to).toBe(to);
+    const view = cli('view', to, '/memories/a.md');
+    expect(view.stdout).toBe("Here's the content of /memories/a.md with line numbers:\n     1\tcheckpointed\n     2\t\n");
+  });
+
+  it('verify passes a sound store and fails a damaged one with the corruption code', async () => {
+    await seed({ '/memories/a.md': 'x'.repeat(4096), '/memories/b.md': 'y'.repeat(4096) });
+    const ok = cli('verify', store, '--json');
+    expect(ok.status).toBe(0);
+    expect(json(ok).ok).toBe(true);
+
+    // Flip one byte in the middle of the largest data file.
+    const files = readdirSync(store)
+      .map((name) => join(store, name))
+      .filter((p) => statSync(p).isFile())
+      .sort((a, b) => statSync(b).size - statSync(a).size);
+    const victim = files[0]!;
+    const bytes = readFileSync(victim);
+    const at = Math.floor(bytes.length / 2);
+    bytes[at] = bytes[at]! ^ 0xff;
+    writeFileSync(victim, bytes);
+
+    const bad = cli('verify', store, '--json');
+    expect(bad.status).toBe(1);
+    expect(JSON.parse(bad.stderr).error.code).toBe('RABOSH_CORRUPTION');
+  });
+});
+
+describe('a locked store', () => {
+  it('names the holder and exits 3', async () => {
+    await seed({ '/memories/a.md': 'x' });
+    const db = await Rabosh.open(store);
+    try {
+      const r = cli('usage', store);
+      expect(r.status).toBe(3);
+      expect(r.stderr).toContain(`is locked by pid ${process.pid} on host ${hostname()}`);
+      const j = cli('usage', store, '--json');
+      expect(j.status).toBe(3);
+      const err = JSON.parse(j.stderr).error;
+      expect(err.code).toBe('RABOSH_STORE_LOCKED');
+      expect(err.holder.pid).toBe(process.pid);
+      expect(err.holder.host).toBe(hostname());
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('the command line itself', () => {
+  it('an unknown command is a usage error (exit 2) with help', () => {
+    const r = cli('frobnicate');
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain("unknown command 'frobnicate'");
+  });
+
+  it('--version prints the package version', () => {
+    const pkg = JSON.parse(readFileSync(resolve(import.meta.dirname, '..', 'package.json'), 'utf8'));
+    expect(cli('--version').stdout.trim()).toBe(pkg.version);
+  });
+});
