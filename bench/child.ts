@@ -1,0 +1,48 @@
+// One measurement in a fresh process: `node --expose-gc --import tsx bench/child.ts job.json`.
+// A fresh process per run keeps one configuration's JIT state and heap out of the next one's.
+
+import { readFileSync, writeFileSync } from 'node:fs';
+import { fingerprint } from './agreement.js';
+import { loadBackend } from './handlers/registry.js';
+import { fileView, listing, openTime, rss } from './scenarios/reads.js';
+import type { Job, Scenario } from './scenarios/types.js';
+import { bulkSeed, concurrent, durableWrites, rawAppendSync, subtree } from './scenarios/writes.js';
+import { entries, type Dataset } from './workload.js';
+
+const SCENARIOS: Record<string, Scenario> = {
+  listing,
+  fileView,
+  openTime,
+  rss,
+  durableWrites,
+  rawAppendSync,
+  subtree,
+  concurrent,
+  bulkSeed,
+  // Builds a dataset the measurements then reopen; its time is reported but not tabled.
+  seedDataset: async (backend, job) => {
+    const t0 = performance.now();
+    await backend.seed(job.dir, entries(job.params.dataset as Dataset));
+    return { metrics: { seed_s: (performance.now() - t0) / 1000 }, answers: {} };
+  },
+};
+
+async function main(): Promise<void> {
+  const job = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Job;
+  const scenario = SCENARIOS[job.scenario];
+  if (!scenario) throw new Error(`unknown scenario ${job.scenario}`);
+  const backend = job.backend === 'none' ? (null as never) : await loadBackend(job.backend);
+  // Module loading (and, for ours, transpiling the TypeScript source) is not the store's cost.
+  await backend?.preload?.();
+  const { metrics, answers } = await scenario(backend, job);
+  const prints = Object.fromEntries(Object.entries(answers).map(([k, v]) => [k, fingerprint(v)]));
+  writeFileSync(job.out, JSON.stringify({ metrics, answers: prints }));
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    process.exit(1);
+  },
+);

@@ -1,0 +1,148 @@
+// What one `npm run bench` measures, at a size set by RABOSH_BENCH_SCALE (1 = the published sizes).
+
+import { noteName, type Dataset } from './workload.js';
+
+export type Unit = 'ms' | 's' | 'MiB' | 'ops/s';
+
+export interface Row {
+  metric: string;
+  label: string;
+  unit: Unit;
+  /** Rows whose value is a throughput: a ratio above 1 means ours is ahead. */
+  higherIsBetter?: boolean;
+}
+
+export interface Instance {
+  id: string;
+  scenario: string;
+  /** A seeded store every run reopens; without one each run gets an empty directory of its own. */
+  dataset?: Dataset;
+  params: Record<string, unknown>;
+  /** `floor` instances measure the disk itself, not a handler. */
+  floor?: boolean;
+  rows: Row[];
+}
+
+export interface Plan {
+  scale: number;
+  datasets: Dataset[];
+  instances: Instance[];
+}
+
+function count(full: number, scale: number, min: number): number {
+  return Math.max(min, Math.round(full * scale));
+}
+
+function thousands(n: number): string {
+  return n.toLocaleString('en-US');
+}
+
+export function makePlan(scale: number): Plan {
+  const flat = (full: number, bytes: number): Dataset => {
+    const n = count(full, scale, 10);
+    const size = bytes === 64 ? '64 B' : '4 KiB';
+    return { id: `flat-${n}-${bytes}`, label: `${thousands(n)} × ${size}`, layout: 'flat', count: n, bytes };
+  };
+  const small64 = flat(5_000, 64);
+  const small4k = flat(5_000, 4096);
+  const big64 = flat(50_000, 64);
+  const big4k = flat(50_000, 4096);
+  const huge64 = flat(100_000, 64);
+  const nestedCount = count(50_000, scale, 50);
+  const nested: Dataset = {
+    id: `nested-${nestedCount}-64`,
+    label: `${thousands(nestedCount)} × 64 B in 500 dirs, 3 deep`,
+    layout: 'nested',
+    count: nestedCount,
+    bytes: 64,
+  };
+
+  const instances: Instance[] = [];
+  for (const ds of [small64, small4k, big64, big4k, nested]) {
+    instances.push({
+      id: `listing/${ds.id}`,
+      scenario: 'listing',
+      dataset: ds,
+      params: { path: '/memories' },
+      rows: [{ metric: 'view_ms', label: `view /memories: ${ds.label}`, unit: 'ms' }],
+    });
+  }
+  instances.push({
+    id: 'fileView',
+    scenario: 'fileView',
+    dataset: small4k,
+    params: { path: `/memories/${noteName(Math.floor(small4k.count / 2))}` },
+    rows: [
+      { metric: 'view_file_ms', label: 'view of one 4 KiB memory', unit: 'ms' },
+      { metric: 'view_range_ms', label: 'view of one 4 KiB memory, view_range [10, 20]', unit: 'ms' },
+    ],
+  });
+  const ops = count(200, scale, 5);
+  const warmup = Math.min(20, ops);
+  instances.push({
+    id: 'durableWrites',
+    scenario: 'durableWrites',
+    params: { ops, warmup },
+    rows: [
+      { metric: 'create_ms', label: 'create 4 KiB, durable (per command)', unit: 'ms' },
+      { metric: 'str_replace_ms', label: 'str_replace in 4 KiB, durable (per command)', unit: 'ms' },
+      { metric: 'insert_ms', label: 'insert into 4 KiB, durable (per command)', unit: 'ms' },
+    ],
+  });
+  instances.push({
+    id: 'floor',
+    scenario: 'rawAppendSync',
+    floor: true,
+    params: { ops, warmup },
+    rows: [{ metric: 'append_fdatasync_ms', label: 'floor: 4 KiB append + fdatasync, same disk', unit: 'ms' }],
+  });
+  const perTree = count(1_000, scale, 10);
+  instances.push({
+    id: 'subtree',
+    scenario: 'subtree',
+    params: { trees: 5, perTree },
+    rows: [
+      { metric: 'rename_ms', label: `rename of a ${thousands(perTree)}-memory subtree`, unit: 'ms' },
+      { metric: 'delete_ms', label: `delete of a ${thousands(perTree)}-memory subtree`, unit: 'ms' },
+    ],
+  });
+  instances.push({
+    id: 'open',
+    scenario: 'openTime',
+    dataset: big4k,
+    params: {},
+    rows: [{ metric: 'open_ms', label: `open ${big4k.label} store + first view`, unit: 'ms' }],
+  });
+  instances.push({
+    id: 'rss',
+    scenario: 'rss',
+    dataset: huge64,
+    params: { dataset: huge64 },
+    rows: [{ metric: 'rss_mib_per_100k', label: `RSS per 100,000 memories (open ${thousands(huge64.count)}, view, list)`, unit: 'MiB' }],
+  });
+  const callers = 64;
+  const edits = count(8, scale, 2);
+  instances.push({
+    id: 'concurrent',
+    scenario: 'concurrent',
+    params: { callers, edits },
+    rows: [
+      { metric: 'loop_lag_p99_ms', label: `event-loop lag p99, ${callers} callers creating + editing`, unit: 'ms' },
+      {
+        metric: 'ops_per_s',
+        label: `throughput of ${callers} concurrent callers (higher is better)`,
+        unit: 'ops/s',
+        higherIsBetter: true,
+      },
+    ],
+  });
+  const seedCount = count(50_000, scale, 10);
+  instances.push({
+    id: 'bulkSeed',
+    scenario: 'bulkSeed',
+    params: { count: seedCount, bytes: 4096 },
+    rows: [{ metric: 'seed_s', label: `bulk seed ${thousands(seedCount)} × 4 KiB, then one sync`, unit: 's' }],
+  });
+
+  return { scale, datasets: [small64, small4k, big64, big4k, nested, huge64], instances };
+}

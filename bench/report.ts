@@ -1,0 +1,57 @@
+// The one table: medians with min–max over runs, and ours ÷ each alternative.
+
+import type { BackendInfo } from './handlers/registry.js';
+import type { Row, Unit } from './plan.js';
+import type { Summary } from './stats.js';
+
+export interface TableRow {
+  row: Row;
+  floor: boolean;
+  cells: Record<string, Summary | undefined>;
+}
+
+function num(x: number): string {
+  if (!Number.isFinite(x)) return '?';
+  const a = Math.abs(x);
+  if (a >= 1000) return Math.round(x).toLocaleString('en-US');
+  if (a >= 100) return x.toFixed(0);
+  if (a >= 10) return x.toFixed(1);
+  if (a >= 1) return x.toFixed(2);
+  return x.toPrecision(2);
+}
+
+function cell(s: Summary | undefined, unit: Unit): string {
+  if (!s) return '—';
+  const spread = s.runs.length > 1 ? ` (${num(s.min)}–${num(s.max)})` : '';
+  return `${num(s.median)} ${unit}${spread}`;
+}
+
+function ratio(ours: Summary | undefined, alt: Summary | undefined): string {
+  if (!ours || !alt || alt.median === 0) return '—';
+  return num(ours.median / alt.median);
+}
+
+export function renderTable(rows: TableRow[], backends: readonly BackendInfo[]): string {
+  const ours = backends.filter((b) => b.ours);
+  const alts = backends.filter((b) => !b.ours);
+  const head = ['measurement', ...backends.map((b) => b.label), ...alts.map((a) => `ours ÷ ${a.label.split(' ')[0]}`)];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const { row, floor, cells } of rows) {
+    const values = backends.map((b) => cell(floor ? cells['none'] : cells[b.id], row.unit));
+    const ratios = alts.map((a) =>
+      floor || ours.length === 0 ? '—' : ours.map((o) => ratio(cells[o.id], cells[a.id])).join(' / '),
+    );
+    lines.push(`| ${[row.label, ...values, ...ratios].join(' | ')} |`);
+  }
+  return lines.join('\n');
+}
+
+export function legend(backends: readonly BackendInfo[]): string {
+  const ours = backends.filter((b) => b.ours).map((b) => b.label);
+  return [
+    `Cells: median over runs, (min–max) of the runs. Ratio columns: ours ÷ alternative on the medians` +
+      (ours.length > 1 ? `, given as "${ours.join(' / ')}"` : '') +
+      '; below 1 means ours takes less (time, memory), except on the throughput row where above 1 means ours does more.',
+    'The floor row is the same raw append + fdatasync loop in every column: the least any durable commit costs on this disk.',
+  ].join('\n');
+}

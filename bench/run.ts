@@ -1,0 +1,293 @@
+// `npm run bench`: seeds each store once, runs every measurement in a fresh child process per
+// backend and run (runs interleaved, so a noisy moment hits every backend alike), checks that all
+// handlers gave the same answers, and prints one table (also bench/results/latest.{md,json}).
+//
+// Knobs: RABOSH_BENCH_SCALE (1; 0.01 for a smoke run), RABOSH_BENCH_RUNS (3),
+// RABOSH_BENCH_BACKENDS (comma list of ids, default all), RABOSH_BENCH_DIR (where stores go;
+// the OS temp dir), RABOSH_BENCH_RESULTS (bench/results), RABOSH_BENCH_KEEP=1 keeps the stores,
+// RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default).
+
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { cpus, release, tmpdir, totalmem, type } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { agrees, type AnswerPrint } from './agreement.js';
+import { BACKENDS, type BackendInfo } from './handlers/registry.js';
+import { makePlan, type Instance } from './plan.js';
+import { legend, renderTable, type TableRow } from './report.js';
+import type { Job } from './scenarios/types.js';
+import { nowMs, summarise } from './stats.js';
+
+const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+/** `--scale 0.01` / `--runs 2` on the command line override the environment. */
+function arg(flag: string): string | undefined {
+  const i = process.argv.indexOf(flag);
+  return i === -1 ? undefined : process.argv[i + 1];
+}
+
+function envNumber(name: string, fallback: number, flag?: string): number {
+  const raw = (flag && arg(flag)) ?? process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return v;
+}
+
+const scale = envNumber('RABOSH_BENCH_SCALE', 1, '--scale');
+const runs = Math.round(envNumber('RABOSH_BENCH_RUNS', 3, '--runs'));
+const jobTimeoutMs = envNumber('RABOSH_BENCH_JOB_TIMEOUT_S', 300) * 1000;
+const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
+const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean);
+for (const id of wanted ?? []) {
+  if (!BACKENDS.some((b) => b.id === id)) throw new Error(`RABOSH_BENCH_BACKENDS: unknown backend ${id}`);
+}
+const backends: BackendInfo[] = BACKENDS.filter((b) => !wanted || wanted.includes(b.id));
+
+interface Outcome {
+  metrics: Record<string, number>;
+  answers: Record<string, AnswerPrint>;
+}
+
+const work = mkdtempSync(join(resolve(process.env.RABOSH_BENCH_DIR ?? tmpdir()), 'rabosh-bench-'));
+let jobNo = 0;
+
+function runChild(scenario: string, backend: string, dir: string, params: Record<string, unknown>): Promise<Outcome> {
+  const n = ++jobNo;
+  const jobFile = join(work, `job-${n}.json`);
+  const job: Job = { scenario, backend, dir, params, out: join(work, `out-${n}.json`) };
+  writeFileSync(jobFile, JSON.stringify(job));
+  return new Promise((resolveJob, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', join(repo, 'bench', 'child.ts'), jobFile], {
+      cwd: repo,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      stderr = (stderr + d).slice(-4000);
+    });
+    const timer = setTimeout(() => child.kill('SIGKILL'), jobTimeoutMs);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) {
+        try {
+          resolveJob(JSON.parse(readFileSync(job.out, 'utf8')) as Outcome);
+        } catch (err) {
+          reject(err);
+        }
+      } else {
+        const why = signal ? `killed by ${signal}${signal === 'SIGKILL' ? ' (timeout?)' : ''}` : `exit ${code}`;
+        reject(new Error(`${scenario}/${backend} ${why}: ${stderr.trim().split('\n').slice(-6).join('\n')}`));
+      }
+    });
+  });
+}
+
+function log(msg: string): void {
+  process.stderr.write(msg + '\n');
+}
+
+function fmt(x: number): string {
+  return Number.isFinite(x) ? (Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3)) : String(x);
+}
+
+async function main(): Promise<number> {
+  const started = nowMs();
+  const plan = makePlan(scale);
+  const failures: string[] = [];
+  const families = [...new Set(backends.map((b) => b.family))];
+  const seeder = (family: string) => backends.find((b) => b.family === family)!.id;
+  const datasetDir = (family: string, id: string) => join(work, 'datasets', family, id);
+  const seedTimes: Record<string, Record<string, number>> = {};
+  const seeded = new Set<string>();
+
+  log(`rabosh-memory bench: scale ${scale}, ${runs} run(s), backends ${backends.map((b) => b.id).join(', ')}`);
+  log(`stores under ${work}`);
+  const used = plan.datasets.filter((ds) => plan.instances.some((i) => i.dataset?.id === ds.id));
+  for (const family of families) {
+    for (const ds of used) {
+      const t0 = nowMs();
+      try {
+        const out = await runChild('seedDataset', seeder(family), datasetDir(family, ds.id), { dataset: ds });
+        (seedTimes[family] ??= {})[ds.id] = out.metrics.seed_s!;
+        seeded.add(`${family}/${ds.id}`);
+        log(`seeded ${family} ${ds.id} in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
+      } catch (err) {
+        failures.push(`seeding ${family} ${ds.id}: ${(err as Error).message}`);
+        log(`FAILED seeding ${family} ${ds.id}: ${(err as Error).message}`);
+      }
+    }
+  }
+
+  // results[instance][backend] = one Outcome per run
+  const results = new Map<string, Map<string, Outcome[]>>();
+  const record = (inst: Instance, backend: string, out: Outcome) => {
+    const byBackend = results.get(inst.id) ?? new Map<string, Outcome[]>();
+    results.set(inst.id, byBackend);
+    byBackend.set(backend, [...(byBackend.get(backend) ?? []), out]);
+  };
+  for (let run = 1; run <= runs; run++) {
+    for (const inst of plan.instances) {
+      const targets = inst.floor ? [{ id: 'none', family: 'none' }] : backends;
+      for (const b of targets) {
+        let dir: string;
+        let scratch = false;
+        if (inst.dataset) {
+          if (!seeded.has(`${b.family}/${inst.dataset.id}`)) continue;
+          dir = datasetDir(b.family, inst.dataset.id);
+        } else {
+          dir = join(work, 'scratch', `${inst.id}-${b.id}-${run}`);
+          scratch = true;
+        }
+        try {
+          const out = await runChild(inst.scenario, b.id, dir, inst.params);
+          record(inst, b.id, out);
+          const shown = inst.rows.map((r) => `${r.metric}=${fmt(out.metrics[r.metric]!)}`).join(' ');
+          log(`run ${run}/${runs} ${inst.id} ${b.id}: ${shown}`);
+        } catch (err) {
+          failures.push(`run ${run} ${inst.id} ${b.id}: ${(err as Error).message}`);
+          log(`FAILED run ${run} ${inst.id} ${b.id}: ${(err as Error).message}`);
+        } finally {
+          if (scratch) rmSync(dir, { recursive: true, force: true });
+        }
+      }
+    }
+  }
+
+  const mismatches = checkAgreement(plan.instances, results);
+  const tableRows: TableRow[] = [];
+  for (const inst of plan.instances) {
+    for (const row of inst.rows) {
+      const cells: TableRow['cells'] = {};
+      for (const [backend, outs] of results.get(inst.id) ?? []) {
+        const values = outs.map((o) => o.metrics[row.metric]).filter((v): v is number => Number.isFinite(v));
+        if (values.length) cells[backend] = summarise(values);
+      }
+      tableRows.push({ row, floor: inst.floor === true, cells });
+    }
+  }
+  const measured = tableRows.filter((r) => Object.keys(r.cells).length > 0).length;
+  if (measured === 0) failures.push('no measurement produced a result');
+
+  const minutes = (nowMs() - started) / 60000;
+  const machine = describeMachine();
+  const table = renderTable(tableRows, backends);
+  const md = [
+    `# rabosh-memory benchmark`,
+    '',
+    `${new Date().toISOString()} · ${machine.summary} · scale ${scale} · ${runs} run(s) per cell, each in a fresh process · ${minutes.toFixed(1)} min`,
+    '',
+    table,
+    '',
+    legend(backends),
+    '',
+    `Versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    '',
+    mismatches.length ? `**Answers disagreed:**\n${mismatches.map((m) => `- ${m}`).join('\n')}` : 'All handlers gave the same answers for every measured operation (SDK directory sizes blanked, see bench/agreement.ts).',
+    failures.length ? `\n**Failures:**\n${failures.map((f) => `- ${f}`).join('\n')}` : '',
+  ].join('\n');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(join(resultsDir, 'latest.md'), md + '\n');
+  writeFileSync(
+    join(resultsDir, 'latest.json'),
+    JSON.stringify(
+      {
+        date: new Date().toISOString(),
+        machine,
+        scale,
+        runs,
+        minutes,
+        backends,
+        seedSeconds: seedTimes,
+        rows: tableRows.map((r) => ({ ...r.row, floor: r.floor, cells: r.cells })),
+        mismatches,
+        failures,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
+  process.stdout.write(md + '\n');
+
+  if (process.env.RABOSH_BENCH_KEEP === '1') log(`kept stores in ${work}`);
+  else rmSync(work, { recursive: true, force: true });
+  return failures.length || mismatches.length ? 1 : 0;
+}
+
+const MAX_REPORTED = 8;
+
+/** Every backend must answer every instance like the reference (ours when present) and like itself across runs. */
+function checkAgreement(instances: Instance[], results: Map<string, Map<string, Outcome[]>>): string[] {
+  const problems: string[] = [];
+  const isSdk = (id: string) => id === 'sdk-fs';
+  for (const inst of instances) {
+    const byBackend = results.get(inst.id);
+    if (!byBackend || inst.floor) continue;
+    const order = backends.map((b) => b.id).filter((id) => byBackend.has(id));
+    if (order.length === 0) continue;
+    const refId = order[0]!;
+    const ref = byBackend.get(refId)![0]!.answers;
+    const before = problems.length;
+    for (const id of order) {
+      const outs = byBackend.get(id)!;
+      outs.forEach((out, run) => {
+        const keys = new Set([...Object.keys(ref), ...Object.keys(out.answers)]);
+        for (const key of keys) {
+          const a = ref[key];
+          const b = out.answers[key];
+          if (!a || !b) {
+            problems.push(`${inst.id}: "${key}" answered by ${a ? refId : id} only`);
+            continue;
+          }
+          if (!agrees(a, b, isSdk(id) || isSdk(refId))) {
+            problems.push(
+              `${inst.id} run ${run + 1}: ${id} and ${refId} differ on "${key}": ` +
+                `${JSON.stringify(b.head.slice(0, 160))} (${b.length} chars) vs ${JSON.stringify(a.head.slice(0, 160))} (${a.length} chars)`,
+            );
+          }
+        }
+      });
+    }
+    const found = problems.length - before;
+    if (found > MAX_REPORTED) problems.splice(before + MAX_REPORTED, found - MAX_REPORTED, `${inst.id}: … and ${found - MAX_REPORTED} more differences`);
+  }
+  return problems;
+}
+
+function describeMachine(): { summary: string; versions: Record<string, string> } {
+  // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it.
+  const req = createRequire(join(repo, 'package.json'));
+  const version = (pkg: string) => {
+    try {
+      const entry = req.resolve(pkg);
+      const root = entry.slice(0, entry.lastIndexOf(`node_modules/${pkg}/`) + `node_modules/${pkg}/`.length);
+      return (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string }).version;
+    } catch {
+      return 'missing';
+    }
+  };
+  const cpu = cpus();
+  const summary = `${cpu[0]?.model.trim() ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${type()} ${release()}, Node ${process.version}`;
+  return {
+    summary,
+    versions: {
+      node: process.version,
+      '@anthropic-ai/sdk': version('@anthropic-ai/sdk'),
+      'better-sqlite3': version('better-sqlite3'),
+      lmdb: version('lmdb'),
+      'rabosh-memory': (JSON.parse(readFileSync(join(repo, 'package.json'), 'utf8')) as { version: string }).version,
+    },
+  };
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
+    rmSync(work, { recursive: true, force: true });
+    process.exit(1);
+  },
+);
