@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 // A create → view → usage round trip through the installed public API, run with Node
 // or Bun against whatever binary the loader finds (CI's Bun job, the release jobs).
-// Exits non-zero with a message on any mismatch.
+// Exits non-zero with a message on any mismatch. With a directory argument the store is
+// left at <dir>/store for a later step (e.g. the CLI) to read.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaboshMemoryToolHandler } from '../dist/esm/index.js';
 
-const dir = mkdtempSync(join(tmpdir(), 'rabosh-smoke-'));
+const keep = process.argv[2];
+const dir = keep ?? mkdtempSync(join(tmpdir(), 'rabosh-smoke-'));
 function check(cond, what) {
   if (!cond) {
     console.error(`smoke: ${what}`);
@@ -28,5 +30,5 @@ try {
   }
   console.log(`smoke: ok (${process.versions.bun ? `bun ${process.versions.bun}` : `node ${process.version}`})`);
 } finally {
-  rmSync(dir, { recursive: true, force: true });
+  if (!keep) rmSync(dir, { recursive: true, force: true });
 }
