@@ -10,8 +10,8 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const ROUNDS = Number(process.env.RABOSH_CRASH_ROUNDS ?? 20);
 const fixture = (name: string) => join(import.meta.dirname, 'fixtures', name);

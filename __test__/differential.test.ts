@@ -7,8 +7,8 @@
 // RABOSH_FC_LEN commands per script (default 30).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 // ---------------------------------------------------------------- reference model
 
@@ -181,7 +181,7 @@ class Model {
       `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:` +
       `\n${humanSize(total)}\t${path}`;
     const level = (entries: Array<[string[], number]>, depth: number, base: string) => {
-      const names = [...new Set(entries.map(([rel]) => rel[depth]))].sort(codeUnitLess);
+      const names = [...new Set(entries.map(([rel]) => rel[depth]!))].sort(codeUnitLess);
       for (const name of names) {
         const mine = entries.filter(([rel]) => rel[depth] === name);
         const file = mine.find(([rel]) => rel.length === depth + 1);
@@ -215,7 +215,7 @@ class Model {
     let used = 0;
     let shown = 0;
     for (let idx = first; idx < last; idx++) {
-      const line = numbered(idx + 1, lines[idx]);
+      const line = numbered(idx + 1, lines[idx]!);
       const cost = line.length + (shown > 0 ? 1 : 0);
       if (shown > 0 && used + cost > this.options.viewMaxChars) break;
       used += cost;
@@ -264,7 +264,7 @@ class Model {
     const nextLines = next.split('\n');
     let out = 'The memory file has been edited. Here is the snippet showing the change (with line numbers):';
     for (let l = Math.max(1, changed - 2); l <= Math.min(nextLines.length, changed + 2); l++) {
-      out += '\n' + numbered(l, nextLines[l - 1]);
+      out += '\n' + numbered(l, nextLines[l - 1]!);
     }
     return good(out);
   }
@@ -432,7 +432,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 // Turns a step into the tool input, resolving `reuse` against the model's current memories.
 function toInput(s: Step, model: Model): unknown {
   const keys = [...model.memories.keys()];
-  const reusePath = (r: Pick | null, fallback: string) => (r && keys.length > 0 ? keys[r.path % keys.length] : fallback);
+  const reusePath = (r: Pick | null, fallback: string) => (r && keys.length > 0 ? keys[r.path % keys.length]! : fallback);
   const parentOf = (p: string) => (p.lastIndexOf('/') > '/memories'.length ? p.slice(0, p.lastIndexOf('/')) : p);
   switch (s.kind) {
     case 'view': {
@@ -449,7 +449,7 @@ function toInput(s: Step, model: Model): unknown {
         const content = model.memories.get(path) ?? '';
         // Cut on code-point boundaries: half an astral character is a lone surrogate, which the
         // contract does not cover (UTF-8 storage cannot hold one; see the report on that choice).
-        const lowHalf = (at: number) => at > 0 && at < content.length && /[\uDC00-\uDFFF]/.test(content[at]);
+        const lowHalf = (at: number) => at > 0 && at < content.length && /[\uDC00-\uDFFF]/.test(content[at]!);
         let from = s.reuse ? s.reuse.from % (content.length + 1) : 0;
         if (lowHalf(from)) from--;
         let to = Math.min(content.length, from + (s.reuse?.len ?? 2));
@@ -571,8 +571,8 @@ describe('differential: handler vs reference model', () => {
         try {
           for (const [which, s] of steps) {
             const k = which ? 1 : 0;
-            const input = toInput(s, models[k]);
-            expect(await handlers[k].execute(input)).toEqual(models[k].execute(input));
+            const input = toInput(s, models[k]!);
+            expect(await handlers[k]!.execute(input)).toEqual(models[k]!.execute(input));
           }
         } finally {
           await db.close();

@@ -1,8 +1,8 @@
 // Contract §5–§6: options, usage, expiry, scopes, closing and the store lock.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
-import { Rabosh, RaboshMemoryToolHandler, StoreLockedError } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler, StoreLockedError } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 let dir: string;
 beforeEach(() => {

@@ -4,8 +4,8 @@
 // Knobs: RABOSH_FC_SEED, RABOSH_FC_RUNS (default 100 → 50 stores here).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const RUNS = Math.max(5, Math.floor(Number(process.env.RABOSH_FC_RUNS ?? 100) / 2));
 const SEED = process.env.RABOSH_FC_SEED === undefined ? undefined : Number(process.env.RABOSH_FC_SEED);

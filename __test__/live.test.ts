@@ -4,8 +4,8 @@
 // RABOSH_LIVE_MODEL picks the model.
 import { describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
-import { RaboshMemoryToolHandler, memoryTool } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { RaboshMemoryToolHandler, memoryTool } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const live = process.env.RABOSH_LIVE === '1';
 

@@ -2,7 +2,7 @@
 // from the contract, never computed by the code under test.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { MemoryPath } from '../index.ts';
+import { MemoryPath } from '../index.js';
 
 const norm = (raw: string) => MemoryPath.normalise(raw);
 const utf8 = (s: string) => Buffer.byteLength(s, 'utf8');

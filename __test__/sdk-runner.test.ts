@@ -4,9 +4,9 @@
 // exactly for failure outcomes (contract §7).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
-import { Rabosh, RaboshMemoryToolHandler, memoryResult, memoryTool } from '../index.ts';
-import { memoryCall, say, startStandIn, toolResults, type StandIn } from '../examples/stand-in-server.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler, memoryResult, memoryTool } from '../index.js';
+import { memoryCall, say, startStandIn, toolResults, type StandIn } from '../examples/stand-in-server.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const MODEL = 'claude-sonnet-5-5';
 
@@ -97,12 +97,12 @@ describe('client.beta.messages.toolRunner with memoryTool(handler)', () => {
     expect(final.content).toEqual([{ type: 'text', text: 'Done.' }]);
     expect(standIn.requests).toHaveLength(steps.length + 1);
     // the tool goes out as the API definition, nothing of the runnable's functions
-    expect(standIn.requests[0].body.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
-    expect(standIn.requests[0].url.split('?')[0]).toBe('/v1/messages');
+    expect(standIn.requests[0]!.body.tools).toEqual([{ type: 'memory_20250818', name: 'memory' }]);
+    expect(standIn.requests[0]!.url.split('?')[0]).toBe('/v1/messages');
     for (const [i, [, text, isError]] of steps.entries()) {
       const results = toolResults(standIn.requests[i + 1]);
       expect(results, `step ${i}`).toHaveLength(1);
-      expectResult(results[0], calls[i].id, text, isError);
+      expectResult(results[0], calls[i]!.id, text, isError);
     }
   });
 
@@ -123,7 +123,7 @@ describe('client.beta.messages.toolRunner with memoryTool(handler)', () => {
     expectResult(results[0], a.id, 'File created successfully at: /memories/a', false);
     expectResult(results[1], b.id, 'The path /memories/b does not exist. Please provide a valid path.', true);
     // whether /memories/a exists here depends on whether the SDK runs calls of one turn in order
-    expect(results[2].content.startsWith("Here're the files and directories up to 2 levels deep in /memories")).toBe(true);
+    expect(results[2]!.content.startsWith("Here're the files and directories up to 2 levels deep in /memories")).toBe(true);
   });
 
   it('a store fault reaches the model as an error without the host path', async () => {
@@ -138,7 +138,7 @@ describe('client.beta.messages.toolRunner with memoryTool(handler)', () => {
       tools: [memoryTool(handler)],
     });
     const [result] = toolResults(standIn.requests[1]);
-    expect(result.is_error).toBe(true);
+    expect(result!.is_error).toBe(true);
     expect(JSON.stringify(result)).not.toContain(dir);
     expect(JSON.stringify(result)).toMatch(/RABOSH_CLOSED/);
   });
@@ -169,9 +169,9 @@ describe('a hand-driven loop with memoryResult()', () => {
       expect(final.content).toEqual([{ type: 'text', text: 'Done.' }]);
       for (const [i, [, text, isError]] of steps.entries()) {
         const [result] = toolResults(standIn.requests[i + 1]);
-        expectResult(result, calls[i].id, text, isError);
+        expectResult(result, calls[i]!.id, text, isError);
         // the block is exactly what the API takes: no stray fields
-        expect(Object.keys(result).sort()).toEqual(isError ? ['content', 'is_error', 'tool_use_id', 'type'] : ['content', 'tool_use_id', 'type']);
+        expect(Object.keys(result!).sort()).toEqual(isError ? ['content', 'is_error', 'tool_use_id', 'type'] : ['content', 'tool_use_id', 'type']);
       }
     });
   }

@@ -2,8 +2,8 @@
 // string is written out literally from the contract; nothing here calls the facade's own string or
 // path code to compute an expectation.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 type Options = ConstructorParameters<typeof RaboshMemoryToolHandler>[1];
 

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaboshMemoryToolHandler, memoryTool } from 'rabosh-memory';
-import { memoryCall, say, startStandIn, type StandIn } from './stand-in-server.ts';
+import { memoryCall, say, startStandIn, type StandIn } from './stand-in-server.js';
 
 const USER =
   "Hi, I'm Ada. I prefer short answers, and I'm working on a Rust storage engine. Please remember that.";

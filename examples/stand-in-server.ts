@@ -113,8 +113,8 @@ export async function startStandIn(script: Script): Promise<StandIn> {
 }
 
 /** The tool_result blocks of a recorded request's last user message. */
-export function toolResults(request: RecordedRequest): Array<Record<string, any>> {
-  const messages: any[] = request.body?.messages ?? [];
+export function toolResults(request: RecordedRequest | undefined): Array<Record<string, any>> {
+  const messages: any[] = request?.body?.messages ?? [];
   const last = messages[messages.length - 1];
   if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
   return last.content.filter((b: any) => b?.type === 'tool_result');
