@@ -95,6 +95,8 @@ fn truncation_at_every_offset_recovers_the_longest_intact_prefix() {
         assert!(store.stats().seq >= last_recovered, "recovery must be monotone in surviving bytes");
         last_recovered = store.stats().seq;
         assert_eq!(contents(&store), model(n), "cut at {cut}");
+        let len = fs::metadata(d.join(&seg_name)).unwrap().len();
+        assert_eq!(len, ends[n as usize], "the torn tail is cut off at open, before any append");
         // The torn tail was cut before appending: the next commit lands on readable bytes.
         // (Checked on a spread of cuts; each costs several fsyncs.)
         if cut % 5 != 0 && cut != ends[6] - 1 {
