@@ -22,7 +22,26 @@ fn rss() -> Option<u64> {
     Some(pages * 4096)
 }
 
+/// Child mode: open a store in a fresh process and report resident growth per key.
+fn measure_open(dir: &str) {
+    let before = rss().unwrap_or(0);
+    let t = Instant::now();
+    let store = Store::open(dir, Options::default()).unwrap();
+    let el = t.elapsed();
+    let after = rss().unwrap_or(0);
+    let keys = store.stats().keys;
+    println!(
+        "fresh-process open: {:.1} ms, resident growth {:.1} MiB = {:.0} B/key ({keys} keys)",
+        us(el) / 1e3,
+        (after - before) as f64 / 1048576.0,
+        (after - before) as f64 / keys as f64
+    );
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("--measure-open") {
+        return measure_open(&std::env::args().nth(2).unwrap());
+    }
     let base = std::env::args().nth(1).map(std::path::PathBuf::from);
     let tmp = tempfile::tempdir_in(base.as_deref().unwrap_or(&std::env::temp_dir())).unwrap();
     let n: usize = std::env::var("RABOSH_BENCH_COMMITS").ok().and_then(|s| s.parse().ok()).unwrap_or(500);
@@ -56,7 +75,6 @@ fn main() {
     // 2. 50,000 × 4 KiB: load (buffered + sync), then get/scan throughput, open time, memory.
     let keys = 50_000usize;
     let dir = tmp.path().join("big");
-    let rss0 = rss();
     let t = Instant::now();
     {
         let store = Store::open(&dir, Options { durability: rabosh::Durability::Buffered, ..Options::default() }).unwrap();
@@ -83,10 +101,12 @@ fn main() {
     let (om, omin, omax) = stats(opens);
     println!("open {keys} × 4 KiB: median {:.1} ms (min {:.1}, max {:.1})", us(om) / 1e3, us(omin) / 1e3, us(omax) / 1e3);
 
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--measure-open", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    print!("{}", String::from_utf8_lossy(&out.stdout));
     let store = Store::open(&dir, Options::default()).unwrap();
-    if let (Some(a), Some(b)) = (rss0, rss()) {
-        println!("resident memory after open: {:.1} MiB total growth, {:.0} B/key", (b - a) as f64 / 1048576.0, (b.saturating_sub(a)) as f64 / keys as f64);
-    }
     let snap = store.snapshot().unwrap();
     let all: Vec<Vec<u8>> = snap.range(b"", None).map(|(k, _)| k.to_vec()).collect();
     let t = Instant::now();
