@@ -2,7 +2,7 @@
 //! in `LOCK.holder` (a Windows lock is mandatory, so the record cannot live in the locked file),
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
-use crate::manifest::write_atomic;
+use crate::manifest::replace_file;
 use crate::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
 use crate::{Error, LockHolder, Result};
 use std::collections::HashSet;
@@ -53,7 +53,7 @@ pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
     };
     // Not fsynced: losing the record costs an error message, never data.
     let me = own_record();
-    let _ = write_atomic(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), &|| {});
+    let _ = replace_file(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), None);
     std::mem::forget(claim);
     Ok(DirLock { canon, _guard: guard })
 }

@@ -120,6 +120,18 @@ pub fn write_atomic(
     bytes: &[u8],
     fsyncs: &dyn Fn(),
 ) -> Result<()> {
+    replace_file(vfs, dir, name, tmp_name, bytes, Some(fsyncs))
+}
+
+/// tmp → write → rename, with the fsyncs only when `fsyncs` is given.
+pub fn replace_file(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    name: &str,
+    tmp_name: &str,
+    bytes: &[u8],
+    fsyncs: Option<&dyn Fn()>,
+) -> Result<()> {
     let tmp = dir.join(tmp_name);
     let dst = dir.join(name);
     if vfs.exists(&tmp).map_err(|e| Error::io("stat", &tmp, e))? {
@@ -127,11 +139,15 @@ pub fn write_atomic(
     }
     let f = vfs.open(&tmp, OpenMode::CreateNew).map_err(|e| Error::io("create", &tmp, e))?;
     write_all_at(&*f, bytes, 0).map_err(|e| Error::io("write", &tmp, e))?;
-    f.sync_data().map_err(|e| Error::io("fsync", &tmp, e))?;
-    fsyncs();
+    if let Some(fsyncs) = fsyncs {
+        f.sync_data().map_err(|e| Error::io("fsync", &tmp, e))?;
+        fsyncs();
+    }
     drop(f);
     vfs.rename(&tmp, &dst).map_err(|e| Error::io("rename", &dst, e))?;
-    vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
-    fsyncs();
+    if let Some(fsyncs) = fsyncs {
+        vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
+        fsyncs();
+    }
     Ok(())
 }

@@ -1,1 +1,222 @@
-fn main() {}
+//! Tests that need a second, real process: SIGKILL crash rounds and the directory lock.
+//! Own `main` (harness = false): the binary re-executes itself as the child.
+
+use rabosh::{Batch, Error, META_LEN, Options, Store};
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Stdio};
+use std::time::Duration;
+
+const BIG: usize = 2000;
+
+fn env_num(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+/// Commit `i` of the writer child, as a batch and as its effect on the model.
+fn commit_ops(i: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+    if i % 10 == 0 {
+        // A large batch: all or nothing.
+        (0..BIG).map(|j| (format!("big/{j:04}").into_bytes(), Some(format!("{i}").into_bytes()))).collect()
+    } else {
+        let mut v = vec![(format!("k{:02}", i % 50).into_bytes(), Some(format!("v{i}{}", "p".repeat((i % 7 * 40) as usize)).into_bytes()))];
+        if i % 3 == 0 {
+            v.push((format!("k{:02}", (i + 25) % 50).into_bytes(), None));
+        }
+        v.push((b"last".to_vec(), Some(i.to_string().into_bytes())));
+        v
+    }
+}
+
+fn model(n: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    for i in 1..=n {
+        for (k, v) in commit_ops(i) {
+            match v {
+                Some(v) => m.insert(k, v),
+                None => m.remove(&k),
+            };
+        }
+    }
+    m
+}
+
+fn crash_opts() -> Options {
+    Options { segment_bytes: 64 << 10, ..Options::default() }
+}
+
+fn child_writer(dir: &Path) {
+    let store = Store::open(dir, crash_opts()).unwrap();
+    let start = store.stats().seq + 1;
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "READY").unwrap();
+    for i in start..start + 100_000 {
+        let mut b = Batch::new();
+        for (k, v) in commit_ops(i) {
+            match v {
+                Some(v) => b.put(k, v, [(i % 251) as u8; META_LEN]),
+                None => b.delete(k),
+            }
+        }
+        assert_eq!(store.write(b).unwrap(), i);
+        writeln!(out, "ACK {i}").unwrap();
+        out.flush().unwrap();
+        if i % 25 == 0 {
+            store.compact().unwrap();
+        }
+    }
+    // Reaching here means the parent never killed us: it will notice the exit.
+}
+
+fn spawn(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let out = BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+fn read_line(r: &mut BufReader<ChildStdout>) -> Option<String> {
+    let mut s = String::new();
+    match r.read_line(&mut s) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(s.trim_end().to_string()),
+    }
+}
+
+/// SIGKILL a writer after k acks, reopen, check: every ack present, a contiguous prefix, big
+/// batches whole. The child runs across rounds in the same directory, so kills land on a store
+/// with history (rotation, compaction, recovery after an earlier kill).
+fn crash_rounds() {
+    let rounds = env_num("RABOSH_CRASH_ROUNDS", 24);
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let mut total_acked = 0u64;
+    for round in 0..rounds {
+        let (mut child, mut out) = spawn(&["child-writer", dir.to_str().unwrap()]);
+        assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
+        // Vary where the kill lands: after 1..=40 acks of this round.
+        let target = 1 + (round * 7 + round * round) % 40;
+        let mut acked = total_acked;
+        for _ in 0..target {
+            let line = read_line(&mut out).expect("child died before it was killed");
+            acked = line.strip_prefix("ACK ").unwrap().parse().unwrap();
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the kill must land while the child works");
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // Acks the child printed before it died but we had not read yet count too.
+        while let Some(line) = read_line(&mut out) {
+            if let Some(n) = line.strip_prefix("ACK ") {
+                acked = n.parse().unwrap();
+            }
+        }
+        let store = Store::open(&dir, crash_opts()).unwrap();
+        let seq = store.stats().seq;
+        assert!(seq >= acked, "round {round}: acked commit {acked} lost (recovered {seq})");
+        assert!(seq <= acked + 1, "round {round}: recovered {seq} but only {acked} acked and one in flight");
+        let snap = store.snapshot().unwrap();
+        let got: BTreeMap<Vec<u8>, Vec<u8>> =
+            snap.range(b"", None).map(|(k, _)| (k.to_vec(), snap.get(k).unwrap().unwrap())).collect();
+        let want = model(seq);
+        assert!(got == want, "round {round}: state after recovery is not the prefix of {seq} commits");
+        store.verify().unwrap();
+        drop(snap);
+        drop(store);
+        total_acked = seq;
+    }
+    assert!(total_acked > rounds * 5, "the rounds made progress: {total_acked}");
+    println!("crash rounds: {rounds}, commits recovered: {total_acked}");
+}
+
+fn child_holder(dir: &Path) {
+    let store = Store::open(dir, Options::default()).unwrap();
+    let mut b = Batch::new();
+    b.put(b"held".to_vec(), b"yes".to_vec(), [0; META_LEN]);
+    store.write(b).unwrap();
+    println!("READY");
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+fn child_try_open(dir: &Path) {
+    match Store::open(dir, Options::default()) {
+        Err(Error::Locked { holder, .. }) => println!(
+            "LOCKED pid={} running={} this={}",
+            holder.pid.unwrap_or(0),
+            holder.is_running,
+            holder.this_process
+        ),
+        Err(e) => println!("ERROR {e}"),
+        Ok(_) => println!("OPENED"),
+    }
+}
+
+fn lock_between_processes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("held");
+    let (mut child, mut out) = spawn(&["child-holder", dir.to_str().unwrap()]);
+    assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
+    match Store::open(&dir, Options::default()) {
+        Err(e @ Error::Locked { .. }) => {
+            assert_eq!(e.code(), "RABOSH_STORE_LOCKED");
+            let Error::Locked { holder, .. } = e else { unreachable!() };
+            assert_eq!(holder.pid, Some(child.id()));
+            assert!(holder.is_running, "{holder:?}");
+            assert!(!holder.this_process);
+            assert!(holder.host.is_some() && holder.started_at_ms.is_some());
+        }
+        Err(e) => panic!("expected Locked, got {e}"),
+        Ok(_) => panic!("a second process opened a held store"),
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // The lock dies with its holder; the LOCK file stays.
+    let store = Store::open(&dir, Options::default()).unwrap();
+    assert!(dir.join("LOCK").exists());
+    assert_eq!(store.snapshot().unwrap().get(b"held").unwrap().as_deref(), Some(&b"yes"[..]));
+
+    // The other direction: this process holds it, a child tries.
+    let (mut c2, mut out2) = spawn(&["child-try-open", dir.to_str().unwrap()]);
+    let line = read_line(&mut out2).unwrap();
+    c2.wait().unwrap();
+    assert_eq!(line, format!("LOCKED pid={} running=true this=false", std::process::id()));
+
+    // A second open in this same process.
+    match Store::open(&dir, Options::default()) {
+        Err(Error::Locked { holder, .. }) => {
+            assert!(holder.this_process && holder.is_running);
+            assert_eq!(holder.pid, Some(std::process::id()));
+        }
+        Err(e) => panic!("expected Locked, got {e}"),
+        Ok(_) => panic!("opened twice in one process"),
+    }
+    // Closing releases it for this process too.
+    store.close().unwrap();
+    Store::open(&dir, Options::default()).unwrap();
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("child-writer") => return child_writer(&PathBuf::from(&args[2])),
+        Some("child-holder") => return child_holder(&PathBuf::from(&args[2])),
+        Some("child-try-open") => return child_try_open(&PathBuf::from(&args[2])),
+        _ => {}
+    }
+    let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    let tests: [(&str, fn()); 2] = [("crash_rounds", crash_rounds), ("lock_between_processes", lock_between_processes)];
+    let mut ran = 0;
+    for (name, f) in tests {
+        if filters.is_empty() || filters.iter().any(|p| name.contains(p.as_str())) {
+            println!("test {name} ...");
+            f();
+            println!("test {name} ... ok");
+            ran += 1;
+        }
+    }
+    println!("test result: ok. {ran} passed");
+}
