@@ -18,8 +18,11 @@ export const STORE_DIR_FILES = new Set([]);
  */
 export const COMPACT_CALLERS = [
   { file: 'crates/rabosh-memory/src/expiry.rs', fn: 'expire_before' },
-  // The store's explicit maintenance entry point (db.compact()), nothing else in the binding.
+  // The explicit maintenance entry point, db.compact(), at each layer it passes through:
+  // the engine's public Store::compact, the binding's NativeStore.compact, the facade's Rabosh.compact.
+  { file: 'crates/rabosh/src/store.rs', fn: 'compact' },
   { file: 'crates/rabosh-node/src/store.rs', fn: 'compact' },
+  { file: 'src/store.ts', fn: 'compact' },
 ];
 
 const FORBIDDEN_MODULES = ['path', 'path/posix', 'path/win32', 'fs', 'fs/promises'];
