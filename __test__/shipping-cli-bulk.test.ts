@@ -6,8 +6,8 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
 

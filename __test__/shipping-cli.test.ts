@@ -14,8 +14,8 @@ import {
 import { hostname } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
-import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
 
