@@ -298,7 +298,7 @@ impl Memories {
         Ok(())
     }
 
-    fn read(&self, snap: &Snapshot, key: &[u8]) -> Result<String> {
+    pub(crate) fn read(&self, snap: &Snapshot, key: &[u8]) -> Result<String> {
         let bytes = snap
             .get(key)?
             .ok_or_else(|| self.corrupt(key, "metadata without a value"))?;

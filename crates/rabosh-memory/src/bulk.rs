@@ -1,0 +1,87 @@
+//! Whole-scope export and import, for moving memories to and from plain files. Unlike a view,
+//! an export sees hidden memories too; an import is one commit however many files it carries.
+
+use std::collections::BTreeSet;
+
+use rabosh::Batch;
+
+use crate::keys::{check_normalised, parse, subtree_prefix};
+use crate::meta::MemMeta;
+use crate::{Memories, ROOT, Result};
+
+/// One memory as it leaves the store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MemoryRecord {
+    pub path: String,
+    pub content: String,
+    pub created_ms: i64,
+    pub updated_ms: i64,
+}
+
+/// What an import did. Refusals name the first offending path; nothing is written then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Import {
+    Imported { memories: u64, bytes: u64 },
+    /// The path is the root, or a memory exists there and overwriting is off.
+    Exists { path: String },
+    /// Two inputs name the same memory.
+    Duplicate { path: String },
+    TooLarge { path: String, limit: u64 },
+}
+
+impl Memories {
+    /// Every memory of the scope, hidden ones included, at one snapshot, in key order.
+    pub fn export_all(&self) -> Result<Vec<MemoryRecord>> {
+        let snap = self.store.engine().snapshot()?;
+        let prefix = subtree_prefix(&self.options.scope, ROOT);
+        let mut out = Vec::new();
+        for (key, meta) in snap.scan_prefix(&prefix) {
+            let Some((_, path)) = parse(key) else { continue };
+            let meta = MemMeta::decode(meta);
+            out.push(MemoryRecord {
+                path: path.to_string(),
+                content: self.read(&snap, key)?,
+                created_ms: meta.created_ms,
+                updated_ms: meta.updated_ms,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Writes every `(path, content)` in ONE commit, or nothing. Paths must be normalised.
+    pub fn import_all(&self, files: &[(String, String)], overwrite: bool) -> Result<Import> {
+        let limit = self.options.max_memory_bytes;
+        let mut seen = BTreeSet::new();
+        for (path, content) in files {
+            check_normalised(path)?;
+            if path == ROOT {
+                return Ok(Import::Exists { path: path.clone() });
+            }
+            if !seen.insert(path.as_str()) {
+                return Ok(Import::Duplicate { path: path.clone() });
+            }
+            if content.len() as u64 > limit {
+                return Ok(Import::TooLarge { path: path.clone(), limit });
+            }
+        }
+        let write = self.store.lock_write();
+        let snap = self.store.engine().snapshot()?;
+        let now = self.clock.now_ms();
+        let mut batch = Batch::new();
+        let mut bytes = 0;
+        for (path, content) in files {
+            let key = self.key(path);
+            let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
+            if old.is_some() && !overwrite {
+                return Ok(Import::Exists { path: path.clone() });
+            }
+            let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
+            batch.put(key, content.as_bytes(), MemMeta::for_content(content, created, now, accessed).encode());
+            bytes += content.len() as u64;
+        }
+        if !batch.is_empty() {
+            self.store.commit(&write, snap.seq(), batch)?;
+        }
+        Ok(Import::Imported { memories: files.len() as u64, bytes })
+    }
+}
