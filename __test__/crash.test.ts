@@ -97,6 +97,42 @@ describe('SIGKILL mid-stream of creates', () => {
   });
 });
 
+describe('the lock across processes', () => {
+  it('a live writer process holds the store: a second open fails naming it; once killed, the store opens', async () => {
+    const dir = makeTempDir('rabosh-crash-lock');
+    try {
+      const child = spawn(process.execPath, [fixture('crash-create.mjs'), dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, signal) => resolve(signal)));
+      await new Promise<void>((resolve, reject) => {
+        let seen = '';
+        child.stdout.on('data', (d: Buffer) => {
+          seen += d.toString();
+          if (seen.includes('ACK 3\n')) resolve();
+        });
+        child.on('error', reject);
+        child.on('close', (code) => reject(new Error(`the writer exited (${code}) before ACK 3: ${seen}`)));
+      });
+      let locked: any;
+      try {
+        await (await Rabosh.open(dir)).close();
+      } catch (e) {
+        locked = e;
+      }
+      expect(child.exitCode).toBeNull();
+      child.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      expect(locked?.code).toBe('RABOSH_STORE_LOCKED');
+      expect(locked.holder).toMatchObject({ pid: child.pid, isRunning: true, thisProcess: false });
+      // the dead holder's lock does not block: no lock file to delete by hand
+      const handler = await RaboshMemoryToolHandler.open(dir);
+      expect((await handler.usage()).memories).toBeGreaterThanOrEqual(4);
+      await handler.close();
+    } finally {
+      removeDir(dir);
+    }
+  });
+});
+
 describe('SIGKILL mid-rename of a 1,000-memory subtree', () => {
   const N = 1000;
   const rel = (i: number) => `/d${i % 10}/m${i}.md`;
