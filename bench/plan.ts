@@ -1,6 +1,6 @@
 // What one `npm run bench` measures, at a size set by RABOSH_BENCH_SCALE (1 = the published sizes).
 
-import { noteName, type Dataset } from './workload.js';
+import { entries, noteName, type Dataset } from './workload.js';
 
 export type Unit = 'ms' | 's' | 'MiB' | 'ops/s';
 
@@ -47,7 +47,6 @@ export function makePlan(scale: number): Plan {
   const small4k = flat(5_000, 4096);
   const big64 = flat(50_000, 64);
   const big4k = flat(50_000, 4096);
-  const huge64 = flat(100_000, 64);
   const nestedCount = count(50_000, scale, 50);
   const nested: Dataset = {
     id: `nested-${nestedCount}-64`,
@@ -57,26 +56,30 @@ export function makePlan(scale: number): Plan {
     bytes: 64,
   };
 
+  // Long enough for a stable median at full size, short for a smoke run.
+  const budgetMs = Math.round(Math.max(50, Math.min(1000, 5000 * scale)));
+  const firstFile = (ds: Dataset) => entries(ds).next().value![0];
   const instances: Instance[] = [];
   for (const ds of [small64, small4k, big64, big4k, nested]) {
-    instances.push({
-      id: `listing/${ds.id}`,
-      scenario: 'listing',
-      dataset: ds,
-      params: { path: '/memories' },
-      rows: [{ metric: 'view_ms', label: `view /memories: ${ds.label}`, unit: 'ms' }],
-    });
+    const rows: Row[] = [{ metric: 'view_ms', label: `view /memories: ${ds.label}`, unit: 'ms' }];
+    const params: Record<string, unknown> = { list: '/memories', firstFile: firstFile(ds), count: ds.count, budgetMs };
+    if (ds === small4k) {
+      params.fileView = `/memories/${noteName(Math.floor(ds.count / 2))}`;
+      rows.push(
+        { metric: 'view_file_ms', label: 'view of one 4 KiB memory', unit: 'ms' },
+        { metric: 'view_range_ms', label: 'view of one 4 KiB memory, view_range [10, 20]', unit: 'ms' },
+      );
+    }
+    if (ds === big4k) rows.push({ metric: 'open_ms', label: `open of the ${ds.label} store + first view`, unit: 'ms' });
+    if (ds === nested) {
+      rows.push({
+        metric: 'rss_mib_per_100k',
+        label: `RSS per 100,000 memories (open ${ds.label}, view, list; scaled)`,
+        unit: 'MiB',
+      });
+    }
+    instances.push({ id: `read/${ds.id}`, scenario: 'readStore', dataset: ds, params, rows });
   }
-  instances.push({
-    id: 'fileView',
-    scenario: 'fileView',
-    dataset: small4k,
-    params: { path: `/memories/${noteName(Math.floor(small4k.count / 2))}` },
-    rows: [
-      { metric: 'view_file_ms', label: 'view of one 4 KiB memory', unit: 'ms' },
-      { metric: 'view_range_ms', label: 'view of one 4 KiB memory, view_range [10, 20]', unit: 'ms' },
-    ],
-  });
   const ops = count(200, scale, 5);
   const warmup = Math.min(20, ops);
   instances.push({
@@ -106,20 +109,6 @@ export function makePlan(scale: number): Plan {
       { metric: 'delete_ms', label: `delete of a ${thousands(perTree)}-memory subtree`, unit: 'ms' },
     ],
   });
-  instances.push({
-    id: 'open',
-    scenario: 'openTime',
-    dataset: big4k,
-    params: {},
-    rows: [{ metric: 'open_ms', label: `open ${big4k.label} store + first view`, unit: 'ms' }],
-  });
-  instances.push({
-    id: 'rss',
-    scenario: 'rss',
-    dataset: huge64,
-    params: { dataset: huge64 },
-    rows: [{ metric: 'rss_mib_per_100k', label: `RSS per 100,000 memories (open ${thousands(huge64.count)}, view, list)`, unit: 'MiB' }],
-  });
   const callers = 64;
   const edits = count(8, scale, 2);
   instances.push({
@@ -144,5 +133,5 @@ export function makePlan(scale: number): Plan {
     rows: [{ metric: 'seed_s', label: `bulk seed ${thousands(seedCount)} × 4 KiB, then one sync`, unit: 's' }],
   });
 
-  return { scale, datasets: [small64, small4k, big64, big4k, nested, huge64], instances };
+  return { scale, datasets: [small64, small4k, big64, big4k, nested], instances };
 }

@@ -5,7 +5,8 @@
 // Knobs: RABOSH_BENCH_SCALE (1; 0.01 for a smoke run), RABOSH_BENCH_RUNS (3),
 // RABOSH_BENCH_BACKENDS (comma list of ids, default all), RABOSH_BENCH_DIR (where stores go;
 // the OS temp dir), RABOSH_BENCH_RESULTS (bench/results), RABOSH_BENCH_KEEP=1 keeps the stores,
-// RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default).
+// RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default),
+// RABOSH_BENCH_ONLY (comma list of measurement ids or id prefixes, e.g. `read,durableWrites`).
 
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,8 +87,10 @@ function runChild(scenario: string, backend: string, dir: string, params: Record
   });
 }
 
+const t0 = nowMs();
 function log(msg: string): void {
-  process.stderr.write(msg + '\n');
+  const s = Math.round((nowMs() - t0) / 1000);
+  process.stderr.write(`[${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}] ${msg}\n`);
 }
 
 function fmt(x: number): string {
@@ -97,6 +100,12 @@ function fmt(x: number): string {
 async function main(): Promise<number> {
   const started = nowMs();
   const plan = makePlan(scale);
+  const only = process.env.RABOSH_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  if (only) {
+    const unknown = only.filter((id) => !plan.instances.some((i) => i.id === id || i.id.startsWith(id + '/')));
+    if (unknown.length) throw new Error(`RABOSH_BENCH_ONLY: no measurement named ${unknown.join(', ')}`);
+    plan.instances = plan.instances.filter((i) => only.some((id) => i.id === id || i.id.startsWith(id + '/')));
+  }
   const failures: string[] = [];
   const families = [...new Set(backends.map((b) => b.family))];
   const seeder = (family: string) => backends.find((b) => b.family === family)!.id;

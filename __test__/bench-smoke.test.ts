@@ -1,0 +1,162 @@
+// The benchmark at a tiny size: it must run end to end, fill every cell, and find every handler
+// giving the same answers. No timing is asserted. Also a scripted differential run through ours
+// and the benchmark's SQLite and LMDB alternatives, failure outcomes included, so the
+// alternatives are known to speak the contract and not just its success strings.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { blankDirectorySizes } from '../bench/agreement.js';
+import { formatSize } from '../bench/alternatives/contract.js';
+import { loadBackend } from '../bench/handlers/registry.js';
+import type { BenchHandler } from '../bench/handlers/types.js';
+
+const repo = resolve(import.meta.dirname, '..');
+const scratch = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('npm run bench at a tiny size', () => {
+  it('runs every measurement for every handler and finds them agreeing', () => {
+    const results = join(scratch, 'results');
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'],
+      {
+        cwd: repo,
+        env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch },
+        encoding: 'utf8',
+        timeout: 280_000,
+      },
+    );
+    const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
+      backends: { id: string }[];
+      rows: { label: string; floor: boolean; cells: Record<string, { median: number }> }[];
+      mismatches: string[];
+      failures: string[];
+    };
+    expect(report.failures).toEqual([]);
+    expect(report.mismatches).toEqual([]);
+    expect(run.status, run.stderr.slice(-3000)).toBe(0);
+    expect(report.backends.map((b) => b.id)).toEqual(['rabosh', 'rabosh-index', 'sdk-fs', 'sqlite', 'lmdb']);
+    for (const row of report.rows) {
+      const expected = row.floor ? ['none'] : report.backends.map((b) => b.id);
+      expect(Object.keys(row.cells).sort(), row.label).toEqual([...expected].sort());
+      for (const id of expected) expect(Number.isFinite(row.cells[id]!.median), `${row.label} ${id}`).toBe(true);
+    }
+    expect(run.stdout).toContain('| measurement |');
+    expect(readFileSync(join(results, 'latest.md'), 'utf8')).toContain('| measurement |');
+  });
+
+  it('exits non-zero when an alternative answers differently', () => {
+    const results = join(scratch, 'broken');
+    const run = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'],
+      {
+        cwd: repo,
+        env: {
+          ...process.env,
+          RABOSH_BENCH_RESULTS: results,
+          RABOSH_BENCH_DIR: scratch,
+          RABOSH_BENCH_BACKENDS: 'rabosh,sqlite',
+          RABOSH_BENCH_ONLY: 'durableWrites',
+          RABOSH_BENCH_SABOTAGE: 'sqlite',
+        },
+        encoding: 'utf8',
+        timeout: 120_000,
+      },
+    );
+    const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as { mismatches: string[] };
+    expect(report.mismatches.length).toBeGreaterThan(0);
+    expect(run.status).toBe(1);
+  });
+});
+
+describe('the alternatives speak the contract', () => {
+  it('formats sizes with half-to-even tenths', () => {
+    expect([0, 512, 1024, 1280, 1331, 4096, 1536 * 1024].map(formatSize)).toEqual([
+      '0B',
+      '512B',
+      '1K',
+      '1.2K',
+      '1.3K',
+      '4K',
+      '1.5M',
+    ]);
+  });
+
+  it('blanks only directory sizes when comparing with the SDK', () => {
+    const listing =
+      "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n" +
+      '8K\t/memories\n4K\t/memories/a.md\n4K\t/memories/d/\n4K\t/memories/d/b.md';
+    expect(blankDirectorySizes(listing).split('\n').slice(1)).toEqual([
+      '<dir>\t/memories',
+      '4K\t/memories/a.md',
+      '<dir>\t/memories/d/',
+      '4K\t/memories/d/b.md',
+    ]);
+    expect(blankDirectorySizes('File created successfully at: /memories/a')).toBe(
+      'File created successfully at: /memories/a',
+    );
+  });
+
+  it('answers a scripted session exactly like ours, failures included', async () => {
+    const script: Array<Parameters<BenchHandler['view']>[0] | Record<string, unknown>> = [
+      { command: 'view', path: '/memories' },
+      { command: 'create', path: '/memories/notes/a.md', file_text: 'alpha\nbeta\ngamma\nbeta\n' },
+      { command: 'create', path: '/memories/notes/a.md', file_text: 'again' },
+      { command: 'create', path: '/memories', file_text: 'x' },
+      { command: 'create', path: '/memoriesish/a.md', file_text: 'x' },
+      { command: 'create', path: '/memories/notes/deep/er/c.md', file_text: 'c'.repeat(1280) },
+      { command: 'create', path: '/memories/.hidden/h.md', file_text: 'secret' },
+      { command: 'create', path: '/memories/notes', file_text: 'a file beside a directory' },
+      { command: 'view', path: '/memories' },
+      { command: 'view', path: '/memories/notes' },
+      { command: 'view', path: '/memories/notes/a.md' },
+      { command: 'view', path: '/memories/notes/a.md', view_range: [2, -1] },
+      { command: 'view', path: '/memories/notes/a.md', view_range: [3, 2] },
+      { command: 'view', path: '/memories/nope' },
+      { command: 'view', path: '\\memories\\a' },
+      { command: 'str_replace', path: '/memories/notes/a.md', old_str: 'beta', new_str: 'B' },
+      { command: 'str_replace', path: '/memories/notes/a.md', old_str: 'zeta', new_str: 'B' },
+      { command: 'str_replace', path: '/memories/notes/a.md', old_str: 'gamma', new_str: '$& $1' },
+      { command: 'str_replace', path: '/memories/missing.md', old_str: 'a', new_str: 'b' },
+      { command: 'insert', path: '/memories/notes/a.md', insert_line: 1, insert_text: 'inserted\n' },
+      { command: 'insert', path: '/memories/notes/a.md', insert_line: 99, insert_text: 'x' },
+      { command: 'insert', path: '/memories/notes/a.md', insert_line: 1.5, insert_text: 'x' },
+      { command: 'view', path: '/memories/notes/a.md' },
+      { command: 'rename', old_path: '/memories/notes', new_path: '/memories/notes/inner' },
+      { command: 'rename', old_path: '/memories/notes', new_path: '/memories/.hidden' },
+      { command: 'rename', old_path: '/memories/notes', new_path: '/memories/kept' },
+      { command: 'rename', old_path: '/memories/notes', new_path: '/memories/again' },
+      { command: 'rename', old_path: '/memories/', new_path: '/memories/x' },
+      { command: 'view', path: '/memories' },
+      { command: 'delete', path: '/memories/kept/deep' },
+      { command: 'delete', path: '/memories/kept/deep' },
+      { command: 'delete', path: '/memories/.' },
+      { command: 'view', path: '/memories/kept' },
+    ];
+    const transcripts: Record<string, string[]> = {};
+    for (const id of ['rabosh', 'rabosh-index', 'sqlite', 'lmdb']) {
+      const backend = await loadBackend(id);
+      const h = await backend.open(join(scratch, `script-${id}`));
+      const out: string[] = [];
+      try {
+        for (const step of script) {
+          const input = step as { command: keyof Omit<BenchHandler, 'close'> };
+          out.push(await (h[input.command] as (i: unknown) => Promise<string>)(step));
+        }
+      } finally {
+        await h.close();
+      }
+      transcripts[id] = out;
+    }
+    for (const id of ['rabosh-index', 'sqlite', 'lmdb']) {
+      transcripts[id]!.forEach((answer, i) => {
+        expect(answer, `${id}, step ${i}: ${JSON.stringify(script[i])}`).toBe(transcripts['rabosh']![i]);
+      });
+    }
+  });
+});
