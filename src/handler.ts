@@ -140,13 +140,15 @@ const fail = (text: string): ToolOutput => ({ text, isError: true });
 type Input = Record<string, unknown>;
 
 /*
- * Where a view runs. Measured with 10k views each way through the binding (2-core box, interim
- * in-memory engine, 50-10k memories, per view): a file view 2 us on the calling thread against
- * 16-28 us through the libuv pool (the hop dominates); a root listing of 10k memories with the
- * listing index 263 us against 321 us; without the index 2.3 ms against 3.2 ms, and 43 ms at
- * 20k memories, because the scan grows with the store. So a view runs on the calling thread
- * when its cost is bounded by what it prints (listing index on) and it does not commit
- * (trackAccess off); otherwise on the pool, so a large scan never stalls the event loop.
+ * Where a view runs. Measured through the binding (log-structured engine, page cache warm,
+ * 2-core box under load; median of 7 rounds of 1,000 views, 20 for the root), calling thread
+ * against libuv pool:
+ *   file view                       2.5 us  vs  31-123 us  (the pool hop dominates)
+ *   root listing, 10k, index on      70 us  vs  362 us
+ *   root listing, 10k, index off     24 ms  vs  21 ms      (the scan grows with the store)
+ * So a view runs on the calling thread when its cost is bounded by what it prints (listing
+ * index on) and it does not commit (trackAccess off); otherwise on the pool, so a scan of a
+ * large store never stalls the event loop.
  */
 
 export class RaboshMemoryToolHandler implements MemoryToolHandlers {
