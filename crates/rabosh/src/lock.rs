@@ -22,11 +22,17 @@ fn open_dirs() -> &'static Mutex<HashSet<PathBuf>> {
 /// Held for the store's lifetime; dropping releases both the OS lock and the in-process claim.
 pub struct DirLock {
     canon: PathBuf,
+    vfs: Arc<dyn Vfs>,
+    dir: PathBuf,
     _guard: LockGuard,
 }
 
 impl Drop for DirLock {
     fn drop(&mut self) {
+        // Blank the record while the lock is still held (the guard drops after this body): a
+        // record left behind would name a holder that may still run — this very process, after
+        // a close and a later open — and a contender racing the next winner could report it.
+        let _ = replace_file(&*self.vfs, &self.dir, HOLDER, HOLDER_TMP, b"", None);
         open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.canon);
     }
 }
@@ -55,7 +61,7 @@ pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
     let me = own_record();
     let _ = replace_file(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), None);
     std::mem::forget(claim);
-    Ok(DirLock { canon, _guard: guard })
+    Ok(DirLock { canon, vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard })
 }
 
 /// Releases the in-process claim if acquiring fails half-way.
