@@ -11,14 +11,14 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 export declare class NativeMemories {
   /** A handler over `store` for one scope; validates the options (no disk access). */
-  static create(store: NativeStore, options: NativeMemoryOptions): NativeMemories
+  constructor(store: NativeStore, options: NativeMemoryOptions)
   view(path: string): Promise<NativeOutcome>
   /**
    * `view` on the calling thread: for reads served from memory, where a pool hop costs more
    * than the read (only valid when the view does not commit, i.e. trackAccess is off).
    */
   viewSync(path: string): NativeOutcome
-  createMemory(path: string, fileText: string): Promise<NativeOutcome>
+  create(path: string, fileText: string): Promise<NativeOutcome>
   strReplace(path: string, oldStr: string, newStr: string): Promise<NativeOutcome>
   /** `insert_line` is null when the model sent something that is not an integer. */
   insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeOutcome>

@@ -169,7 +169,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     this.#owned = false;
     const store = storeNative(db);
     this.#memories = nativeSync(() =>
-      NativeMemories.create(store, {
+      new NativeMemories(store, {
         scope: s.scope,
         maxMemoryBytes: s.maxMemoryBytes,
         createOverwrites: s.createOverwrites,
@@ -313,7 +313,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const raw = text(input['path']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.createExists(raw));
-    const o = await this.#outcome(() => this.#memories.createMemory(path, text(input['file_text'])));
+    const o = await this.#outcome(() => this.#memories.create(path, text(input['file_text'])));
     switch (o.kind) {
       case 'created':
         return ok(S.created(path));

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use napi::Env;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
-use rabosh_memory::{MemoryOptions, Memories};
+use rabosh_memory::{Memories, MemoryOptions};
 
 use crate::fault::{Fault, on_js_thread};
 use crate::outcome::{NativeOutcome, NativeUsage};
@@ -39,7 +39,7 @@ impl NativeMemories {
 
 /// A JS number that must be a positive integer to be a byte limit.
 fn positive_integer(option: &'static str, v: f64) -> Result<u64, Fault> {
-    if v.is_finite() && v.fract() == 0.0 && v >= 1.0 && v <= 9_007_199_254_740_991.0 {
+    if v.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(&v) {
         Ok(v as u64)
     } else {
         Err(Fault::invalid_option(option, v.to_string()))
@@ -49,8 +49,12 @@ fn positive_integer(option: &'static str, v: f64) -> Result<u64, Fault> {
 #[napi]
 impl NativeMemories {
     /// A handler over `store` for one scope; validates the options (no disk access).
-    #[napi(factory)]
-    pub fn create(env: Env, store: &NativeStore, options: NativeMemoryOptions) -> napi::Result<NativeMemories> {
+    #[napi(constructor)]
+    pub fn new(
+        env: Env,
+        store: &NativeStore,
+        options: NativeMemoryOptions,
+    ) -> napi::Result<NativeMemories> {
         on_js_thread(&env, || {
             let opts = MemoryOptions {
                 scope: options.scope,
@@ -59,7 +63,9 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
-            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
+            Ok(NativeMemories {
+                inner: Arc::new(Memories::new(store.memory_store(), opts)?),
+            })
         })
     }
 
@@ -76,12 +82,17 @@ impl NativeMemories {
     }
 
     #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn create_memory(&self, path: String, file_text: String) -> AsyncTask<Work<NativeOutcome>> {
+    pub fn create(&self, path: String, file_text: String) -> AsyncTask<Work<NativeOutcome>> {
         self.off_thread(move |m| m.create(&path, &file_text))
     }
 
     #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeOutcome>> {
+    pub fn str_replace(
+        &self,
+        path: String,
+        old_str: String,
+        new_str: String,
+    ) -> AsyncTask<Work<NativeOutcome>> {
         self.off_thread(move |m| m.str_replace(&path, &old_str, &new_str))
     }
 

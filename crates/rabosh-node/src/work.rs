@@ -17,15 +17,23 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
     type JsValue = T;
 
     fn compute(&mut self) -> napi::Result<Self::Output> {
-        let job = self.job.take();
-        Ok(match job {
-            Some(job) => guard(job),
-            None => Err(Fault { code: "RABOSH_PANIC", message: "task ran twice".into(), holder: None }),
-        })
+        Ok(run_job(self.job.take()))
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<T> {
         output.map_err(|fault| fault.into_napi(&env))
+    }
+}
+
+/// The job's result, a panic caught as a fault (a task is computed once; a second run faults).
+fn run_job<T>(job: Option<Job<T>>) -> FaultResult<T> {
+    match job {
+        Some(job) => guard(job),
+        None => Err(Fault {
+            code: "RABOSH_PANIC",
+            message: "task ran twice".into(),
+            holder: None,
+        }),
     }
 }
 
@@ -35,5 +43,41 @@ where
     T: ToNapiValue + TypeName + Send + 'static,
     F: FnOnce() -> FaultResult<T> + Send + 'static,
 {
-    AsyncTask::new(Work { job: Some(Box::new(job)) })
+    AsyncTask::new(Work {
+        job: Some(Box::new(job)),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run<T: 'static>(job: impl FnOnce() -> FaultResult<T> + Send + 'static) -> FaultResult<T> {
+        run_job(Some(Box::new(job)))
+    }
+
+    #[test]
+    fn a_panic_on_the_pool_becomes_a_coded_fault() {
+        let f = run::<f64>(|| panic!("boom {}", 7)).expect_err("a panic is a fault");
+        assert_eq!(f.code, "RABOSH_PANIC");
+        assert!(f.message.contains("boom 7"), "{}", f.message);
+    }
+
+    #[test]
+    fn a_static_str_panic_keeps_its_text() {
+        let f = run::<f64>(|| std::panic::panic_any("plain")).unwrap_err();
+        assert!(f.message.contains("plain"), "{}", f.message);
+    }
+
+    #[test]
+    fn results_and_faults_pass_through() {
+        assert_eq!(run(|| Ok(2.5)).unwrap(), 2.5);
+        let f = run::<f64>(|| Err(rabosh::Error::Closed.into())).unwrap_err();
+        assert_eq!(f.code, "RABOSH_CLOSED");
+    }
+
+    #[test]
+    fn a_task_run_twice_faults_instead_of_panicking() {
+        assert_eq!(run_job::<f64>(None).unwrap_err().code, "RABOSH_PANIC");
+    }
 }
