@@ -29,7 +29,7 @@ pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
             )));
         }
     } else {
-        vfs.create_dir_all(target).map_err(|e| Error::io("create_dir_all", target, e))?;
+        crate::vfs::create_dir_durable(vfs, target).map_err(|e| Error::io("create directory", target, e))?;
     }
     let mut hard_linked = true;
     for sm in &manifest.segments {

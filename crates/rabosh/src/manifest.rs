@@ -107,6 +107,11 @@ impl Manifest {
 
     /// Atomic replace; on return the new MANIFEST and every entry created in `dir` before it are durable.
     pub fn write(&self, vfs: &dyn Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
+        // Every file the new MANIFEST names must have a durable name before the rename can
+        // reach disk: directory steps are not ordered without a barrier (a new log segment
+        // created just before would otherwise be listed yet missing after a power loss).
+        vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
+        fsyncs();
         write_atomic(vfs, dir, MANIFEST, MANIFEST_TMP, &self.encode(), fsyncs)
     }
 }

@@ -26,7 +26,7 @@ fn ours_but_not_data(name: &str) -> bool {
 
 pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
-    vfs.create_dir_all(dir).map_err(|e| Error::io("create_dir_all", dir, e))?;
+    crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = crate::lock::acquire(&vfs, dir)?;
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
