@@ -77,7 +77,8 @@ impl Manifest {
         let parse = |r: &mut Reader| -> std::result::Result<Manifest, &'static str> {
             let next_segment = r.u64()?;
             let n = r.u32()? as usize;
-            let mut segments = Vec::with_capacity(n.min(1 << 16));
+            // Each entry takes 34 bytes: a count the body cannot hold must not size the vector.
+            let mut segments = Vec::with_capacity(n.min(body_len / 34));
             for _ in 0..n {
                 segments.push(SegMeta {
                     number: r.u64()?,

@@ -381,10 +381,24 @@ impl SimFs {
         Ok(sim.inodes[&ino].cur.clone())
     }
 
-    /// Replace a file's bytes (and name) durably, as damage on disk would: no step is counted.
+    /// Replace a file's bytes (and name, and missing parent directories) durably, as damage on
+    /// disk would: no step is counted.
     pub fn write_file(&self, path: &Path, bytes: &[u8]) -> io::Result<()> {
         let mut sim = self.sim();
         let (d, name) = split(path)?;
+        let mut missing = Vec::new();
+        let mut p = d.as_path();
+        while !sim.dirs.contains_key(p) {
+            missing.push(p.to_path_buf());
+            p = p.parent().unwrap_or(Path::new("/"));
+        }
+        for m in missing.into_iter().rev() {
+            let (parent, n) = split(&m)?;
+            let pd = sim.dir_mut(&parent)?;
+            pd.cur.insert(n.clone(), Node::Dir);
+            pd.durable.insert(n, Node::Dir);
+            sim.dirs.insert(m, Dir::default());
+        }
         let ino = match sim.file(path) {
             Ok(ino) => ino,
             Err(_) => {
