@@ -9,6 +9,19 @@ use crate::{CheckpointInfo, Error, Result};
 use std::path::Path;
 
 pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
+    let mut ours = false;
+    let r = checkpoint_inner(store, target, &mut ours);
+    if ours && r.is_err() {
+        // The failing step may have come after the MANIFEST rename (its directory fsync):
+        // the caller was told it failed, so the target must not open as a store either.
+        let _ = store.vfs.remove(&target.join(crate::manifest::MANIFEST));
+        let _ = store.vfs.remove(&target.join(crate::manifest::MANIFEST_TMP));
+    }
+    r
+}
+
+/// `ours` turns true once the target is known empty: only then may a failure clean it up.
+fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<CheckpointInfo> {
     let vfs = &*store.vfs;
     let (version, manifest) = {
         let mut w = store.writable()?;
@@ -29,8 +42,9 @@ pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
             )));
         }
     } else {
-        vfs.create_dir_all(target).map_err(|e| Error::io("create_dir_all", target, e))?;
+        crate::vfs::create_dir_durable(vfs, target).map_err(|e| Error::io("create directory", target, e))?;
     }
+    *ours = true;
     let mut hard_linked = true;
     for sm in &manifest.segments {
         for name in [seg_name(sm.number), hint_name(sm.number)] {

@@ -105,6 +105,10 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
     if crc(&[&h[..32]]) != stored || version == 0 {
         return Err(HeaderError::Bad("segment header checksum mismatch"));
     }
+    // Outside the checksum: damage here must still be seen, not carried along unnoticed.
+    if h[36..40] != [0, 0, 0, 0] {
+        return Err(HeaderError::Bad("segment header reserved bytes are not zero"));
+    }
     Ok(SegHeader {
         kind: h[12],
         number: u64::from_le_bytes(h[16..24].try_into().unwrap()),

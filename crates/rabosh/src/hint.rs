@@ -62,7 +62,16 @@ pub fn decode(buf: &[u8], number: u64, seg_len: u64) -> Option<SegRecs> {
             let klen = r.u32()? as usize;
             let key: Key = r.bytes(klen)?.into();
             let entry = match tag {
-                TAG_PUT => Some(Entry { seq, meta: r.meta()?, seg: number, off: r.u64()?, len: r.u32()?, crc: r.u32()? }),
+                TAG_PUT => {
+                    let e = Entry { seq, meta: r.meta()?, seg: number, off: r.u64()?, len: r.u32()?, crc: r.u32()? };
+                    // A value must lie inside its segment: a read sizes its buffer by `len`.
+                    let inside = e.off >= crate::format::SEG_HEADER as u64
+                        && e.off.checked_add(e.len as u64).is_some_and(|end| end <= seg_len);
+                    if !inside {
+                        return Err("entry points outside its segment");
+                    }
+                    Some(e)
+                }
                 TAG_DEL => None,
                 _ => return Err("bad tag"),
             };

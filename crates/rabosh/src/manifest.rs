@@ -77,7 +77,8 @@ impl Manifest {
         let parse = |r: &mut Reader| -> std::result::Result<Manifest, &'static str> {
             let next_segment = r.u64()?;
             let n = r.u32()? as usize;
-            let mut segments = Vec::with_capacity(n.min(1 << 16));
+            // Each entry takes 34 bytes: a count the body cannot hold must not size the vector.
+            let mut segments = Vec::with_capacity(n.min(body_len / 34));
             for _ in 0..n {
                 segments.push(SegMeta {
                     number: r.u64()?,
@@ -107,6 +108,11 @@ impl Manifest {
 
     /// Atomic replace; on return the new MANIFEST and every entry created in `dir` before it are durable.
     pub fn write(&self, vfs: &dyn Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
+        // Every file the new MANIFEST names must have a durable name before the rename can
+        // reach disk: directory steps are not ordered without a barrier (a new log segment
+        // created just before would otherwise be listed yet missing after a power loss).
+        vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
+        fsyncs();
         write_atomic(vfs, dir, MANIFEST, MANIFEST_TMP, &self.encode(), fsyncs)
     }
 }

@@ -26,7 +26,7 @@ fn ours_but_not_data(name: &str) -> bool {
 
 pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
-    vfs.create_dir_all(dir).map_err(|e| Error::io("create_dir_all", dir, e))?;
+    crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = crate::lock::acquire(&vfs, dir)?;
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
@@ -119,9 +119,11 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
                 }
                 // Cut before appending: every later commit must follow readable bytes.
                 f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
-                f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
-                counters.fsync();
             }
+            // What open reports must be durable: after a failed fsync (or a buffered writer's
+            // exit) the frames just read may exist only in the page cache.
+            f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
+            counters.fsync();
             apply_recs(&mut map, &mut live, &sc.recs);
             seq = sc.last_seq.unwrap_or(seq);
             active_len = sc.valid_len;

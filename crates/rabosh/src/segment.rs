@@ -159,25 +159,35 @@ pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq
 struct Chunks<'a> {
     f: &'a dyn VFile,
     buf: Vec<u8>,
+    /// File offset of `buf[0]` and how many bytes from there are loaded.
     at: u64,
+    valid: usize,
+    file_len: u64,
 }
 
 impl<'a> Chunks<'a> {
+    fn new(f: &'a dyn VFile, file_len: u64) -> Self {
+        Chunks { f, buf: Vec::new(), at: 0, valid: 0, file_len }
+    }
+
     fn get(&mut self, off: u64, len: usize) -> std::io::Result<&[u8]> {
         let end = off + len as u64;
-        if off < self.at || end > self.at + self.buf.len() as u64 {
-            let want = len.max(1 << 20);
-            self.buf.resize(want, 0);
+        if off < self.at || end > self.at + self.valid as u64 {
+            // Read ahead up to 1 MiB, never past the end: a small file costs only its size.
+            let want = len.max((1usize << 20).min(self.file_len.saturating_sub(off) as usize));
+            if self.buf.len() < want {
+                self.buf = vec![0u8; want];
+            }
             let mut got = 0;
             while got < want {
-                let n = self.f.read_at(&mut self.buf[got..], off + got as u64)?;
+                let n = self.f.read_at(&mut self.buf[got..want], off + got as u64)?;
                 if n == 0 {
                     break;
                 }
                 got += n;
             }
-            self.buf.truncate(got);
             self.at = off;
+            self.valid = got;
             if got < len {
                 return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "short read"));
             }
@@ -202,7 +212,7 @@ pub fn scan(
 ) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
-    let mut ch = Chunks { f, buf: Vec::new(), at: 0 };
+    let mut ch = Chunks::new(f, file_len);
     let mut out = Scanned { recs: SegRecs::new(), last_seq: None, valid_len: SEG_HEADER as u64, records: 0, torn: None };
     let mut expect = next_seq;
     let mut off = SEG_HEADER as u64;

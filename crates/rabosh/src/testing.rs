@@ -1,4 +1,8 @@
-//! Test instruments (not a stable API): a fault-injecting wrapper around any [`Vfs`].
+//! Test instruments (not a stable API): a fault-injecting wrapper around any [`Vfs`], and an
+//! in-memory filesystem with power-loss semantics ([`SimFs`]).
+
+mod simfs;
+pub use simfs::{Capture, SimFs};
 
 use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
 use std::collections::HashMap;
@@ -155,5 +159,26 @@ impl Vfs for FaultFs {
     }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         self.inner.canonicalize(dir)
+    }
+}
+
+/// A small seeded generator (SplitMix64): reproducible crash images without a dependency.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in `0..n` (0 when n is 0).
+    pub fn below(&mut self, n: u64) -> u64 {
+        if n == 0 { 0 } else { self.next_u64() % n }
     }
 }

@@ -77,6 +77,30 @@ pub fn write_all_at(f: &dyn VFile, mut buf: &[u8], mut offset: u64) -> io::Resul
     Ok(())
 }
 
+/// Creates `dir` and any missing parents so that they survive a power loss: a new directory's
+/// name lives in its parent, which needs its own fsync (a store acknowledged inside a directory
+/// whose entry was never synced can vanish whole).
+pub fn create_dir_durable(vfs: &dyn Vfs, dir: &Path) -> io::Result<()> {
+    let mut missing = Vec::new();
+    let mut p = dir;
+    while !vfs.exists(p)? {
+        missing.push(p);
+        match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => p = parent,
+            _ => break,
+        }
+    }
+    if missing.is_empty() {
+        return Ok(());
+    }
+    vfs.create_dir_all(dir)?;
+    for created in missing.iter().rev() {
+        let parent = created.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        vfs.sync_dir(parent)?;
+    }
+    Ok(())
+}
+
 /// The real filesystem through std.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;

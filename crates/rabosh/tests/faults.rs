@@ -1,6 +1,8 @@
-//! Fault injection through the Vfs seam: fail the Nth IO step of a kind during commits,
-//! compaction and checkpoint; the store must refuse, poison where memory may be wrong, and a
-//! reopen must hold every acknowledged commit.
+//! Fault injection through the Vfs seam on the real filesystem: fail the Nth IO step of a kind
+//! during commits, compaction and checkpoint; the store must refuse, poison where memory may be
+//! wrong, and a reopen must hold every acknowledged commit. The exhaustive enumeration (every
+//! step of every operation, with crash images of the aftermath) runs on SimFs in fault_enum.rs;
+//! this one proves the same on real files for the first steps of each kind.
 
 use rabosh::testing::{FaultFs, IoKind};
 use rabosh::{Batch, Error, META_LEN, Options, Store};
@@ -161,7 +163,7 @@ fn every_early_fault_in_commit_compact_and_checkpoint_loses_nothing_acked() {
     let mut fired = 0;
     for action in [Action::Commits, Action::Compact, Action::Checkpoint] {
         for kind in kinds {
-            for n in 1..=6 {
+            for n in 1..=3 {
                 if scenario(kind, n, action) {
                     fired += 1;
                 } else {
@@ -170,5 +172,5 @@ fn every_early_fault_in_commit_compact_and_checkpoint_loses_nothing_acked() {
             }
         }
     }
-    assert!(fired >= 30, "the seam must reach the engine's IO: only {fired} faults fired");
+    assert!(fired >= 25, "the seam must reach the engine's IO: only {fired} faults fired");
 }

@@ -1,0 +1,60 @@
+//! Helpers shared by the reliability tests: a reference model, store contents, budgets.
+#![allow(dead_code)]
+
+use rabosh::testing::Rng;
+use rabosh::{Batch, Error, META_LEN, Meta, Options, Store, Vfs};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+/// key → (value, meta): what a store must show.
+pub type Model = BTreeMap<Vec<u8>, (Vec<u8>, Meta)>;
+
+/// A budget knob: the env var if set, else the CI default.
+pub fn knob(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|s| s.parse().ok()).unwrap_or(default)
+}
+
+pub fn opts(vfs: Arc<dyn Vfs>, segment_bytes: u64) -> Options {
+    Options { segment_bytes, vfs: Some(vfs), ..Options::default() }
+}
+
+pub fn meta(seed: u64) -> Meta {
+    let mut m = [0u8; META_LEN];
+    m[..8].copy_from_slice(&seed.to_le_bytes());
+    m[META_LEN - 1] = 0x5A;
+    m
+}
+
+/// A random batch over a small key space; applies it to `model` too.
+pub fn random_batch(rng: &mut Rng, model: &mut Model, seq: u64) -> Batch {
+    let mut b = Batch::new();
+    for j in 0..1 + rng.below(4) {
+        let key = format!("k{:02}", rng.below(10)).into_bytes();
+        if rng.below(5) == 0 {
+            model.remove(&key);
+            b.delete(key);
+        } else {
+            let len = if rng.below(8) == 0 { 200 + rng.below(400) } else { rng.below(60) };
+            let value: Vec<u8> = (0..len).map(|i| (seq * 31 + j * 7 + i) as u8).collect();
+            let m = meta(seq * 16 + j);
+            model.insert(key.clone(), (value.clone(), m));
+            b.put(key, value, m);
+        }
+    }
+    b
+}
+
+/// Everything the store shows at its latest state: listing, metadata and every value.
+pub fn contents(store: &Store) -> rabosh::Result<Model> {
+    let s = store.snapshot()?;
+    let mut out = Model::new();
+    for (k, m) in s.range(b"", None) {
+        let v = s.get(k)?.expect("a listed key has a value");
+        out.insert(k.to_vec(), (v, *m));
+    }
+    Ok(out)
+}
+
+pub fn is_corruption(e: &Error) -> bool {
+    matches!(e, Error::Corruption { .. })
+}

@@ -1,0 +1,246 @@
+//! Power loss on SimFs: random workloads (commits with tiny segments so they roll over,
+//! compaction, checkpoints, reopen) run once while the filesystem records its state before every
+//! mutating step; each recorded state then yields random crash images (unsynced writes dropped,
+//! torn, zero-filled or reordered; unsynced directory entries likewise). Every image must open
+//! without error at exactly the last acknowledged commit or that plus the one in flight, and a
+//! checkpoint must be whole once acknowledged and otherwise whole or visibly not a store.
+//!
+//! Budget: RABOSH_POWERLOSS_RUNS workloads (default 10), RABOSH_POWERLOSS_IMAGES images per
+//! recorded step (default 2), RABOSH_POWERLOSS_SEED to replay one workload.
+
+mod common;
+
+use common::{Model, contents, knob, opts, random_batch};
+use rabosh::testing::{Capture, Rng, SimFs};
+use rabosh::{Durability, Error, Options, Store, Vfs};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+const STORE: &str = "/data/store";
+
+struct Checkpoint {
+    dir: PathBuf,
+    started: u64,
+    /// Steps done when it returned, and the seq it reported.
+    acked: Option<(u64, u64)>,
+    seq_at_start: u64,
+}
+
+/// What one workload did, in filesystem steps.
+struct Trace {
+    /// models[s] = state after commit s.
+    models: Vec<Model>,
+    /// ack_steps[s] = steps done when commit s became durable by contract (ack_steps[0] = 0):
+    /// when `write` returned (Sync), or when the next `sync`/`close` returned (Buffered).
+    ack_steps: Vec<u64>,
+    /// start_steps[s] = steps done when commit s began.
+    start_steps: Vec<u64>,
+    checkpoints: Vec<Checkpoint>,
+    segment_bytes: u64,
+}
+
+impl Trace {
+    fn last_acked(&self, step: u64) -> u64 {
+        self.ack_steps.iter().rposition(|&a| a <= step).unwrap() as u64
+    }
+    fn last_started(&self, step: u64) -> u64 {
+        self.start_steps.iter().rposition(|&a| a <= step).unwrap() as u64
+    }
+}
+
+fn open(fs: &SimFs, dir: &str, segment_bytes: u64) -> rabosh::Result<Store> {
+    open_with(fs, dir, segment_bytes, Durability::Sync)
+}
+
+fn open_with(fs: &SimFs, dir: &str, segment_bytes: u64, durability: Durability) -> rabosh::Result<Store> {
+    Store::open(dir, Options { durability, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes) })
+}
+
+fn workload(seed: u64, durability: Durability) -> (Trace, Vec<Capture>) {
+    let mut rng = Rng::new(seed);
+    let fs = SimFs::new();
+    let segment_bytes = 200 + rng.below(800);
+    let mut t = Trace {
+        models: vec![Model::new()],
+        ack_steps: vec![0],
+        start_steps: vec![0],
+        checkpoints: Vec::new(),
+        segment_bytes,
+    };
+    fs.set_capture(true);
+    let mut store = open_with(&fs, STORE, segment_bytes, durability).unwrap();
+    // Buffered commits become acknowledged together, at the sync (or close) that covers them.
+    let ack_pending = |t: &mut Trace, fs: &SimFs| {
+        let now = fs.steps();
+        while t.ack_steps.len() < t.models.len() {
+            t.ack_steps.push(now);
+        }
+    };
+    let mut snaps = Vec::new();
+    let mut model = Model::new();
+    for _ in 0..30 + rng.below(30) {
+        match rng.below(100) {
+            0..70 => {
+                let seq = t.models.len() as u64;
+                let b = random_batch(&mut rng, &mut model, seq);
+                t.models.push(model.clone());
+                t.start_steps.push(fs.steps());
+                assert_eq!(store.write(b).unwrap(), seq);
+                if durability == Durability::Sync {
+                    t.ack_steps.push(fs.steps());
+                } else if rng.below(3) == 0 {
+                    store.sync().unwrap();
+                    ack_pending(&mut t, &fs);
+                }
+            }
+            70..78 => {
+                store.compact().unwrap();
+                ack_pending(&mut t, &fs); // it seals (fsyncs) the active segment first
+            }
+            78..86 => {
+                let dir = PathBuf::from(format!("/data/cp{}", t.checkpoints.len()));
+                let seq_at_start = t.models.len() as u64 - 1;
+                let started = fs.steps();
+                let info = store.checkpoint(&dir).unwrap();
+                ack_pending(&mut t, &fs); // it seals (fsyncs) the active segment
+                assert_eq!(info.seq, seq_at_start);
+                t.checkpoints.push(Checkpoint { dir, started, acked: Some((fs.steps(), info.seq)), seq_at_start });
+            }
+            86..93 => {
+                store.close().unwrap();
+                ack_pending(&mut t, &fs);
+                drop(store);
+                store = open_with(&fs, STORE, segment_bytes, durability).unwrap();
+            }
+            93..97 => snaps.push(store.snapshot().unwrap()),
+            _ => {
+                snaps.clear();
+            }
+        }
+    }
+    drop(snaps);
+    drop(store);
+    fs.set_capture(false);
+    (t, fs.take_captures())
+}
+
+/// Opens the store of one crash image and checks it; returns the recovered seq.
+fn check_image(img: &SimFs, t: &Trace, step: u64, what: &str) -> u64 {
+    let acked = t.last_acked(step);
+    let store = match open(img, STORE, t.segment_bytes) {
+        Ok(s) => s,
+        Err(e) => panic!("{what}: open after power loss failed: {e}"),
+    };
+    let seq = store.stats().seq;
+    // Sync: at most the one commit in flight; Buffered: any prefix of the unsynced ones.
+    let started = t.last_started(step);
+    assert!(seq >= acked && seq <= started, "{what}: recovered seq {seq}, acknowledged {acked}, started {started}");
+    let got = contents(&store).unwrap_or_else(|e| panic!("{what}: read after recovery: {e}"));
+    assert!(got == t.models[seq as usize], "{what}: state at seq {seq} differs from the model");
+    store.verify().unwrap_or_else(|e| panic!("{what}: verify: {e}"));
+    drop(store);
+
+    for cp in &t.checkpoints {
+        if cp.started > step {
+            continue;
+        }
+        let acked = cp.acked.is_some_and(|(a, _)| a <= step);
+        check_checkpoint(img, cp, t, acked, what);
+    }
+    seq
+}
+
+fn check_checkpoint(img: &SimFs, cp: &Checkpoint, t: &Trace, acked: bool, what: &str) {
+    let has_manifest = img.names(&cp.dir).iter().any(|n| n == "MANIFEST");
+    let has_data = img.names(&cp.dir).iter().any(|n| n.ends_with(".seg") || n.ends_with(".hint"));
+    if acked || has_manifest {
+        let c = open(img, cp.dir.to_str().unwrap(), t.segment_bytes)
+            .unwrap_or_else(|e| panic!("{what}: checkpoint {} (acked: {acked}) does not open: {e}", cp.dir.display()));
+        let seq = c.stats().seq;
+        assert_eq!(seq, cp.seq_at_start, "{what}: checkpoint {}", cp.dir.display());
+        assert!(contents(&c).unwrap() == t.models[seq as usize], "{what}: checkpoint {} state", cp.dir.display());
+        c.verify().unwrap();
+    } else if has_data {
+        match open(img, cp.dir.to_str().unwrap(), t.segment_bytes) {
+            Ok(_) => panic!("{what}: a half-made checkpoint {} opened as a store", cp.dir.display()),
+            Err(Error::Corruption { file, .. }) => assert!(file.ends_with("MANIFEST")),
+            Err(e) => panic!("{what}: half-made checkpoint: unexpected {e}"),
+        }
+    }
+}
+
+fn explore(seed: u64, images_per_step: u64, durability: Durability) -> u64 {
+    let (t, captures) = workload(seed, durability);
+    let mut rng = Rng::new(seed ^ 0xC0FFEE);
+    let mut images = 0;
+    for c in &captures {
+        for i in 0..images_per_step {
+            let img_seed = rng.next_u64();
+            let img = if i == 0 && c.step % 2 == 0 {
+                c.durable_image()
+            } else if durability == Durability::Buffered {
+                // Known limit: unsynced buffered frames that reach disk out of order leave an
+                // intact commit behind a hole, which open reports as Corruption (it cannot tell
+                // it from damage to an acknowledged frame without a format change).
+                c.ordered_image(img_seed)
+            } else {
+                c.image(img_seed)
+            };
+            let what = format!("workload {seed}, step {}, image {img_seed:#x} (#{i})", c.step);
+            let seq = check_image(&img, &t, c.step, &what);
+            images += 1;
+            // Recovery itself may be cut short: a crash right after open must find the same state.
+            if rng.below(4) == 0 {
+                let s = open(&img, STORE, t.segment_bytes).unwrap();
+                let again = img.crash(rng.next_u64());
+                drop(s);
+                let s = open(&again, STORE, t.segment_bytes).unwrap_or_else(|e| panic!("{what}: second crash: {e}"));
+                assert_eq!(s.stats().seq, seq, "{what}: a crash after recovery changed the state");
+                assert!(contents(&s).unwrap() == t.models[seq as usize], "{what}: second crash state");
+                images += 1;
+            }
+        }
+    }
+    images
+}
+
+#[test]
+fn every_acknowledged_commit_survives_any_power_loss() {
+    let runs = knob("RABOSH_POWERLOSS_RUNS", 10);
+    let per = knob("RABOSH_POWERLOSS_IMAGES", 2);
+    let seeds: Vec<u64> = match std::env::var("RABOSH_POWERLOSS_SEED") {
+        Ok(s) => vec![s.parse().unwrap()],
+        Err(_) => (1..=runs).collect(),
+    };
+    let mut images = 0;
+    for seed in seeds {
+        images += explore(seed, per, Durability::Sync);
+    }
+    eprintln!("power loss: {images} crash images checked");
+    assert!(images >= 1000 || runs < 10, "the explorer must reach thousands of images at default budget");
+}
+
+#[test]
+fn a_crash_before_the_store_directory_is_durable_loses_no_acknowledged_commit() {
+    // Directly: one acknowledged commit on a fresh directory, then every pending step lost.
+    let fs = SimFs::new();
+    let store = open(&fs, STORE, 1 << 20).unwrap();
+    let mut model = Model::new();
+    let b = random_batch(&mut Rng::new(7), &mut model, 1);
+    store.write(b).unwrap();
+    let img = fs.crash_durable();
+    let s = open(&img, STORE, 1 << 20).unwrap();
+    assert_eq!(s.stats().seq, 1, "the store directory itself must be durable before a commit is acked");
+    assert!(contents(&s).unwrap() == model);
+}
+
+#[test]
+fn buffered_commits_survive_power_loss_up_to_the_last_sync() {
+    let runs = knob("RABOSH_POWERLOSS_BUFFERED_RUNS", 3);
+    let per = knob("RABOSH_POWERLOSS_IMAGES", 2);
+    let mut images = 0;
+    for seed in 1..=runs {
+        images += explore(1000 + seed, per, Durability::Buffered);
+    }
+    eprintln!("power loss (buffered): {images} crash images checked");
+}
