@@ -25,7 +25,7 @@ describe('npm run bench at a tiny size', () => {
       ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'],
       {
         cwd: repo,
-        env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch },
+        env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch, RABOSH_BENCH_CLEANUP: 'wait' },
         encoding: 'utf8',
         timeout: 280_000,
       },
@@ -60,6 +60,7 @@ describe('npm run bench at a tiny size', () => {
           ...process.env,
           RABOSH_BENCH_RESULTS: results,
           RABOSH_BENCH_DIR: scratch,
+          RABOSH_BENCH_CLEANUP: 'wait',
           RABOSH_BENCH_BACKENDS: 'rabosh,sqlite',
           RABOSH_BENCH_ONLY: 'durableWrites',
           RABOSH_BENCH_SABOTAGE: 'sqlite',

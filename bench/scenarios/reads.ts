@@ -2,21 +2,25 @@ import { median, nowMs } from '../stats.js';
 import type { Scenario } from './types.js';
 
 interface Loop {
-  /** Warm-up calls before timing (skipped when one call already exceeds the budget). */
+  /** Warm-up calls before timing. */
   warmup: number;
-  /** Timed calls at least (one when a single call exceeds the budget), at most `max`. */
+  /** Timed calls at least, at most `max`. */
   min: number;
   max: number;
   budgetMs: number;
 }
 
-/** Repeats `op` (whose first answer and duration are known) and returns the median time. */
+/**
+ * Repeats `op` (whose first answer and duration are known) and returns the median time. An op
+ * slower than the whole budget is not repeated: its first call is the sample (JIT warm-up is
+ * noise next to seconds, and the page cache is warm from seeding and earlier runs).
+ */
 async function timed(op: () => Promise<string>, answer: string, firstMs: number, loop: Loop): Promise<number> {
-  const slow = firstMs > loop.budgetMs;
-  for (let i = 0; i < (slow ? 0 : loop.warmup); i++) await op();
+  if (firstMs > loop.budgetMs) return firstMs;
+  for (let i = 0; i < loop.warmup; i++) await op();
   const times: number[] = [];
   const start = nowMs();
-  while (times.length < loop.max && (times.length < (slow ? 1 : loop.min) || nowMs() - start < loop.budgetMs)) {
+  while (times.length < loop.max && (times.length < loop.min || nowMs() - start < loop.budgetMs)) {
     const t0 = nowMs();
     const again = await op();
     times.push(nowMs() - t0);
