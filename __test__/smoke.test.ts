@@ -55,7 +55,7 @@ describe('the package entries', () => {
     expect(r.names).toEqual(expect.arrayContaining(PUBLIC));
   });
 
-  it('resolves the two builds to different files sharing one native loader', () => {
+  it('resolves the two builds to different files that share one native addon', () => {
     const out = execFileSync(
       process.execPath,
       [
@@ -64,13 +64,22 @@ describe('the package entries', () => {
         '-e',
         `import { createRequire } from 'node:module';
          const require = createRequire(process.cwd() + '/');
-         console.log(JSON.stringify([import.meta.resolve('rabosh-memory'), require.resolve('rabosh-memory')]));`,
+         const esm = await import('rabosh-memory');
+         const cjs = require('rabosh-memory');
+         const addons = Object.keys(require.cache).filter((k) => k.endsWith('.node'));
+         console.log(JSON.stringify({
+           files: [import.meta.resolve('rabosh-memory'), require.resolve('rabosh-memory')],
+           addons: addons.length,
+           distinctFacades: esm.Rabosh !== cjs.Rabosh,
+         }));`,
       ],
       { cwd: root, encoding: 'utf8' },
     );
-    const [esm, cjs] = JSON.parse(out) as [string, string];
-    expect(esm).toMatch(/dist\/esm\/index\.js$/);
-    expect(cjs.split('\\').join('/')).toMatch(/dist\/cjs\/index\.js$/);
+    const r = JSON.parse(out) as { files: [string, string]; addons: number; distinctFacades: boolean };
+    expect(r.files[0]).toMatch(/dist\/esm\/index\.js$/);
+    expect(r.files[1].split('\\').join('/')).toMatch(/dist\/cjs\/index\.js$/);
+    expect(r.distinctFacades).toBe(true);
+    expect(r.addons).toBe(1);
   });
 });
 
