@@ -10,6 +10,10 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 export declare class NativeMemories {
+  /** Every memory of the scope, hidden ones included, read at one snapshot. */
+  exportMemories(): Promise<Array<NativeMemoryFile>>
+  /** Writes every file in one commit, or nothing; paths must be normalised. */
+  importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
   /** A handler over `store` for one scope; validates the options (no disk access). */
   constructor(store: NativeStore, options: NativeMemoryOptions)
   view(path: string): Promise<NativeOutcome>
@@ -69,6 +73,28 @@ export interface NativeDirEntry {
   rel: string
   size: number
   isDir: boolean
+}
+
+/**
+ * `kind`: `imported` {memories, bytes} | `exists` {path} | `duplicate` {path} |
+ * `too_large` {path, limit}. Anything but `imported` wrote nothing.
+ */
+export interface NativeImport {
+  kind: string
+  memories?: number
+  bytes?: number
+  path?: string
+  limit?: number
+}
+
+/** One memory as plain data; `path` is normalised. */
+export interface NativeMemoryFile {
+  path: string
+  content: string
+  /** Epoch milliseconds; ignored on import. */
+  createdAt?: number
+  /** Epoch milliseconds; ignored on import. */
+  updatedAt?: number
 }
 
 export interface NativeMemoryOptions {

@@ -10,6 +10,7 @@ export type {
 } from './src/store.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
 export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
+export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
 export { memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
 export { MemoryPath } from './src/path.js';

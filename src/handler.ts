@@ -13,6 +13,7 @@ import type {
   BetaMemoryTool20250818ViewCommand,
 } from '@anthropic-ai/sdk/resources/beta';
 
+import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { InvalidOptionError, RaboshError, StoreClosedError, native, nativeSync } from './errors.js';
 import { NativeMemories, type NativeOutcome } from './native.js';
 import { MemoryPath } from './path.js';
@@ -263,6 +264,22 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const ms = instant instanceof Date ? instant.getTime() : NaN;
     if (!Number.isFinite(ms)) throw new TypeError(`expireBefore needs a valid Date, got ${safeString(instant)}`);
     return native(() => this.#memories.expireBefore(ms));
+  }
+
+  /** Every memory of the scope, hidden ones included, read at one snapshot (for backups and tools). */
+  async exportMemories(): Promise<ExportedMemory[]> {
+    this.#assertOpen();
+    return exportFrom(this.#memories);
+  }
+
+  /**
+   * Writes `files` into the scope in ONE commit, or nothing: a path that does not normalise, a
+   * repeated path, one over `maxMemoryBytes`, or (without `overwrite`) an existing memory
+   * rejects with `InvalidArgumentError` naming it.
+   */
+  async importMemories(files: readonly MemoryFile[], options?: ImportOptions): Promise<ImportResult> {
+    this.#assertOpen();
+    return importInto(this.#memories, files, options);
   }
 
   /** Closes the handler (and its store, when opened by `open`). Idempotent. */

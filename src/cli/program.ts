@@ -5,7 +5,6 @@
 import { existsSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
-import { bulk } from './bulk.js';
 import { parseBefore } from './dates.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, wantProgress } from './progress.js';
@@ -116,7 +115,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, true, async (db) => {
-        const files = await bulk(handlerFor(db, opts)).exportMemories();
+        const files = await handlerFor(db, opts).exportMemories();
         const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length);
         try {
           const bytes = await writeTree(to, files, bar);
@@ -135,7 +134,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
       const { files } = await readTree(from);
       await withStore(dir, false, async (db) => {
-        const r = await bulk(handlerFor(db, opts)).importMemories(files, { overwrite: opts.overwrite === true });
+        const r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
         out(opts, `imported ${r.memories} memories (${sizeText(r.bytes)}) in one commit`, r);
       });
     });

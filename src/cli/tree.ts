@@ -6,7 +6,7 @@ import { lstat, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryPath } from '../../index.js';
 import { CliError } from './exit.js';
-import type { MemoryFile } from './bulk.js';
+import type { MemoryFile } from '../../index.js';
 import type { Progress } from './progress.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -27,6 +27,10 @@ pub struct NativeMemories {
 }
 
 impl NativeMemories {
+    pub(crate) fn shared(&self) -> Arc<Memories> {
+        self.inner.clone()
+    }
+
     fn off_thread<F, T>(&self, f: F) -> AsyncTask<Work<NativeOutcome>>
     where
         F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,

@@ -1,0 +1,81 @@
+/**
+ * Whole-scope export and one-commit import, for hosts and tools that move memories to and from
+ * plain files. Not model commands: an export includes hidden memories, and a refused import is
+ * an exception for the host, not a string for the model.
+ */
+
+import { InvalidArgumentError, native } from './errors.js';
+import type { NativeMemories } from './native.js';
+import { MemoryPath } from './path.js';
+
+/** One memory as plain data. */
+export interface MemoryFile {
+  /** The memory's path; normalised on export, normalised by the import. */
+  path: string;
+  /** The content, as stored. */
+  content: string;
+}
+
+/** A memory as exported, with its timestamps. */
+export interface ExportedMemory extends MemoryFile {
+  /** When the memory was first created. */
+  createdAt: Date;
+  /** When the memory was last changed. */
+  updatedAt: Date;
+}
+
+/** How an import treats memories that already exist. */
+export interface ImportOptions {
+  /** Replace existing memories (keeping their createdAt) instead of refusing the import. */
+  overwrite?: boolean;
+}
+
+/** What an import wrote. */
+export interface ImportResult {
+  /** How many memories were written. */
+  memories: number;
+  /** Their total content in UTF-8 bytes. */
+  bytes: number;
+}
+
+export async function exportFrom(m: NativeMemories): Promise<ExportedMemory[]> {
+  const files = await native(() => m.exportMemories());
+  return files.map((f) => ({
+    path: f.path,
+    content: f.content,
+    createdAt: new Date(f.createdAt ?? 0),
+    updatedAt: new Date(f.updatedAt ?? 0),
+  }));
+}
+
+export async function importInto(
+  m: NativeMemories,
+  files: readonly MemoryFile[],
+  options: ImportOptions = {},
+): Promise<ImportResult> {
+  const normalised = files.map((f, i) => {
+    const path = typeof f?.path === 'string' ? MemoryPath.normalise(f.path) : null;
+    if (path === null) {
+      throw new InvalidArgumentError(`cannot import file ${i}: ${JSON.stringify(f?.path)} is not a memory path`);
+    }
+    if (typeof f.content !== 'string') {
+      throw new InvalidArgumentError(`cannot import ${path}: content must be a string`);
+    }
+    return { path, content: f.content };
+  });
+  const r = await native(() => m.importMemories(normalised, options.overwrite === true));
+  switch (r.kind) {
+    case 'imported':
+      return { memories: r.memories ?? 0, bytes: r.bytes ?? 0 };
+    case 'exists':
+      throw new InvalidArgumentError(
+        `nothing imported: ${r.path} already exists (pass overwrite: true to replace existing memories)`,
+      );
+    case 'duplicate':
+      throw new InvalidArgumentError(`nothing imported: ${r.path} appears more than once`);
+    case 'too_large':
+      throw new InvalidArgumentError(`nothing imported: ${r.path} exceeds the maximum memory size of ${r.limit} bytes`);
+    default:
+      throw new InvalidArgumentError(`nothing imported: unexpected outcome ${r.kind}`);
+  }
+}
