@@ -16,6 +16,11 @@ export type RaboshErrorCode =
 
 /** Base of every fault; `code` is stable, the message is for operators. */
 export class RaboshError extends Error {
+  /**
+   * Stable, machine-readable kind of the fault; branch on this (or on the subclass), never on the
+   * message. Each subclass has its own fixed code (`IoError` → `RABOSH_IO`, …); a bare
+   * `RaboshError` carries `RABOSH_PANIC`, a bug below the facade.
+   */
   readonly code: RaboshErrorCode;
   constructor(code: RaboshErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -82,7 +87,9 @@ export class InvalidArgumentError extends RaboshError {
 
 /** Who holds a store's lock. */
 export interface LockHolder {
+  /** Process id of the holder, or null when the lock file does not say. */
   pid: number | null;
+  /** Host name the holder ran on, or null when unknown; compare it before trusting `pid`. */
   host: string | null;
   /** When the holder process started, when known. */
   startedAt: Date | null;
@@ -94,6 +101,7 @@ export interface LockHolder {
 
 /** Another open handle (another process, or this one) holds the store. Never force it. */
 export class StoreLockedError extends RaboshError {
+  /** Who holds the lock, as recorded by the holder; fields it could not learn are null/false. */
   readonly holder: LockHolder;
   constructor(message: string, holder: LockHolder, options?: { cause?: unknown }) {
     super('RABOSH_STORE_LOCKED', message, options);

@@ -20,6 +20,10 @@ import { MemoryPath } from './path.js';
 import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
 import * as S from './strings.js';
 
+/**
+ * Options of a {@link RaboshMemoryToolHandler}. Every field is optional; an unknown key, a value of
+ * the wrong type or out of range throws `InvalidOptionError` naming the option and the value.
+ */
 export interface MemoryToolOptions {
   /** Key prefix separating namespaces in one store, `[A-Za-z0-9_.-]{1,64}`; not a security boundary. */
   scope?: string;
@@ -31,7 +35,10 @@ export interface MemoryToolOptions {
   createOverwrites?: boolean;
   /** `view` of a memory records accessedAt (every such view becomes a commit). Default false. */
   trackAccess?: boolean;
-  /** Answer directory views from the aggregated listing index. Default false. */
+  /**
+   * Answer directory views from the aggregated listing index (same answers, cost bounded by what
+   * is printed). Default false; see the README's listing-index table.
+   */
   listingIndex?: boolean;
   /** Version history does not exist yet: `true` is refused. */
   history?: boolean;
@@ -39,12 +46,17 @@ export interface MemoryToolOptions {
 
 /** What a command answers: the text for the model, and whether it is a failure outcome. */
 export interface ToolOutput {
+  /** The contract's string for the outcome, byte for byte (see CONTRACT.md). */
   text: string;
+  /** True for every failure outcome; send it as the tool_result's `is_error`. */
   isError: boolean;
 }
 
+/** What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope. */
 export interface MemoryUsage {
+  /** Memories stored in the scope, including hidden ones a directory view leaves out. */
   memories: number;
+  /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
   bytes: number;
 }
 
@@ -152,6 +164,17 @@ type Input = Record<string, unknown>;
  * large store never stalls the event loop.
  */
 
+/**
+ * The memory tool's six commands (`view`, `create`, `str_replace`, `insert`, `delete`, `rename`)
+ * over one scope of a {@link Rabosh} store, answering with the contract's strings.
+ *
+ * Hand it to {@link memoryTool} for the SDK's tool runner, call {@link RaboshMemoryToolHandler.execute}
+ * with raw tool input in a hand-driven loop (see {@link memoryResult}), or pass it where the SDK
+ * expects `MemoryToolHandlers`. Every write command is one atomic commit, durable before it
+ * returns (per the store's {@link Durability}). Outcomes a model can cause (a missing path, no
+ * match, a bad line number …) are answers, never exceptions; only faults reject with a
+ * `RaboshError` subclass.
+ */
 export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   readonly #db: Rabosh;
   #owned: boolean;
@@ -199,26 +222,83 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
 
   // ---- the SDK's MemoryToolHandlers shape: the documented text, never a throw for outcomes --
 
+  /**
+   * `view`: a memory's numbered lines ("Here's the content of {path} with line numbers:",
+   * honouring `view_range`, cut at `viewMaxChars` with a "[Truncated: …]" note), or a directory
+   * listing two levels deep with sizes. Failure outcomes: "The path {path} does not exist.
+   * Please provide a valid path." (also for a path that does not normalise) and "File {path}
+   * exceeds maximum line limit of 999,999 lines.".
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async view(command: BetaMemoryTool20250818ViewCommand): Promise<string> {
     return (await this.#view(asInput(command))).text;
   }
 
+  /**
+   * `create`: writes `file_text` at `path` → "File created successfully at: {path}". Failure
+   * outcomes: "Error: File {path} already exists" (an existing memory unless `createOverwrites`,
+   * the root, or a path that does not normalise) and "Error: File {path} exceeds the maximum
+   * memory file size of {n} bytes" past `maxMemoryBytes`.
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async create(command: BetaMemoryTool20250818CreateCommand): Promise<string> {
     return (await this.#create(asInput(command))).text;
   }
 
+  /**
+   * `str_replace`: replaces the single occurrence of `old_str` with `new_str` → "The memory file
+   * has been edited. Here is the snippet …" with the changed lines. Failure outcomes: "Error: The
+   * path {path} does not exist. Please provide a valid path.", "No replacement was performed,
+   * old_str … did not appear verbatim in {path}.", "No replacement was performed. Multiple
+   * occurrences of old_str … in lines: …", and the size-limit string of `create`.
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async str_replace(command: BetaMemoryTool20250818StrReplaceCommand): Promise<string> {
     return (await this.#strReplace(asInput(command))).text;
   }
 
+  /**
+   * `insert`: inserts `insert_text` after line `insert_line` (0 = at the top) → "The file {path}
+   * has been edited.". Failure outcomes: "Error: The path {path} does not exist", "Error: Invalid
+   * `insert_line` parameter: … It should be within the range of lines of the file: [0, {count}]"
+   * (also for a non-integer `insert_line`), and the size-limit string of `create`.
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async insert(command: BetaMemoryTool20250818InsertCommand): Promise<string> {
     return (await this.#insert(asInput(command))).text;
   }
 
+  /**
+   * `delete`: removes the memory at `path` and every memory under it, in one commit →
+   * "Successfully deleted {path}". Failure outcomes: "Error: The path {path} does not exist" and
+   * "Error: Cannot delete the /memories directory itself". Never compacts, so a snapshot or
+   * checkpoint taken before still holds what was deleted.
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async delete(command: BetaMemoryTool20250818DeleteCommand): Promise<string> {
     return (await this.#delete(asInput(command))).text;
   }
 
+  /**
+   * `rename`: moves the memory at `old_path` and everything under it to `new_path`, in one commit
+   * → "Successfully renamed {old_path} to {new_path}". Failure outcomes: "Error: The path
+   * {old_path} does not exist", "Error: The destination {new_path} already exists", "Error:
+   * Cannot rename the /memories directory itself" and "Error: Cannot rename {old_path} to
+   * {new_path}, which is inside it".
+   *
+   * Resolves to the text alone and never throws for an expected outcome (use `execute` to learn
+   * whether it was a failure); rejects only for faults (`StoreClosedError`, `IoError` …).
+   */
   async rename(command: BetaMemoryTool20250818RenameCommand): Promise<string> {
     return (await this.#rename(asInput(command))).text;
   }
@@ -288,6 +368,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     return this.#closing;
   }
 
+  /** Same as {@link RaboshMemoryToolHandler.close}, for `await using handler = …`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }

@@ -69,4 +69,13 @@ function normalise(raw: string): string | null {
 }
 
 /** Memory-path helpers; `normalise` is the contract's pure function. */
-export const MemoryPath: { readonly normalise: (raw: string) => string | null } = Object.freeze({ normalise });
+export const MemoryPath: {
+  /**
+   * The normalised form of a model-sent path (`/memories` or `/memories/…`, `.` and `..`
+   * resolved, repeated `/` collapsed), or null when the path is refused: outside `/memories`,
+   * escaping it, percent-encoded traversal, a backslash, control characters, an unpaired
+   * surrogate, over 1,024 UTF-8 bytes in all or 255 in one segment. Pure string work, the same on
+   * every operating system; never throws.
+   */
+  readonly normalise: (raw: string) => string | null;
+} = Object.freeze({ normalise });

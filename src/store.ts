@@ -3,28 +3,67 @@
 import { InvalidOptionError, native, nativeSync } from './errors.js';
 import { NativeStore } from './native.js';
 
+/**
+ * When an acknowledged commit is durable.
+ *
+ * - `'sync'` (the default): the log is fdatasync'd before a commit is acknowledged, so every
+ *   acknowledged commit survives both a killed process and a power loss or OS crash.
+ * - `'buffered'`: a commit is acknowledged once it is in the OS page cache. It survives a killed
+ *   process (the kernel still writes it out) but not a power loss or OS crash until
+ *   {@link Rabosh.sync} (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
+ *   `sync()`.
+ *
+ * In both modes a crash never leaves a half-applied commit: recovery keeps a prefix of whole
+ * commits.
+ */
 export type Durability = 'sync' | 'buffered';
 
+/** Options of {@link Rabosh.open} (and of `RaboshMemoryToolHandler.open`, which passes them on). */
 export interface RaboshOptions {
-  /** `sync` (default): every commit is fsynced before it is acknowledged. `buffered`: call sync(). */
+  /**
+   * When a commit is durable; default `'sync'`. Any other value throws `InvalidOptionError`.
+   * See {@link Durability} for what each mode survives.
+   */
   durability?: Durability;
 }
 
+/**
+ * Counters that make the store's work visible, read from memory without touching the disk.
+ * The `commits` … `compactions` counters count work done through this open handle (they start at
+ * zero on every open); the byte, file and key figures describe the store as it is now.
+ */
 export interface RaboshStats {
+  /** Non-empty commits acknowledged since open (one per successful write command or import). */
   commits: number;
+  /**
+   * fsync/fdatasync calls made since open: one per commit under `'sync'`, one per
+   * {@link Rabosh.sync}, plus those sealing segments and replacing the MANIFEST and hint files.
+   */
   fsyncs: number;
-  /** Values read from disk ("documents read"); metadata reads do not count. */
+  /** Values read from disk ("documents read") since open; metadata reads do not count. */
   valuesRead: number;
+  /** Bytes of commit records appended to the log since open (compaction output not included). */
   bytesWritten: number;
+  /** On-disk bytes of the current version of every live key (value, key and record overhead). */
   liveBytes: number;
+  /**
+   * On-disk bytes of the segment files not held by live data (overwritten and deleted records,
+   * framing); what {@link Rabosh.compact} can reclaim, at most.
+   */
   deadBytes: number;
+  /** Data files the store consists of: log segments plus the hint file of each sealed one. */
   files: number;
+  /** Live keys in the store, every scope together (one per memory). */
   keys: number;
+  /** Snapshots currently pinned and not yet released, including any a command holds while it runs. */
   openSnapshots: number;
+  /** Compactions completed since open. */
   compactions: number;
+  /** Sequence number of the last commit (persisted: it does not restart at zero on open). */
   seq: number;
 }
 
+/** What {@link Rabosh.checkpoint} wrote. */
 export interface CheckpointInfo {
   /** The sequence number of the last commit the checkpoint holds. */
   seq: number;
@@ -32,14 +71,24 @@ export interface CheckpointInfo {
   hardLinked: boolean;
 }
 
+/** What {@link Rabosh.compact} did, in on-disk bytes of the segment files. */
 export interface CompactInfo {
+  /** Segment bytes before compaction. */
   bytesBefore: number;
+  /**
+   * Segment bytes after compaction. Space a pinned snapshot still reads is only freed when the
+   * snapshot is released, so the disk may hold more than this until then.
+   */
   bytesAfter: number;
 }
 
+/** What a successful {@link Rabosh.verify} checked; any problem rejects instead. */
 export interface VerifyReport {
+  /** Segment files scanned. */
   files: number;
+  /** Commit records read and checksummed across those files. */
   records: number;
+  /** Live keys whose current value was read back and checksummed. */
   keys: number;
 }
 
@@ -49,6 +98,7 @@ export interface Snapshot {
   readonly seq: number;
   /** Unpin; idempotent. */
   release(): void;
+  /** Same as {@link Snapshot.release}, for `using snap = db.snapshot()`. */
   [Symbol.dispose](): void;
 }
 
@@ -72,6 +122,13 @@ export function storeNative(db: Rabosh): NativeStore {
   return nativeOf(db);
 }
 
+/**
+ * An open store: one directory, held under an exclusive lock for as long as it is open. Build
+ * {@link RaboshMemoryToolHandler}s over it (one per scope), or let
+ * `RaboshMemoryToolHandler.open` open and own one. Methods of a closed store reject (or throw)
+ * `StoreClosedError`; IO failures surface as `IoError`, and after a failed write or fsync
+ * every write is refused with `PoisonedError` until the store is reopened.
+ */
 export class Rabosh {
   readonly #native: NativeStore;
   #closing: Promise<void> | null = null;
@@ -140,6 +197,7 @@ export class Rabosh {
     return this.#closing;
   }
 
+  /** Same as {@link Rabosh.close}, for `await using db = await Rabosh.open(dir)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
   }

@@ -48,7 +48,9 @@ export function memoryTool(
 
 /** The part of a tool_use block this needs (a `ToolUseBlock` or a `BetaToolUseBlock`). */
 export interface MemoryToolUse {
+  /** The tool_use block's id; the result's `tool_use_id` repeats it. */
   id: string;
+  /** The command the model sent, untrusted; passed to {@link RaboshMemoryToolHandler.execute} as is. */
   input: unknown;
 }
 

@@ -1,0 +1,41 @@
+// `npm run docs` must stay warning-free (issue 6: every exported symbol documented). typedoc runs
+// with the committed typedoc.json (treatWarningsAsErrors, notDocumented validation) into a temp
+// dir; a copy of the sources with one undocumented export planted must be refused, so the check
+// cannot pass vacuously (e.g. if the validation options were dropped).
+import { spawnSync } from 'node:child_process';
+import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname, '..');
+const typedoc = join(createRequire(import.meta.url).resolve('typedoc/package.json'), '..', 'bin', 'typedoc');
+const work = mkdtempSync(join(tmpdir(), 'rabosh-docs-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+function runTypedoc(tree: string, out: string): { status: number | null; output: string } {
+  const r = spawnSync(process.execPath, [typedoc, '--out', out], { cwd: tree, encoding: 'utf8' });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+describe('API documentation (typedoc)', () => {
+  it('generates without a single warning', () => {
+    const r = runTypedoc(root, join(work, 'site'));
+    expect(r.output).not.toMatch(/\[warning\]/);
+    expect(r.output).not.toMatch(/\[error\]/);
+    expect(r.status).toBe(0);
+  });
+
+  it('refuses an undocumented export', () => {
+    const tree = join(work, 'tree');
+    for (const p of ['index.ts', 'src', 'binding.cjs', 'binding.d.cts', 'package.json', 'typedoc.json', 'tsconfig.json', 'tsconfig.esm.json']) {
+      cpSync(join(root, p), join(tree, p), { recursive: true });
+    }
+    symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'), 'junction');
+    appendFileSync(join(tree, 'index.ts'), '\nexport const plantedUndocumented = 1;\n');
+    const r = runTypedoc(tree, join(work, 'tree-site'));
+    expect(r.output).toMatch(/plantedUndocumented .*does not have any documentation/);
+    expect(r.status).not.toBe(0);
+  });
+});
