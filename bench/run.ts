@@ -8,10 +8,10 @@
 // RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default),
 // RABOSH_BENCH_ONLY (comma list of measurement ids or id prefixes, e.g. `read,durableWrites`).
 
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { cpus, release, tmpdir, totalmem, type } from 'node:os';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
@@ -101,6 +101,7 @@ function fmt(x: number): string {
 
 async function main(): Promise<number> {
   const started = nowMs();
+  const loadBefore = loadavg()[0]!;
   const plan = makePlan(scale);
   const only = process.env.RABOSH_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   if (only) {
@@ -181,11 +182,14 @@ async function main(): Promise<number> {
 
   const minutes = (nowMs() - started) / 60000;
   const machine = describeMachine();
+  // Other work on the machine shows up here; it is the first thing to check when numbers look off.
+  const load = `load average ${loadBefore.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
   const table = renderTable(tableRows, backends);
   const md = [
     `# rabosh-memory benchmark`,
     '',
-    `${new Date().toISOString()} · ${machine.summary} · scale ${scale} · ${runs} run(s) per cell, each in a fresh process · ${minutes.toFixed(1)} min`,
+    `${new Date().toISOString()} · commit ${machine.commit} · ${machine.summary} · ${load} · scale ${scale} · ` +
+      `${runs} run(s) per cell, each in a fresh process · ${minutes.toFixed(1)} min`,
     '',
     table,
     '',
@@ -204,6 +208,7 @@ async function main(): Promise<number> {
       {
         date: new Date().toISOString(),
         machine,
+        load,
         scale,
         runs,
         minutes,
@@ -281,7 +286,7 @@ function checkAgreement(instances: Instance[], results: Map<string, Map<string, 
   return problems;
 }
 
-function describeMachine(): { summary: string; versions: Record<string, string> } {
+function describeMachine(): { summary: string; commit: string; versions: Record<string, string> } {
   // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it.
   const req = createRequire(join(repo, 'package.json'));
   const version = (pkg: string) => {
@@ -295,8 +300,12 @@ function describeMachine(): { summary: string; versions: Record<string, string> 
   };
   const cpu = cpus();
   const summary = `${cpu[0]?.model.trim() ?? 'unknown CPU'} × ${cpu.length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${type()} ${release()}, Node ${process.version}`;
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: repo, encoding: 'utf8' });
+  const dirty = spawnSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repo, encoding: 'utf8' });
+  const commit = head.status === 0 ? head.stdout.trim() + (dirty.stdout.trim() ? ' (with uncommitted changes)' : '') : 'unknown';
   return {
     summary,
+    commit,
     versions: {
       node: process.version,
       '@anthropic-ai/sdk': version('@anthropic-ai/sdk'),
