@@ -44,7 +44,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         let flush = |pb: PayloadBuilder, max_seq: u64, pending: &mut Vec<(crate::keydir::Key, Entry, usize)>, off: &mut u64, recs: &mut SegRecs| -> Result<()> {
             let mut pb = pb;
             pb.set_seq(max_seq);
-            let frame = pb.finish();
+            let frame = pb.finish(false);
             write_all_at(&*f, &frame, *off).map_err(|e| Error::io("write", &path, e))?;
             let base = *off + FRAME_HEADER as u64;
             for (k, mut e, rel) in pending.drain(..) {

@@ -3,18 +3,25 @@
 use crate::{META_LEN, Meta};
 
 /// The on-disk format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// v2 added the buffered-frame flag and the synced marker; v1 files read unchanged.
+pub const FORMAT_VERSION: u32 = 2;
 
 pub const FRAME_MAGIC: u32 = 0x5246_4252; // "RBFR" little-endian
 pub const FRAME_HEADER: usize = 12;
 /// Rejects a damaged length instead of allocating it; also the largest batch one commit takes.
 pub const MAX_FRAME: usize = 1 << 30;
+/// Top bit of a frame's length word (v2): written as a Durability::Buffered commit, so nothing
+/// behind it proves the bytes before it were durable. Lengths never reach it (MAX_FRAME).
+pub const FRAME_BUFFERED: u32 = 1 << 31;
 
 pub const SEG_MAGIC: &[u8; 8] = b"RABOSHSG";
 pub const SEG_HEADER: usize = 40;
 
 pub const KIND_LOG: u8 = 1;
 pub const KIND_COMPACTED: u8 = 2;
+/// Payload kind of a synced marker (v2, log segments): no ops, `seq` = the last commit before
+/// it; written only after an fsync, so it proves every byte before it was durable.
+pub const KIND_SYNCED: u8 = 3;
 
 pub const TAG_PUT: u8 = 1;
 pub const TAG_DEL: u8 = 2;
@@ -82,6 +89,7 @@ pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64) -> Vec<u8> {
 }
 
 pub struct SegHeader {
+    pub version: u32,
     pub kind: u8,
     pub number: u64,
     pub first_seq: u64,
@@ -110,33 +118,43 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
         return Err(HeaderError::Bad("segment header reserved bytes are not zero"));
     }
     Ok(SegHeader {
+        version,
         kind: h[12],
         number: u64::from_le_bytes(h[16..24].try_into().unwrap()),
         first_seq: u64::from_le_bytes(h[24..32].try_into().unwrap()),
     })
 }
 
-/// Wraps a payload into a frame: magic | len | crc32c(len ‖ payload) | payload.
-pub fn frame(payload: &[u8]) -> Vec<u8> {
+/// Wraps a payload into a frame: magic | len (+ buffered flag) | crc32c(len word ‖ payload) | payload.
+pub fn frame(payload: &[u8], buffered: bool) -> Vec<u8> {
     let mut f = Vec::with_capacity(FRAME_HEADER + payload.len());
     put_u32(&mut f, FRAME_MAGIC);
-    let len = (payload.len() as u32).to_le_bytes();
+    let flag = if buffered { FRAME_BUFFERED } else { 0 };
+    let len = (payload.len() as u32 | flag).to_le_bytes();
     f.extend_from_slice(&len);
     put_u32(&mut f, crc(&[&len, payload]));
     f.extend_from_slice(payload);
     f
 }
 
-/// Checks a frame header; returns the payload length and stored CRC.
-pub fn frame_header(h: &[u8; FRAME_HEADER]) -> Result<(usize, u32), &'static str> {
+/// A frame header that passed its structural checks.
+pub struct FrameHead {
+    pub len: usize,
+    pub crc: u32,
+    pub buffered: bool,
+}
+
+/// Checks a frame header; returns the payload length, stored CRC and buffered flag.
+pub fn frame_header(h: &[u8; FRAME_HEADER]) -> Result<FrameHead, &'static str> {
     if u32::from_le_bytes(h[0..4].try_into().unwrap()) != FRAME_MAGIC {
         return Err("bad frame magic");
     }
-    let len = u32::from_le_bytes(h[4..8].try_into().unwrap()) as usize;
+    let word = u32::from_le_bytes(h[4..8].try_into().unwrap());
+    let len = (word & !FRAME_BUFFERED) as usize;
     if len > MAX_FRAME {
         return Err("frame length out of range");
     }
-    Ok((len, u32::from_le_bytes(h[8..12].try_into().unwrap())))
+    Ok(FrameHead { len, crc: u32::from_le_bytes(h[8..12].try_into().unwrap()), buffered: word & FRAME_BUFFERED != 0 })
 }
 
 pub fn frame_crc_ok(h: &[u8; FRAME_HEADER], payload: &[u8], stored: u32) -> bool {
@@ -163,11 +181,14 @@ pub fn decode_payload(p: &[u8], frame_off: u64) -> Result<ParsedFrame, &'static 
     let base = frame_off + FRAME_HEADER as u64;
     let mut r = Reader::new(p);
     let kind = r.u8()?;
-    if kind != KIND_LOG && kind != KIND_COMPACTED {
+    if kind != KIND_LOG && kind != KIND_COMPACTED && kind != KIND_SYNCED {
         return Err("unknown frame kind");
     }
     let seq = r.u64()?;
     let count = r.u32()? as usize;
+    if kind == KIND_SYNCED && count != 0 {
+        return Err("synced marker carries operations");
+    }
     let mut ops = Vec::with_capacity(count.min(p.len() / 6));
     for _ in 0..count {
         let op_seq = if kind == KIND_COMPACTED { r.u64()? } else { seq };
@@ -235,8 +256,13 @@ impl PayloadBuilder {
     pub fn set_seq(&mut self, seq: u64) {
         self.buf[1..9].copy_from_slice(&seq.to_le_bytes());
     }
-    pub fn finish(mut self) -> Vec<u8> {
+    pub fn finish(mut self, buffered: bool) -> Vec<u8> {
         self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
-        frame(&self.buf)
+        frame(&self.buf, buffered)
     }
+}
+
+/// The synced marker that follows commit `last_seq` once an fsync has made it durable.
+pub fn synced_marker(last_seq: u64) -> Vec<u8> {
+    PayloadBuilder::new(KIND_SYNCED, last_seq).finish(false)
 }

@@ -47,7 +47,8 @@ pub fn decode(buf: &[u8], number: u64, seg_len: u64) -> Option<SegRecs> {
     }
     let mut r = Reader::new(&body[8..]);
     let parse = |r: &mut Reader| -> std::result::Result<Option<SegRecs>, &'static str> {
-        if r.u32()? != FORMAT_VERSION {
+        // v1 hints have the same layout.
+        if !(1..=FORMAT_VERSION).contains(&r.u32()?) {
             return Ok(None);
         }
         r.u32()?;

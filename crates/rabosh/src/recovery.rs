@@ -59,6 +59,8 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let mut active = None;
     let mut active_len = 0;
     let mut active_recs = SegRecs::new();
+    let mut active_version = crate::format::FORMAT_VERSION;
+    let mut mark_first = false;
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
@@ -69,7 +71,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
                 Error::io("open", &path, e)
             }
         })?;
-        check_header(&*f, &path, sm.number, sm.kind, seq + 1)?;
+        let version = check_header(&*f, &path, sm.number, sm.kind, seq + 1)?;
         if sm.kind == KIND_LOG && sm.first_seq != seq + 1 {
             return Err(Error::Corruption {
                 file: dir.join(MANIFEST),
@@ -128,6 +130,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             seq = sc.last_seq.unwrap_or(seq);
             active_len = sc.valid_len;
             active_recs = sc.recs;
+            active_version = version;
+            // Open's fsync above made that commit durable; a buffered writer marks it so.
+            mark_first = sc.ends_with_commit;
             disk += sc.valid_len;
             let seg = Arc::new(Segment::new(sm.number, dir, f, vfs.clone()));
             segments.push(seg.clone());
@@ -166,6 +171,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             active_recs,
             poisoned: None,
             lock: Some(lock),
+            active_version,
+            unsynced: false,
+            mark_first,
         }),
         counters,
         closed: AtomicBool::new(false),

@@ -2,8 +2,8 @@
 //! and the recovery scan with its torn-tail / corruption rules.
 
 use crate::format::{
-    FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, SEG_HEADER, crc, decode_payload, decode_seg_header,
-    frame_crc_ok, frame_header,
+    FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, KIND_SYNCED, SEG_HEADER, crc, decode_payload,
+    decode_seg_header, frame_crc_ok, frame_header,
 };
 use crate::keydir::{Entry, Key, Rec, SegRecs};
 use crate::vfs::{VFile, Vfs, read_exact_at};
@@ -119,13 +119,16 @@ pub struct Scanned {
     pub last_seq: Option<u64>,
     /// Bytes of intact frames (plus header); equals the file length unless a torn tail was found.
     pub valid_len: u64,
+    /// Commit frames (synced markers are not counted).
     pub records: u64,
     /// Why the tail past `valid_len` was dropped.
     pub torn: Option<String>,
+    /// The last intact frame is a commit (not a synced marker, not the bare header).
+    pub ends_with_commit: bool,
 }
 
-/// Reads and checks the header of a segment file.
-pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq: u64) -> Result<()> {
+/// Reads and checks the header of a segment file; returns its format version.
+pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq: u64) -> Result<u32> {
     let mut h = [0u8; SEG_HEADER];
     let corrupt = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
     read_exact_at(f, &mut h, 0).map_err(|e| {
@@ -152,7 +155,7 @@ pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq
             first_seq.wrapping_sub(1)
         )));
     }
-    Ok(())
+    Ok(hd.version)
 }
 
 /// Buffered sequential reads over a positional file.
@@ -199,8 +202,9 @@ impl<'a> Chunks<'a> {
 
 /// Scans a segment from its first frame.
 ///
-/// `sealed`: any defect is corruption. Otherwise (the active segment) a defect with no intact,
-/// later commit behind it is a torn tail; one with such a commit behind it is corruption.
+/// `sealed`: any defect is corruption. Otherwise (the active segment) a defect is a torn tail
+/// unless an intact frame behind it proves the damaged bytes were durable — a commit written
+/// without the buffered flag, or a synced marker (see [`probe_behind`]); then it is corruption.
 /// `next_seq`: for a log segment, the seq its first commit must carry.
 pub fn scan(
     f: &dyn VFile,
@@ -213,19 +217,38 @@ pub fn scan(
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
     let mut ch = Chunks::new(f, file_len);
-    let mut out = Scanned { recs: SegRecs::new(), last_seq: None, valid_len: SEG_HEADER as u64, records: 0, torn: None };
+    let mut out = Scanned {
+        recs: SegRecs::new(),
+        last_seq: None,
+        valid_len: SEG_HEADER as u64,
+        records: 0,
+        torn: None,
+        ends_with_commit: false,
+    };
     let mut expect = next_seq;
     let mut off = SEG_HEADER as u64;
     while off < file_len {
         // A bad frame: classify, then stop.
         let bad = match read_frame(&mut ch, off, file_len, path)? {
-            Ok((payload_len, payload)) => match decode_payload(&payload, off) {
+            Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off) {
                 Err(r) => return Err(corrupt(off, format!("checksummed frame does not decode: {r}"))),
                 Ok(fr) => {
-                    if fr.kind != kind {
+                    let marker = kind == KIND_LOG && fr.kind == KIND_SYNCED;
+                    if fr.kind != kind && !marker {
                         return Err(corrupt(off, "frame kind does not match its segment".into()));
                     }
-                    if kind == KIND_LOG {
+                    if buffered && fr.kind != KIND_LOG {
+                        return Err(corrupt(off, "only a log commit can carry the buffered flag".into()));
+                    }
+                    if marker {
+                        // It covers the commit just read; it takes no seq of its own.
+                        if fr.seq != expect.wrapping_sub(1) {
+                            return Err(corrupt(
+                                off,
+                                format!("synced marker names commit {} after commit {}", fr.seq, expect.wrapping_sub(1)),
+                            ));
+                        }
+                    } else if kind == KIND_LOG {
                         if fr.seq != expect {
                             return Err(corrupt(
                                 off,
@@ -249,7 +272,10 @@ pub fn scan(
                         });
                         out.recs.insert(key, Rec { seq: op.seq, entry });
                     }
-                    out.records += 1;
+                    if !marker {
+                        out.records += 1;
+                    }
+                    out.ends_with_commit = !marker;
                     off += (FRAME_HEADER + payload_len) as u64;
                     out.valid_len = off;
                     continue;
@@ -260,63 +286,92 @@ pub fn scan(
         if sealed {
             return Err(corrupt(off, format!("sealed segment damaged: {bad}")));
         }
-        if let Some((at, seq)) = probe_valid_frame(&mut ch, off + 1, file_len, kind, expect, path)? {
+        let behind = probe_behind(&mut ch, off + 1, file_len, kind, expect, path)?;
+        if let Some((at, what)) = behind.durable {
             return Err(corrupt(
                 off,
-                format!("{bad}, but an intact commit (seq {seq}) follows at offset {at}: acknowledged data would be lost"),
+                format!("{bad}, but {what} follows at offset {at}: acknowledged data would be lost"),
             ));
         }
-        out.torn = Some(format!("{bad} at offset {off}"));
+        out.torn = Some(if behind.buffered == 0 {
+            format!("{bad} at offset {off}")
+        } else {
+            format!("{bad} at offset {off}; {} later buffered commit(s) dropped with it (never synced)", behind.buffered)
+        });
         break;
     }
     Ok(out)
 }
 
-type FrameRead = std::result::Result<(usize, Vec<u8>), String>;
+type FrameRead = std::result::Result<(usize, bool, Vec<u8>), String>;
 
+/// One frame at `off`: payload length, buffered flag and payload, or why it is not intact.
 fn read_frame(ch: &mut Chunks, off: u64, file_len: u64, path: &Path) -> Result<FrameRead> {
     if file_len - off < FRAME_HEADER as u64 {
         return Ok(Err("truncated frame header".into()));
     }
     let h: [u8; FRAME_HEADER] =
         ch.get(off, FRAME_HEADER).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
-    let (len, stored) = match frame_header(&h) {
+    let head = match frame_header(&h) {
         Ok(x) => x,
         Err(r) => return Ok(Err(r.into())),
     };
-    if off + (FRAME_HEADER + len) as u64 > file_len {
+    if off + (FRAME_HEADER + head.len) as u64 > file_len {
         return Ok(Err("frame runs past the end of the file".into()));
     }
-    let payload = ch.get(off + FRAME_HEADER as u64, len).map_err(|e| Error::io("read", path, e))?.to_vec();
-    if !frame_crc_ok(&h, &payload, stored) {
+    let payload = ch.get(off + FRAME_HEADER as u64, head.len).map_err(|e| Error::io("read", path, e))?.to_vec();
+    if !frame_crc_ok(&h, &payload, head.crc) {
         return Ok(Err("frame checksum mismatch".into()));
     }
-    Ok(Ok((len, payload)))
+    Ok(Ok((head.len, head.buffered, payload)))
 }
 
-/// Looks for any intact frame at or after `from` whose commit is one we have not seen.
-fn probe_valid_frame(
-    ch: &mut Chunks,
-    from: u64,
-    file_len: u64,
-    kind: u8,
-    expect: u64,
-    path: &Path,
-) -> Result<Option<(u64, u64)>> {
+/// What lies behind a bad frame of the active segment.
+struct Behind {
+    /// The first intact frame proving the bytes before it were durable: (offset, description).
+    durable: Option<(u64, String)>,
+    /// Intact buffered commits with unseen seqs found (they go with the torn tail).
+    buffered: u64,
+}
+
+/// Probes every offset from `from` for intact frames that belong after what was read.
+///
+/// A commit without the buffered flag was written when every byte before it was durable (a
+/// Sync-mode commit follows the previous commit's fsync, or open's); a synced marker is written
+/// only after an fsync. Either one behind a bad frame means the bad frame was durable once:
+/// damage, not a crash. Buffered commits prove nothing: unsynced writes reach disk in any order.
+fn probe_behind(ch: &mut Chunks, from: u64, file_len: u64, kind: u8, expect: u64, path: &Path) -> Result<Behind> {
     let magic = crate::format::FRAME_MAGIC.to_le_bytes();
+    let mut out = Behind { durable: None, buffered: 0 };
     let mut p = from;
     while p + FRAME_HEADER as u64 <= file_len {
         let b = ch.get(p, 4).map_err(|e| Error::io("read", path, e))?;
-        if b == magic {
-            if let Ok((_, payload)) = read_frame(ch, p, file_len, path)? {
-                if let Ok(fr) = decode_payload(&payload, p) {
-                    if fr.kind == kind && (kind == KIND_COMPACTED || fr.seq >= expect) {
-                        return Ok(Some((p, fr.seq)));
-                    }
-                }
+        if b == magic
+            && let Ok((len, buffered, payload)) = read_frame(ch, p, file_len, path)?
+            && let Ok(fr) = decode_payload(&payload, p)
+        {
+            // Seqs already read are stale bytes (or a copy inside a value), not evidence.
+            let fresh = match fr.kind {
+                KIND_LOG => kind == KIND_LOG && fr.seq >= expect,
+                KIND_SYNCED => kind == KIND_LOG && !buffered && fr.seq.wrapping_add(1) >= expect,
+                _ => kind == KIND_COMPACTED,
+            };
+            if fresh && buffered && fr.kind == KIND_LOG {
+                out.buffered += 1;
+                // Skip its body: a frame copied inside a value is not evidence either.
+                p += (FRAME_HEADER + len) as u64;
+                continue;
+            }
+            if fresh {
+                let what = match fr.kind {
+                    KIND_SYNCED => format!("a synced marker (after commit {})", fr.seq),
+                    _ => format!("an intact commit (seq {}) written after an fsync", fr.seq),
+                };
+                out.durable = Some((p, what));
+                return Ok(out);
             }
         }
         p += 1;
     }
-    Ok(None)
+    Ok(out)
 }

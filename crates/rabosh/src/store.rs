@@ -1,6 +1,6 @@
 //! The store handle and the write path: append → fsync → apply → publish, one writer at a time.
 
-use crate::format::{KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header};
+use crate::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header, synced_marker};
 use crate::keydir::{Entry, Key, KeyMap, Rec, SegRecs, Version, apply_one};
 use crate::lock::DirLock;
 use crate::manifest::{Manifest, SegMeta};
@@ -41,6 +41,15 @@ pub(crate) struct Writer {
     pub active_recs: SegRecs,
     pub poisoned: Option<String>,
     pub lock: Option<DirLock>,
+    /// Format version of the active segment's header: buffered frames go only into a v2+ one,
+    /// so a v1 reader never meets a flag it would misread.
+    pub active_version: u32,
+    /// Buffered commits written since the active segment was last fsynced: the next sync or
+    /// close appends a synced marker behind them.
+    pub unsynced: bool,
+    /// The active segment ends with a durable commit and no marker (as open found it): the
+    /// first buffered commit is preceded by a marker, so damage to that commit stays detectable.
+    pub mark_first: bool,
 }
 
 /// An open store. Share it between threads with `Arc<Store>`; one writer at a time inside.
@@ -122,15 +131,22 @@ impl Store {
                 )));
             }
         }
-        let frame = pb.finish();
-        if w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes {
+        let buffered = self.options.durability == Durability::Buffered;
+        let frame = pb.finish(buffered);
+        if (w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes)
+            || (buffered && w.active_version < FORMAT_VERSION)
+        {
             self.rotate(&mut w)?;
         }
         // Rotation published a version with the new segment; build on that one.
         let cur = self.current.load_full();
         let active = w.active.clone().expect("writable store has an active segment");
-        let off = w.active_len;
-        if let Err(e) = write_all_at(active.file(), &frame, off) {
+        // Everything before the marker is durable already (open fsynced it), so marker and
+        // commit go out in one write.
+        let lead = if buffered && w.mark_first { synced_marker(cur.seq) } else { Vec::new() };
+        let off = w.active_len + lead.len() as u64;
+        let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
+        if let Err(e) = write_all_at(active.file(), &bytes, w.active_len) {
             return Err(poison(&mut w, Error::io("write", &active.path, e)));
         }
         if self.options.durability == Durability::Sync {
@@ -139,9 +155,11 @@ impl Store {
             }
             self.counters.fsync();
         }
-        w.active_len += frame.len() as u64;
-        self.counters.disk_bytes.fetch_add(frame.len() as u64, Ordering::Relaxed);
-        self.counters.bytes_written.fetch_add(frame.len() as u64, Ordering::Relaxed);
+        w.active_len += bytes.len() as u64;
+        w.mark_first = false;
+        w.unsynced |= buffered;
+        self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
+        self.counters.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
 
         let mut map = cur.map.clone();
         let mut live = cur.live_bytes;
@@ -167,11 +185,27 @@ impl Store {
     /// Make every commit so far durable (for `Durability::Buffered`).
     pub fn sync(&self) -> Result<()> {
         let mut w = self.writable()?;
+        let r = self.sync_active(&mut w);
+        r.map_err(|e| poison(&mut w, e))
+    }
+
+    /// fsync the active segment; if buffered commits were among what it covered, append a
+    /// synced marker and fsync that too, so recovery can tell a later hole in front of them from
+    /// damage (FORMAT.md, recovery rule 6).
+    fn sync_active(&self, w: &mut Writer) -> Result<()> {
         let active = w.active.clone().unwrap();
-        if let Err(e) = active.file().sync_data() {
-            return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
-        }
+        active.file().sync_data().map_err(|e| Error::io("fsync", &active.path, e))?;
         self.counters.fsync();
+        if w.unsynced {
+            let marker = synced_marker(self.current.load().seq);
+            write_all_at(active.file(), &marker, w.active_len).map_err(|e| Error::io("write", &active.path, e))?;
+            w.active_len += marker.len() as u64;
+            w.unsynced = false;
+            self.counters.disk_bytes.fetch_add(marker.len() as u64, Ordering::Relaxed);
+            self.counters.bytes_written.fetch_add(marker.len() as u64, Ordering::Relaxed);
+            active.file().sync_data().map_err(|e| Error::io("fsync", &active.path, e))?;
+            self.counters.fsync();
+        }
         Ok(())
     }
 
@@ -202,6 +236,9 @@ impl Store {
         w.active = Some(seg.clone());
         w.active_len = SEG_HEADER as u64;
         w.active_recs = SegRecs::new();
+        w.active_version = FORMAT_VERSION;
+        w.unsynced = false;
+        w.mark_first = false;
         self.counters.disk_bytes.fetch_add(SEG_HEADER as u64, Ordering::Relaxed);
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
@@ -303,13 +340,8 @@ impl Store {
             return Ok(());
         }
         let mut result = Ok(());
-        if self.options.durability == Durability::Buffered && w.poisoned.is_none() {
-            if let Some(a) = &w.active {
-                match a.file().sync_data() {
-                    Ok(()) => self.counters.fsync(),
-                    Err(e) => result = Err(Error::io("fsync", &a.path, e)),
-                }
-            }
+        if self.options.durability == Durability::Buffered && w.poisoned.is_none() && w.active.is_some() {
+            result = self.sync_active(&mut w);
         }
         w.active = None;
         w.active_recs = SegRecs::new();

@@ -102,12 +102,7 @@ impl Capture {
     }
     /// Only what was durable: every pending step lost.
     pub fn durable_image(&self) -> SimFs {
-        SimFs::from_sim(crash_image_with(&self.sim, &mut Rng::new(0), Some(0), false))
-    }
-    /// Like [`Capture::image`], but each file's pending writes reach disk in order (a prefix,
-    /// the first lost one perhaps torn): never a later write without an earlier one.
-    pub fn ordered_image(&self, seed: u64) -> SimFs {
-        SimFs::from_sim(crash_image_with(&self.sim, &mut Rng::new(seed), None, true))
+        SimFs::from_sim(crash_image_with(&self.sim, &mut Rng::new(0), Some(0)))
     }
 }
 
@@ -247,10 +242,10 @@ fn choose(rng: &mut Rng, n: usize, forced: Option<u32>) -> Vec<bool> {
 }
 
 fn crash_image(sim: &Sim, rng: &mut Rng) -> Sim {
-    crash_image_with(sim, rng, None, false)
+    crash_image_with(sim, rng, None)
 }
 
-fn crash_image_with(sim: &Sim, rng: &mut Rng, forced: Option<u32>, ordered: bool) -> Sim {
+fn crash_image_with(sim: &Sim, rng: &mut Rng, forced: Option<u32>) -> Sim {
     let mut out = Sim { next_ino: sim.next_ino, ..Sim::default() };
     out.dirs.clear();
     let mut files = BTreeSet::new();
@@ -277,7 +272,6 @@ fn crash_image_with(sim: &Sim, rng: &mut Rng, forced: Option<u32>, ordered: bool
     for ino in files {
         let Some(i) = sim.inodes.get(&ino) else { continue };
         let mut c = i.durable.clone();
-        let forced = if ordered && forced.is_none() { Some(rng.below(3) as u32) } else { forced };
         for (op, fate) in i.pending.iter().zip(file_fates(rng, i.pending.len(), forced)) {
             match (op, fate) {
                 (_, Fate::Lost) => {}
@@ -358,7 +352,7 @@ impl SimFs {
 
     /// Cut the power now, losing every pending step.
     pub fn crash_durable(&self) -> SimFs {
-        SimFs::from_sim(crash_image_with(&self.sim(), &mut Rng::new(0), Some(0), false))
+        SimFs::from_sim(crash_image_with(&self.sim(), &mut Rng::new(0), Some(0)))
     }
 
     /// Mutating steps so far (creates, writes, syncs, renames, removes, links, truncations).
