@@ -18,10 +18,10 @@ export declare class NativeMemories {
   constructor(store: NativeStore, options: NativeMemoryOptions)
   view(path: string): Promise<NativeOutcome>
   /**
-   * `view` on the calling thread: for reads served from memory, where a pool hop costs more
-   * than the read (only valid when the view does not commit, i.e. trackAccess is off).
+   * `view` on the calling thread when it is as cheap as a map lookup (a memory's file view, or
+   * any view with the listing index), else null: a pool hop costs more than such a read.
    */
-  viewSync(path: string): NativeOutcome
+  viewIfCheap(path: string): NativeOutcome | null
   create(path: string, fileText: string): Promise<NativeOutcome>
   strReplace(path: string, oldStr: string, newStr: string): Promise<NativeOutcome>
   /** `insert_line` is null when the model sent something that is not an integer. */

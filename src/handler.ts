@@ -159,9 +159,10 @@ type Input = Record<string, unknown>;
  *   file view                       2.5 us  vs  31-123 us  (the pool hop dominates)
  *   root listing, 10k, index on      70 us  vs  362 us
  *   root listing, 10k, index off     24 ms  vs  21 ms      (the scan grows with the store)
- * So a view runs on the calling thread when its cost is bounded by what it prints (listing
- * index on) and it does not commit (trackAccess off); otherwise on the pool, so a scan of a
- * large store never stalls the event loop.
+ * So a view runs on the calling thread when its cost is bounded by what it prints — a memory's
+ * file view, or any view with the listing index — and it does not commit (trackAccess off);
+ * otherwise (a subtree scan without the index) on the pool, so a large store never stalls the
+ * event loop. The store decides which (viewIfCheap answers null for the pool case).
  */
 
 /**
@@ -180,7 +181,6 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   #owned: boolean;
   readonly #memories: NativeMemories;
   readonly #viewMaxChars: number;
-  readonly #viewOnCallingThread: boolean;
   #closing: Promise<void> | null = null;
 
   /**
@@ -202,7 +202,6 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
       }),
     );
     this.#viewMaxChars = s.viewMaxChars;
-    this.#viewOnCallingThread = !s.trackAccess && s.listingIndex;
   }
 
   /** Opens `dir`, owns the store, and closes it with the handler. */
@@ -389,9 +388,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const raw = text(input['path']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.viewNotFound(raw));
-    const o = await this.#outcome(() =>
-      this.#viewOnCallingThread ? this.#memories.viewSync(path) : this.#memories.view(path),
-    );
+    const o = await this.#outcome(() => this.#memories.viewIfCheap(path) ?? this.#memories.view(path));
     switch (o.kind) {
       case 'file':
         return ok(S.fileView(path, o.content ?? '', input['view_range'], this.#viewMaxChars));

@@ -47,6 +47,24 @@ impl Memories {
         Ok(view)
     }
 
+    /// The view, when answering it costs about as much as a map lookup: a memory's file view, or
+    /// any view answered from the listing index. None when it would scan a subtree or commit
+    /// (track_access), so the caller can run it off its latency-sensitive thread instead.
+    pub fn view_if_cheap(&self, path: &str) -> Result<Option<View>> {
+        check_normalised(path)?;
+        if self.options.track_access {
+            return Ok(None);
+        }
+        if self.options.listing_index {
+            return self.view(path).map(Some);
+        }
+        let snap = self.store.engine().snapshot()?;
+        match file_meta(&snap, path, &self.key(path)) {
+            Some(meta) => self.file_view(&snap, path, meta).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// A read-only view at a pinned snapshot (answered by a scan; never records access).
     pub fn view_at(&self, snap: &Snapshot, path: &str) -> Result<View> {
         check_normalised(path)?;

@@ -868,3 +868,24 @@ fn every_change_is_exactly_one_commit() {
         )
     });
 }
+
+// ---- view_if_cheap: which views may run on a latency-sensitive thread ------------------------
+
+#[test]
+fn view_if_cheap_answers_file_views_and_indexed_views_only() {
+    let f = fixture();
+    let plain = f.default_handler();
+    plain.create("/memories/d/a.md", "x").unwrap();
+    assert_eq!(plain.view_if_cheap("/memories/d/a.md").unwrap(), Some(file("x")));
+    assert_eq!(plain.view_if_cheap("/memories/d").unwrap(), None, "a scan goes off-thread");
+    assert_eq!(plain.view_if_cheap("/memories/nope").unwrap(), None);
+
+    let indexed = f.handler(|o| o.listing_index = true);
+    assert_eq!(indexed.view_if_cheap("/memories/d").unwrap(), Some(indexed.view("/memories/d").unwrap()));
+    assert_eq!(indexed.view_if_cheap("/memories/nope").unwrap(), Some(View::NotFound));
+
+    let tracking = f.handler(|o| o.track_access = true);
+    let before = f.commits();
+    assert_eq!(tracking.view_if_cheap("/memories/d/a.md").unwrap(), None, "a tracked view commits");
+    assert_eq!(f.commits(), before);
+}

@@ -78,11 +78,11 @@ impl NativeMemories {
         self.off_thread(move |m| m.view(&path))
     }
 
-    /// `view` on the calling thread: for reads served from memory, where a pool hop costs more
-    /// than the read (only valid when the view does not commit, i.e. trackAccess is off).
+    /// `view` on the calling thread when it is as cheap as a map lookup (a memory's file view, or
+    /// any view with the listing index), else null: a pool hop costs more than such a read.
     #[napi]
-    pub fn view_sync(&self, env: Env, path: String) -> napi::Result<NativeOutcome> {
-        on_js_thread(&env, || Ok(self.inner.view(&path)?.into()))
+    pub fn view_if_cheap(&self, env: Env, path: String) -> napi::Result<Option<NativeOutcome>> {
+        on_js_thread(&env, || Ok(self.inner.view_if_cheap(&path)?.map(Into::into)))
     }
 
     #[napi(ts_return_type = "Promise<NativeOutcome>")]
