@@ -36,8 +36,15 @@ export interface MemoryToolOptions {
   /** `view` of a memory records accessedAt (every such view becomes a commit). Default false. */
   trackAccess?: boolean;
   /**
-   * Answer directory views from the aggregated listing index (same answers, cost bounded by what
-   * is printed). Default false; see the README's listing-index table.
+   * Answer directory views from the aggregated listing index: the same answers, at a cost bounded
+   * by what the view prints instead of by everything under the viewed directory.
+   *
+   * Default true, from the benchmark in the README (50,000 memories, same machine, same run): a
+   * root view of a 500-directory tree takes 0.11 ms with the index against 11.9 ms without, and a
+   * flat 50,000-entry listing 52 ms against 90 ms; creates and edits cost the same either way.
+   * The price is memory (about 64 MiB against 45 MiB per 100,000 memories) and a one-time build
+   * at the first view after open (about 30 ms at 50,000 memories). Turn it off for very large
+   * stores on memory-tight hosts that rarely list.
    */
   listingIndex?: boolean;
   /** Version history does not exist yet: `true` is refused. */
@@ -91,8 +98,8 @@ function positiveInteger(option: string, value: unknown, fallback: number): numb
   return value;
 }
 
-function flag(option: string, value: unknown): boolean {
-  if (value === undefined) return false;
+function flag(option: string, value: unknown, byDefault = false): boolean {
+  if (value === undefined) return byDefault;
   if (typeof value !== 'boolean') refuse(option, value, 'must be a boolean');
   return value;
 }
@@ -132,7 +139,7 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
     viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], 16_000),
     createOverwrites: flag('createOverwrites', o['createOverwrites']),
     trackAccess: flag('trackAccess', o['trackAccess']),
-    listingIndex: flag('listingIndex', o['listingIndex']),
+    listingIndex: flag('listingIndex', o['listingIndex'], true),
   };
 }
 

@@ -73,7 +73,8 @@ pub struct MemoryOptions {
     pub create_overwrites: bool,
     /// `view` of a memory records accessedAt (every such view becomes a commit).
     pub track_access: bool,
-    /// Answer directory views from the aggregated listing index.
+    /// Answer directory views from the aggregated listing index (default true: the README's
+    /// benchmark shows listings up to 100x faster for about 40% more memory per memory).
     pub listing_index: bool,
 }
 
@@ -84,7 +85,7 @@ impl Default for MemoryOptions {
             max_memory_bytes: 1 << 20,
             create_overwrites: false,
             track_access: false,
-            listing_index: false,
+            listing_index: true,
         }
     }
 }

@@ -29,7 +29,11 @@ pub fn fixture() -> Fixture {
 
 impl Fixture {
     pub fn handler(&self, tweak: impl FnOnce(&mut MemoryOptions)) -> Memories {
-        let mut options = MemoryOptions::default();
+        // Tests start from the plain scan and opt in to the index, so both paths stay covered.
+        let mut options = MemoryOptions {
+            listing_index: false,
+            ..MemoryOptions::default()
+        };
         tweak(&mut options);
         let now = self.now.clone();
         Memories::new(self.store.clone(), options)
