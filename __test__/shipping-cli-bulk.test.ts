@@ -1,30 +1,13 @@
 // `rabosh-memory import` and `export` as real processes against real stores: an import → export
 // round trip must reproduce the source directory byte for byte and land as one commit, and
 // export must refuse what a plain directory cannot hold instead of losing it.
-// Both need the facade's whole-scope read and one-commit write (see src/cli/bulk.ts).
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+// Both need the handler's whole-scope read and one-commit write (exportMemories/importMemories).
+import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { Rabosh } from '../index.js';
+import { cli, json, seed, writeTree } from './cli-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
-
-const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Run {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-function json(r: Run): any {
-  return JSON.parse(r.stdout);
-}
 
 let tmp: string;
 let store: string;
@@ -33,18 +16,6 @@ beforeEach(() => {
   store = join(tmp, 'store');
 });
 afterEach(() => removeDir(tmp));
-
-async function seed(files: Record<string, string>, scope?: string): Promise<void> {
-  const h = await RaboshMemoryToolHandler.open(store, scope === undefined ? {} : { scope });
-  try {
-    for (const [path, file_text] of Object.entries(files)) {
-      const r = await h.execute({ command: 'create', path, file_text });
-      if (r.isError) throw new Error(r.text);
-    }
-  } finally {
-    await h.close();
-  }
-}
 
 /** Every file under `dir` as relative path → bytes. */
 function tree(dir: string): Map<string, Buffer> {
@@ -58,13 +29,6 @@ function tree(dir: string): Map<string, Buffer> {
   };
   walk(dir);
   return out;
-}
-
-function writeTree(dir: string, files: Record<string, string | Buffer>): void {
-  for (const [rel, data] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, rel)), { recursive: true });
-    writeFileSync(join(dir, rel), data);
-  }
 }
 
 describe('import and export', () => {
@@ -108,14 +72,14 @@ describe('import and export', () => {
   });
 
   it('export refuses a memory that is also a directory, naming it', async () => {
-    await seed({ '/memories/a': 'file', '/memories/a/b.md': 'child' });
+    await seed(store, { '/memories/a': 'file', '/memories/a/b.md': 'child' });
     const r = cli('export', store, join(tmp, 'to'));
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('/memories/a is both a memory and a directory');
   });
 
   it('export never writes over an existing non-empty target, and draws no progress bar when piped', async () => {
-    await seed({ '/memories/a.md': 'x' });
+    await seed(store, { '/memories/a.md': 'x' });
     const to = join(tmp, 'to');
     writeTree(to, { 'memories/keep.md': 'mine' });
     const r = cli('export', store, to);

@@ -1,38 +1,13 @@
 // The `rabosh-memory` command line, run as a real process (the built bin) against real stores:
 // every subcommand, --json, exit codes, the lock error naming its holder, and an import →
 // export round trip that must reproduce the source directory byte for byte.
-import { spawnSync } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  readdirSync,
-  statSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { Rabosh } from '../index.js';
+import { cli, json, seed, writeTree } from './cli-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
-
-const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
-
-interface Run {
-  status: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(...args: string[]): Run {
-  const r = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8' });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
-
-function json(r: Run): any {
-  return JSON.parse(r.stdout);
-}
 
 let tmp: string;
 let store: string;
@@ -42,28 +17,9 @@ beforeEach(() => {
 });
 afterEach(() => removeDir(tmp));
 
-async function seed(files: Record<string, string>, scope?: string): Promise<void> {
-  const h = await RaboshMemoryToolHandler.open(store, scope === undefined ? {} : { scope });
-  try {
-    for (const [path, file_text] of Object.entries(files)) {
-      const r = await h.execute({ command: 'create', path, file_text });
-      if (r.isError) throw new Error(r.text);
-    }
-  } finally {
-    await h.close();
-  }
-}
-
-function writeTree(dir: string, files: Record<string, string | Buffer>): void {
-  for (const [rel, data] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, rel)), { recursive: true });
-    writeFileSync(join(dir, rel), data);
-  }
-}
-
 describe('view', () => {
   it('prints what the model sees, for a directory and a file, with --range', async () => {
-    await seed({ '/memories/notes/a.md': 'one\ntwo\nthree\n' });
+    await seed(store, { '/memories/notes/a.md': 'one\ntwo\nthree\n' });
     const dirView = cli('view', store);
     expect(dirView.status).toBe(0);
     expect(dirView.stdout).toBe(
@@ -75,7 +31,7 @@ describe('view', () => {
   });
 
   it('exits 1 on a failure outcome and says so in --json', async () => {
-    await seed({ '/memories/a.md': 'x' });
+    await seed(store, { '/memories/a.md': 'x' });
     const r = cli('view', store, '/memories/nope', '--json');
     expect(r.status).toBe(1);
     expect(json(r)).toEqual({
@@ -96,15 +52,15 @@ describe('view', () => {
 
 describe('usage and stats', () => {
   it('usage counts a scope, hidden memories included', async () => {
-    await seed({ '/memories/a.md': 'hello', '/memories/.hidden/b.md': 'abc' });
-    await seed({ '/memories/other.md': 'zzzzzzzz' }, 'other');
+    await seed(store, { '/memories/a.md': 'hello', '/memories/.hidden/b.md': 'abc' });
+    await seed(store, { '/memories/other.md': 'zzzzzzzz' }, 'other');
     expect(cli('usage', store).stdout).toBe('2 memories, 8 B (8 bytes)\n');
     expect(json(cli('usage', store, '--json'))).toEqual({ memories: 2, bytes: 8 });
     expect(json(cli('usage', store, '--json', '--scope', 'other'))).toEqual({ memories: 1, bytes: 8 });
   });
 
   it('stats prints the store counters', async () => {
-    await seed({ '/memories/a.md': 'hello' });
+    await seed(store, { '/memories/a.md': 'hello' });
     const s = json(cli('stats', store, '--json'));
     expect(s.keys).toBe(1);
     expect(s.seq).toBeGreaterThanOrEqual(1);
@@ -139,7 +95,7 @@ describe('import refusals (before any store is touched)', () => {
 
 describe('expire', () => {
   it('deletes what was last updated before the date and reports the count', async () => {
-    await seed({ '/memories/a.md': 'a', '/memories/b.md': 'b' });
+    await seed(store, { '/memories/a.md': 'a', '/memories/b.md': 'b' });
     const past = cli('expire', store, '--before', '2000-01-01', '--json');
     expect(json(past)).toEqual({ deleted: 0, before: '2000-01-01T00:00:00.000Z' });
     const future = new Date(Date.now() + 86_400_000).toISOString();
@@ -150,7 +106,7 @@ describe('expire', () => {
   });
 
   it('rejects a date it cannot read with exit code 2', async () => {
-    await seed({ '/memories/a.md': 'a' });
+    await seed(store, { '/memories/a.md': 'a' });
     const r = cli('expire', store, '--before', 'last tuesday');
     expect(r.status).toBe(2);
     expect(r.stderr).toContain('invalid --before "last tuesday"');
@@ -162,7 +118,7 @@ describe('expire', () => {
 
 describe('checkpoint and verify', () => {
   it('checkpoint writes a copy that opens with the same memories', async () => {
-    await seed({ '/memories/a.md': 'checkpointed\n' });
+    await seed(store, { '/memories/a.md': 'checkpointed\n' });
     const to = join(tmp, 'cp');
     const r = cli('checkpoint', store, to, '--json');
     expect(r.status).toBe(0);
@@ -172,7 +128,7 @@ describe('checkpoint and verify', () => {
   });
 
   it('verify passes a sound store and fails a damaged one with the corruption code', async () => {
-    await seed({ '/memories/a.md': 'x'.repeat(4096), '/memories/b.md': 'y'.repeat(4096) });
+    await seed(store, { '/memories/a.md': 'x'.repeat(4096), '/memories/b.md': 'y'.repeat(4096) });
     const ok = cli('verify', store, '--json');
     expect(ok.status).toBe(0);
     expect(json(ok).ok).toBe(true);
@@ -196,7 +152,7 @@ describe('checkpoint and verify', () => {
 
 describe('a locked store', () => {
   it('names the holder and exits 3', async () => {
-    await seed({ '/memories/a.md': 'x' });
+    await seed(store, { '/memories/a.md': 'x' });
     const db = await Rabosh.open(store);
     try {
       const r = cli('usage', store);

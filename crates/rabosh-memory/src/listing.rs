@@ -2,7 +2,8 @@
 
 use rabosh::Snapshot;
 
-use crate::keys::{hidden, subtree_prefix};
+use crate::keys::subtree_prefix;
+use crate::listing_index::visible_below;
 use crate::meta::MemMeta;
 use crate::tree::{Entry, Name};
 
@@ -18,11 +19,7 @@ pub(crate) fn scan_dir(snap: &Snapshot, scope: &str, dir: &str) -> Entry {
         let segs: Vec<&str> = rel.split('/').collect();
         root.all_count += 1;
         root.all_bytes += size;
-        // visible_below[j]: no hidden segment among segs[j..] (the memory's path below node j).
-        let mut visible_below = vec![true; segs.len() + 1];
-        for j in (0..segs.len()).rev() {
-            visible_below[j] = visible_below[j + 1] && !hidden(segs[j]);
-        }
+        let visible_below = visible_below(&segs);
         let mut node = &mut root;
         for (j, seg) in segs.iter().enumerate().take(2) {
             if j > 0 {

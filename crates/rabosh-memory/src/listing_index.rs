@@ -88,7 +88,8 @@ impl ScopeIndex {
 }
 
 /// visible_below[j]: the memory's path below node j (segments j..) has no hidden segment.
-fn visible_below(segs: &[&str]) -> Vec<bool> {
+/// `v[j]`: no hidden segment among `segs[j..]`, i.e. the memory is visible from the node at depth j.
+pub(crate) fn visible_below(segs: &[&str]) -> Vec<bool> {
     let mut v = vec![true; segs.len() + 1];
     for j in (0..segs.len()).rev() {
         v[j] = v[j + 1] && !hidden(segs[j]);
