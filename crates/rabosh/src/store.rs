@@ -159,9 +159,13 @@ impl Store {
             }
         }
         let buffered = self.options.durability == Durability::Buffered;
-        let frame = pb.finish(buffered);
+        // A Sync-mode frame unflagged says "every byte before me was durable when I was
+        // written" (FORMAT.md, recovery rule 6). Behind a pending group that is not so: flag it
+        // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail.
+        let flagged = buffered || w.tail.is_some();
+        let frame = pb.finish(flagged);
         if (w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes)
-            || (buffered && w.active_version < FORMAT_VERSION)
+            || (flagged && w.active_version < FORMAT_VERSION)
         {
             self.rotate(&mut w)?;
         }
