@@ -64,8 +64,8 @@ impl Memories {
                 return Ok(Import::TooLarge { path: path.clone(), limit });
             }
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let now = self.clock.now_ms();
         let mut batch = Batch::new();
         let mut bytes = 0;
@@ -80,7 +80,7 @@ impl Memories {
             bytes += content.len() as u64;
         }
         if !batch.is_empty() {
-            self.store.commit(&write, snap.seq(), batch)?;
+            self.store.commit(write, snap.seq(), batch)?;
         }
         Ok(Import::Imported { memories: files.len() as u64, bytes })
     }

@@ -22,29 +22,45 @@ enum Resolved {
 impl Memories {
     pub fn view(&self, path: &str) -> Result<View> {
         check_normalised(path)?;
-        if !self.options.track_access {
-            return match self.resolve(path, None)? {
-                Resolved::File(snap, meta) => self.file_view(&snap, path, meta),
+        loop {
+            if self.options.track_access {
+                // Reading is the access: a file view decides on the newest state under the write
+                // lock and stamps it in the same command, one commit, answered once durable.
+                let mut write = self.store.lock_write();
+                let snap = write.latest()?;
+                if let Some(meta) = file_meta(&snap, path, &self.key(path)) {
+                    let view = self.file_view(&snap, path, meta)?;
+                    match &view {
+                        View::File { content, .. } => {
+                            let stamped = MemMeta {
+                                accessed_ms: self.clock.now_ms(),
+                                ..meta
+                            };
+                            let mut batch = Batch::new();
+                            batch.put(self.key(path), content.as_bytes(), stamped.encode());
+                            self.store.commit(write, snap.seq(), batch)?;
+                        }
+                        _ => {
+                            drop(write);
+                            self.store.engine().wait_durable(snap.seq())?;
+                        }
+                    }
+                    return Ok(view);
+                }
+                drop(write);
+                // Not a file at the newest state: a directory view, answered on the durable
+                // state like any other once that state has caught up with what was decided on.
+                self.store.engine().wait_durable(snap.seq())?;
+            }
+            return match self.resolve(path)? {
+                Resolved::File(snap, meta) if !self.options.track_access => {
+                    self.file_view(&snap, path, meta)
+                }
+                // Created since the check above: go round and stamp it.
+                Resolved::File(..) => continue,
                 Resolved::Listed(view) => Ok(view),
             };
         }
-        let write = self.store.lock_write();
-        let (snap, meta) = match self.resolve(path, Some(&write))? {
-            Resolved::File(snap, meta) => (snap, meta),
-            Resolved::Listed(view) => return Ok(view),
-        };
-        let view = self.file_view(&snap, path, meta)?;
-        if let View::File { content, .. } = &view {
-            // Reading is the access: stamp it in the same command, one commit.
-            let stamped = MemMeta {
-                accessed_ms: self.clock.now_ms(),
-                ..meta
-            };
-            let mut batch = Batch::new();
-            batch.put(self.key(path), content.as_bytes(), stamped.encode());
-            self.store.commit(&write, snap.seq(), batch)?;
-        }
-        Ok(view)
     }
 
     /// The view, when answering it costs about as much as a map lookup: a memory's file view, or
@@ -83,8 +99,8 @@ impl Memories {
         if file_text.len() as u64 > limit {
             return Ok(Create::TooLarge { limit });
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let key = self.key(path);
         let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
         if old.is_some() && !self.options.create_overwrites {
@@ -95,7 +111,7 @@ impl Memories {
         let meta = MemMeta::for_content(file_text, created, now, accessed);
         let mut batch = Batch::new();
         batch.put(key, file_text.as_bytes(), meta.encode());
-        self.store.commit(&write, snap.seq(), batch)?;
+        self.store.commit(write, snap.seq(), batch)?;
         Ok(Create::Created)
     }
 
@@ -104,8 +120,8 @@ impl Memories {
         if path == ROOT {
             return Ok(StrReplace::NotFound);
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let key = self.key(path);
         let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
             return Ok(StrReplace::NotFound);
@@ -130,7 +146,7 @@ impl Memories {
         if edited.len() as u64 > limit {
             return Ok(StrReplace::TooLarge { limit });
         }
-        self.rewrite(&write, &snap, key, &edited, meta)?;
+        self.rewrite(write, &snap, key, &edited, meta)?;
         let (first_line, snippet) = edit::snippet(&edited, line);
         Ok(StrReplace::Edited {
             first_line,
@@ -149,8 +165,8 @@ impl Memories {
         if path == ROOT {
             return Ok(Insert::NotFound);
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let key = self.key(path);
         let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
             return Ok(Insert::NotFound);
@@ -164,7 +180,7 @@ impl Memories {
         if edited.len() as u64 > limit {
             return Ok(Insert::TooLarge { limit });
         }
-        self.rewrite(&write, &snap, key, &edited, meta)?;
+        self.rewrite(write, &snap, key, &edited, meta)?;
         Ok(Insert::Edited)
     }
 
@@ -173,8 +189,8 @@ impl Memories {
         if path == ROOT {
             return Ok(Delete::IsRoot);
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let doomed = self.at_or_under(&snap, path);
         if doomed.is_empty() {
             return Ok(Delete::NotFound);
@@ -184,7 +200,7 @@ impl Memories {
         for key in doomed {
             batch.delete(key);
         }
-        self.store.commit(&write, snap.seq(), batch)?;
+        self.store.commit(write, snap.seq(), batch)?;
         Ok(Delete::Deleted { count })
     }
 
@@ -203,8 +219,8 @@ impl Memories {
         {
             return Ok(Rename::Inside);
         }
-        let write = self.store.lock_write();
-        let snap = self.store.engine().snapshot()?;
+        let mut write = self.store.lock_write();
+        let snap = write.latest()?;
         let moving = self.at_or_under(&snap, old_path);
         if moving.is_empty() {
             return Ok(Rename::NotFound);
@@ -238,7 +254,7 @@ impl Memories {
             );
             batch.delete(key.clone());
         }
-        self.store.commit(&write, snap.seq(), batch)?;
+        self.store.commit(write, snap.seq(), batch)?;
         Ok(Rename::Renamed {
             count: moving.len() as u64,
         })
@@ -248,14 +264,13 @@ impl Memories {
         key(&self.options.scope, path)
     }
 
-    fn resolve(&self, path: &str, held: Option<&WriteGuard<'_>>) -> Result<Resolved> {
+    fn resolve(&self, path: &str) -> Result<Resolved> {
         if !self.options.listing_index {
             return Ok(self.resolve_on(self.store.engine().snapshot()?, path));
         }
         let key = self.key(path);
         self.store.with_index(
             &self.options.scope,
-            held,
             |snap, index, visited| match file_meta(snap, path, &key) {
                 Some(meta) => Resolved::File(snap.clone(), meta),
                 None => Resolved::Listed(dir_view(index.find(path, visited), path, visited)),
@@ -298,7 +313,7 @@ impl Memories {
 
     fn rewrite(
         &self,
-        write: &WriteGuard<'_>,
+        write: WriteGuard<'_>,
         snap: &Snapshot,
         key: Vec<u8>,
         content: &str,

@@ -11,7 +11,7 @@ impl Memories {
         if self.options.listing_index {
             return self
                 .store
-                .with_index(&self.options.scope, None, |_, index, _| Usage {
+                .with_index(&self.options.scope, |_, index, _| Usage {
                     memories: index.root.all_count,
                     bytes: index.root.all_bytes,
                 });
@@ -31,8 +31,8 @@ impl Memories {
     /// neither a recent read nor a recent edit lets it expire.
     pub fn expire_before(&self, instant_ms: i64) -> Result<u64> {
         let count = {
-            let write = self.store.lock_write();
-            let snap = self.store.engine().snapshot()?;
+            let mut write = self.store.lock_write();
+            let snap = write.latest()?;
             let mut batch = Batch::new();
             for (key, meta) in snap.scan_prefix(&subtree_prefix(&self.options.scope, ROOT)) {
                 let meta = MemMeta::decode(meta);
@@ -47,7 +47,7 @@ impl Memories {
             }
             let count = batch.len() as u64;
             if count > 0 {
-                self.store.commit(&write, snap.seq(), batch)?;
+                self.store.commit(write, snap.seq(), batch)?;
             }
             count
         };

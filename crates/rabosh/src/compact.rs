@@ -18,6 +18,7 @@ const FRAME_TARGET: usize = 1 << 20;
 
 pub fn compact(store: &Store) -> Result<CompactInfo> {
     let mut w = store.writable()?;
+    store.settle(&mut w)?;
     let bytes_before = store.counters.disk_bytes.load(Ordering::Relaxed);
     if w.active_len > SEG_HEADER as u64 {
         store.rotate(&mut w)?;

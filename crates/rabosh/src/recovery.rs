@@ -174,7 +174,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             active_version,
             unsynced: false,
             mark_first,
+            tail: None,
         }),
+        syncer: Mutex::new(()),
         counters,
         closed: AtomicBool::new(false),
     })

@@ -50,6 +50,9 @@ pub(crate) struct Writer {
     /// The active segment ends with a durable commit and no marker (as open found it): the
     /// first buffered commit is preceded by a marker, so damage to that commit stays detectable.
     pub mark_first: bool,
+    /// Sync mode: commits appended but not yet fsynced, as the version they build. Published
+    /// only once durable (by a `wait_durable` leader or by `settle`), so readers never see them.
+    pub tail: Option<Arc<Version>>,
 }
 
 /// An open store. Share it between threads with `Arc<Store>`; one writer at a time inside.
@@ -59,6 +62,9 @@ pub struct Store {
     pub(crate) vfs: Arc<dyn Vfs>,
     pub(crate) current: ArcSwap<Version>,
     pub(crate) writer: Mutex<Writer>,
+    /// Held by the one waiter that fsyncs for everyone (group commit); others queue behind it
+    /// and usually find their commit already durable.
+    pub(crate) syncer: Mutex<()>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) closed: AtomicBool,
 }
@@ -100,8 +106,29 @@ impl Store {
     /// Apply a batch as one commit; returns its sequence number once durable (per durability).
     /// An empty batch commits nothing and returns the current sequence number.
     pub fn write(&self, batch: Batch) -> Result<u64> {
+        let seq = self.append(batch)?;
+        self.wait_durable(seq)?;
+        Ok(seq)
+    }
+
+    /// The newest state, including commits appended but not yet durable (Sync mode). For a
+    /// writer deciding what to append next; readers want [`Store::snapshot`].
+    pub fn latest_snapshot(&self) -> Result<Snapshot> {
+        let w = self.lock_writer();
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        let v = w.tail.clone().unwrap_or_else(|| self.current.load_full());
+        Ok(Snapshot::new(v, self.counters.clone()))
+    }
+
+    /// Write a batch into the log as the next commit and return its sequence number. In Sync
+    /// mode it is neither fsynced nor visible to [`Store::snapshot`] until
+    /// [`Store::wait_durable`] (by this caller or any other) covers it; in Buffered mode it is
+    /// published at once. An empty batch commits nothing and returns the latest sequence number.
+    pub fn append(&self, batch: Batch) -> Result<u64> {
         let mut w = self.writable()?;
-        let cur = self.current.load_full();
+        let cur = w.tail.clone().unwrap_or_else(|| self.current.load_full());
         if batch.is_empty() {
             return Ok(cur.seq);
         }
@@ -132,14 +159,19 @@ impl Store {
             }
         }
         let buffered = self.options.durability == Durability::Buffered;
-        let frame = pb.finish(buffered);
+        // A Sync-mode frame unflagged says "every byte before me was durable when I was
+        // written" (FORMAT.md, recovery rule 6). Behind a pending group that is not so: flag it
+        // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail.
+        let flagged = buffered || w.tail.is_some();
+        let frame = pb.finish(flagged);
         if (w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes)
-            || (buffered && w.active_version < FORMAT_VERSION)
+            || (flagged && w.active_version < FORMAT_VERSION)
         {
             self.rotate(&mut w)?;
         }
-        // Rotation published a version with the new segment; build on that one.
-        let cur = self.current.load_full();
+        // Rotation published a version with the new segment (and settled any tail); build on
+        // the newest.
+        let cur = w.tail.clone().unwrap_or_else(|| self.current.load_full());
         let active = w.active.clone().expect("writable store has an active segment");
         // Everything before the marker is durable already (open fsynced it), so marker and
         // commit go out in one write.
@@ -148,12 +180,6 @@ impl Store {
         let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
         if let Err(e) = write_all_at(active.file(), &bytes, w.active_len) {
             return Err(poison(&mut w, Error::io("write", &active.path, e)));
-        }
-        if self.options.durability == Durability::Sync {
-            if let Err(e) = active.file().sync_data() {
-                return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
-            }
-            self.counters.fsync();
         }
         w.active_len += bytes.len() as u64;
         w.mark_first = false;
@@ -176,15 +202,80 @@ impl Store {
             w.active_recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
             apply_one(&mut map, &mut live, key, entry);
         }
-        // Publishing last: a reader sees the whole batch or none of it.
-        self.current.store(Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live }));
+        let v = Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live });
         self.counters.commits.fetch_add(1, Ordering::Relaxed);
+        if buffered {
+            // Publishing last: a reader sees the whole batch or none of it.
+            self.current.store(v);
+        } else {
+            w.tail = Some(v);
+        }
         Ok(seq)
+    }
+
+    /// Return once commit `seq` (from [`Store::append`]) is durable and published. Concurrent
+    /// waiters share fsyncs: one leader at a time syncs the active segment, which covers every
+    /// commit appended before it started, and publishes the newest of them.
+    pub fn wait_durable(&self, seq: u64) -> Result<()> {
+        if self.current.load().seq >= seq {
+            return Ok(());
+        }
+        let _leader = self.syncer.lock().unwrap_or_else(|p| p.into_inner());
+        if self.current.load().seq >= seq {
+            return Ok(());
+        }
+        let (v, active) = {
+            let w = self.lock_writer();
+            if let Some(r) = &w.poisoned {
+                return Err(Error::Poisoned { reason: r.clone() });
+            }
+            match (&w.tail, &w.active) {
+                (Some(t), Some(a)) if t.seq >= seq => (t.clone(), a.clone()),
+                // Not published, not pending: it never made it (closed before it was settled).
+                _ => return Err(Error::Closed),
+            }
+        };
+        // The fsync runs without the writer mutex: appends keep landing behind it and form
+        // the next group.
+        let synced = active.file().sync_data();
+        let mut w = self.lock_writer();
+        if let Err(e) = synced {
+            return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
+        }
+        self.counters.fsync();
+        self.publish_durable(&mut w, v);
+        Ok(())
+    }
+
+    /// Publish `v`, known durable, unless something newer (or a rewrite of the same commit, as
+    /// compaction publishes) is already out. Under the writer mutex: every publisher holds it.
+    fn publish_durable(&self, w: &mut Writer, v: Arc<Version>) {
+        if w.tail.as_ref().is_some_and(|t| t.seq <= v.seq) {
+            w.tail = None;
+        }
+        if v.seq > self.current.load().seq {
+            self.current.store(v);
+        }
+    }
+
+    /// Make a pending tail durable and published, inline: every operation that reads or
+    /// replaces `current` under the writer mutex does this first, so it never loses or rewinds
+    /// appended commits. A failed fsync poisons.
+    pub(crate) fn settle(&self, w: &mut Writer) -> Result<()> {
+        let Some(v) = w.tail.clone() else { return Ok(()) };
+        let active = w.active.clone().expect("a pending tail lives in the active segment");
+        if let Err(e) = active.file().sync_data() {
+            return Err(poison(w, Error::io("fsync", &active.path, e)));
+        }
+        self.counters.fsync();
+        self.publish_durable(w, v);
+        Ok(())
     }
 
     /// Make every commit so far durable (for `Durability::Buffered`).
     pub fn sync(&self) -> Result<()> {
         let mut w = self.writable()?;
+        self.settle(&mut w)?;
         let r = self.sync_active(&mut w);
         r.map_err(|e| poison(&mut w, e))
     }
@@ -218,9 +309,13 @@ impl Store {
 
     fn rotate_inner(&self, w: &mut Writer) -> Result<()> {
         let old = w.active.clone().unwrap();
-        let seq = self.current.load().seq;
         old.file().sync_data().map_err(|e| Error::io("fsync", &old.path, e))?;
         self.counters.fsync();
+        // That fsync made any pending tail durable: publish it before sealing behind it.
+        if let Some(v) = w.tail.clone() {
+            self.publish_durable(w, v);
+        }
+        let seq = self.current.load().seq;
         crate::hint::write(&*self.vfs, &self.dir, old.number, w.active_len, &w.active_recs, &self.fsyncs())?;
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
@@ -272,9 +367,12 @@ impl Store {
 
     /// Read every record of every segment and every live value, checking every checksum.
     pub fn verify(&self) -> Result<VerifyReport> {
-        let w = self.lock_writer();
+        let mut w = self.lock_writer();
         if self.closed.load(Ordering::SeqCst) {
             return Err(Error::Closed);
+        }
+        if w.poisoned.is_none() {
+            self.settle(&mut w)?;
         }
         let v = self.current.load_full();
         let mut report = VerifyReport { files: 0, records: 0, keys: v.map.len() as u64 };
@@ -340,9 +438,17 @@ impl Store {
             return Ok(());
         }
         let mut result = Ok(());
-        if self.options.durability == Durability::Buffered && w.poisoned.is_none() && w.active.is_some() {
+        if w.poisoned.is_none() && w.active.is_some() {
+            result = self.settle(&mut w);
+        }
+        if result.is_ok()
+            && self.options.durability == Durability::Buffered
+            && w.poisoned.is_none()
+            && w.active.is_some()
+        {
             result = self.sync_active(&mut w);
         }
+        w.tail = None;
         w.active = None;
         w.active_recs = SegRecs::new();
         let seq = self.current.load().seq;

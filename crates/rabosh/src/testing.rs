@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 /// The kinds of IO step FaultFs counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,9 +32,34 @@ struct State {
     /// (kind, the count at which to fail)
     armed: Mutex<Option<(IoKind, u64)>>,
     fired: AtomicU64,
+    /// File fsyncs are held at this gate while it is shut.
+    gate: Mutex<Gate>,
+    gate_moved: Condvar,
+}
+
+#[derive(Debug, Default)]
+struct Gate {
+    shut: bool,
+    /// fsyncs waiting at the shut gate right now.
+    held: u64,
 }
 
 impl State {
+    /// Waits while the gate is shut: lets a test look at the store mid-fsync, deterministically.
+    fn pass_gate(&self) {
+        let mut g = self.gate.lock().unwrap();
+        if !g.shut {
+            return;
+        }
+        g.held += 1;
+        self.gate_moved.notify_all();
+        while g.shut {
+            g = self.gate_moved.wait(g).unwrap();
+        }
+        g.held -= 1;
+        self.gate_moved.notify_all();
+    }
+
     /// Counts one step; `Err` when it is the armed one (one-shot).
     fn step(&self, kind: IoKind) -> io::Result<()> {
         let n = {
@@ -86,6 +111,32 @@ impl FaultFs {
         *self.state.armed.lock().unwrap() = None;
     }
 
+    /// Hold every file fsync from now until [`FaultFs::release_syncs`].
+    pub fn hold_syncs(&self) {
+        self.state.gate.lock().unwrap().shut = true;
+    }
+
+    /// Let held fsyncs (and later ones) through.
+    pub fn release_syncs(&self) {
+        self.state.gate.lock().unwrap().shut = false;
+        self.state.gate_moved.notify_all();
+    }
+
+    /// Block until `n` fsyncs are held at the gate; false if that has not happened within
+    /// `limit` (a hang guard for tests, so a broken store fails instead of hanging CI).
+    pub fn wait_held(&self, n: u64, limit: std::time::Duration) -> bool {
+        let deadline = std::time::Instant::now() + limit;
+        let mut g = self.state.gate.lock().unwrap();
+        while g.held < n {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            g = self.state.gate_moved.wait_timeout(g, left).unwrap().0;
+        }
+        true
+    }
+
     /// How many faults fired so far.
     pub fn fired(&self) -> u64 {
         self.state.fired.load(Ordering::SeqCst)
@@ -111,6 +162,7 @@ impl VFile for FaultFile {
         self.inner.write_at(buf, offset)
     }
     fn sync_data(&self) -> io::Result<()> {
+        self.state.pass_gate();
         self.state.step(IoKind::Sync)?;
         self.inner.sync_data()
     }
