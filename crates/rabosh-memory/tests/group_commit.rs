@@ -8,29 +8,6 @@ use std::time::{Duration, Instant};
 use rabosh::testing::FaultFs;
 use rabosh_memory::{Create, Memories, MemoryOptions, MemoryStore, StrReplace, View};
 
-/// Opens the fsync gate when a test ends, even by a panic, so dropping the store (whose close
-/// fsyncs) cannot hang behind it; and after HANG regardless, so a store that blocks where it
-/// must not (say, a writer fsyncing under the writer mutex) fails the test instead of hanging
-/// it. Declared after the store: dropped before it.
-struct Release(FaultFs);
-
-impl Release {
-    fn new(fs: &FaultFs) -> Release {
-        let watchdog = fs.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(HANG);
-            watchdog.release_syncs();
-        });
-        Release(fs.clone())
-    }
-}
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        self.0.release_syncs();
-    }
-}
-
 /// A hang guard only: every wait below is for a state a correct store reaches at once.
 const HANG: Duration = Duration::from_secs(20);
 
@@ -81,7 +58,7 @@ fn counters_lose_no_update(listing_index: bool) {
     let before = store.engine().stats();
     // Hold the first fsync until more commands have appended behind it, so sharing is certain
     // rather than likely; after that the threads run free.
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let handles: Vec<_> = (0..threads)
         .map(|t| {
@@ -141,7 +118,7 @@ fn no_view_shows_a_commit_before_it_is_durable() {
         m.create("/memories/a", "old").unwrap();
         let before = m.view("/memories").unwrap(); // builds the index when on
         let usage = m.usage().unwrap();
-        let _release = Release::new(&fs);
+        let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
         let writer = {
             let m = m.clone();

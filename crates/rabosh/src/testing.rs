@@ -122,6 +122,18 @@ impl FaultFs {
         self.state.gate_moved.notify_all();
     }
 
+    /// A guard that opens the fsync gate when dropped (a test's end, even by a panic, so closing
+    /// the store cannot hang behind it) and after `hang` regardless, so a store that blocks
+    /// where it must not fails its test instead of hanging it.
+    pub fn release_on_drop(&self, hang: std::time::Duration) -> SyncRelease {
+        let watchdog = self.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(hang);
+            watchdog.release_syncs();
+        });
+        SyncRelease(self.clone())
+    }
+
     /// Block until `n` fsyncs are held at the gate; false if that has not happened within
     /// `limit` (a hang guard for tests, so a broken store fails instead of hanging CI).
     pub fn wait_held(&self, n: u64, limit: std::time::Duration) -> bool {
@@ -232,5 +244,14 @@ impl Rng {
     /// Uniform in `0..n` (0 when n is 0).
     pub fn below(&mut self, n: u64) -> u64 {
         if n == 0 { 0 } else { self.next_u64() % n }
+    }
+}
+
+/// Opens a [`FaultFs`]'s fsync gate when dropped; see [`FaultFs::release_on_drop`].
+pub struct SyncRelease(FaultFs);
+
+impl Drop for SyncRelease {
+    fn drop(&mut self) {
+        self.0.release_syncs();
     }
 }

@@ -28,29 +28,6 @@ fn values(store: &Store) -> BTreeMap<String, String> {
         .collect()
 }
 
-/// Opens the fsync gate when a test ends, even by a panic, so dropping the store (whose close
-/// fsyncs) cannot hang behind it; and after HANG regardless, so a store that blocks where it
-/// must not (say, a writer fsyncing under the writer mutex) fails the test instead of hanging
-/// it. Declared after the store: dropped before it.
-struct Release(FaultFs);
-
-impl Release {
-    fn new(fs: &FaultFs) -> Release {
-        let watchdog = fs.clone();
-        std::thread::spawn(move || {
-            std::thread::sleep(HANG);
-            watchdog.release_syncs();
-        });
-        Release(fs.clone())
-    }
-}
-
-impl Drop for Release {
-    fn drop(&mut self) {
-        self.0.release_syncs();
-    }
-}
-
 /// A hang guard only: every wait below is for a state that a correct store reaches at once.
 const HANG: Duration = Duration::from_secs(20);
 
@@ -109,7 +86,7 @@ fn commits_appended_behind_a_running_fsync_share_the_next_one() {
     let store = Arc::new(Store::open(tmp.path(), opts(Arc::new(fs.clone()), 64 << 20)).unwrap());
     let n = 6;
     let before = store.stats().fsyncs;
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let handles: Vec<_> = (0..n)
         .map(|t| {
@@ -134,7 +111,7 @@ fn a_commit_is_invisible_to_readers_until_its_fsync_is_done() {
     let tmp = tempfile::tempdir().unwrap();
     let store = Arc::new(Store::open(tmp.path(), opts(Arc::new(fs.clone()), 64 << 20)).unwrap());
     store.write(put("a", "1")).unwrap();
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let writer = {
         let store = store.clone();
@@ -163,7 +140,7 @@ fn compaction_and_checkpoint_settle_a_pending_commit() {
     for i in 0..40 {
         store.write(put(&format!("k{}", i % 7), &format!("{i:0>200}"))).unwrap();
     }
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let writer = {
         let store = store.clone();
@@ -202,7 +179,7 @@ fn a_failed_shared_fsync_fails_every_waiter_and_keeps_exactly_the_acked_prefix()
         store.write(put(&format!("k{i}"), "durable")).unwrap();
     }
     let n = 5;
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let handles: Vec<_> = (0..n)
         .map(|t| {
@@ -240,7 +217,7 @@ fn a_power_loss_mid_group_opens_with_every_acked_commit() {
     for i in 1..=acked {
         store.write(put(&format!("k{i}"), "durable")).unwrap();
     }
-    let _release = Release::new(&fs);
+    let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
     let n = 6;
     let handles: Vec<_> = (0..n)
