@@ -40,10 +40,10 @@ export interface MemoryToolOptions {
    * by what the view prints instead of by everything under the viewed directory.
    *
    * Default true, from the benchmark in the README (50,000 memories, same machine, same run): a
-   * root view of a 500-directory tree takes 0.11 ms with the index against 11.9 ms without, and a
-   * flat 50,000-entry listing 52 ms against 90 ms; creates and edits cost the same either way.
+   * root view of a 500-directory tree takes 0.11 ms with the index against 12.3 ms without, and a
+   * flat 50,000-entry listing 48 ms against 76 ms; creates and edits cost the same either way.
    * The price is memory (about 64 MiB against 45 MiB per 100,000 memories) and a one-time build
-   * at the first view after open (about 30 ms at 50,000 memories). Turn it off for very large
+   * at the first view after open (about 25 ms at 50,000 memories). Turn it off for very large
    * stores on memory-tight hosts that rarely list.
    */
   listingIndex?: boolean;
