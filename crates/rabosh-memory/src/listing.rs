@@ -17,30 +17,16 @@ pub(crate) fn scan_dir(snap: &Snapshot, scope: &str, dir: &str) -> Entry {
             continue;
         };
         let segs: Vec<&str> = rel.split('/').collect();
-        root.all_count += 1;
-        root.all_bytes += size;
         let visible_below = visible_below(&segs);
         let mut node = &mut root;
         for (j, seg) in segs.iter().enumerate().take(2) {
-            if j > 0 {
-                node.all_count += 1;
-                node.all_bytes += size;
-            }
-            if visible_below[j] {
-                node.vis_count += 1;
-                node.vis_bytes += size;
-            }
+            node.count_below(size, visible_below[j]);
             node = node.children.entry(Name(seg.to_string())).or_default();
         }
         if segs.len() <= 2 {
             node.memory = Some(size);
         } else {
-            node.all_count += 1;
-            node.all_bytes += size;
-            if visible_below[2] {
-                node.vis_count += 1;
-                node.vis_bytes += size;
-            }
+            node.count_below(size, visible_below[2]);
         }
     }
     root

@@ -68,12 +68,7 @@ impl ScopeIndex {
         let visible_below = visible_below(&segs);
         let mut node = &mut self.root;
         for (j, seg) in segs.iter().enumerate() {
-            node.all_count += 1;
-            node.all_bytes += size;
-            if visible_below[j] {
-                node.vis_count += 1;
-                node.vis_bytes += size;
-            }
+            node.count_below(size, visible_below[j]);
             node = node.children.entry(Name(seg.to_string())).or_default();
         }
         node.memory = Some(size);

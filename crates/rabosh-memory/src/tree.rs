@@ -38,6 +38,19 @@ pub(crate) struct Entry {
     pub children: BTreeMap<Name, Entry>,
 }
 
+impl Entry {
+    /// Counts a memory of `size` strictly below this node; `visible`: its path below this node
+    /// has no hidden segment.
+    pub(crate) fn count_below(&mut self, size: u64, visible: bool) {
+        self.all_count += 1;
+        self.all_bytes += size;
+        if visible {
+            self.vis_count += 1;
+            self.vis_bytes += size;
+        }
+    }
+}
+
 /// The depth-1 and depth-2 entries of a directory view, depth first, in UTF-16 name order.
 /// Adds the nodes it looks at to `visited`, so tests can bound the work.
 pub(crate) fn emit(dir: &Entry, visited: &mut u64) -> Vec<DirEntry> {

@@ -7,6 +7,11 @@ use rabosh_memory::{
     Create, Delete, Error, Insert, Memories, MemoryOptions, Rename, StrReplace, View,
 };
 
+/// The outcome of an edit whose snippet starts at `first_line`.
+fn edited(first_line: u64, snippet: &[&str]) -> StrReplace {
+    StrReplace::Edited { first_line, snippet: snippet.iter().map(|l| l.to_string()).collect() }
+}
+
 fn file(content: &str) -> View {
     View::File {
         content: content.into(),
@@ -408,13 +413,7 @@ fn str_replace_snippet_of_new_content() {
         (23, 9, 1_000, 3_000, 0)
     );
     let got = m.str_replace("/memories/a", "1\n", "").unwrap();
-    assert_eq!(
-        got,
-        StrReplace::Edited {
-            first_line: 1,
-            snippet: ["2", "3", "4"].map(String::from).to_vec()
-        }
-    );
+    assert_eq!(got, edited(1, &["2", "3", "4"]));
 }
 
 #[test]
@@ -424,13 +423,7 @@ fn str_replace_traps() {
     // old_str spanning several lines matches; the changed line is where it starts.
     m.create("/memories/a", "x\nstart\nend\ny").unwrap();
     let got = m.str_replace("/memories/a", "start\nend", "one").unwrap();
-    assert_eq!(
-        got,
-        StrReplace::Edited {
-            first_line: 1,
-            snippet: ["x", "one", "y"].map(String::from).to_vec()
-        }
-    );
+    assert_eq!(got, edited(1, &["x", "one", "y"]));
     // Replacement patterns are inserted literally.
     m.create("/memories/b", "k = v").unwrap();
     m.str_replace("/memories/b", "v", "$& $' $` $1 $$").unwrap();
@@ -441,13 +434,7 @@ fn str_replace_traps() {
     // CRLF content is split on \n only: the \r stays part of the line.
     m.create("/memories/c", "a\r\nb\r\nc").unwrap();
     let got = m.str_replace("/memories/c", "b", "B").unwrap();
-    assert_eq!(
-        got,
-        StrReplace::Edited {
-            first_line: 1,
-            snippet: ["a\r", "B\r", "c"].map(String::from).to_vec()
-        }
-    );
+    assert_eq!(got, edited(1, &["a\r", "B\r", "c"]));
 }
 
 // ---- insert --------------------------------------------------------------------------------
