@@ -5,6 +5,7 @@
 //! Every command holds the store's write lock from its first read to its commit, so read-modify-
 //! write commands are atomic, and each command that changes anything is exactly one engine commit.
 
+mod backend;
 mod bulk;
 mod clock;
 mod commands;
@@ -18,6 +19,7 @@ mod outcome;
 mod store;
 mod tree;
 
+pub use backend::{Backend, ReadView, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use store::MemoryStore;

@@ -1,0 +1,80 @@
+//! The seam under the memory semantics: a backend is a read view plus an atomic write
+//! transaction over ordered byte keys. The six commands, usage, expiry, export and import are
+//! written only against these two traits; the embedded engine, an in-memory map and PostgreSQL
+//! implement them. Keys and metadata are opaque here: their layout belongs to this crate
+//! (`keys.rs`, `meta.rs`), never to a backend's storage format.
+
+use std::ops::ControlFlow;
+
+use crate::Result;
+
+/// One staged change of a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WriteOp {
+    Put { key: Vec<u8>, value: Vec<u8>, meta: Vec<u8> },
+    Delete { key: Vec<u8> },
+}
+
+/// What a transaction body stages; committed as one unit after the body returns `Ok`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteSet {
+    ops: Vec<WriteOp>,
+}
+
+impl WriteSet {
+    pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
+        self.ops.push(WriteOp::Put { key, value, meta });
+    }
+    pub fn delete(&mut self, key: Vec<u8>) {
+        self.ops.push(WriteOp::Delete { key });
+    }
+    pub fn is_empty(&self) -> bool {
+        self.ops.is_empty()
+    }
+    pub fn len(&self) -> usize {
+        self.ops.len()
+    }
+    pub fn ops(&self) -> &[WriteOp] {
+        &self.ops
+    }
+    pub fn into_ops(self) -> Vec<WriteOp> {
+        self.ops
+    }
+    /// Forget what was staged (a retried body starts from nothing).
+    pub fn clear(&mut self) {
+        self.ops.clear();
+    }
+}
+
+/// A consistent read of one state. Later commits never change what a view answers.
+pub trait ReadView: Send + Sync {
+    /// The value at `key`.
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// The metadata at `key`, without reading the value.
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>>;
+
+    /// Every `(key, meta)` whose key starts with `prefix`, in byte order of the key, until `visit`
+    /// breaks. Reads no values.
+    fn scan_prefix(
+        &self,
+        prefix: &[u8],
+        visit: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
+    ) -> Result<()>;
+}
+
+/// A store the commands run over.
+pub trait Backend: Send + Sync {
+    /// A view that includes every commit acknowledged (by any handle, any process) before the
+    /// call.
+    fn read(&self) -> Result<Box<dyn ReadView>>;
+
+    /// Runs `body` on the newest state with no other commit landing in between (by exclusion,
+    /// or by retrying the body on conflict: it may run more than once, so it must not act
+    /// beyond what it stages), then commits what it staged as one atomic unit. Returns once
+    /// that commit is durable (per the backend's durability), or once the state the body
+    /// decided on is, when it staged nothing. An error means nothing was committed — except an
+    /// IO fault after the commit reached storage, when durability cannot be known: the backend
+    /// is then poisoned and refuses every later call until reopened.
+    fn transact(&self, body: &mut dyn FnMut(&dyn ReadView, &mut WriteSet) -> Result<()>) -> Result<()>;
+}
