@@ -46,6 +46,11 @@ impl WriteSet {
     }
 }
 
+/// Called for each `(key, meta)` of a scan; `Break` stops it.
+pub type Visit<'a> = dyn FnMut(&[u8], &[u8]) -> ControlFlow<()> + 'a;
+/// A transaction's body: decides on the view, stages into the write set.
+pub type TxBody<'a> = dyn FnMut(&dyn ReadView, &mut WriteSet) -> Result<()> + 'a;
+
 /// A consistent read of one state. Later commits never change what a view answers.
 pub trait ReadView: Send + Sync {
     /// The value at `key`.
@@ -56,11 +61,7 @@ pub trait ReadView: Send + Sync {
 
     /// Every `(key, meta)` whose key starts with `prefix`, in byte order of the key, until `visit`
     /// breaks. Reads no values.
-    fn scan_prefix(
-        &self,
-        prefix: &[u8],
-        visit: &mut dyn FnMut(&[u8], &[u8]) -> ControlFlow<()>,
-    ) -> Result<()>;
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()>;
 }
 
 /// A store the commands run over.
@@ -76,5 +77,5 @@ pub trait Backend: Send + Sync {
     /// decided on is, when it staged nothing. An error means nothing was committed — except an
     /// IO fault after the commit reached storage, when durability cannot be known: the backend
     /// is then poisoned and refuses every later call until reopened.
-    fn transact(&self, body: &mut dyn FnMut(&dyn ReadView, &mut WriteSet) -> Result<()>) -> Result<()>;
+    fn transact(&self, body: &mut TxBody<'_>) -> Result<()>;
 }

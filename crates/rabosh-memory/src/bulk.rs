@@ -21,12 +21,22 @@ pub struct MemoryRecord {
 /// What an import did. Refusals name the first offending path; nothing is written then.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Import {
-    Imported { memories: u64, bytes: u64 },
+    Imported {
+        memories: u64,
+        bytes: u64,
+    },
     /// The path is the root, or a memory exists there and overwriting is off.
-    Exists { path: String },
+    Exists {
+        path: String,
+    },
     /// Two inputs name the same memory.
-    Duplicate { path: String },
-    TooLarge { path: String, limit: u64 },
+    Duplicate {
+        path: String,
+    },
+    TooLarge {
+        path: String,
+        limit: u64,
+    },
 }
 
 impl Memories {

@@ -10,11 +10,9 @@ pub struct Clock(Arc<dyn Fn() -> i64 + Send + Sync>);
 
 impl Clock {
     pub fn system() -> Clock {
-        Clock(Arc::new(|| {
-            match SystemTime::now().duration_since(UNIX_EPOCH) {
-                Ok(d) => d.as_millis() as i64,
-                Err(e) => -(e.duration().as_millis() as i64),
-            }
+        Clock(Arc::new(|| match SystemTime::now().duration_since(UNIX_EPOCH) {
+            Ok(d) => d.as_millis() as i64,
+            Err(e) => -(e.duration().as_millis() as i64),
         }))
     }
 

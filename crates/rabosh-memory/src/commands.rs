@@ -9,9 +9,7 @@ use crate::listing::scan_dir;
 use crate::meta::MemMeta;
 use crate::store::WriteGuard;
 use crate::tree::{Entry, emit};
-use crate::{
-    Create, Delete, Error, Insert, MAX_VIEW_LINES, Memories, ROOT, Rename, Result, StrReplace, View,
-};
+use crate::{Create, Delete, Error, Insert, MAX_VIEW_LINES, Memories, ROOT, Rename, Result, StrReplace, View};
 
 /// What a view found at its path, before any value is read.
 enum Resolved {
@@ -32,10 +30,7 @@ impl Memories {
                     let view = self.file_view(&snap, path, meta)?;
                     match &view {
                         View::File { content, .. } => {
-                            let stamped = MemMeta {
-                                accessed_ms: self.clock.now_ms(),
-                                ..meta
-                            };
+                            let stamped = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
                             let mut batch = Batch::new();
                             batch.put(self.key(path), content.as_bytes(), stamped.encode());
                             self.store.commit(write, snap.seq(), batch)?;
@@ -53,9 +48,7 @@ impl Memories {
                 self.store.engine().wait_durable(snap.seq())?;
             }
             return match self.resolve(path)? {
-                Resolved::File(snap, meta) if !self.options.track_access => {
-                    self.file_view(&snap, path, meta)
-                }
+                Resolved::File(snap, meta) if !self.options.track_access => self.file_view(&snap, path, meta),
                 // Created since the check above: go round and stamp it.
                 Resolved::File(..) => continue,
                 Resolved::Listed(view) => Ok(view),
@@ -134,9 +127,7 @@ impl Memories {
             0 => return Ok(StrReplace::NoMatch),
             1 => {}
             _ => {
-                return Ok(StrReplace::Multiple {
-                    lines: edit::occurrence_lines(&content, old_str),
-                });
+                return Ok(StrReplace::Multiple { lines: edit::occurrence_lines(&content, old_str) });
             }
         }
         let Some((edited, line)) = edit::replace_first(&content, old_str, new_str) else {
@@ -148,19 +139,11 @@ impl Memories {
         }
         self.rewrite(write, &snap, key, &edited, meta)?;
         let (first_line, snippet) = edit::snippet(&edited, line);
-        Ok(StrReplace::Edited {
-            first_line,
-            snippet,
-        })
+        Ok(StrReplace::Edited { first_line, snippet })
     }
 
     /// `insert_line` is None when the model sent something that is not an integer.
-    pub fn insert(
-        &self,
-        path: &str,
-        insert_line: Option<i64>,
-        insert_text: &str,
-    ) -> Result<Insert> {
+    pub fn insert(&self, path: &str, insert_line: Option<i64>, insert_text: &str) -> Result<Insert> {
         check_normalised(path)?;
         if path == ROOT {
             return Ok(Insert::NotFound);
@@ -213,10 +196,7 @@ impl Memories {
         if new_path == ROOT || new_path == old_path {
             return Ok(Rename::DestinationExists);
         }
-        if new_path
-            .strip_prefix(old_path)
-            .is_some_and(|rest| rest.starts_with('/'))
-        {
+        if new_path.strip_prefix(old_path).is_some_and(|rest| rest.starts_with('/')) {
             return Ok(Rename::Inside);
         }
         let mut write = self.store.lock_write();
@@ -234,30 +214,15 @@ impl Memories {
         let mut batch = Batch::new();
         for key in &moving {
             // The engine has no move: the value must be read to be put under its new key.
-            let value = snap
-                .get(key)?
-                .ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
-            let meta = snap
-                .meta(key)
-                .map(|m| MemMeta::decode(&m))
-                .expect("listed by this snapshot");
+            let value = snap.get(key)?.ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
+            let meta = snap.meta(key).map(|m| MemMeta::decode(&m)).expect("listed by this snapshot");
             let mut moved = new_key.clone();
             moved.extend_from_slice(&key[old_key_len..]);
-            batch.put(
-                moved,
-                value,
-                MemMeta {
-                    updated_ms: now,
-                    ..meta
-                }
-                .encode(),
-            );
+            batch.put(moved, value, MemMeta { updated_ms: now, ..meta }.encode());
             batch.delete(key.clone());
         }
         self.store.commit(write, snap.seq(), batch)?;
-        Ok(Rename::Renamed {
-            count: moving.len() as u64,
-        })
+        Ok(Rename::Renamed { count: moving.len() as u64 })
     }
 
     pub(crate) fn key(&self, path: &str) -> Vec<u8> {
@@ -269,13 +234,10 @@ impl Memories {
             return Ok(self.resolve_on(self.store.engine().snapshot()?, path));
         }
         let key = self.key(path);
-        self.store.with_index(
-            &self.options.scope,
-            |snap, index, visited| match file_meta(snap, path, &key) {
-                Some(meta) => Resolved::File(snap.clone(), meta),
-                None => Resolved::Listed(dir_view(index.find(path, visited), path, visited)),
-            },
-        )
+        self.store.with_index(&self.options.scope, |snap, index, visited| match file_meta(snap, path, &key) {
+            Some(meta) => Resolved::File(snap.clone(), meta),
+            None => Resolved::Listed(dir_view(index.find(path, visited), path, visited)),
+        })
     }
 
     fn resolve_on(&self, snap: Snapshot, path: &str) -> Resolved {
@@ -293,10 +255,7 @@ impl Memories {
             return Ok(View::TooManyLines);
         }
         let content = self.read(snap, &self.key(path))?;
-        Ok(View::File {
-            content,
-            lines: meta.lines,
-        })
+        Ok(View::File { content, lines: meta.lines })
     }
 
     /// Keys of the memory at `path` and of every memory under it, hidden ones included.
@@ -311,20 +270,8 @@ impl Memories {
         keys
     }
 
-    fn rewrite(
-        &self,
-        write: WriteGuard<'_>,
-        snap: &Snapshot,
-        key: Vec<u8>,
-        content: &str,
-        old: MemMeta,
-    ) -> Result<()> {
-        let meta = MemMeta::for_content(
-            content,
-            old.created_ms,
-            self.clock.now_ms(),
-            old.accessed_ms,
-        );
+    fn rewrite(&self, write: WriteGuard<'_>, snap: &Snapshot, key: Vec<u8>, content: &str, old: MemMeta) -> Result<()> {
+        let meta = MemMeta::for_content(content, old.created_ms, self.clock.now_ms(), old.accessed_ms);
         let mut batch = Batch::new();
         batch.put(key, content.as_bytes(), meta.encode());
         self.store.commit(write, snap.seq(), batch)?;
@@ -332,9 +279,7 @@ impl Memories {
     }
 
     pub(crate) fn read(&self, snap: &Snapshot, key: &[u8]) -> Result<String> {
-        let bytes = snap
-            .get(key)?
-            .ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
+        let bytes = snap.get(key)?.ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
         String::from_utf8(bytes).map_err(|_| self.corrupt(key, "memory content is not UTF-8"))
     }
 
@@ -358,14 +303,8 @@ fn file_meta(snap: &Snapshot, path: &str, key: &[u8]) -> Option<MemMeta> {
 /// A directory view of `node`, or NotFound when nothing visible is under it (except the root).
 fn dir_view(node: Option<&Entry>, path: &str, visited: &mut u64) -> View {
     match node {
-        Some(node) if node.vis_count > 0 => View::Dir {
-            total: node.vis_bytes,
-            entries: emit(node, visited),
-        },
-        _ if path == ROOT => View::Dir {
-            total: 0,
-            entries: Vec::new(),
-        },
+        Some(node) if node.vis_count > 0 => View::Dir { total: node.vis_bytes, entries: emit(node, visited) },
+        _ if path == ROOT => View::Dir { total: 0, entries: Vec::new() },
         _ => View::NotFound,
     }
 }

@@ -39,10 +39,7 @@ pub(crate) fn snippet(content: &str, line: u64) -> (u64, Vec<String>) {
     let all: Vec<&str> = content.split('\n').collect();
     let first = line.saturating_sub(2).max(1);
     let last = (line + 2).min(all.len() as u64);
-    let shown = all[(first - 1) as usize..last as usize]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let shown = all[(first - 1) as usize..last as usize].iter().map(|s| s.to_string()).collect();
     (first, shown)
 }
 
@@ -52,11 +49,7 @@ pub(crate) fn insert_line(content: &str, at: Option<i64>, text: &str) -> Result<
     let mut lines: Vec<&str> = if content.is_empty() {
         Vec::new()
     } else {
-        content
-            .strip_suffix('\n')
-            .unwrap_or(content)
-            .split('\n')
-            .collect()
+        content.strip_suffix('\n').unwrap_or(content).split('\n').collect()
     };
     let count = lines.len() as u64;
     let at = match at {
@@ -96,10 +89,7 @@ mod tests {
         assert_eq!(s, "x\ny = $& $' $` $1 $$");
         assert_eq!(line, 2);
         assert_eq!(replace_first("abc", "z", ""), None);
-        assert_eq!(
-            replace_first("a\nb\nc", "a\nb", "").unwrap(),
-            ("\nc".to_string(), 1)
-        );
+        assert_eq!(replace_first("a\nb\nc", "a\nb", "").unwrap(), ("\nc".to_string(), 1));
     }
 
     #[test]
@@ -127,13 +117,7 @@ mod tests {
         assert_eq!(insert_line("a\n\n", Some(2), ""), Ok("a\n\n".into()));
         // A blank last line of the original can be lost (contract §4: reproduce that).
         assert_eq!(insert_line("a\n\n", Some(1), "x"), Ok("a\nx\n".into()));
-        assert_eq!(
-            insert_line("a\n\n\n", Some(3), "x"),
-            Ok("a\n\n\nx\n".into())
-        );
-        assert_eq!(
-            insert_line("a\r\nb", Some(1), "x"),
-            Ok("a\r\nx\nb\n".into())
-        );
+        assert_eq!(insert_line("a\n\n\n", Some(3), "x"), Ok("a\n\n\nx\n".into()));
+        assert_eq!(insert_line("a\r\nb", Some(1), "x"), Ok("a\r\nx\nb\n".into()));
     }
 }

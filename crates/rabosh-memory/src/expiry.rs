@@ -9,12 +9,10 @@ use crate::{Memories, ROOT, Result, Usage};
 impl Memories {
     pub fn usage(&self) -> Result<Usage> {
         if self.options.listing_index {
-            return self
-                .store
-                .with_index(&self.options.scope, |_, index, _| Usage {
-                    memories: index.root.all_count,
-                    bytes: index.root.all_bytes,
-                });
+            return self.store.with_index(&self.options.scope, |_, index, _| Usage {
+                memories: index.root.all_count,
+                bytes: index.root.all_bytes,
+            });
         }
         let snap = self.store.engine().snapshot()?;
         let mut usage = Usage::default();
@@ -36,11 +34,8 @@ impl Memories {
             let mut batch = Batch::new();
             for (key, meta) in snap.scan_prefix(&subtree_prefix(&self.options.scope, ROOT)) {
                 let meta = MemMeta::decode(meta);
-                let last_use = if self.options.track_access {
-                    meta.updated_ms.max(meta.accessed_ms)
-                } else {
-                    meta.updated_ms
-                };
+                let last_use =
+                    if self.options.track_access { meta.updated_ms.max(meta.accessed_ms) } else { meta.updated_ms };
                 if last_use < instant_ms {
                     batch.delete(key.to_vec());
                 }

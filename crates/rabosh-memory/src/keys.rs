@@ -10,10 +10,7 @@ pub(crate) fn check_normalised(path: &str) -> Result<()> {
     }
     let bad = || Error::NotNormalised(path.to_string());
     let rest = path.strip_prefix("/memories/").ok_or_else(bad)?;
-    if rest
-        .split('/')
-        .any(|s| s.is_empty() || s == "." || s == "..")
-    {
+    if rest.split('/').any(|s| s.is_empty() || s == "." || s == "..") {
         return Err(bad());
     }
     Ok(())
@@ -22,9 +19,7 @@ pub(crate) fn check_normalised(path: &str) -> Result<()> {
 /// Scope names are key components, so they must never contain the `:` separator.
 pub(crate) fn valid_scope(scope: &str) -> bool {
     (1..=64).contains(&scope.len())
-        && scope
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
+        && scope.bytes().all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'-'))
 }
 
 pub(crate) fn key(scope: &str, path: &str) -> Vec<u8> {
@@ -64,13 +59,7 @@ mod tests {
 
     #[test]
     fn normalised_forms() {
-        for ok in [
-            "/memories",
-            "/memories/a",
-            "/memories/a/b.md",
-            "/memories/.h",
-            "/memories/C:/a",
-        ] {
+        for ok in ["/memories", "/memories/a", "/memories/a/b.md", "/memories/.h", "/memories/C:/a"] {
             assert!(check_normalised(ok).is_ok(), "{ok}");
         }
         for bad in [
@@ -87,10 +76,7 @@ mod tests {
             "/memories/a/..",
             "/memories/a/.",
         ] {
-            assert!(
-                matches!(check_normalised(bad), Err(Error::NotNormalised(_))),
-                "{bad}"
-            );
+            assert!(matches!(check_normalised(bad), Err(Error::NotNormalised(_))), "{bad}");
         }
     }
 

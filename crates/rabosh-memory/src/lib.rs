@@ -19,7 +19,7 @@ mod outcome;
 mod store;
 mod tree;
 
-pub use backend::{Backend, ReadView, WriteOp, WriteSet};
+pub use backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use store::MemoryStore;
@@ -103,10 +103,7 @@ impl Memories {
     /// Validates the options (scope pattern, positive limits).
     pub fn new(store: Arc<MemoryStore>, options: MemoryOptions) -> Result<Memories> {
         if !keys::valid_scope(&options.scope) {
-            return Err(Error::InvalidOption {
-                option: "scope",
-                value: options.scope.clone(),
-            });
+            return Err(Error::InvalidOption { option: "scope", value: options.scope.clone() });
         }
         if options.max_memory_bytes < 1 {
             return Err(Error::InvalidOption {
@@ -114,11 +111,7 @@ impl Memories {
                 value: options.max_memory_bytes.to_string(),
             });
         }
-        Ok(Memories {
-            store,
-            options,
-            clock: Clock::system(),
-        })
+        Ok(Memories { store, options, clock: Clock::system() })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).

@@ -20,10 +20,7 @@ pub(crate) type Change = (Vec<u8>, Option<u64>);
 impl ScopeIndex {
     /// Built from a metadata scan, so enabling the index on an existing store needs no migration.
     pub fn build(snap: &Snapshot, scope: &str) -> ScopeIndex {
-        let mut index = ScopeIndex {
-            seq: snap.seq(),
-            root: Entry::default(),
-        };
+        let mut index = ScopeIndex { seq: snap.seq(), root: Entry::default() };
         let prefix = crate::keys::subtree_prefix(scope, crate::ROOT);
         for (key, meta) in snap.scan_prefix(&prefix) {
             if let Some((_, path)) = parse(key) {

@@ -52,13 +52,7 @@ mod tests {
 
     #[test]
     fn layout_is_fixed() {
-        let m = MemMeta {
-            size: 1,
-            lines: 2,
-            created_ms: -3,
-            updated_ms: 4,
-            accessed_ms: 0,
-        };
+        let m = MemMeta { size: 1, lines: 2, created_ms: -3, updated_ms: 4, accessed_ms: 0 };
         let e = m.encode();
         assert_eq!(&e[0..8], &[1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&e[8..16], &[2, 0, 0, 0, 0, 0, 0, 0]);

@@ -16,9 +16,15 @@ pub enum View {
     NotFound,
     /// A memory whose stored line count exceeds [`crate::MAX_VIEW_LINES`].
     TooManyLines,
-    File { content: String, lines: u64 },
+    File {
+        content: String,
+        lines: u64,
+    },
     /// `total`: bytes of every visible memory under the path; `entries`: depth 1 and 2, in order.
-    Dir { total: u64, entries: Vec<DirEntry> },
+    Dir {
+        total: u64,
+        entries: Vec<DirEntry>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -26,7 +32,9 @@ pub enum Create {
     Created,
     /// A memory exists at the path (or the path is the root) and overwriting is off.
     Exists,
-    TooLarge { limit: u64 },
+    TooLarge {
+        limit: u64,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,18 +44,29 @@ pub enum StrReplace {
     /// Empty old_str, or not found.
     NoMatch,
     /// 1-based line of each occurrence's start, counted with overlaps.
-    Multiple { lines: Vec<u64> },
-    TooLarge { limit: u64 },
+    Multiple {
+        lines: Vec<u64>,
+    },
+    TooLarge {
+        limit: u64,
+    },
     /// `first_line`: number of `snippet[0]`; the snippet is changed line −2 … +2 of the new content.
-    Edited { first_line: u64, snippet: Vec<String> },
+    Edited {
+        first_line: u64,
+        snippet: Vec<String>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Insert {
     NotFound,
     /// insert_line out of `[0, count]`, or not an integer.
-    InvalidLine { count: u64 },
-    TooLarge { limit: u64 },
+    InvalidLine {
+        count: u64,
+    },
+    TooLarge {
+        limit: u64,
+    },
     Edited,
 }
 
@@ -68,7 +87,9 @@ pub enum Rename {
     NotFound,
     /// new_path is the root, equals old_path, or has a memory at or under it.
     DestinationExists,
-    Renamed { count: u64 },
+    Renamed {
+        count: u64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -61,20 +61,12 @@ pub(crate) fn emit(dir: &Entry, visited: &mut u64) -> Vec<DirEntry> {
             continue;
         }
         if let Some(size) = child.memory {
-            out.push(DirEntry {
-                rel: name.clone(),
-                size,
-                is_dir: false,
-            });
+            out.push(DirEntry { rel: name.clone(), size, is_dir: false });
         }
         if child.vis_count == 0 {
             continue;
         }
-        out.push(DirEntry {
-            rel: name.clone(),
-            size: child.vis_bytes,
-            is_dir: true,
-        });
+        out.push(DirEntry { rel: name.clone(), size: child.vis_bytes, is_dir: true });
         for (Name(name2), grandchild) in &child.children {
             *visited += 1;
             if hidden(name2) {
@@ -82,18 +74,10 @@ pub(crate) fn emit(dir: &Entry, visited: &mut u64) -> Vec<DirEntry> {
             }
             let rel = format!("{name}/{name2}");
             if let Some(size) = grandchild.memory {
-                out.push(DirEntry {
-                    rel: rel.clone(),
-                    size,
-                    is_dir: false,
-                });
+                out.push(DirEntry { rel: rel.clone(), size, is_dir: false });
             }
             if grandchild.vis_count > 0 {
-                out.push(DirEntry {
-                    rel,
-                    size: grandchild.vis_bytes,
-                    is_dir: true,
-                });
+                out.push(DirEntry { rel, size: grandchild.vis_bytes, is_dir: true });
             }
         }
     }

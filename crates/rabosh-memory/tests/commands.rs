@@ -3,9 +3,7 @@
 mod common;
 
 use common::{content, fixture};
-use rabosh_memory::{
-    Create, Delete, Error, Insert, Memories, MemoryOptions, Rename, StrReplace, View,
-};
+use rabosh_memory::{Create, Delete, Error, Insert, Memories, MemoryOptions, Rename, StrReplace, View};
 
 /// The outcome of an edit whose snippet starts at `first_line`.
 fn edited(first_line: u64, snippet: &[&str]) -> StrReplace {
@@ -13,10 +11,7 @@ fn edited(first_line: u64, snippet: &[&str]) -> StrReplace {
 }
 
 fn file(content: &str) -> View {
-    View::File {
-        content: content.into(),
-        lines: content.matches('\n').count() as u64 + 1,
-    }
+    View::File { content: content.into(), lines: content.matches('\n').count() as u64 + 1 }
 }
 
 // ---- options and guards -------------------------------------------------------------------
@@ -25,34 +20,18 @@ fn file(content: &str) -> View {
 fn options_are_validated() {
     let f = fixture();
     for scope in ["", "a:b", "a b", "é", &"x".repeat(65)] {
-        let options = MemoryOptions {
-            scope: scope.to_string(),
-            ..Default::default()
-        };
+        let options = MemoryOptions { scope: scope.to_string(), ..Default::default() };
         match Memories::new(f.store.clone(), options) {
-            Err(Error::InvalidOption {
-                option: "scope",
-                value,
-            }) => assert_eq!(value, scope),
+            Err(Error::InvalidOption { option: "scope", value }) => assert_eq!(value, scope),
             other => panic!("{scope:?}: {:?}", other.map(|_| ())),
         }
     }
-    let options = MemoryOptions {
-        max_memory_bytes: 0,
-        ..Default::default()
-    };
+    let options = MemoryOptions { max_memory_bytes: 0, ..Default::default() };
     match Memories::new(f.store.clone(), options) {
-        Err(Error::InvalidOption {
-            option: "max_memory_bytes",
-            value,
-        }) => assert_eq!(value, "0"),
+        Err(Error::InvalidOption { option: "max_memory_bytes", value }) => assert_eq!(value, "0"),
         other => panic!("{:?}", other.map(|_| ())),
     }
-    let options = MemoryOptions {
-        scope: "A-z_0.9".into(),
-        max_memory_bytes: 1,
-        ..Default::default()
-    };
+    let options = MemoryOptions { scope: "A-z_0.9".into(), max_memory_bytes: 1, ..Default::default() };
     assert!(Memories::new(f.store.clone(), options).is_ok());
 }
 
@@ -63,30 +42,12 @@ fn unnormalised_paths_are_caller_bugs() {
     let bad = "/memories/a/../b";
     assert!(matches!(m.view(bad), Err(Error::NotNormalised(_))));
     assert!(matches!(m.view("/memories/"), Err(Error::NotNormalised(_))));
-    assert!(matches!(
-        m.create("/memoriesfoo.md", "x"),
-        Err(Error::NotNormalised(_))
-    ));
-    assert!(matches!(
-        m.str_replace("/memories//a", "a", "b"),
-        Err(Error::NotNormalised(_))
-    ));
-    assert!(matches!(
-        m.insert("memories/a", Some(0), "x"),
-        Err(Error::NotNormalised(_))
-    ));
-    assert!(matches!(
-        m.delete("/memories/."),
-        Err(Error::NotNormalised(_))
-    ));
-    assert!(matches!(
-        m.rename("/memories/a", "/memories/b/"),
-        Err(Error::NotNormalised(_))
-    ));
-    assert!(matches!(
-        m.rename("/memories/a/", "/memories/b"),
-        Err(Error::NotNormalised(_))
-    ));
+    assert!(matches!(m.create("/memoriesfoo.md", "x"), Err(Error::NotNormalised(_))));
+    assert!(matches!(m.str_replace("/memories//a", "a", "b"), Err(Error::NotNormalised(_))));
+    assert!(matches!(m.insert("memories/a", Some(0), "x"), Err(Error::NotNormalised(_))));
+    assert!(matches!(m.delete("/memories/."), Err(Error::NotNormalised(_))));
+    assert!(matches!(m.rename("/memories/a", "/memories/b/"), Err(Error::NotNormalised(_))));
+    assert!(matches!(m.rename("/memories/a/", "/memories/b"), Err(Error::NotNormalised(_))));
     assert_eq!(f.commits(), 0);
 }
 
@@ -98,10 +59,7 @@ fn scopes_are_separate() {
     assert_eq!(a.create("/memories/x", "1").unwrap(), Create::Created);
     assert_eq!(b.view("/memories/x").unwrap(), View::NotFound);
     assert_eq!(b.create("/memories/x", "22").unwrap(), Create::Created);
-    assert_eq!(
-        b.delete("/memories/x").unwrap(),
-        Delete::Deleted { count: 1 }
-    );
+    assert_eq!(b.delete("/memories/x").unwrap(), Delete::Deleted { count: 1 });
     assert_eq!(a.view("/memories/x").unwrap(), file("1"));
     assert_eq!(a.usage().unwrap().memories, 1);
     assert_eq!(b.usage().unwrap().memories, 0);
@@ -114,13 +72,7 @@ fn view_file() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/a.md", "x\r\ny\n").unwrap();
-    assert_eq!(
-        m.view("/memories/a.md").unwrap(),
-        View::File {
-            content: "x\r\ny\n".into(),
-            lines: 3
-        }
-    );
+    assert_eq!(m.view("/memories/a.md").unwrap(), View::File { content: "x\r\ny\n".into(), lines: 3 });
 }
 
 #[test]
@@ -136,21 +88,9 @@ fn view_memory_wins_over_directory() {
 fn view_root_always_lists() {
     let f = fixture();
     let m = f.default_handler();
-    assert_eq!(
-        m.view("/memories").unwrap(),
-        View::Dir {
-            total: 0,
-            entries: vec![]
-        }
-    );
+    assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
     m.create("/memories/.hidden", "x").unwrap();
-    assert_eq!(
-        m.view("/memories").unwrap(),
-        View::Dir {
-            total: 0,
-            entries: vec![]
-        }
-    );
+    assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
 }
 
 #[test]
@@ -169,10 +109,7 @@ fn view_directory_with_only_hidden_content_is_not_found() {
     m.create("/memories/d/node_modules", "x").unwrap();
     assert_eq!(m.view("/memories/d").unwrap(), View::NotFound);
     // Viewed directly, a hidden directory lists its own content.
-    assert!(matches!(
-        m.view("/memories/d/.git").unwrap(),
-        View::Dir { total: 1, .. }
-    ));
+    assert!(matches!(m.view("/memories/d/.git").unwrap(), View::Dir { total: 1, .. }));
 }
 
 #[test]
@@ -181,17 +118,10 @@ fn view_too_many_lines() {
     let m = f.default_handler();
     m.create("/memories/ok", &"\n".repeat(999_998)).unwrap();
     m.create("/memories/big", &"\n".repeat(999_999)).unwrap();
-    assert!(matches!(
-        m.view("/memories/ok").unwrap(),
-        View::File { lines: 999_999, .. }
-    ));
+    assert!(matches!(m.view("/memories/ok").unwrap(), View::File { lines: 999_999, .. }));
     let read = f.values_read();
     assert_eq!(m.view("/memories/big").unwrap(), View::TooManyLines);
-    assert_eq!(
-        f.values_read(),
-        read,
-        "the line limit is decided from metadata"
-    );
+    assert_eq!(f.values_read(), read, "the line limit is decided from metadata");
 }
 
 #[test]
@@ -205,10 +135,7 @@ fn view_with_track_access_records_access_in_one_commit() {
     assert_eq!(m.view("/memories/a").unwrap(), file("x"));
     assert_eq!(f.commits() - before, 1);
     let (size, lines, created, updated, accessed) = f.meta("default", "/memories/a").unwrap();
-    assert_eq!(
-        (size, lines, created, updated, accessed),
-        (1, 1, 1_000, 1_000, 5_000)
-    );
+    assert_eq!((size, lines, created, updated, accessed), (1, 1, 1_000, 1_000, 5_000));
     // Directory views and misses record nothing.
     assert!(matches!(m.view("/memories").unwrap(), View::Dir { .. }));
     assert_eq!(m.view("/memories/zz").unwrap(), View::NotFound);
@@ -242,14 +169,8 @@ fn create_too_large_comes_before_exists() {
     let f = fixture();
     let m = f.handler(|o| o.max_memory_bytes = 4);
     assert_eq!(m.create("/memories/a", "1234").unwrap(), Create::Created);
-    assert_eq!(
-        m.create("/memories/a", "12345").unwrap(),
-        Create::TooLarge { limit: 4 }
-    );
-    assert_eq!(
-        m.create("/memories/b", "ééé").unwrap(),
-        Create::TooLarge { limit: 4 }
-    );
+    assert_eq!(m.create("/memories/a", "12345").unwrap(), Create::TooLarge { limit: 4 });
+    assert_eq!(m.create("/memories/b", "ééé").unwrap(), Create::TooLarge { limit: 4 });
     assert_eq!(m.view("/memories/b").unwrap(), View::NotFound);
 }
 
@@ -270,10 +191,7 @@ fn create_overwrite_keeps_created_at() {
     f.set_now(2_000);
     assert_eq!(m.create("/memories/a", "newer\n").unwrap(), Create::Created);
     assert_eq!(content(&m, "/memories/a").unwrap(), "newer\n");
-    assert_eq!(
-        f.meta("default", "/memories/a").unwrap(),
-        (6, 2, 1_000, 2_000, 0)
-    );
+    assert_eq!(f.meta("default", "/memories/a").unwrap(), (6, 2, 1_000, 2_000, 0));
 }
 
 #[test]
@@ -292,23 +210,11 @@ fn str_replace_root_and_missing_are_not_found() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
-    assert_eq!(
-        m.str_replace("/memories", "a", "b").unwrap(),
-        StrReplace::NotFound
-    );
-    assert_eq!(
-        m.str_replace("/memories/zz", "a", "b").unwrap(),
-        StrReplace::NotFound
-    );
-    assert_eq!(
-        m.str_replace("/memories/d", "a", "b").unwrap(),
-        StrReplace::NotFound
-    );
+    assert_eq!(m.str_replace("/memories", "a", "b").unwrap(), StrReplace::NotFound);
+    assert_eq!(m.str_replace("/memories/zz", "a", "b").unwrap(), StrReplace::NotFound);
+    assert_eq!(m.str_replace("/memories/d", "a", "b").unwrap(), StrReplace::NotFound);
     // The path check comes before the old_str checks.
-    assert_eq!(
-        m.str_replace("/memories/zz", "", "b").unwrap(),
-        StrReplace::NotFound
-    );
+    assert_eq!(m.str_replace("/memories/zz", "", "b").unwrap(), StrReplace::NotFound);
 }
 
 #[test]
@@ -317,18 +223,9 @@ fn str_replace_empty_or_absent_old_str_is_no_match() {
     let m = f.default_handler();
     m.create("/memories/a", "abc").unwrap();
     let before = f.commits();
-    assert_eq!(
-        m.str_replace("/memories/a", "", "x").unwrap(),
-        StrReplace::NoMatch
-    );
-    assert_eq!(
-        m.str_replace("/memories/a", "abd", "x").unwrap(),
-        StrReplace::NoMatch
-    );
-    assert_eq!(
-        m.str_replace("/memories/a", "ABC", "x").unwrap(),
-        StrReplace::NoMatch
-    );
+    assert_eq!(m.str_replace("/memories/a", "", "x").unwrap(), StrReplace::NoMatch);
+    assert_eq!(m.str_replace("/memories/a", "abd", "x").unwrap(), StrReplace::NoMatch);
+    assert_eq!(m.str_replace("/memories/a", "ABC", "x").unwrap(), StrReplace::NoMatch);
     assert_eq!(f.commits(), before);
 }
 
@@ -337,19 +234,9 @@ fn str_replace_multiple_lists_every_start_with_overlaps() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/a", "ab ab\nx\nab\naaaa").unwrap();
-    assert_eq!(
-        m.str_replace("/memories/a", "ab", "z").unwrap(),
-        StrReplace::Multiple {
-            lines: vec![1, 1, 3]
-        }
-    );
+    assert_eq!(m.str_replace("/memories/a", "ab", "z").unwrap(), StrReplace::Multiple { lines: vec![1, 1, 3] });
     // `aa` in `aaaa` occurs twice without overlaps, three times with.
-    assert_eq!(
-        m.str_replace("/memories/a", "aa", "z").unwrap(),
-        StrReplace::Multiple {
-            lines: vec![4, 4, 4]
-        }
-    );
+    assert_eq!(m.str_replace("/memories/a", "aa", "z").unwrap(), StrReplace::Multiple { lines: vec![4, 4, 4] });
     assert_eq!(content(&m, "/memories/a").unwrap(), "ab ab\nx\nab\naaaa");
 }
 
@@ -358,10 +245,7 @@ fn str_replace_self_overlapping_once_is_replaced() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/a", "aaa").unwrap();
-    assert!(matches!(
-        m.str_replace("/memories/a", "aa", "X").unwrap(),
-        StrReplace::Edited { .. }
-    ));
+    assert!(matches!(m.str_replace("/memories/a", "aa", "X").unwrap(), StrReplace::Edited { .. }));
     assert_eq!(content(&m, "/memories/a").unwrap(), "Xa");
 }
 
@@ -371,10 +255,7 @@ fn str_replace_multiple_comes_before_too_large() {
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "ab ab").unwrap();
     let huge = "x".repeat(100);
-    assert_eq!(
-        m.str_replace("/memories/a", "ab", &huge).unwrap(),
-        StrReplace::Multiple { lines: vec![1, 1] }
-    );
+    assert_eq!(m.str_replace("/memories/a", "ab", &huge).unwrap(), StrReplace::Multiple { lines: vec![1, 1] });
 }
 
 #[test]
@@ -382,15 +263,9 @@ fn str_replace_too_large() {
     let f = fixture();
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "0123456789").unwrap();
-    assert_eq!(
-        m.str_replace("/memories/a", "0", "ab").unwrap(),
-        StrReplace::TooLarge { limit: 10 }
-    );
+    assert_eq!(m.str_replace("/memories/a", "0", "ab").unwrap(), StrReplace::TooLarge { limit: 10 });
     assert_eq!(content(&m, "/memories/a").unwrap(), "0123456789");
-    assert!(matches!(
-        m.str_replace("/memories/a", "0", "a").unwrap(),
-        StrReplace::Edited { .. }
-    ));
+    assert!(matches!(m.str_replace("/memories/a", "0", "a").unwrap(), StrReplace::Edited { .. }));
 }
 
 #[test]
@@ -401,17 +276,8 @@ fn str_replace_snippet_of_new_content() {
     f.set_now(3_000);
     let got = m.str_replace("/memories/a", "5", "five\nFIVE").unwrap();
     let snippet = ["3", "4", "five", "FIVE", "6"].map(String::from).to_vec();
-    assert_eq!(
-        got,
-        StrReplace::Edited {
-            first_line: 3,
-            snippet
-        }
-    );
-    assert_eq!(
-        f.meta("default", "/memories/a").unwrap(),
-        (23, 9, 1_000, 3_000, 0)
-    );
+    assert_eq!(got, StrReplace::Edited { first_line: 3, snippet });
+    assert_eq!(f.meta("default", "/memories/a").unwrap(), (23, 9, 1_000, 3_000, 0));
     let got = m.str_replace("/memories/a", "1\n", "").unwrap();
     assert_eq!(got, edited(1, &["2", "3", "4"]));
 }
@@ -444,23 +310,11 @@ fn insert_root_and_missing_are_not_found() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
-    assert_eq!(
-        m.insert("/memories", Some(0), "x").unwrap(),
-        Insert::NotFound
-    );
-    assert_eq!(
-        m.insert("/memories/zz", Some(0), "x").unwrap(),
-        Insert::NotFound
-    );
-    assert_eq!(
-        m.insert("/memories/d", Some(0), "x").unwrap(),
-        Insert::NotFound
-    );
+    assert_eq!(m.insert("/memories", Some(0), "x").unwrap(), Insert::NotFound);
+    assert_eq!(m.insert("/memories/zz", Some(0), "x").unwrap(), Insert::NotFound);
+    assert_eq!(m.insert("/memories/d", Some(0), "x").unwrap(), Insert::NotFound);
     // The path check comes before the line check.
-    assert_eq!(
-        m.insert("/memories/zz", None, "x").unwrap(),
-        Insert::NotFound
-    );
+    assert_eq!(m.insert("/memories/zz", None, "x").unwrap(), Insert::NotFound);
 }
 
 #[test]
@@ -470,26 +324,11 @@ fn insert_invalid_line() {
     m.create("/memories/e", "").unwrap();
     m.create("/memories/a", "a\nb\n").unwrap();
     m.create("/memories/b", "a\nb").unwrap();
-    assert_eq!(
-        m.insert("/memories/e", Some(1), "x").unwrap(),
-        Insert::InvalidLine { count: 0 }
-    );
-    assert_eq!(
-        m.insert("/memories/a", Some(3), "x").unwrap(),
-        Insert::InvalidLine { count: 2 }
-    );
-    assert_eq!(
-        m.insert("/memories/b", Some(-1), "x").unwrap(),
-        Insert::InvalidLine { count: 2 }
-    );
-    assert_eq!(
-        m.insert("/memories/b", None, "x").unwrap(),
-        Insert::InvalidLine { count: 2 }
-    );
-    assert_eq!(
-        m.insert("/memories/b", Some(i64::MAX), "x").unwrap(),
-        Insert::InvalidLine { count: 2 }
-    );
+    assert_eq!(m.insert("/memories/e", Some(1), "x").unwrap(), Insert::InvalidLine { count: 0 });
+    assert_eq!(m.insert("/memories/a", Some(3), "x").unwrap(), Insert::InvalidLine { count: 2 });
+    assert_eq!(m.insert("/memories/b", Some(-1), "x").unwrap(), Insert::InvalidLine { count: 2 });
+    assert_eq!(m.insert("/memories/b", None, "x").unwrap(), Insert::InvalidLine { count: 2 });
+    assert_eq!(m.insert("/memories/b", Some(i64::MAX), "x").unwrap(), Insert::InvalidLine { count: 2 });
 }
 
 #[test]
@@ -497,18 +336,9 @@ fn insert_invalid_line_comes_before_too_large() {
     let f = fixture();
     let m = f.handler(|o| o.max_memory_bytes = 4);
     m.create("/memories/a", "a\n").unwrap();
-    assert_eq!(
-        m.insert("/memories/a", Some(5), "long line").unwrap(),
-        Insert::InvalidLine { count: 1 }
-    );
-    assert_eq!(
-        m.insert("/memories/a", Some(1), "long line").unwrap(),
-        Insert::TooLarge { limit: 4 }
-    );
-    assert_eq!(
-        m.insert("/memories/a", Some(0), "b").unwrap(),
-        Insert::Edited
-    );
+    assert_eq!(m.insert("/memories/a", Some(5), "long line").unwrap(), Insert::InvalidLine { count: 1 });
+    assert_eq!(m.insert("/memories/a", Some(1), "long line").unwrap(), Insert::TooLarge { limit: 4 });
+    assert_eq!(m.insert("/memories/a", Some(0), "b").unwrap(), Insert::Edited);
     assert_eq!(content(&m, "/memories/a").unwrap(), "b\na\n");
 }
 
@@ -527,16 +357,8 @@ fn insert_edits() {
     ] {
         m.create("/memories/t", before).unwrap();
         f.set_now(7_000);
-        assert_eq!(
-            m.insert("/memories/t", Some(at), text).unwrap(),
-            Insert::Edited,
-            "{before:?}"
-        );
-        assert_eq!(
-            content(&m, "/memories/t").unwrap(),
-            after,
-            "{before:?} {at} {text:?}"
-        );
+        assert_eq!(m.insert("/memories/t", Some(at), text).unwrap(), Insert::Edited, "{before:?}");
+        assert_eq!(content(&m, "/memories/t").unwrap(), after, "{before:?} {at} {text:?}");
         let (_, _, created, updated, _) = f.meta("default", "/memories/t").unwrap();
         assert_eq!((created, updated), (1_000, 7_000));
         f.set_now(1_000);
@@ -579,10 +401,7 @@ fn delete_memory_and_subtree_including_hidden() {
         m.create(p, "x").unwrap();
     }
     let before = f.commits();
-    assert_eq!(
-        m.delete("/memories/a").unwrap(),
-        Delete::Deleted { count: 4 }
-    );
+    assert_eq!(m.delete("/memories/a").unwrap(), Delete::Deleted { count: 4 });
     assert_eq!(f.commits() - before, 1);
     assert_eq!(m.usage().unwrap().memories, 2);
     assert_eq!(m.view("/memories/ab").unwrap(), file("x"));
@@ -595,15 +414,9 @@ fn delete_directory_only_and_file_only() {
     let m = f.default_handler();
     m.create("/memories/d/x", "1").unwrap();
     m.create("/memories/d/y/z", "2").unwrap();
-    assert_eq!(
-        m.delete("/memories/d").unwrap(),
-        Delete::Deleted { count: 2 }
-    );
+    assert_eq!(m.delete("/memories/d").unwrap(), Delete::Deleted { count: 2 });
     m.create("/memories/f", "1").unwrap();
-    assert_eq!(
-        m.delete("/memories/f").unwrap(),
-        Delete::Deleted { count: 1 }
-    );
+    assert_eq!(m.delete("/memories/f").unwrap(), Delete::Deleted { count: 1 });
     assert_eq!(m.usage().unwrap().memories, 0);
 }
 
@@ -614,10 +427,7 @@ fn rename_root_source_comes_first() {
     let f = fixture();
     let m = f.default_handler();
     assert_eq!(m.rename("/memories", "/memories").unwrap(), Rename::IsRoot);
-    assert_eq!(
-        m.rename("/memories", "/memories/a").unwrap(),
-        Rename::IsRoot
-    );
+    assert_eq!(m.rename("/memories", "/memories/a").unwrap(), Rename::IsRoot);
 }
 
 #[test]
@@ -625,29 +435,17 @@ fn rename_to_root_or_itself_is_destination_exists() {
     let f = fixture();
     let m = f.default_handler();
     // Decided before the source is looked at: nothing needs to exist.
-    assert_eq!(
-        m.rename("/memories/a", "/memories").unwrap(),
-        Rename::DestinationExists
-    );
-    assert_eq!(
-        m.rename("/memories/a", "/memories/a").unwrap(),
-        Rename::DestinationExists
-    );
+    assert_eq!(m.rename("/memories/a", "/memories").unwrap(), Rename::DestinationExists);
+    assert_eq!(m.rename("/memories/a", "/memories/a").unwrap(), Rename::DestinationExists);
 }
 
 #[test]
 fn rename_inside_itself_comes_before_not_found() {
     let f = fixture();
     let m = f.default_handler();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/a/b").unwrap(),
-        Rename::Inside
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/a/b").unwrap(), Rename::Inside);
     m.create("/memories/a", "x").unwrap();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/a/b/c").unwrap(),
-        Rename::Inside
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/a/b/c").unwrap(), Rename::Inside);
 }
 
 #[test]
@@ -655,14 +453,8 @@ fn rename_source_is_checked_before_destination() {
     let f = fixture();
     let m = f.default_handler();
     m.create("/memories/b", "x").unwrap();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/b").unwrap(),
-        Rename::NotFound
-    );
-    assert_eq!(
-        m.rename("/memories/b", "/memories/ab").unwrap(),
-        Rename::Renamed { count: 1 }
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/b").unwrap(), Rename::NotFound);
+    assert_eq!(m.rename("/memories/b", "/memories/ab").unwrap(), Rename::Renamed { count: 1 });
 }
 
 #[test]
@@ -672,14 +464,8 @@ fn rename_destination_exists_at_or_under() {
     m.create("/memories/a", "x").unwrap();
     m.create("/memories/b", "y").unwrap();
     m.create("/memories/c/.h", "z").unwrap();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/b").unwrap(),
-        Rename::DestinationExists
-    );
-    assert_eq!(
-        m.rename("/memories/a", "/memories/c").unwrap(),
-        Rename::DestinationExists
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/b").unwrap(), Rename::DestinationExists);
+    assert_eq!(m.rename("/memories/a", "/memories/c").unwrap(), Rename::DestinationExists);
     assert_eq!(f.commits(), 3);
 }
 
@@ -689,45 +475,26 @@ fn rename_prefix_sibling_is_not_inside_and_not_moved() {
     let m = f.default_handler();
     m.create("/memories/a/x", "1").unwrap();
     m.create("/memories/ab", "2").unwrap();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/a-b").unwrap(),
-        Rename::Renamed { count: 1 }
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/a-b").unwrap(), Rename::Renamed { count: 1 });
     assert_eq!(m.view("/memories/ab").unwrap(), file("2"));
     assert_eq!(m.view("/memories/a-b/x").unwrap(), file("1"));
     // Moving a directory up into its parent's sibling slot is not "inside".
     m.create("/memories/p/q/r", "3").unwrap();
-    assert_eq!(
-        m.rename("/memories/p/q", "/memories/q").unwrap(),
-        Rename::Renamed { count: 1 }
-    );
+    assert_eq!(m.rename("/memories/p/q", "/memories/q").unwrap(), Rename::Renamed { count: 1 });
 }
 
 #[test]
 fn rename_moves_memory_and_subtree_in_one_commit() {
     let f = fixture();
     let m = f.default_handler();
-    for p in [
-        "/memories/a",
-        "/memories/a/b",
-        "/memories/a/.h/c",
-        "/memories/a/d/e/f",
-    ] {
+    for p in ["/memories/a", "/memories/a/b", "/memories/a/.h/c", "/memories/a/d/e/f"] {
         m.create(p, p).unwrap();
     }
     f.set_now(9_000);
     let before = f.commits();
-    assert_eq!(
-        m.rename("/memories/a", "/memories/z/y").unwrap(),
-        Rename::Renamed { count: 4 }
-    );
+    assert_eq!(m.rename("/memories/a", "/memories/z/y").unwrap(), Rename::Renamed { count: 4 });
     assert_eq!(f.commits() - before, 1);
-    for p in [
-        "/memories/a",
-        "/memories/a/b",
-        "/memories/a/.h/c",
-        "/memories/a/d/e/f",
-    ] {
+    for p in ["/memories/a", "/memories/a/b", "/memories/a/.h/c", "/memories/a/d/e/f"] {
         let moved = p.replacen("/memories/a", "/memories/z/y", 1);
         assert_eq!(content(&m, &moved).unwrap(), p);
         assert!(f.meta("default", p).is_none());
@@ -746,25 +513,11 @@ fn usage_counts_every_memory_of_the_scope() {
     m.create("/memories/a", "12").unwrap();
     m.create("/memories/.h/b", "345").unwrap();
     m.create("/memories/node_modules", "é").unwrap();
-    f.handler(|o| o.scope = "other".into())
-        .create("/memories/x", "xxxx")
-        .unwrap();
+    f.handler(|o| o.scope = "other".into()).create("/memories/x", "xxxx").unwrap();
     let read = f.values_read();
-    assert_eq!(
-        m.usage().unwrap(),
-        rabosh_memory::Usage {
-            memories: 3,
-            bytes: 7
-        }
-    );
+    assert_eq!(m.usage().unwrap(), rabosh_memory::Usage { memories: 3, bytes: 7 });
     let indexed = f.handler(|o| o.listing_index = true);
-    assert_eq!(
-        indexed.usage().unwrap(),
-        rabosh_memory::Usage {
-            memories: 3,
-            bytes: 7
-        }
-    );
+    assert_eq!(indexed.usage().unwrap(), rabosh_memory::Usage { memories: 3, bytes: 7 });
     assert_eq!(f.values_read(), read);
 }
 
@@ -785,11 +538,7 @@ fn expire_before_deletes_by_updated_at_in_one_commit() {
     assert_eq!(f.values_read(), read);
     assert_eq!(m.usage().unwrap().memories, 2);
     assert_eq!(m.expire_before(200).unwrap(), 0);
-    assert_eq!(
-        f.commits() - commits,
-        1,
-        "nothing to delete, nothing to commit"
-    );
+    assert_eq!(f.commits() - commits, 1, "nothing to delete, nothing to commit");
 }
 
 #[test]
@@ -824,36 +573,14 @@ fn every_change_is_exactly_one_commit() {
         run();
         assert_eq!(f.commits() - before, 1, "{what}");
     };
-    step("create", &|| {
-        assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created)
-    });
-    step("overwrite", &|| {
-        assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created)
-    });
+    step("create", &|| assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created));
+    step("overwrite", &|| assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created));
     step("str_replace", &|| {
-        assert!(matches!(
-            m.str_replace("/memories/a", "b", "B").unwrap(),
-            StrReplace::Edited { .. }
-        ))
+        assert!(matches!(m.str_replace("/memories/a", "b", "B").unwrap(), StrReplace::Edited { .. }))
     });
-    step("insert", &|| {
-        assert_eq!(
-            m.insert("/memories/a", Some(0), "x").unwrap(),
-            Insert::Edited
-        )
-    });
-    step("rename", &|| {
-        assert_eq!(
-            m.rename("/memories/a", "/memories/d/a").unwrap(),
-            Rename::Renamed { count: 1 }
-        )
-    });
-    step("delete", &|| {
-        assert_eq!(
-            m.delete("/memories/d").unwrap(),
-            Delete::Deleted { count: 1 }
-        )
-    });
+    step("insert", &|| assert_eq!(m.insert("/memories/a", Some(0), "x").unwrap(), Insert::Edited));
+    step("rename", &|| assert_eq!(m.rename("/memories/a", "/memories/d/a").unwrap(), Rename::Renamed { count: 1 }));
+    step("delete", &|| assert_eq!(m.delete("/memories/d").unwrap(), Delete::Deleted { count: 1 }));
 }
 
 // ---- view_if_cheap: which views may run on a latency-sensitive thread ------------------------

@@ -17,28 +17,16 @@ fn concurrent_edits_lose_nothing_and_index_stays_exact() {
     scan.create("/memories/counter", "n").unwrap();
     let threads: Vec<_> = (0..4)
         .map(|t| {
-            let m = if t % 2 == 0 {
-                scan.clone()
-            } else {
-                indexed.clone()
-            };
+            let m = if t % 2 == 0 { scan.clone() } else { indexed.clone() };
             std::thread::spawn(move || {
                 for i in 0..60 {
-                    assert_eq!(
-                        m.insert("/memories/log", Some(0), &format!("{t}-{i}"))
-                            .unwrap(),
-                        Insert::Edited
-                    );
+                    assert_eq!(m.insert("/memories/log", Some(0), &format!("{t}-{i}")).unwrap(), Insert::Edited);
                     // Appending through str_replace: a lost update would drop a mark.
-                    let got = m
-                        .str_replace("/memories/counter", "n", &format!("{t}n"))
-                        .unwrap();
+                    let got = m.str_replace("/memories/counter", "n", &format!("{t}n")).unwrap();
                     assert!(matches!(got, StrReplace::Edited { .. }));
-                    m.create(&format!("/memories/t{t}/deep/x/{i}"), "abc")
-                        .unwrap();
+                    m.create(&format!("/memories/t{t}/deep/x/{i}"), "abc").unwrap();
                     if i % 5 == 0 {
-                        m.delete(&format!("/memories/t{t}/deep/x/{}", i / 2))
-                            .unwrap();
+                        m.delete(&format!("/memories/t{t}/deep/x/{}", i / 2)).unwrap();
                     }
                     assert!(matches!(m.view("/memories").unwrap(), View::Dir { .. }));
                 }
@@ -48,17 +36,10 @@ fn concurrent_edits_lose_nothing_and_index_stays_exact() {
     for t in threads {
         t.join().unwrap();
     }
-    assert_eq!(
-        content(&scan, "/memories/log").unwrap().lines().count(),
-        240
-    );
+    assert_eq!(content(&scan, "/memories/log").unwrap().lines().count(), 240);
     assert_eq!(content(&scan, "/memories/counter").unwrap().len(), 241);
     for path in ["/memories", "/memories/t1", "/memories/t2/deep"] {
-        assert_eq!(
-            scan.view(path).unwrap(),
-            indexed.view(path).unwrap(),
-            "{path}"
-        );
+        assert_eq!(scan.view(path).unwrap(), indexed.view(path).unwrap(), "{path}");
     }
     assert_eq!(scan.usage().unwrap(), indexed.usage().unwrap());
 }
@@ -71,13 +52,7 @@ fn view_at_a_pinned_snapshot_ignores_later_commits() {
     let snap = fx.store.engine().snapshot().unwrap();
     m.delete("/memories/a").unwrap();
     m.create("/memories/b", "new").unwrap();
-    assert_eq!(
-        m.view_at(&snap, "/memories/a").unwrap(),
-        View::File {
-            content: "old".into(),
-            lines: 1
-        }
-    );
+    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "old".into(), lines: 1 });
     assert_eq!(m.view_at(&snap, "/memories/b").unwrap(), View::NotFound);
     assert_eq!(m.view("/memories/a").unwrap(), View::NotFound);
 }

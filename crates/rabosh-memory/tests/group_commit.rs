@@ -12,19 +12,13 @@ use rabosh_memory::{Create, Memories, MemoryOptions, MemoryStore, StrReplace, Vi
 const HANG: Duration = Duration::from_secs(20);
 
 fn sync_store(fs: &FaultFs, dir: &std::path::Path) -> Arc<MemoryStore> {
-    let options = rabosh::Options {
-        durability: rabosh::Durability::Sync,
-        vfs: Some(Arc::new(fs.clone())),
-        ..Default::default()
-    };
+    let options =
+        rabosh::Options { durability: rabosh::Durability::Sync, vfs: Some(Arc::new(fs.clone())), ..Default::default() };
     MemoryStore::open(dir, options).unwrap()
 }
 
 fn handler(store: &Arc<MemoryStore>, listing_index: bool) -> Memories {
-    let options = MemoryOptions {
-        listing_index,
-        ..MemoryOptions::default()
-    };
+    let options = MemoryOptions { listing_index, ..MemoryOptions::default() };
     Memories::new(store.clone(), options).unwrap()
 }
 
@@ -87,9 +81,7 @@ fn counters_lose_no_update(listing_index: bool) {
     let fsyncs = after.fsyncs - before.fsyncs;
     assert_eq!(commits, threads * each);
     assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits: nothing grouped");
-    let marks: usize = (0..files)
-        .map(|f| content(&m, &format!("/memories/c{f}")).matches('.').count())
-        .sum();
+    let marks: usize = (0..files).map(|f| content(&m, &format!("/memories/c{f}")).matches('.').count()).sum();
     assert_eq!(marks as u64, threads * each, "lost updates");
     let scan = handler(&store, false);
     for path in ["/memories", "/memories/c0"] {
@@ -119,7 +111,7 @@ fn no_view_shows_a_commit_before_it_is_durable() {
         let before = m.view("/memories").unwrap(); // builds the index when on
         let usage = m.usage().unwrap();
         let _release = fs.release_on_drop(HANG);
-    fs.hold_syncs();
+        fs.hold_syncs();
         let writer = {
             let m = m.clone();
             std::thread::spawn(move || {

@@ -6,26 +6,14 @@ use common::fixture;
 use rabosh_memory::{DirEntry, Memories, View};
 
 fn f(rel: &str, size: u64) -> DirEntry {
-    DirEntry {
-        rel: rel.into(),
-        size,
-        is_dir: false,
-    }
+    DirEntry { rel: rel.into(), size, is_dir: false }
 }
 fn d(rel: &str, size: u64) -> DirEntry {
-    DirEntry {
-        rel: rel.into(),
-        size,
-        is_dir: true,
-    }
+    DirEntry { rel: rel.into(), size, is_dir: true }
 }
 
 fn put(m: &Memories, path: &str, size: usize) {
-    assert_eq!(
-        m.create(path, &"x".repeat(size)).unwrap(),
-        rabosh_memory::Create::Created,
-        "{path}"
-    );
+    assert_eq!(m.create(path, &"x".repeat(size)).unwrap(), rabosh_memory::Create::Created, "{path}");
 }
 
 /// Both handlers (scan and index) over one store must agree; returns the answer.
@@ -46,22 +34,9 @@ fn order_is_utf16_and_depth_first() {
     put(&m, "/memories/\u{FF5E}", 4);
     put(&m, "/memories/\u{1F600}", 5);
     put(&m, "/memories/B", 6);
-    let expected = vec![
-        f("B", 6),
-        d("a", 3),
-        f("a/x", 3),
-        f("a-b", 2),
-        f("a.md", 1),
-        f("\u{1F600}", 5),
-        f("\u{FF5E}", 4),
-    ];
-    assert_eq!(
-        both(&fx, "/memories"),
-        View::Dir {
-            total: 21,
-            entries: expected
-        }
-    );
+    let expected =
+        vec![f("B", 6), d("a", 3), f("a/x", 3), f("a-b", 2), f("a.md", 1), f("\u{1F600}", 5), f("\u{FF5E}", 4)];
+    assert_eq!(both(&fx, "/memories"), View::Dir { total: 21, entries: expected });
 }
 
 #[test]
@@ -73,22 +48,10 @@ fn memory_and_directory_at_one_name() {
     put(&m, "/memories/n/m/deep", 2);
     put(&m, "/memories/n/m/deep/er", 4);
     let expected = vec![f("n", 10), d("n", 7), f("n/m", 1), d("n/m", 6)];
-    assert_eq!(
-        both(&fx, "/memories"),
-        View::Dir {
-            total: 17,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories"), View::Dir { total: 17, entries: expected });
     // Viewing the name resolves to the memory.
     assert!(matches!(both(&fx, "/memories/n"), View::File { .. }));
-    assert_eq!(
-        both(&fx, "/memories/n/m/deep"),
-        View::File {
-            content: "xx".into(),
-            lines: 1
-        },
-    );
+    assert_eq!(both(&fx, "/memories/n/m/deep"), View::File { content: "xx".into(), lines: 1 },);
 }
 
 #[test]
@@ -99,21 +62,9 @@ fn deeper_content_rolls_into_depth_two() {
     put(&m, "/memories/a/b/c2", 20);
     put(&m, "/memories/a/b2", 3);
     let expected = vec![d("a", 123), d("a/b", 120), f("a/b2", 3)];
-    assert_eq!(
-        both(&fx, "/memories"),
-        View::Dir {
-            total: 123,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories"), View::Dir { total: 123, entries: expected });
     let expected = vec![d("b", 120), d("b/c", 100), f("b/c2", 20), f("b2", 3)];
-    assert_eq!(
-        both(&fx, "/memories/a"),
-        View::Dir {
-            total: 123,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories/a"), View::Dir { total: 123, entries: expected });
 }
 
 #[test]
@@ -130,13 +81,7 @@ fn hidden_and_node_modules_are_excluded_everywhere() {
     put(&m, "/memories/only-hidden/.x", 128);
     put(&m, "/memories/node_modulesx", 256);
     let expected = vec![f("node_modulesx", 256), d("p", 64), d("p/q", 64)];
-    assert_eq!(
-        both(&fx, "/memories"),
-        View::Dir {
-            total: 320,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories"), View::Dir { total: 320, entries: expected });
     assert_eq!(both(&fx, "/memories/only-hidden"), View::NotFound);
 }
 
@@ -148,21 +93,9 @@ fn hidden_directory_viewed_directly_lists_normally() {
     put(&m, "/memories/.git/objects/ab/cd", 5);
     put(&m, "/memories/.git/objects/.pack", 7);
     let expected = vec![f("config", 2), d("objects", 5), d("objects/ab", 5)];
-    assert_eq!(
-        both(&fx, "/memories/.git"),
-        View::Dir {
-            total: 7,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories/.git"), View::Dir { total: 7, entries: expected });
     let expected = vec![d("ab", 5), f("ab/cd", 5)];
-    assert_eq!(
-        both(&fx, "/memories/.git/objects"),
-        View::Dir {
-            total: 5,
-            entries: expected
-        }
-    );
+    assert_eq!(both(&fx, "/memories/.git/objects"), View::Dir { total: 5, entries: expected });
     assert_eq!(both(&fx, "/memories/node_modules"), View::NotFound);
 }
 
@@ -172,20 +105,8 @@ fn zero_byte_memories_are_visible() {
     let m = fx.default_handler();
     put(&m, "/memories/d/e", 0);
     let expected = vec![d("d", 0), f("d/e", 0)];
-    assert_eq!(
-        both(&fx, "/memories"),
-        View::Dir {
-            total: 0,
-            entries: expected
-        }
-    );
-    assert_eq!(
-        both(&fx, "/memories/d"),
-        View::Dir {
-            total: 0,
-            entries: vec![f("e", 0)]
-        }
-    );
+    assert_eq!(both(&fx, "/memories"), View::Dir { total: 0, entries: expected });
+    assert_eq!(both(&fx, "/memories/d"), View::Dir { total: 0, entries: vec![f("e", 0)] });
 }
 
 #[test]
@@ -196,12 +117,7 @@ fn listings_read_no_values() {
         put(&m, &format!("/memories/d{}/e{}/f{i}", i % 3, i % 5), i);
     }
     let read = fx.values_read();
-    for path in [
-        "/memories",
-        "/memories/d1",
-        "/memories/d1/e1",
-        "/memories/zz",
-    ] {
+    for path in ["/memories", "/memories/d1", "/memories/d1/e1", "/memories/zz"] {
         both(&fx, path);
     }
     fx.default_handler().usage().unwrap();
@@ -219,10 +135,7 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     let indexed = fx.handler(|o| o.listing_index = true);
     assert_eq!(
         indexed.view("/memories").unwrap(),
-        View::Dir {
-            total: 3,
-            entries: vec![d("a", 1), f("a/b", 1), f("c", 2)]
-        }
+        View::Dir { total: 3, entries: vec![d("a", 1), f("a/b", 1), f("c", 2)] }
     );
     assert_eq!(fx.store.indexed_scopes(), vec!["default".to_string()]);
     // Commits of a handler without the index keep the shared index current.
@@ -231,20 +144,8 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     put(&plain, "/memories/z/.h", 4);
     let other = fx.handler(|o| o.scope = "other".into());
     put(&other, "/memories/q", 8);
-    assert_eq!(
-        indexed.view("/memories").unwrap(),
-        View::Dir {
-            total: 1,
-            entries: vec![d("z", 1), f("z/b", 1)]
-        }
-    );
-    assert_eq!(
-        indexed.usage().unwrap(),
-        rabosh_memory::Usage {
-            memories: 2,
-            bytes: 5
-        }
-    );
+    assert_eq!(indexed.view("/memories").unwrap(), View::Dir { total: 1, entries: vec![d("z", 1), f("z/b", 1)] });
+    assert_eq!(indexed.usage().unwrap(), rabosh_memory::Usage { memories: 2, bytes: 5 });
     assert_eq!(fx.store.indexed_scopes(), vec!["default".to_string()]);
 }
 
@@ -253,10 +154,7 @@ fn index_survives_a_write_that_bypasses_it() {
     let fx = fixture();
     let indexed = fx.handler(|o| o.listing_index = true);
     put(&indexed, "/memories/a", 1);
-    assert!(matches!(
-        indexed.view("/memories").unwrap(),
-        View::Dir { total: 1, .. }
-    ));
+    assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 1, .. }));
     // A commit straight to the engine: the index must notice it is stale and rebuild.
     let mut batch = rabosh::Batch::new();
     let mut meta = [0u8; rabosh::META_LEN];
@@ -264,18 +162,9 @@ fn index_survives_a_write_that_bypasses_it() {
     meta[8] = 1;
     batch.put(b"m:default:/memories/b".to_vec(), b"xyz".to_vec(), meta);
     fx.store.engine().write(batch).unwrap();
-    assert_eq!(
-        indexed.view("/memories").unwrap(),
-        View::Dir {
-            total: 4,
-            entries: vec![f("a", 1), f("b", 3)]
-        }
-    );
+    assert_eq!(indexed.view("/memories").unwrap(), View::Dir { total: 4, entries: vec![f("a", 1), f("b", 3)] });
     put(&indexed, "/memories/c", 2);
-    assert!(matches!(
-        indexed.view("/memories").unwrap(),
-        View::Dir { total: 6, .. }
-    ));
+    assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 6, .. }));
 }
 
 /// Index nodes one view of `/memories/big` looks at, over a tree with `deep` memories below
@@ -287,11 +176,7 @@ fn nodes_for_view(deep: usize) -> (u64, View) {
     put(&m, "/memories/big/sub/two", 2);
     put(&m, "/memories/big/.hidden", 4);
     for i in 0..deep {
-        put(
-            &m,
-            &format!("/memories/big/sub/deep/{}/{}/m{i}", i % 7, i % 11),
-            1,
-        );
+        put(&m, &format!("/memories/big/sub/deep/{}/{}/m{i}", i % 7, i % 11), 1);
     }
     let read = fx.values_read();
     m.view("/memories").unwrap(); // builds nothing new, warms nothing: the index is current
@@ -306,22 +191,11 @@ fn indexed_view_work_does_not_grow_with_deep_content() {
     let (small, small_view) = nodes_for_view(1);
     let (large, large_view) = nodes_for_view(3_000);
     assert!(small > 0, "the counter counts");
-    assert_eq!(
-        small, large,
-        "work grew with content more than two levels down"
-    );
+    assert_eq!(small, large, "work grew with content more than two levels down");
     match large_view {
         View::Dir { total, entries } => {
             assert_eq!(total, 3 + 3_000);
-            assert_eq!(
-                entries,
-                vec![
-                    f("one", 1),
-                    d("sub", 3_002),
-                    d("sub/deep", 3_000),
-                    f("sub/two", 2)
-                ]
-            );
+            assert_eq!(entries, vec![f("one", 1), d("sub", 3_002), d("sub/deep", 3_000), f("sub/two", 2)]);
         }
         other => panic!("{other:?}"),
     }

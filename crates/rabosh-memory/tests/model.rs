@@ -12,15 +12,7 @@ use rabosh_memory::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage,
 
 const ROOT: &str = "/memories";
 const MAX: u64 = 12;
-const SEGMENTS: &[&str] = &[
-    "a",
-    "b",
-    "a.md",
-    ".h",
-    "node_modules",
-    "\u{1F600}",
-    "\u{FF5E}",
-];
+const SEGMENTS: &[&str] = &["a", "b", "a.md", ".h", "node_modules", "\u{1F600}", "\u{FF5E}"];
 const PROBES: &[&str] = &[
     "/memories",
     "/memories/a",
@@ -96,28 +88,18 @@ impl Model {
         let prefix = format!("{dir}/");
         self.files
             .iter()
-            .filter_map(|(p, c)| {
-                p.strip_prefix(&prefix)
-                    .map(|rel| (rel.to_string(), c.len() as u64))
-            })
+            .filter_map(|(p, c)| p.strip_prefix(&prefix).map(|rel| (rel.to_string(), c.len() as u64)))
             .collect()
     }
 
     fn at_or_under(&self, path: &str) -> Vec<String> {
         let prefix = format!("{path}/");
-        self.files
-            .keys()
-            .filter(|p| *p == path || p.starts_with(&prefix))
-            .cloned()
-            .collect()
+        self.files.keys().filter(|p| *p == path || p.starts_with(&prefix)).cloned().collect()
     }
 
     fn view(&self, path: &str) -> View {
         if let Some(c) = self.files.get(path).filter(|_| path != ROOT) {
-            return View::File {
-                content: c.clone(),
-                lines: c.matches('\n').count() as u64 + 1,
-            };
+            return View::File { content: c.clone(), lines: c.matches('\n').count() as u64 + 1 };
         }
         let visible: Vec<(Vec<String>, u64)> = self
             .under(path)
@@ -130,62 +112,30 @@ impl Model {
         }
         let total = visible.iter().map(|(_, s)| s).sum();
         let mut entries = Vec::new();
-        let mut names: Vec<&String> = visible
-            .iter()
-            .map(|(s, _)| &s[0])
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
+        let mut names: Vec<&String> = visible.iter().map(|(s, _)| &s[0]).collect::<BTreeSet<_>>().into_iter().collect();
         names.sort_by_key(|n| utf16(n));
         for name in names {
             if let Some((_, size)) = visible.iter().find(|(s, _)| s.len() == 1 && &s[0] == name) {
-                entries.push(DirEntry {
-                    rel: name.clone(),
-                    size: *size,
-                    is_dir: false,
-                });
+                entries.push(DirEntry { rel: name.clone(), size: *size, is_dir: false });
             }
-            let below: Vec<&(Vec<String>, u64)> = visible
-                .iter()
-                .filter(|(s, _)| s.len() > 1 && &s[0] == name)
-                .collect();
+            let below: Vec<&(Vec<String>, u64)> =
+                visible.iter().filter(|(s, _)| s.len() > 1 && &s[0] == name).collect();
             if below.is_empty() {
                 continue;
             }
             let size = below.iter().map(|(_, s)| s).sum();
-            entries.push(DirEntry {
-                rel: name.clone(),
-                size,
-                is_dir: true,
-            });
-            let mut names2: Vec<&String> = below
-                .iter()
-                .map(|(s, _)| &s[1])
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect();
+            entries.push(DirEntry { rel: name.clone(), size, is_dir: true });
+            let mut names2: Vec<&String> =
+                below.iter().map(|(s, _)| &s[1]).collect::<BTreeSet<_>>().into_iter().collect();
             names2.sort_by_key(|n| utf16(n));
             for name2 in names2 {
                 let rel = format!("{name}/{name2}");
-                if let Some((_, size)) = below.iter().find(|(s, _)| s.len() == 2 && &s[1] == name2)
-                {
-                    entries.push(DirEntry {
-                        rel: rel.clone(),
-                        size: *size,
-                        is_dir: false,
-                    });
+                if let Some((_, size)) = below.iter().find(|(s, _)| s.len() == 2 && &s[1] == name2) {
+                    entries.push(DirEntry { rel: rel.clone(), size: *size, is_dir: false });
                 }
-                let deeper: u64 = below
-                    .iter()
-                    .filter(|(s, _)| s.len() > 2 && &s[1] == name2)
-                    .map(|(_, s)| s)
-                    .sum();
+                let deeper: u64 = below.iter().filter(|(s, _)| s.len() > 2 && &s[1] == name2).map(|(_, s)| s).sum();
                 if below.iter().any(|(s, _)| s.len() > 2 && &s[1] == name2) {
-                    entries.push(DirEntry {
-                        rel,
-                        size: deeper,
-                        is_dir: true,
-                    });
+                    entries.push(DirEntry { rel, size: deeper, is_dir: true });
                 }
             }
         }
@@ -212,9 +162,8 @@ impl Model {
         if old.is_empty() {
             return StrReplace::NoMatch;
         }
-        let starts: Vec<usize> = (0..=content.len())
-            .filter(|&i| content.is_char_boundary(i) && content[i..].starts_with(old))
-            .collect();
+        let starts: Vec<usize> =
+            (0..=content.len()).filter(|&i| content.is_char_boundary(i) && content[i..].starts_with(old)).collect();
         if starts.is_empty() {
             return StrReplace::NoMatch;
         }
@@ -227,9 +176,7 @@ impl Model {
             }
         }
         if without_overlap > 1 {
-            return StrReplace::Multiple {
-                lines: starts.iter().map(|&s| line_of(&content, s)).collect(),
-            };
+            return StrReplace::Multiple { lines: starts.iter().map(|&s| line_of(&content, s)).collect() };
         }
         let at = starts[0];
         let edited = format!("{}{}{}", &content[..at], new, &content[at + old.len()..]);
@@ -240,14 +187,9 @@ impl Model {
         let lines: Vec<&str> = edited.split('\n').collect();
         let first = if line > 2 { line - 2 } else { 1 };
         let last = std::cmp::min(lines.len() as u64, line + 2);
-        let snippet = (first..=last)
-            .map(|n| lines[n as usize - 1].to_string())
-            .collect();
+        let snippet = (first..=last).map(|n| lines[n as usize - 1].to_string()).collect();
         self.files.insert(path.to_string(), edited);
-        StrReplace::Edited {
-            first_line: first,
-            snippet,
-        }
+        StrReplace::Edited { first_line: first, snippet }
     }
 
     fn insert(&mut self, path: &str, at: Option<i64>, text: &str) -> Insert {
@@ -256,20 +198,14 @@ impl Model {
         };
         let mut lines: Vec<String> = Vec::new();
         if !content.is_empty() {
-            let body = if content.ends_with('\n') {
-                &content[..content.len() - 1]
-            } else {
-                &content[..]
-            };
+            let body = if content.ends_with('\n') { &content[..content.len() - 1] } else { &content[..] };
             lines = body.split('\n').map(String::from).collect();
         }
         let count = lines.len() as i64;
         let at = match at {
             Some(n) if (0..=count).contains(&n) => n as usize,
             _ => {
-                return Insert::InvalidLine {
-                    count: count as u64,
-                };
+                return Insert::InvalidLine { count: count as u64 };
             }
         };
         let line = text.strip_suffix('\n').unwrap_or(text);
@@ -296,9 +232,7 @@ impl Model {
         for p in &doomed {
             self.files.remove(p);
         }
-        Delete::Deleted {
-            count: doomed.len() as u64,
-        }
+        Delete::Deleted { count: doomed.len() as u64 }
     }
 
     fn rename(&mut self, old: &str, new: &str) -> Rename {
@@ -320,27 +254,18 @@ impl Model {
         }
         for p in &moving {
             let content = self.files.remove(p).unwrap();
-            self.files
-                .insert(format!("{new}{}", &p[old.len()..]), content);
+            self.files.insert(format!("{new}{}", &p[old.len()..]), content);
         }
-        Rename::Renamed {
-            count: moving.len() as u64,
-        }
+        Rename::Renamed { count: moving.len() as u64 }
     }
 
     fn usage(&self) -> Usage {
-        Usage {
-            memories: self.files.len() as u64,
-            bytes: self.files.values().map(|c| c.len() as u64).sum(),
-        }
+        Usage { memories: self.files.len() as u64, bytes: self.files.values().map(|c| c.len() as u64).sum() }
     }
 }
 
 fn cases() -> u32 {
-    std::env::var("PROPTEST_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(256)
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256)
 }
 
 proptest! {

@@ -75,11 +75,7 @@ impl NativeMemories {
 
     /// Writes every file in one commit, or nothing; paths must be normalised.
     #[napi(ts_return_type = "Promise<NativeImport>")]
-    pub fn import_memories(
-        &self,
-        files: Vec<NativeMemoryFile>,
-        overwrite: bool,
-    ) -> AsyncTask<Work<NativeImport>> {
+    pub fn import_memories(&self, files: Vec<NativeMemoryFile>, overwrite: bool) -> AsyncTask<Work<NativeImport>> {
         let m = self.shared();
         let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.content)).collect();
         work(move || Ok(m.import_all(&pairs, overwrite)?.into()))

@@ -19,11 +19,7 @@ pub type FaultResult<T> = std::result::Result<T, Fault>;
 
 impl Fault {
     pub fn invalid_option(option: &'static str, value: impl Into<String>) -> Fault {
-        rabosh_memory::Error::InvalidOption {
-            option,
-            value: value.into(),
-        }
-        .into()
+        rabosh_memory::Error::InvalidOption { option, value: value.into() }.into()
     }
 
     /// A panic inside the engine or the memory crate: the process lives on, the call fails.
@@ -33,11 +29,7 @@ impl Fault {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic payload".into());
-        Fault {
-            code: "RABOSH_PANIC",
-            message: format!("internal error (panic): {what}"),
-            holder: None,
-        }
+        Fault { code: "RABOSH_PANIC", message: format!("internal error (panic): {what}"), holder: None }
     }
 
     /// The JS error: `message`, `code`, and `holder` for `RABOSH_STORE_LOCKED`.
@@ -45,18 +37,12 @@ impl Fault {
         match self.build(env) {
             Ok(err) => err,
             // Could not even build the object: fall back to a plain error keeping the code in text.
-            Err(e) => napi::Error::new(
-                Status::GenericFailure,
-                format!("{}: {} ({e})", self.code, self.message),
-            ),
+            Err(e) => napi::Error::new(Status::GenericFailure, format!("{}: {} ({e})", self.code, self.message)),
         }
     }
 
     fn build(&self, env: &Env) -> napi::Result<napi::Error> {
-        let mut obj = env.create_error(napi::Error::new(
-            Status::GenericFailure,
-            self.message.clone(),
-        ))?;
+        let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, self.message.clone()))?;
         obj.set_named_property("code", self.code)?;
         if let Some(h) = &self.holder {
             let mut holder = Object::new(env)?;
@@ -75,16 +61,12 @@ impl From<rabosh_memory::Error> for Fault {
     fn from(e: rabosh_memory::Error) -> Fault {
         match e {
             rabosh_memory::Error::Engine(e) => e.into(),
-            rabosh_memory::Error::InvalidOption { .. } => Fault {
-                code: "RABOSH_INVALID_OPTION",
-                message: e.to_string(),
-                holder: None,
-            },
-            rabosh_memory::Error::NotNormalised(_) => Fault {
-                code: "RABOSH_INVALID_ARGUMENT",
-                message: e.to_string(),
-                holder: None,
-            },
+            rabosh_memory::Error::InvalidOption { .. } => {
+                Fault { code: "RABOSH_INVALID_OPTION", message: e.to_string(), holder: None }
+            }
+            rabosh_memory::Error::NotNormalised(_) => {
+                Fault { code: "RABOSH_INVALID_ARGUMENT", message: e.to_string(), holder: None }
+            }
         }
     }
 }
@@ -95,18 +77,13 @@ impl From<rabosh::Error> for Fault {
             rabosh::Error::Locked { holder, .. } => Some(holder.clone()),
             _ => None,
         };
-        Fault {
-            code: e.code(),
-            message: e.to_string(),
-            holder,
-        }
+        Fault { code: e.code(), message: e.to_string(), holder }
     }
 }
 
 /// Runs `f`, turning a panic into a fault; for the few calls that stay on the JS thread.
 pub fn guard<T>(f: impl FnOnce() -> FaultResult<T>) -> FaultResult<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))
-        .unwrap_or_else(|p| Err(Fault::panic(p)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(Fault::panic(p)))
 }
 
 /// `guard`, then a fault becomes a thrown JS error.
@@ -127,15 +104,10 @@ mod tests {
             is_running: true,
             this_process: false,
         };
-        let f: Fault = rabosh::Error::Locked {
-            dir: "d".into(),
-            holder: lock.clone(),
-        }
-        .into();
+        let f: Fault = rabosh::Error::Locked { dir: "d".into(), holder: lock.clone() }.into();
         assert_eq!(f.code, "RABOSH_STORE_LOCKED");
         assert_eq!(f.holder, Some(lock));
-        let f: Fault =
-            rabosh_memory::Error::Engine(rabosh::Error::Poisoned { reason: "r".into() }).into();
+        let f: Fault = rabosh_memory::Error::Engine(rabosh::Error::Poisoned { reason: "r".into() }).into();
         assert_eq!((f.code, f.holder), ("RABOSH_POISONED", None));
         let f: Fault = rabosh::Error::InvalidArgument("x".into()).into();
         assert_eq!(f.code, "RABOSH_INVALID_ARGUMENT");
@@ -145,11 +117,7 @@ mod tests {
     fn an_invalid_option_names_option_and_value() {
         let f = Fault::invalid_option("maxMemoryBytes", "0");
         assert_eq!(f.code, "RABOSH_INVALID_OPTION");
-        assert!(
-            f.message.contains("maxMemoryBytes") && f.message.contains('0'),
-            "{}",
-            f.message
-        );
+        assert!(f.message.contains("maxMemoryBytes") && f.message.contains('0'), "{}", f.message);
     }
 
     #[test]

@@ -54,11 +54,7 @@ fn positive_integer(option: &'static str, v: f64) -> Result<u64, Fault> {
 impl NativeMemories {
     /// A handler over `store` for one scope; validates the options (no disk access).
     #[napi(constructor)]
-    pub fn new(
-        env: Env,
-        store: &NativeStore,
-        options: NativeMemoryOptions,
-    ) -> napi::Result<NativeMemories> {
+    pub fn new(env: Env, store: &NativeStore, options: NativeMemoryOptions) -> napi::Result<NativeMemories> {
         on_js_thread(&env, || {
             let opts = MemoryOptions {
                 scope: options.scope,
@@ -67,9 +63,7 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
-            Ok(NativeMemories {
-                inner: Arc::new(Memories::new(store.memory_store(), opts)?),
-            })
+            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
         })
     }
 
@@ -91,12 +85,7 @@ impl NativeMemories {
     }
 
     #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn str_replace(
-        &self,
-        path: String,
-        old_str: String,
-        new_str: String,
-    ) -> AsyncTask<Work<NativeOutcome>> {
+    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeOutcome>> {
         self.off_thread(move |m| m.str_replace(&path, &old_str, &new_str))
     }
 

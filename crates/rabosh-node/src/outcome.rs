@@ -36,10 +36,7 @@ pub struct NativeOutcome {
 }
 
 fn kind(k: &str) -> NativeOutcome {
-    NativeOutcome {
-        kind: k.into(),
-        ..NativeOutcome::default()
-    }
+    NativeOutcome { kind: k.into(), ..NativeOutcome::default() }
 }
 
 // Counts and sizes cross as JS numbers; exact up to 2^53, far beyond any store this serves.
@@ -48,19 +45,12 @@ fn num(n: u64) -> f64 {
 }
 
 fn too_large(limit: u64) -> NativeOutcome {
-    NativeOutcome {
-        limit: Some(num(limit)),
-        ..kind("too_large")
-    }
+    NativeOutcome { limit: Some(num(limit)), ..kind("too_large") }
 }
 
 impl From<DirEntry> for NativeDirEntry {
     fn from(e: DirEntry) -> Self {
-        NativeDirEntry {
-            rel: e.rel,
-            size: num(e.size),
-            is_dir: e.is_dir,
-        }
+        NativeDirEntry { rel: e.rel, size: num(e.size), is_dir: e.is_dir }
     }
 }
 
@@ -69,11 +59,9 @@ impl From<View> for NativeOutcome {
         match v {
             View::NotFound => kind("not_found"),
             View::TooManyLines => kind("too_many_lines"),
-            View::File { content, lines } => NativeOutcome {
-                content: Some(content),
-                lines: Some(num(lines)),
-                ..kind("file")
-            },
+            View::File { content, lines } => {
+                NativeOutcome { content: Some(content), lines: Some(num(lines)), ..kind("file") }
+            }
             View::Dir { total, entries } => NativeOutcome {
                 total: Some(num(total)),
                 entries: Some(entries.into_iter().map(Into::into).collect()),
@@ -98,19 +86,13 @@ impl From<StrReplace> for NativeOutcome {
         match s {
             StrReplace::NotFound => kind("not_found"),
             StrReplace::NoMatch => kind("no_match"),
-            StrReplace::Multiple { lines } => NativeOutcome {
-                occurrences: Some(lines.into_iter().map(num).collect()),
-                ..kind("multiple")
-            },
+            StrReplace::Multiple { lines } => {
+                NativeOutcome { occurrences: Some(lines.into_iter().map(num).collect()), ..kind("multiple") }
+            }
             StrReplace::TooLarge { limit } => too_large(limit),
-            StrReplace::Edited {
-                first_line,
-                snippet,
-            } => NativeOutcome {
-                first_line: Some(num(first_line)),
-                snippet: Some(snippet),
-                ..kind("edited")
-            },
+            StrReplace::Edited { first_line, snippet } => {
+                NativeOutcome { first_line: Some(num(first_line)), snippet: Some(snippet), ..kind("edited") }
+            }
         }
     }
 }
@@ -119,10 +101,7 @@ impl From<Insert> for NativeOutcome {
     fn from(i: Insert) -> Self {
         match i {
             Insert::NotFound => kind("not_found"),
-            Insert::InvalidLine { count } => NativeOutcome {
-                count: Some(num(count)),
-                ..kind("invalid_line")
-            },
+            Insert::InvalidLine { count } => NativeOutcome { count: Some(num(count)), ..kind("invalid_line") },
             Insert::TooLarge { limit } => too_large(limit),
             Insert::Edited => kind("edited"),
         }
@@ -134,10 +113,7 @@ impl From<Delete> for NativeOutcome {
         match d {
             Delete::IsRoot => kind("is_root"),
             Delete::NotFound => kind("not_found"),
-            Delete::Deleted { count } => NativeOutcome {
-                count: Some(num(count)),
-                ..kind("deleted")
-            },
+            Delete::Deleted { count } => NativeOutcome { count: Some(num(count)), ..kind("deleted") },
         }
     }
 }
@@ -149,10 +125,7 @@ impl From<Rename> for NativeOutcome {
             Rename::Inside => kind("inside"),
             Rename::NotFound => kind("not_found"),
             Rename::DestinationExists => kind("destination_exists"),
-            Rename::Renamed { count } => NativeOutcome {
-                count: Some(num(count)),
-                ..kind("renamed")
-            },
+            Rename::Renamed { count } => NativeOutcome { count: Some(num(count)), ..kind("renamed") },
         }
     }
 }
@@ -166,9 +139,6 @@ pub struct NativeUsage {
 
 impl From<Usage> for NativeUsage {
     fn from(u: Usage) -> Self {
-        NativeUsage {
-            memories: num(u.memories),
-            bytes: num(u.bytes),
-        }
+        NativeUsage { memories: num(u.memories), bytes: num(u.bytes) }
     }
 }

@@ -85,13 +85,8 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
-            let opts = rabosh::Options {
-                durability: durability(&options.durability)?,
-                ..Default::default()
-            };
-            Ok(NativeStore {
-                inner: MemoryStore::open(&dir, opts)?,
-            })
+            let opts = rabosh::Options { durability: durability(&options.durability)?, ..Default::default() };
+            Ok(NativeStore { inner: MemoryStore::open(&dir, opts)? })
         })
     }
 
@@ -112,10 +107,7 @@ impl NativeStore {
     pub fn checkpoint(&self, dir: String) -> AsyncTask<Work<NativeCheckpointInfo>> {
         self.off_thread(move |s| {
             let info = s.engine().checkpoint(&dir)?;
-            Ok(NativeCheckpointInfo {
-                seq: info.seq as f64,
-                hard_linked: info.hard_linked,
-            })
+            Ok(NativeCheckpointInfo { seq: info.seq as f64, hard_linked: info.hard_linked })
         })
     }
 
@@ -123,10 +115,7 @@ impl NativeStore {
     pub fn compact(&self) -> AsyncTask<Work<NativeCompactInfo>> {
         self.off_thread(|s| {
             let info = s.engine().compact()?;
-            Ok(NativeCompactInfo {
-                bytes_before: info.bytes_before as f64,
-                bytes_after: info.bytes_after as f64,
-            })
+            Ok(NativeCompactInfo { bytes_before: info.bytes_before as f64, bytes_after: info.bytes_after as f64 })
         })
     }
 
@@ -135,11 +124,7 @@ impl NativeStore {
     pub fn verify(&self) -> AsyncTask<Work<NativeVerifyReport>> {
         self.off_thread(|s| {
             let r = s.engine().verify()?;
-            Ok(NativeVerifyReport {
-                files: r.files as f64,
-                records: r.records as f64,
-                keys: r.keys as f64,
-            })
+            Ok(NativeVerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 })
         })
     }
 
@@ -169,10 +154,7 @@ impl NativeStore {
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
             let snap = self.inner.engine().snapshot()?;
-            Ok(NativeSnapshot {
-                seq: snap.seq() as f64,
-                inner: Some(snap),
-            })
+            Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
         })
     }
 }

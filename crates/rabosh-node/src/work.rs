@@ -29,11 +29,7 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
 fn run_job<T>(job: Option<Job<T>>) -> FaultResult<T> {
     match job {
         Some(job) => guard(job),
-        None => Err(Fault {
-            code: "RABOSH_PANIC",
-            message: "task ran twice".into(),
-            holder: None,
-        }),
+        None => Err(Fault { code: "RABOSH_PANIC", message: "task ran twice".into(), holder: None }),
     }
 }
 
@@ -43,9 +39,7 @@ where
     T: ToNapiValue + TypeName + Send + 'static,
     F: FnOnce() -> FaultResult<T> + Send + 'static,
 {
-    AsyncTask::new(Work {
-        job: Some(Box::new(job)),
-    })
+    AsyncTask::new(Work { job: Some(Box::new(job)) })
 }
 
 #[cfg(test)]

@@ -77,12 +77,18 @@ fn main() {
     let dir = tmp.path().join("big");
     let t = Instant::now();
     {
-        let store = Store::open(&dir, Options { durability: rabosh::Durability::Buffered, ..Options::default() }).unwrap();
+        let store =
+            Store::open(&dir, Options { durability: rabosh::Durability::Buffered, ..Options::default() }).unwrap();
         let v = vec![b'y'; 4096];
         for chunk in 0..keys / 500 {
             let mut b = Batch::new();
             for j in 0..500 {
-                b.put(format!("m:default:/memories/dir{:03}/file{:05}.md", (chunk * 500 + j) % 200, chunk * 500 + j).into_bytes(), v.clone(), [2; META_LEN]);
+                b.put(
+                    format!("m:default:/memories/dir{:03}/file{:05}.md", (chunk * 500 + j) % 200, chunk * 500 + j)
+                        .into_bytes(),
+                    v.clone(),
+                    [2; META_LEN],
+                );
             }
             store.write(b).unwrap();
         }
@@ -99,7 +105,12 @@ fn main() {
         drop(s);
     }
     let (om, omin, omax) = stats(opens);
-    println!("open {keys} × 4 KiB: median {:.1} ms (min {:.1}, max {:.1})", us(om) / 1e3, us(omin) / 1e3, us(omax) / 1e3);
+    println!(
+        "open {keys} × 4 KiB: median {:.1} ms (min {:.1}, max {:.1})",
+        us(om) / 1e3,
+        us(omin) / 1e3,
+        us(omax) / 1e3
+    );
 
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args(["--measure-open", dir.to_str().unwrap()])
@@ -115,14 +126,23 @@ fn main() {
         bytes += snap.get(&all[(i * 7919) % all.len()]).unwrap().unwrap().len();
     }
     let el = t.elapsed();
-    println!("get 4 KiB (page cache): {:.0} /s ({:.1} µs each, {} MiB)", 20_000.0 / el.as_secs_f64(), us(el) / 20_000.0, bytes >> 20);
+    println!(
+        "get 4 KiB (page cache): {:.0} /s ({:.1} µs each, {} MiB)",
+        20_000.0 / el.as_secs_f64(),
+        us(el) / 20_000.0,
+        bytes >> 20
+    );
     let t = Instant::now();
     let mut listed = 0;
     for d in 0..200 {
         listed += snap.scan_prefix(format!("m:default:/memories/dir{d:03}/").as_bytes()).count();
     }
     let el = t.elapsed();
-    println!("prefix scan: {:.1} M entries/s (200 scans, {listed} entries, values read {})", listed as f64 / el.as_secs_f64() / 1e6, store.stats().values_read);
+    println!(
+        "prefix scan: {:.1} M entries/s (200 scans, {listed} entries, values read {})",
+        listed as f64 / el.as_secs_f64() / 1e6,
+        store.stats().values_read
+    );
     let t = Instant::now();
     let c = store.compact().unwrap();
     println!("compact 200 MB live: {:.2} s ({} → {} bytes)", t.elapsed().as_secs_f64(), c.bytes_before, c.bytes_after);

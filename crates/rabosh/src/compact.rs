@@ -42,7 +42,12 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         let mut pending: Vec<(crate::keydir::Key, Entry, usize)> = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
         let mut max_seq = 0;
-        let flush = |pb: PayloadBuilder, max_seq: u64, pending: &mut Vec<(crate::keydir::Key, Entry, usize)>, off: &mut u64, recs: &mut SegRecs| -> Result<()> {
+        let flush = |pb: PayloadBuilder,
+                     max_seq: u64,
+                     pending: &mut Vec<(crate::keydir::Key, Entry, usize)>,
+                     off: &mut u64,
+                     recs: &mut SegRecs|
+         -> Result<()> {
             let mut pb = pb;
             pb.set_seq(max_seq);
             let frame = pb.finish(false);
@@ -90,10 +95,8 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let mut m = w.manifest.clone();
     m.next_segment += 1;
     let active_meta = m.segments.pop().unwrap();
-    m.segments = vec![
-        SegMeta { number, kind: KIND_COMPACTED, sealed: true, first_seq: 0, last_seq: cur.seq, len },
-        active_meta,
-    ];
+    m.segments =
+        vec![SegMeta { number, kind: KIND_COMPACTED, sealed: true, first_seq: 0, last_seq: cur.seq, len }, active_meta];
     // A failed swap leaves the MANIFEST old or new; memory can no longer tell which.
     if let Err(e) = m.write(&*store.vfs, &store.dir, &store.fsyncs()) {
         return Err(poison(&mut w, e));

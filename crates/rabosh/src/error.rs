@@ -84,10 +84,9 @@ impl fmt::Display for Error {
                     write!(f, " (not known to be running)")
                 }
             }
-            Error::Poisoned { reason } => write!(
-                f,
-                "store refuses writes after an earlier IO failure ({reason}); close and reopen it"
-            ),
+            Error::Poisoned { reason } => {
+                write!(f, "store refuses writes after an earlier IO failure ({reason}); close and reopen it")
+            }
             Error::Closed => write!(f, "store is closed"),
             Error::InvalidArgument(msg) => write!(f, "{msg}"),
         }

@@ -1,12 +1,12 @@
 //! Hint files: a sealed segment's key-directory summary, so open reads O(keys), not O(history).
 //! Derived data: a missing or damaged hint is rebuilt from its segment, never an error.
 
+use crate::Result;
 use crate::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
 use crate::keydir::{Entry, Key, Rec, SegRecs};
 use crate::manifest::write_atomic;
 use crate::segment::hint_name;
 use crate::vfs::{OpenMode, Vfs, read_exact_at};
-use crate::Result;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"RABOSHHT";

@@ -50,10 +50,7 @@ pub struct Version {
 
 impl Version {
     pub fn segment(&self, number: u64) -> Option<&Arc<Segment>> {
-        self.segments
-            .binary_search_by_key(&number, |s| s.number)
-            .ok()
-            .map(|i| &self.segments[i])
+        self.segments.binary_search_by_key(&number, |s| s.number).ok().map(|i| &self.segments[i])
     }
 }
 

@@ -37,7 +37,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             return Err(Error::Corruption {
                 file: dir.join(MANIFEST),
                 offset: 0,
-                reason: format!("MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"),
+                reason: format!(
+                    "MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"
+                ),
             });
         }
         if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
@@ -66,7 +68,11 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
         let f = vfs.open(&path, mode).map_err(|e| {
             if e.kind() == std::io::ErrorKind::NotFound {
-                Error::Corruption { file: path.clone(), offset: 0, reason: "segment listed in MANIFEST is missing".into() }
+                Error::Corruption {
+                    file: path.clone(),
+                    offset: 0,
+                    reason: "segment listed in MANIFEST is missing".into(),
+                }
             } else {
                 Error::io("open", &path, e)
             }

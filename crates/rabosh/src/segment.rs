@@ -206,14 +206,7 @@ impl<'a> Chunks<'a> {
 /// unless an intact frame behind it proves the damaged bytes were durable — a commit written
 /// without the buffered flag, or a synced marker (see [`probe_behind`]); then it is corruption.
 /// `next_seq`: for a log segment, the seq its first commit must carry.
-pub fn scan(
-    f: &dyn VFile,
-    path: &Path,
-    number: u64,
-    kind: u8,
-    next_seq: u64,
-    sealed: bool,
-) -> Result<Scanned> {
+pub fn scan(f: &dyn VFile, path: &Path, number: u64, kind: u8, next_seq: u64, sealed: bool) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
     let mut ch = Chunks::new(f, file_len);
@@ -245,7 +238,11 @@ pub fn scan(
                         if fr.seq != expect.wrapping_sub(1) {
                             return Err(corrupt(
                                 off,
-                                format!("synced marker names commit {} after commit {}", fr.seq, expect.wrapping_sub(1)),
+                                format!(
+                                    "synced marker names commit {} after commit {}",
+                                    fr.seq,
+                                    expect.wrapping_sub(1)
+                                ),
                             ));
                         }
                     } else if kind == KIND_LOG {
@@ -296,7 +293,10 @@ pub fn scan(
         out.torn = Some(if behind.buffered == 0 {
             format!("{bad} at offset {off}")
         } else {
-            format!("{bad} at offset {off}; {} later buffered commit(s) dropped with it (never synced)", behind.buffered)
+            format!(
+                "{bad} at offset {off}; {} later buffered commit(s) dropped with it (never synced)",
+                behind.buffered
+            )
         });
         break;
     }
@@ -310,8 +310,7 @@ fn read_frame(ch: &mut Chunks, off: u64, file_len: u64, path: &Path) -> Result<F
     if file_len - off < FRAME_HEADER as u64 {
         return Ok(Err("truncated frame header".into()));
     }
-    let h: [u8; FRAME_HEADER] =
-        ch.get(off, FRAME_HEADER).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
+    let h: [u8; FRAME_HEADER] = ch.get(off, FRAME_HEADER).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
     let head = match frame_header(&h) {
         Ok(x) => x,
         Err(r) => return Ok(Err(r.into())),

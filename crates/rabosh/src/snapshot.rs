@@ -70,11 +70,7 @@ impl Snapshot {
     }
 
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only.
-    pub fn range<'a>(
-        &'a self,
-        from: &[u8],
-        to: Option<&[u8]>,
-    ) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
+    pub fn range<'a>(&'a self, from: &[u8], to: Option<&[u8]>) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
         let lower: Key = from.into();
         let upper = to.map(Key::from);
         let empty = upper.as_ref().is_some_and(|u| *u <= lower);

@@ -452,7 +452,12 @@ impl Store {
         w.active = None;
         w.active_recs = SegRecs::new();
         let seq = self.current.load().seq;
-        self.current.store(Arc::new(Version { map: KeyMap::new(), seq, segments: Arc::new(Vec::new()), live_bytes: 0 }));
+        self.current.store(Arc::new(Version {
+            map: KeyMap::new(),
+            seq,
+            segments: Arc::new(Vec::new()),
+            live_bytes: 0,
+        }));
         w.lock = None;
         result
     }

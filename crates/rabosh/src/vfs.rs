@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 /// An open file. Positional IO only: the writer and any number of readers share one handle.
+#[allow(clippy::len_without_is_empty)] // a file's length, not a collection
 pub trait VFile: Send + Sync + Debug {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize>;
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize>;

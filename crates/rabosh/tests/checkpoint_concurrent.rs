@@ -8,8 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 fn batch(i: u64) -> Batch {
     let mut b = Batch::new();
-    b.put(format!("k{}", i % 7).into_bytes(), format!("v{i}-").repeat(1 + (i % 5) as usize).into_bytes(), [i as u8; META_LEN]);
-    if i % 5 == 0 {
+    b.put(
+        format!("k{}", i % 7).into_bytes(),
+        format!("v{i}-").repeat(1 + (i % 5) as usize).into_bytes(),
+        [i as u8; META_LEN],
+    );
+    if i.is_multiple_of(5) {
         b.delete(format!("k{}", (i + 3) % 7).into_bytes());
     }
     b

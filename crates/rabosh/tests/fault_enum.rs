@@ -139,7 +139,8 @@ fn setup(op: Op) -> World {
             let active = active_segment(&w.fs);
             let mut b = w.fs.read_file(&active).unwrap();
             let len = b.len();
-            b.extend_from_slice(&b[len - 30..].to_vec()); // a torn copy of the last frame's tail
+            let tail = b[len - 30..].to_vec();
+            b.extend_from_slice(&tail); // a torn copy of the last frame's tail
             b.extend_from_slice(&[0u8; 17]);
             w.fs.write_file(&active, &b).unwrap();
         }
@@ -151,7 +152,12 @@ fn setup(op: Op) -> World {
                     w.fs.delete_file(&d.join(n)).unwrap();
                 }
             }
-            for (n, b) in [("0000000099.seg", &b"orphan"[..]), ("0000000098.hint", b"x"), ("MANIFEST.tmp", b"t"), ("0000000001.hint.tmp", b"t")] {
+            for (n, b) in [
+                ("0000000099.seg", &b"orphan"[..]),
+                ("0000000098.hint", b"x"),
+                ("MANIFEST.tmp", b"t"),
+                ("0000000001.hint.tmp", b"t"),
+            ] {
                 w.fs.write_file(&d.join(n), b).unwrap();
             }
         }
@@ -246,7 +252,17 @@ fn scenario(op: Op, kind: IoKind, n: u64, images: u64, tally: &mut Tally) {
             let harmless = kind == IoKind::Link
                 || kind == IoKind::Remove
                 || (op == Op::BufferedClose && matches!(kind, IoKind::Create | IoKind::Rename))
-                || (recovery_op && matches!(kind, IoKind::Create | IoKind::Write | IoKind::Sync | IoKind::Rename | IoKind::SyncDir | IoKind::Open | IoKind::Read));
+                || (recovery_op
+                    && matches!(
+                        kind,
+                        IoKind::Create
+                            | IoKind::Write
+                            | IoKind::Sync
+                            | IoKind::Rename
+                            | IoKind::SyncDir
+                            | IoKind::Open
+                            | IoKind::Read
+                    ));
             assert!(harmless, "{ctx}: the fault was swallowed");
             tally.absorbed += 1;
         }
@@ -300,10 +316,9 @@ fn check_checkpoint_target(w: &World, ok: bool, ctx: &str) {
     match (ok, r) {
         (true, Ok(c)) => assert!(contents(&c).unwrap() == w.models[c.stats().seq as usize]),
         (true, Err(e)) => panic!("{ctx}: an acknowledged checkpoint does not open: {e}"),
-        (false, Ok(c)) => assert!(
-            names.is_empty() && c.stats().seq == 0,
-            "{ctx}: a failed checkpoint opened as a store ({names:?})"
-        ),
+        (false, Ok(c)) => {
+            assert!(names.is_empty() && c.stats().seq == 0, "{ctx}: a failed checkpoint opened as a store ({names:?})")
+        }
         (false, Err(Error::Corruption { file, .. })) => assert!(file.ends_with("MANIFEST"), "{ctx}"),
         (false, Err(e)) => panic!("{ctx}: failed checkpoint target: unexpected {e}"),
     }

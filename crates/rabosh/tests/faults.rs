@@ -12,8 +12,12 @@ use std::sync::Arc;
 
 fn ops(i: u64) -> Batch {
     let mut b = Batch::new();
-    b.put(format!("k{}", i % 5).into_bytes(), format!("v{i}").repeat(1 + i as usize % 4).into_bytes(), [i as u8; META_LEN]);
-    if i % 4 == 0 {
+    b.put(
+        format!("k{}", i % 5).into_bytes(),
+        format!("v{i}").repeat(1 + i as usize % 4).into_bytes(),
+        [i as u8; META_LEN],
+    );
+    if i.is_multiple_of(4) {
         b.delete(format!("k{}", (i + 2) % 5).into_bytes());
     }
     b
@@ -66,7 +70,7 @@ fn a_failed_fsync_on_commit_refuses_it_and_poisons() {
     assert!(matches!(store.write(ops(4)), Err(Error::Poisoned { .. })));
     assert!(matches!(store.sync(), Err(Error::Poisoned { .. })));
     assert_eq!(contents(&store), model(3), "reads keep working");
-    assert_eq!(before.get(b"k1").unwrap(), model(3).get(&b"k1".to_vec()).cloned());
+    assert_eq!(before.get(b"k1").unwrap(), model(3).get(b"k1".as_slice()).cloned());
     drop(before);
     drop(store);
     reopen_and_check(tmp.path(), 3);

@@ -14,9 +14,9 @@ use proptest::prelude::*;
 use rabosh::testing::{Rng, SimFs};
 use rabosh::{Store, Vfs};
 use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::Path;
-use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -72,7 +72,11 @@ fn base() -> &'static Vec<(String, Vec<u8>)> {
         }
         drop(store);
         let d = Path::new(DIR);
-        fs.names(d).into_iter().filter(|n| !n.starts_with("LOCK")).map(|n| (n.clone(), fs.read_file(&d.join(n)).unwrap())).collect()
+        fs.names(d)
+            .into_iter()
+            .filter(|n| !n.starts_with("LOCK"))
+            .map(|n| (n.clone(), fs.read_file(&d.join(n)).unwrap()))
+            .collect()
     })
 }
 
@@ -192,7 +196,8 @@ fn reseal(name: &str, b: &mut [u8]) {
     }
 }
 
-const STRAY: [&str; 6] = ["0000000050.seg", "0000000002.hint", "0000000001.seg", "MANIFEST.tmp", "0000000003.hint.tmp", "LOCK.holder"];
+const STRAY: [&str; 6] =
+    ["0000000050.seg", "0000000002.hint", "0000000001.seg", "MANIFEST.tmp", "0000000003.hint.tmp", "LOCK.holder"];
 
 fn run_case(edits: &[Edit], strays: &[(usize, Vec<u8>)]) -> Result<(), TestCaseError> {
     let fs = SimFs::new();

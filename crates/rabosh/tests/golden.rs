@@ -21,10 +21,16 @@ fn meta(i: u8) -> Meta {
 }
 
 /// The commits of every golden store (v1 also holds a compaction after commit 6).
-fn commits() -> Vec<Vec<(String, Option<(String, u8)>)>> {
+/// Each commit: (key, Some((value, meta byte))) for a put, None for a delete.
+type Commit = Vec<(String, Option<(String, u8)>)>;
+
+fn commits() -> Vec<Commit> {
     let mut out = Vec::new();
     for i in 1..=10u8 {
-        let mut c = vec![(format!("m:default:/memories/f{}.md", i % 4), Some((format!("content {i}\n").repeat(i as usize * 3), i)))];
+        let mut c = vec![(
+            format!("m:default:/memories/f{}.md", i % 4),
+            Some((format!("content {i}\n").repeat(i as usize * 3), i)),
+        )];
         if i % 3 == 0 {
             c.push((format!("m:default:/memories/f{}.md", (i + 1) % 4), None));
         }
@@ -122,7 +128,8 @@ fn golden_copy(version: u32, write: fn(&Path)) -> tempfile::TempDir {
         let p = e.unwrap().path();
         fs::copy(&p, tmp.path().join(p.file_name().unwrap())).unwrap();
     }
-    let names: Vec<String> = fs::read_dir(&golden).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    let names: Vec<String> =
+        fs::read_dir(&golden).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
     assert!(names.iter().any(|n| n.ends_with(".hint")), "golden store should include hints: {names:?}");
     tmp
 }

@@ -69,9 +69,8 @@ fn concurrent_commits_share_fsyncs_and_all_land() {
     let fsyncs = after.fsyncs - before.fsyncs;
     assert_eq!(commits, threads * each);
     assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits: nothing grouped");
-    let want: BTreeMap<String, String> = (0..threads)
-        .flat_map(|t| (0..each).map(move |i| (format!("t{t}/{i}"), format!("v{t}.{i}"))))
-        .collect();
+    let want: BTreeMap<String, String> =
+        (0..threads).flat_map(|t| (0..each).map(move |i| (format!("t{t}/{i}"), format!("v{t}.{i}")))).collect();
     assert_eq!(values(&store), want);
     drop(store);
     let reopened = Store::open(tmp.path(), rabosh::Options::default()).unwrap();

@@ -20,7 +20,7 @@ enum Cmd {
 
 fn key(k: u8) -> Vec<u8> {
     // Two prefixes so prefix scans have something to separate.
-    format!("{}/{:02}", if k % 3 == 0 { "a" } else { "b" }, k).into_bytes()
+    format!("{}/{:02}", if k.is_multiple_of(3) { "a" } else { "b" }, k).into_bytes()
 }
 
 fn value(len: usize, fill: u8) -> Vec<u8> {
@@ -175,7 +175,12 @@ fn segments_retired_by_compaction_vanish_when_the_last_snapshot_drops() {
         store.write(b).unwrap();
     }
     let old = store.snapshot().unwrap();
-    let segs = |p: &Path| std::fs::read_dir(p).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "seg")).count();
+    let segs = |p: &Path| {
+        std::fs::read_dir(p)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "seg"))
+            .count()
+    };
     let before = segs(tmp.path());
     assert!(before > 3, "tiny segments should have rotated: {before}");
     store.compact().unwrap();

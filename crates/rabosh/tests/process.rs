@@ -16,12 +16,15 @@ fn env_num(name: &str, default: u64) -> u64 {
 
 /// Commit `i` of the writer child, as a batch and as its effect on the model.
 fn commit_ops(i: u64) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
-    if i % 10 == 0 {
+    if i.is_multiple_of(10) {
         // A large batch: all or nothing.
         (0..BIG).map(|j| (format!("big/{j:04}").into_bytes(), Some(format!("{i}").into_bytes()))).collect()
     } else {
-        let mut v = vec![(format!("k{:02}", i % 50).into_bytes(), Some(format!("v{i}{}", "p".repeat((i % 7 * 40) as usize)).into_bytes()))];
-        if i % 3 == 0 {
+        let mut v = vec![(
+            format!("k{:02}", i % 50).into_bytes(),
+            Some(format!("v{i}{}", "p".repeat((i % 7 * 40) as usize)).into_bytes()),
+        )];
+        if i.is_multiple_of(3) {
             v.push((format!("k{:02}", (i + 25) % 50).into_bytes(), None));
         }
         v.push((b"last".to_vec(), Some(i.to_string().into_bytes())));

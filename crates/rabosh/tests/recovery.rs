@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 
 fn commit(store: &Store, i: u32) {
     let mut b = Batch::new();
-    b.put(format!("k{}", i % 4).into_bytes(), format!("value-{i}-{}", "x".repeat(i as usize % 7)).into_bytes(), [i as u8; META_LEN]);
+    b.put(
+        format!("k{}", i % 4).into_bytes(),
+        format!("value-{i}-{}", "x".repeat(i as usize % 7)).into_bytes(),
+        [i as u8; META_LEN],
+    );
     if i % 3 == 2 {
         b.delete(format!("k{}", (i + 1) % 4).into_bytes());
     }
@@ -212,7 +216,8 @@ fn a_missing_listed_segment_is_corruption() {
     drop(build_sealed(tmp.path()));
     let victim = files(tmp.path(), "seg")[1].clone();
     fs::remove_file(&victim).unwrap();
-    let (_, _, reason) = expect_corruption(Store::open(tmp.path(), opts()), victim.file_name().unwrap().to_str().unwrap());
+    let (_, _, reason) =
+        expect_corruption(Store::open(tmp.path(), opts()), victim.file_name().unwrap().to_str().unwrap());
     assert!(reason.contains("missing"), "{reason}");
 }
 

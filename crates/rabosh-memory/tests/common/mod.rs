@@ -15,25 +15,15 @@ pub struct Fixture {
 
 pub fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let options = rabosh::Options {
-        durability: rabosh::Durability::Buffered,
-        ..Default::default()
-    };
+    let options = rabosh::Options { durability: rabosh::Durability::Buffered, ..Default::default() };
     let store = MemoryStore::open(dir.path().join("store"), options).unwrap();
-    Fixture {
-        store,
-        now: Arc::new(AtomicI64::new(1_000)),
-        _dir: dir,
-    }
+    Fixture { store, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
 }
 
 impl Fixture {
     pub fn handler(&self, tweak: impl FnOnce(&mut MemoryOptions)) -> Memories {
         // Tests start from the plain scan and opt in to the index, so both paths stay covered.
-        let mut options = MemoryOptions {
-            listing_index: false,
-            ..MemoryOptions::default()
-        };
+        let mut options = MemoryOptions { listing_index: false, ..MemoryOptions::default() };
         tweak(&mut options);
         let now = self.now.clone();
         Memories::new(self.store.clone(), options)

@@ -214,7 +214,17 @@ fn file_fates(rng: &mut Rng, n: usize, forced: Option<u32>) -> Vec<Fate> {
         2 => {
             let k = rng.below(n as u64 + 1) as usize;
             let torn = partial(rng);
-            (0..n).map(|i| if i < k { Fate::Kept } else if i == k { torn } else { Fate::Lost }).collect()
+            (0..n)
+                .map(|i| {
+                    if i < k {
+                        Fate::Kept
+                    } else if i == k {
+                        torn
+                    } else {
+                        Fate::Lost
+                    }
+                })
+                .collect()
         }
         _ => (0..n)
             .map(|_| match rng.below(20) {
