@@ -426,6 +426,46 @@ fn rename_moves_memory_and_subtree_in_one_commit(f: Fixture) {
     assert_eq!(m.usage().unwrap().memories, 4);
 }
 
+fn rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole(f: Fixture) {
+    // CONTRACT.md, Choices: a rename whose moved descendant would exceed 1,024 path bytes answers
+    // like an unusable destination and moves nothing.
+    let m = f.default_handler();
+    let tail = "/d/leaf.md"; // the descendant's path below the renamed directory
+    m.create(&format!("/memories/src{tail}"), "deep").unwrap();
+    m.create("/memories/src/top.md", "top").unwrap();
+    let dest = |total: usize| {
+        // A destination whose descendant path `{dest}{tail}` is exactly `total` bytes, in
+        // segments under the 255-byte segment limit.
+        let mut path = String::from("/memories");
+        let mut remaining = total - tail.len() - path.len();
+        while remaining > 0 {
+            let mut seg = (remaining - 1).min(200);
+            if remaining - 1 - seg == 1 {
+                seg -= 1; // never leave room for an empty segment only
+            }
+            path.push('/');
+            path.push_str(&"n".repeat(seg));
+            remaining -= seg + 1;
+        }
+        assert_eq!(path.len() + tail.len(), total);
+        path
+    };
+    let too_long = dest(1025);
+    let before = f.commits();
+    assert_eq!(m.rename("/memories/src", &too_long).unwrap(), Rename::DestinationExists);
+    assert_eq!(f.commits(), before, "nothing moved");
+    assert_eq!(m.view(&format!("/memories/src{tail}")).unwrap(), file("deep"));
+    assert_eq!(m.view("/memories/src/top.md").unwrap(), file("top"));
+    assert_eq!(m.view(&too_long).unwrap(), View::NotFound);
+    // Checked after the source exists (rule 6): a missing source still answers NotFound.
+    assert_eq!(m.rename("/memories/nothing", &too_long).unwrap(), Rename::NotFound);
+
+    let longest = dest(1024);
+    assert_eq!(m.rename("/memories/src", &longest).unwrap(), Rename::Renamed { count: 2 });
+    assert_eq!(m.view(&format!("{longest}{tail}")).unwrap(), file("deep"));
+    assert_eq!(m.delete(&format!("{longest}{tail}")).unwrap(), Delete::Deleted { count: 1 });
+}
+
 // ---- usage and expiry ----------------------------------------------------------------------
 
 fn usage_counts_every_memory_of_the_scope(f: Fixture) {
@@ -556,6 +596,7 @@ over_backends!(
     rename_destination_exists_at_or_under,
     rename_prefix_sibling_is_not_inside_and_not_moved,
     rename_moves_memory_and_subtree_in_one_commit,
+    rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole,
     usage_counts_every_memory_of_the_scope,
     expire_before_deletes_by_updated_at_in_one_commit,
     expire_before_with_track_access_counts_the_later_use,
