@@ -348,8 +348,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
    * If compaction fails (e.g. the disk is too full to rewrite live data) after the deletions
    * committed, rejects with an `IoError` whose message says how many memories were expired and
    * that reclaiming their space failed; the binding's error (its `cause`) carries that count as
-   * `expired`. The deletions
-   * stand either way: retry `store.compact()` to get the space back, not the expiry.
+   * `expired`. The deletions stand either way: retry `store.compact()` to get the space back,
+   * not the expiry.
    */
   async expireBefore(instant: Date): Promise<number> {
     this.#assertOpen();
