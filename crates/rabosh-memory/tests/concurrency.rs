@@ -56,3 +56,19 @@ fn view_at_a_pinned_snapshot_ignores_later_commits() {
 }
 
 over_backends!(concurrent_edits_lose_nothing_and_index_stays_exact,);
+
+#[test]
+fn a_pinned_snapshot_does_not_keep_a_dropped_store_locked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
+    let m = rabosh_memory::Memories::new(store.clone(), Default::default()).unwrap();
+    m.create("/memories/a", "pinned").unwrap();
+    let snap = store.snapshot().unwrap();
+    drop(m);
+    drop(store);
+    let reopened = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
+    let m = rabosh_memory::Memories::new(reopened, Default::default()).unwrap();
+    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "pinned".into(), lines: 1 });
+    assert_eq!(m.view_at(&snap, "/memories").unwrap(), m.view("/memories").unwrap());
+}

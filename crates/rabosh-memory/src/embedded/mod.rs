@@ -110,16 +110,18 @@ struct Shared {
     index_nodes_visited: AtomicU64,
 }
 
-/// A read view of the embedded store at one engine snapshot.
-#[derive(Clone)]
+/// A read view of the embedded store at one engine snapshot, answering listings from the
+/// store's index when it is at the same state.
 struct EngineView {
     snap: EngineSnap,
     shared: Arc<Shared>,
 }
 
-/// A pinned read view: later commits never change what it answers. Dropping it unpins.
+/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
+/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
+/// store's lock), so its listings are scans (the default summaries).
 #[derive(Clone)]
-pub struct Snapshot(EngineView);
+pub struct Snapshot(EngineSnap);
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
@@ -174,7 +176,7 @@ impl EmbeddedStore {
     /// Pins the durable state, for reads as of now (e.g. [`crate::Memories::view_at`]).
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.shared.poison.check()?;
-        Ok(Snapshot(EngineView { snap: self.shared.engine.snapshot()?, shared: self.shared.clone() }))
+        Ok(Snapshot(self.shared.engine.snapshot()?))
     }
 
     /// Index nodes every indexed directory view so far has looked at (a work counter).
@@ -276,7 +278,7 @@ impl ReadView for EngineView {
 impl Snapshot {
     /// The sequence number of the last commit this view sees.
     pub fn seq(&self) -> u64 {
-        self.0.snap.seq()
+        self.0.seq()
     }
 }
 
@@ -285,22 +287,18 @@ impl ReadView for Snapshot {
         self.0.get(key)
     }
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.0.meta(key)
+        Ok(self.0.meta(key))
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix(prefix, visit)
-    }
-    fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
-        self.0.dir_summary(scope, dir)
-    }
-    fn usage(&self, scope: &str) -> Result<Usage> {
-        self.0.usage(scope)
+        self.0.scan_prefix(prefix, visit);
+        Ok(())
     }
 }
 
 impl Backend for EmbeddedStore {
     fn read(&self) -> Result<Box<dyn ReadView>> {
-        Ok(Box::new(self.snapshot()?.0))
+        let snap = self.snapshot()?.0;
+        Ok(Box::new(EngineView { snap, shared: self.shared.clone() }))
     }
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
