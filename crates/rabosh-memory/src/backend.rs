@@ -96,9 +96,12 @@ pub trait Backend: Send + Sync {
     /// or by retrying the body on conflict: it may run more than once, so it must not act
     /// beyond what it stages), then commits what it staged as one atomic unit. Returns once
     /// that commit is durable (per the backend's durability), or once the state the body
-    /// decided on is, when it staged nothing. An error means nothing was committed — except an
-    /// IO fault after the commit reached storage, when durability cannot be known: the backend
-    /// is then poisoned and refuses every later call until reopened.
+    /// decided on is, when it staged nothing. A body that returns `Ok` commits what it staged
+    /// even when its answer is a refusal, so a refusing body stages nothing (or clears). An
+    /// error means nothing was committed — except an IO fault after the commit reached storage,
+    /// when durability cannot be known: the backend is then poisoned and refuses every later
+    /// call (reads too, with `Error::Poisoned`) until reopened. A panic in the body or the
+    /// commit poisons the same way: nothing continues on state it may have left half-updated.
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()>;
 
     /// Gives back the space of what was deleted, where the backend keeps it until asked (the
