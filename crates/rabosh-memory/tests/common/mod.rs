@@ -1,23 +1,70 @@
-//! Shared fixtures: a store in a temp directory and handlers over it with a settable clock.
+//! Shared fixtures: a backend (the embedded engine in a temp directory, or the in-memory map) and
+//! handlers over it with a settable clock. `over_backends!` runs one test body over both.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use rabosh_memory::{Clock, Memories, MemoryOptions, MemoryStore};
+use rabosh_memory::{
+    Backend, Clock, Durability, EmbeddedOptions, EmbeddedStore, InMemoryBackend, Memories, MemoryOptions,
+};
 use tempfile::TempDir;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Embedded,
+    InMemory,
+}
+
+enum Concrete {
+    Embedded(Arc<EmbeddedStore>),
+    InMemory(Arc<InMemoryBackend>),
+}
+
 pub struct Fixture {
-    pub store: Arc<MemoryStore>,
+    pub backend: Arc<dyn Backend>,
+    concrete: Concrete,
     pub now: Arc<AtomicI64>,
     _dir: TempDir,
 }
 
+/// The embedded engine, for tests of what only it has (listing index, group commit, snapshots).
 pub fn fixture() -> Fixture {
+    fixture_on(Kind::Embedded)
+}
+
+pub fn fixture_on(kind: Kind) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let options = rabosh::Options { durability: rabosh::Durability::Buffered, ..Default::default() };
-    let store = MemoryStore::open(dir.path().join("store"), options).unwrap();
-    Fixture { store, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+    let (backend, concrete): (Arc<dyn Backend>, _) = match kind {
+        Kind::Embedded => {
+            let options = EmbeddedOptions { durability: Durability::Buffered, ..Default::default() };
+            let store = EmbeddedStore::open(dir.path().join("store"), options).unwrap();
+            (store.clone(), Concrete::Embedded(store))
+        }
+        Kind::InMemory => {
+            let map = Arc::new(InMemoryBackend::new());
+            (map.clone(), Concrete::InMemory(map))
+        }
+    };
+    Fixture { backend, concrete, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+}
+
+/// `over_backends!(a, b)`: for each test function `fn a(f: Fixture)`, a module `a` with one
+/// `#[test]` per backend (`a::embedded`, `a::in_memory`).
+#[macro_export]
+macro_rules! over_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn embedded() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::Embedded))
+            }
+            #[test]
+            fn in_memory() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::InMemory))
+            }
+        }
+    )*};
 }
 
 impl Fixture {
@@ -26,7 +73,7 @@ impl Fixture {
         let mut options = MemoryOptions { listing_index: false, ..MemoryOptions::default() };
         tweak(&mut options);
         let now = self.now.clone();
-        Memories::new(self.store.clone(), options)
+        Memories::new(self.backend.clone(), options)
             .unwrap()
             .with_clock(Clock::from_fn(move || now.load(Ordering::SeqCst)))
     }
@@ -35,22 +82,35 @@ impl Fixture {
         self.handler(|_| {})
     }
 
+    /// The embedded store under this fixture (a test of an engine-only feature).
+    pub fn embedded(&self) -> &Arc<EmbeddedStore> {
+        match &self.concrete {
+            Concrete::Embedded(store) => store,
+            Concrete::InMemory(_) => panic!("this test needs the embedded backend"),
+        }
+    }
+
     pub fn set_now(&self, ms: i64) {
         self.now.store(ms, Ordering::SeqCst);
     }
 
     pub fn commits(&self) -> u64 {
-        self.store.engine().stats().commits
+        match &self.concrete {
+            Concrete::Embedded(store) => store.stats().commits,
+            Concrete::InMemory(map) => map.commits(),
+        }
     }
 
     pub fn values_read(&self) -> u64 {
-        self.store.engine().stats().values_read
+        match &self.concrete {
+            Concrete::Embedded(store) => store.stats().values_read,
+            Concrete::InMemory(map) => map.values_read(),
+        }
     }
 
-    /// (size, lines, created, updated, accessed) from the raw 40-byte metadata.
+    /// (size, lines, created, updated, accessed) from the raw metadata bytes.
     pub fn meta(&self, scope: &str, path: &str) -> Option<(u64, u64, i64, i64, i64)> {
-        let snap = self.store.engine().snapshot().unwrap();
-        let m = snap.meta(format!("m:{scope}:{path}").as_bytes())?;
+        let m = self.backend.read().unwrap().meta(format!("m:{scope}:{path}").as_bytes()).unwrap()?;
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
         Some((u(0), u(8), u(16) as i64, u(24) as i64, u(32) as i64))
     }
