@@ -81,7 +81,7 @@ impl Memories {
         let mut bytes = 0;
         for (path, content) in files {
             let key = self.key(path);
-            let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
+            let old = snap.meta(&key).map(MemMeta::decode);
             if old.is_some() && !overwrite {
                 return Ok(Import::Exists { path: path.clone() });
             }

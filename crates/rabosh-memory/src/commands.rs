@@ -95,7 +95,7 @@ impl Memories {
         let mut write = self.store.lock_write();
         let snap = write.latest()?;
         let key = self.key(path);
-        let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
+        let old = snap.meta(&key).map(MemMeta::decode);
         if old.is_some() && !self.options.create_overwrites {
             return Ok(Create::Exists);
         }
@@ -116,7 +116,7 @@ impl Memories {
         let mut write = self.store.lock_write();
         let snap = write.latest()?;
         let key = self.key(path);
-        let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
+        let Some(meta) = snap.meta(&key).map(MemMeta::decode) else {
             return Ok(StrReplace::NotFound);
         };
         let content = self.read(&snap, &key)?;
@@ -151,7 +151,7 @@ impl Memories {
         let mut write = self.store.lock_write();
         let snap = write.latest()?;
         let key = self.key(path);
-        let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
+        let Some(meta) = snap.meta(&key).map(MemMeta::decode) else {
             return Ok(Insert::NotFound);
         };
         let content = self.read(&snap, &key)?;
@@ -215,7 +215,7 @@ impl Memories {
         for key in &moving {
             // The engine has no move: the value must be read to be put under its new key.
             let value = snap.get(key)?.ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
-            let meta = snap.meta(key).map(|m| MemMeta::decode(&m)).expect("listed by this snapshot");
+            let meta = snap.meta(key).map(MemMeta::decode).expect("listed by this snapshot");
             let mut moved = new_key.clone();
             moved.extend_from_slice(&key[old_key_len..]);
             batch.put(moved, value, MemMeta { updated_ms: now, ..meta }.encode());
@@ -297,7 +297,7 @@ fn file_meta(snap: &Snapshot, path: &str, key: &[u8]) -> Option<MemMeta> {
     if path == ROOT {
         return None;
     }
-    snap.meta(key).map(|m| MemMeta::decode(&m))
+    snap.meta(key).map(MemMeta::decode)
 }
 
 /// A directory view of `node`, or NotFound when nothing visible is under it (except the root).

@@ -2,7 +2,8 @@
 //! size u64, lines u64, created_ms i64, updated_ms i64, accessed_ms i64 (0 = never).
 //! Size and line count are stored so listings, usage and expiry never read a value.
 
-use rabosh::{META_LEN, Meta};
+/// Bytes of the encoding below.
+pub(crate) const META_LEN: usize = 40;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MemMeta {
@@ -24,8 +25,8 @@ impl MemMeta {
         }
     }
 
-    pub fn encode(&self) -> Meta {
-        let mut m = [0u8; META_LEN];
+    pub fn encode(&self) -> Vec<u8> {
+        let mut m = vec![0u8; META_LEN];
         m[0..8].copy_from_slice(&self.size.to_le_bytes());
         m[8..16].copy_from_slice(&self.lines.to_le_bytes());
         m[16..24].copy_from_slice(&self.created_ms.to_le_bytes());
@@ -34,8 +35,15 @@ impl MemMeta {
         m
     }
 
-    pub fn decode(m: &Meta) -> Self {
-        let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
+    /// Missing trailing bytes read as zero: the engine hands back whatever bytes were stored.
+    pub fn decode(m: &[u8]) -> Self {
+        let u = |i: usize| {
+            let mut b = [0u8; 8];
+            let have = m.get(i..).unwrap_or(&[]);
+            let n = have.len().min(8);
+            b[..n].copy_from_slice(&have[..n]);
+            u64::from_le_bytes(b)
+        };
         MemMeta {
             size: u(0),
             lines: u(8),

@@ -157,7 +157,7 @@ fn index_survives_a_write_that_bypasses_it() {
     assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 1, .. }));
     // A commit straight to the engine: the index must notice it is stale and rebuild.
     let mut batch = rabosh::Batch::new();
-    let mut meta = [0u8; rabosh::META_LEN];
+    let mut meta = [0u8; 40];
     meta[0] = 3;
     meta[8] = 1;
     batch.put(b"m:default:/memories/b".to_vec(), b"xyz".to_vec(), meta);
