@@ -45,16 +45,7 @@ impl Engine {
         let mut batch = rabosh::Batch::new();
         for op in ops {
             match op {
-                WriteOp::Put { key, value, meta } => {
-                    let meta: rabosh::Meta = meta.as_slice().try_into().map_err(|_| {
-                        Error::InvalidArgument(format!(
-                            "this engine stores {} bytes of metadata per key, got {}",
-                            rabosh::META_LEN,
-                            meta.len()
-                        ))
-                    })?;
-                    batch.put(key, value, meta);
-                }
+                WriteOp::Put { key, value, meta } => batch.put(key, value, meta),
                 WriteOp::Delete { key } => batch.delete(key),
             }
         }
@@ -118,12 +109,12 @@ impl EngineSnap {
     }
 
     pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
-        self.0.meta(key).map(|m| m.to_vec())
+        self.0.meta(key).map(<[u8]>::to_vec)
     }
 
     pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) {
         for (key, meta) in self.0.scan_prefix(prefix) {
-            if let ControlFlow::Break(()) = visit(key, &meta[..]) {
+            if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
             }
         }
