@@ -56,22 +56,37 @@ impl Memories {
         }
     }
 
-    /// The view, when answering it costs about as much as a map lookup: a memory's file view, or
-    /// any view answered from the listing index. None when it would scan a subtree or commit
-    /// (track_access), so the caller can run it off its latency-sensitive thread instead.
-    pub fn view_if_cheap(&self, path: &str) -> Result<Option<View>> {
+    /// The view, when answering it is bounded and needs nothing built: a memory's file view of at
+    /// most `max_bytes`, or a listing of at most `max_lines` lines from a listing index that is
+    /// already current. None otherwise — a larger memory, a scan, an index still to build, or a
+    /// view that commits (track_access) — so the caller can run it off its latency-sensitive thread.
+    pub fn view_if_cheap(&self, path: &str, max_bytes: u64, max_lines: u64) -> Result<Option<View>> {
         check_normalised(path)?;
         if self.options.track_access {
             return Ok(None);
         }
-        if self.options.listing_index {
-            return self.view(path).map(Some);
-        }
+        let key = self.key(path);
         let snap = self.store.engine().snapshot()?;
-        match file_meta(&snap, path, &self.key(path)) {
-            Some(meta) => self.file_view(&snap, path, meta).map(Some),
-            None => Ok(None),
+        if let Some(meta) = file_meta(&snap, path, &key) {
+            if meta.size > max_bytes {
+                return Ok(None);
+            }
+            return self.file_view(&snap, path, meta).map(Some);
         }
+        if !self.options.listing_index {
+            return Ok(None);
+        }
+        let listed = self.store.with_index_if_built(&self.options.scope, |snap, index, visited| {
+            if file_meta(snap, path, &key).is_some() {
+                return None; // created since the check above: the full view answers it
+            }
+            let node = index.find(path, visited);
+            if node.is_some_and(|n| listing_lines_exceed(n, max_lines)) {
+                return None;
+            }
+            Some(dir_view(node, path, visited))
+        })?;
+        Ok(listed.flatten())
     }
 
     /// A read-only view at a pinned snapshot (answered by a scan; never records access).
@@ -307,4 +322,17 @@ fn dir_view(node: Option<&Entry>, path: &str, visited: &mut u64) -> View {
         _ if path == ROOT => View::Dir { total: 0, entries: Vec::new() },
         _ => View::NotFound,
     }
+}
+
+/// Whether a listing of `dir` may print more than `max` lines (each name at depth 1 and 2 prints
+/// at most two: its memory and its directory), looking at no more names than it needs to.
+fn listing_lines_exceed(dir: &Entry, max: u64) -> bool {
+    let mut lines = 0u64;
+    for child in dir.children.values() {
+        lines += 2 + 2 * child.children.len() as u64;
+        if lines > max {
+            return true;
+        }
+    }
+    false
 }

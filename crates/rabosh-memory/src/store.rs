@@ -158,17 +158,38 @@ impl MemoryStore {
         scope: &str,
         f: impl FnOnce(&Snapshot, &ScopeIndex, &mut u64) -> R,
     ) -> Result<R> {
+        self.index_at_published(scope, true, f).map(|r| r.expect("built on demand"))
+    }
+
+    /// As `with_index`, but None instead of a build: for callers that must not pay for one.
+    pub(crate) fn with_index_if_built<R>(
+        &self,
+        scope: &str,
+        f: impl FnOnce(&Snapshot, &ScopeIndex, &mut u64) -> R,
+    ) -> Result<Option<R>> {
+        self.index_at_published(scope, false, f)
+    }
+
+    fn index_at_published<R>(
+        &self,
+        scope: &str,
+        build: bool,
+        f: impl FnOnce(&Snapshot, &ScopeIndex, &mut u64) -> R,
+    ) -> Result<Option<R>> {
         let mut visited = 0;
         let mut ix = self.lock_indexes();
         let snap = self.engine.snapshot()?;
         ix.catch_up(snap.seq());
         let fresh = ix.trees.get(scope).is_some_and(|i| i.seq == snap.seq());
         if !fresh {
+            if !build {
+                return Ok(None);
+            }
             ix.trees.insert(scope.to_string(), ScopeIndex::build(&snap, scope));
         }
         let r = f(&snap, &ix.trees[scope], &mut visited);
         self.index_nodes_visited.fetch_add(visited, Ordering::Relaxed);
-        Ok(r)
+        Ok(Some(r))
     }
 }
 

@@ -585,21 +585,51 @@ fn every_change_is_exactly_one_commit() {
 
 // ---- view_if_cheap: which views may run on a latency-sensitive thread ------------------------
 
+const ANY: u64 = u64::MAX;
+
 #[test]
 fn view_if_cheap_answers_file_views_and_indexed_views_only() {
     let f = fixture();
     let plain = f.default_handler();
     plain.create("/memories/d/a.md", "x").unwrap();
-    assert_eq!(plain.view_if_cheap("/memories/d/a.md").unwrap(), Some(file("x")));
-    assert_eq!(plain.view_if_cheap("/memories/d").unwrap(), None, "a scan goes off-thread");
-    assert_eq!(plain.view_if_cheap("/memories/nope").unwrap(), None);
+    assert_eq!(plain.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), Some(file("x")));
+    assert_eq!(plain.view_if_cheap("/memories/d", ANY, ANY).unwrap(), None, "a scan goes off-thread");
+    assert_eq!(plain.view_if_cheap("/memories/nope", ANY, ANY).unwrap(), None);
 
     let indexed = f.handler(|o| o.listing_index = true);
-    assert_eq!(indexed.view_if_cheap("/memories/d").unwrap(), Some(indexed.view("/memories/d").unwrap()));
-    assert_eq!(indexed.view_if_cheap("/memories/nope").unwrap(), Some(View::NotFound));
+    indexed.view("/memories").unwrap(); // builds the index
+    assert_eq!(indexed.view_if_cheap("/memories/d", ANY, ANY).unwrap(), Some(indexed.view("/memories/d").unwrap()));
+    assert_eq!(indexed.view_if_cheap("/memories/nope", ANY, ANY).unwrap(), Some(View::NotFound));
 
     let tracking = f.handler(|o| o.track_access = true);
     let before = f.commits();
-    assert_eq!(tracking.view_if_cheap("/memories/d/a.md").unwrap(), None, "a tracked view commits");
+    assert_eq!(tracking.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), None, "a tracked view commits");
     assert_eq!(f.commits(), before);
+}
+
+#[test]
+fn view_if_cheap_never_builds_an_index() {
+    let f = fixture();
+    let m = f.handler(|o| o.listing_index = true);
+    m.create("/memories/d/a.md", "x").unwrap();
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, ANY).unwrap(), None);
+    assert!(m.store().indexed_scopes().is_empty(), "no build on the calling thread");
+    assert_eq!(m.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), Some(file("x")), "a file needs no index");
+    m.view("/memories/d").unwrap();
+    assert!(m.view_if_cheap("/memories/d", ANY, ANY).unwrap().is_some(), "built off-thread, then cheap");
+}
+
+#[test]
+fn view_if_cheap_leaves_large_memories_and_long_listings_to_the_caller() {
+    let f = fixture();
+    let m = f.handler(|o| o.listing_index = true);
+    m.create("/memories/big.md", "0123456789").unwrap();
+    for i in 0..3 {
+        m.create(&format!("/memories/d/{i}.md"), "x").unwrap();
+    }
+    m.view("/memories").unwrap();
+    assert_eq!(m.view_if_cheap("/memories/big.md", 9, ANY).unwrap(), None);
+    assert_eq!(m.view_if_cheap("/memories/big.md", 10, ANY).unwrap(), Some(file("0123456789")));
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, 5).unwrap(), None, "three names may print six lines");
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, 6).unwrap(), Some(m.view("/memories/d").unwrap()));
 }
