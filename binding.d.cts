@@ -16,18 +16,19 @@ export declare class NativeMemories {
   importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
   /** A handler over `store` for one scope; validates the options (no disk access). */
   constructor(store: NativeStore, options: NativeMemoryOptions)
-  view(path: string): Promise<NativeOutcome>
+  /** `view`; a file view crosses only the lines `range` and `maxChars` let it show. */
+  view(path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
   /**
-   * `view` on the calling thread when it is as cheap as a map lookup (a memory's file view, or
-   * any view with the listing index), else null: a pool hop costs more than such a read.
+   * `view` on the calling thread when its work is bounded and in memory (a memory of at most
+   * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
    */
-  viewIfCheap(path: string): NativeOutcome | null
-  create(path: string, fileText: string): Promise<NativeOutcome>
-  strReplace(path: string, oldStr: string, newStr: string): Promise<NativeOutcome>
+  viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): NativeView | null
+  create(path: string, fileText: string): Promise<NativeCreate>
+  strReplace(path: string, oldStr: string, newStr: string): Promise<NativeStrReplace>
   /** `insert_line` is null when the model sent something that is not an integer. */
-  insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeOutcome>
-  delete(path: string): Promise<NativeOutcome>
-  rename(oldPath: string, newPath: string): Promise<NativeOutcome>
+  insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeInsert>
+  delete(path: string): Promise<NativeDelete>
+  rename(oldPath: string, newPath: string): Promise<NativeRename>
   usage(): Promise<NativeUsage>
   /** Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count. */
   expireBefore(instantMs: number): Promise<number>
@@ -68,12 +69,17 @@ export interface NativeCompactInfo {
   bytesAfter: number
 }
 
-/** One listing line: path relative to the viewed directory (no trailing `/`). */
-export interface NativeDirEntry {
-  rel: string
-  size: number
-  isDir: boolean
-}
+/** `create`. */
+export type NativeCreate =
+  | { type: 'Created' }
+  | { type: 'Exists' }
+  | { type: 'TooLarge'; limit: number }
+
+/** `delete`. `count`: memories deleted. */
+export type NativeDelete =
+  | { type: 'IsRoot' }
+  | { type: 'NotFound' }
+  | { type: 'Deleted'; count: number }
 
 /**
  * `kind`: `imported` {memories, bytes} | `exists` {path} | `duplicate` {path} |
@@ -86,6 +92,13 @@ export interface NativeImport {
   path?: string
   limit?: number
 }
+
+/** `insert`. `count`: the lines an `insert_line` may range over. */
+export type NativeInsert =
+  | { type: 'NotFound' }
+  | { type: 'InvalidLine'; count: number }
+  | { type: 'TooLarge'; limit: number }
+  | { type: 'Edited' }
 
 /** One memory as plain data; `path` is normalised. */
 export interface NativeMemoryFile {
@@ -105,28 +118,13 @@ export interface NativeMemoryOptions {
   listingIndex: boolean
 }
 
-/**
- * A command's outcome. `kind` is one of:
- * view: `not_found` | `too_many_lines` | `file` {content, lines} | `dir` {total, entries};
- * create: `created` | `exists` | `too_large` {limit};
- * strReplace: `not_found` | `no_match` | `multiple` {occurrences} | `too_large` {limit} |
- *   `edited` {firstLine, snippet};
- * insert: `not_found` | `invalid_line` {count} | `too_large` {limit} | `edited`;
- * delete: `is_root` | `not_found` | `deleted` {count};
- * rename: `is_root` | `inside` | `not_found` | `destination_exists` | `renamed` {count}.
- */
-export interface NativeOutcome {
-  kind: string
-  content?: string
-  lines?: number
-  total?: number
-  entries?: Array<NativeDirEntry>
-  limit?: number
-  count?: number
-  occurrences?: Array<number>
-  firstLine?: number
-  snippet?: Array<string>
-}
+/** `rename`. `count`: memories moved. */
+export type NativeRename =
+  | { type: 'IsRoot' }
+  | { type: 'Inside' }
+  | { type: 'NotFound' }
+  | { type: 'DestinationExists' }
+  | { type: 'Renamed'; count: number }
 
 export interface NativeStats {
   commits: number
@@ -147,6 +145,17 @@ export interface NativeStoreOptions {
   durability: string
 }
 
+/**
+ * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+ * edited lines of the new content, the first numbered `firstLine`.
+ */
+export type NativeStrReplace =
+  | { type: 'NotFound' }
+  | { type: 'NoMatch' }
+  | { type: 'Multiple'; lines: Array<number> }
+  | { type: 'TooLarge'; limit: number }
+  | { type: 'Edited'; firstLine: number; snippet: Array<string> }
+
 /** How many memories a scope holds and their total content bytes. */
 export interface NativeUsage {
   memories: number
@@ -161,3 +170,13 @@ export interface NativeVerifyReport {
 
 /** The version of the native addon. */
 export declare function nativeVersion(): string
+
+/**
+ * `view`. A file crosses as only the lines it shows; a listing as three parallel columns, not
+ * one object per line.
+ */
+export type NativeView =
+  | { type: 'NotFound' }
+  | { type: 'TooManyLines' }
+  | { type: 'File'; first: number; shown: number; lines: number; truncated: boolean; text: string }
+  | { type: 'Dir'; total: number; names: string; sizes: Float64Array; dirs: Uint8Array }

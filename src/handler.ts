@@ -14,8 +14,9 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta';
 
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
-import { InvalidOptionError, RaboshError, StoreClosedError, native, nativeSync } from './errors.js';
-import { NativeMemories, type NativeOutcome } from './native.js';
+import { InvalidOptionError, StoreClosedError, native, nativeSync } from './errors.js';
+import { Limit } from './limit.js';
+import { NativeMemories, type NativeView } from './native.js';
 import { MemoryPath } from './path.js';
 import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
 import * as S from './strings.js';
@@ -166,11 +167,24 @@ type Input = Record<string, unknown>;
  *   file view                       2.5 us  vs  31-123 us  (the pool hop dominates)
  *   root listing, 10k, index on      70 us  vs  362 us
  *   root listing, 10k, index off     24 ms  vs  21 ms      (the scan grows with the store)
- * So a view runs on the calling thread when its cost is bounded by what it prints — a memory's
- * file view, or any view with the listing index — and it does not commit (trackAccess off);
- * otherwise (a subtree scan without the index) on the pool, so a large store never stalls the
- * event loop. The store decides which (viewIfCheap answers null for the pool case).
+ * So a view runs on the calling thread only when its work is bounded and already in memory: a
+ * memory of at most 64 KiB, or a listing of at most 1,024 lines from a listing index already
+ * built, and no commit (trackAccess off). Everything else — a larger memory, a scan, the first
+ * view that builds the index — runs on the pool (viewIfCheap answers null), at most
+ * POOL_VIEWS at a time, so a burst of large views holds and formats a bounded amount at once.
  */
+const POOL_VIEWS = 2;
+
+/** `view_range` as the store takes it: exactly two integers, else null (the whole file). */
+function viewRange(r: unknown): number[] | null {
+  return Array.isArray(r) && r.length === 2 && Number.isInteger(r[0]) && Number.isInteger(r[1]) ? [r[0], r[1]] : null;
+}
+
+/**
+ * An `old_str` holding an unpaired surrogate, which stored (UTF-8) text can never contain. With
+ * the `u` flag a surrogate class matches only an unpaired one (a pair is one code point).
+ */
+const cannotMatch = (s: string): boolean => /[\uD800-\uDFFF]/u.test(s);
 
 /**
  * The memory tool's six commands (`view`, `create`, `str_replace`, `insert`, `delete`, `rename`)
@@ -188,6 +202,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   #owned: boolean;
   readonly #memories: NativeMemories;
   readonly #viewMaxChars: number;
+  readonly #poolViews = new Limit(POOL_VIEWS);
   #closing: Promise<void> | null = null;
 
   /**
@@ -385,7 +400,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     if (this.#closing !== null) throw new StoreClosedError('memory tool handler is closed');
   }
 
-  async #outcome(call: () => NativeOutcome | Promise<NativeOutcome>): Promise<NativeOutcome> {
+  async #outcome<T>(call: () => T | Promise<T>): Promise<T> {
     this.#assertOpen();
     return native(call);
   }
@@ -395,19 +410,11 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const raw = text(input['path']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.viewNotFound(raw));
-    const o = await this.#outcome(() => this.#memories.viewIfCheap(path) ?? this.#memories.view(path));
-    switch (o.kind) {
-      case 'file':
-        return ok(S.fileView(path, o.content ?? '', input['view_range'], this.#viewMaxChars));
-      case 'dir':
-        return ok(S.dirView(path, o.total ?? 0, o.entries ?? []));
-      case 'too_many_lines':
-        return fail(S.viewTooManyLines(path));
-      case 'not_found':
-        return fail(S.viewNotFound(path));
-      default:
-        throw unexpected('view', o);
-    }
+    const range = viewRange(input['view_range']);
+    const m = this.#memories;
+    const cheap = await this.#outcome(() => m.viewIfCheap(path, range, this.#viewMaxChars));
+    if (cheap !== null) return viewed(path, cheap);
+    return this.#poolViews.run(async () => viewed(path, await this.#outcome(() => m.view(path, range, this.#viewMaxChars))));
   }
 
   async #create(input: Input): Promise<ToolOutput> {
@@ -416,15 +423,13 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.createExists(raw));
     const o = await this.#outcome(() => this.#memories.create(path, text(input['file_text'])));
-    switch (o.kind) {
-      case 'created':
+    switch (o.type) {
+      case 'Created':
         return ok(S.created(path));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'exists':
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'Exists':
         return fail(S.createExists(path));
-      default:
-        throw unexpected('create', o);
     }
   }
 
@@ -434,20 +439,21 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const oldStr = text(input['old_str']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.replaceNotFound(raw));
-    const o = await this.#outcome(() => this.#memories.strReplace(path, oldStr, text(input['new_str'])));
-    switch (o.kind) {
-      case 'edited':
-        return ok(S.replaced(o.firstLine ?? 1, o.snippet ?? []));
-      case 'no_match':
+    // Such an old_str must never match, yet the path is checked first (contract §4): the empty
+    // old_str asks the store for exactly that — not found, or no match — and edits nothing.
+    const sent = cannotMatch(oldStr) ? '' : oldStr;
+    const o = await this.#outcome(() => this.#memories.strReplace(path, sent, text(input['new_str'])));
+    switch (o.type) {
+      case 'Edited':
+        return ok(S.replaced(o.firstLine, o.snippet));
+      case 'NoMatch':
         return fail(S.replaceNoMatch(oldStr, path));
-      case 'multiple':
-        return fail(S.replaceMultiple(oldStr, o.occurrences ?? []));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'not_found':
+      case 'Multiple':
+        return fail(S.replaceMultiple(oldStr, o.lines));
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'NotFound':
         return fail(S.replaceNotFound(path));
-      default:
-        throw unexpected('str_replace', o);
     }
   }
 
@@ -464,17 +470,15 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
         ? Math.min(Math.max(line, -1), Number.MAX_SAFE_INTEGER)
         : null;
     const o = await this.#outcome(() => this.#memories.insert(path, insertLine, text(input['insert_text'])));
-    switch (o.kind) {
-      case 'edited':
+    switch (o.type) {
+      case 'Edited':
         return ok(S.inserted(path));
-      case 'invalid_line':
-        return fail(S.invalidLine(safeString(line), o.count ?? 0));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'not_found':
+      case 'InvalidLine':
+        return fail(S.invalidLine(safeString(line), o.count));
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'NotFound':
         return fail(S.pathNotFound(path));
-      default:
-        throw unexpected('insert', o);
     }
   }
 
@@ -484,15 +488,13 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.pathNotFound(raw));
     const o = await this.#outcome(() => this.#memories.delete(path));
-    switch (o.kind) {
-      case 'deleted':
+    switch (o.type) {
+      case 'Deleted':
         return ok(S.deleted(path));
-      case 'is_root':
+      case 'IsRoot':
         return fail(S.deleteRoot);
-      case 'not_found':
+      case 'NotFound':
         return fail(S.pathNotFound(path));
-      default:
-        throw unexpected('delete', o);
     }
   }
 
@@ -505,26 +507,33 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const newPath = MemoryPath.normalise(rawNew);
     if (newPath === null) return fail(S.destinationExists(rawNew));
     const o = await this.#outcome(() => this.#memories.rename(oldPath, newPath));
-    switch (o.kind) {
-      case 'renamed':
+    switch (o.type) {
+      case 'Renamed':
         return ok(S.renamed(oldPath, newPath));
-      case 'is_root':
+      case 'IsRoot':
         return fail(S.renameRoot);
-      case 'inside':
+      case 'Inside':
         return fail(S.renameInside(oldPath, newPath));
-      case 'not_found':
+      case 'NotFound':
         return fail(S.pathNotFound(oldPath));
-      case 'destination_exists':
+      case 'DestinationExists':
         return fail(S.destinationExists(newPath));
-      default:
-        throw unexpected('rename', o);
     }
   }
 }
 
-/** A kind the binding does not document: a bug below, reported as a fault, never as text. */
-function unexpected(command: string, o: NativeOutcome): RaboshError {
-  return new RaboshError('RABOSH_PANIC', `${command}: unexpected outcome ${JSON.stringify(o.kind)} from the store`);
+/** A view's answer; every variant of the union is handled (the compiler checks it). */
+function viewed(path: string, o: NativeView): ToolOutput {
+  switch (o.type) {
+    case 'File':
+      return ok(S.fileView(path, o));
+    case 'Dir':
+      return ok(S.dirView(path, o));
+    case 'TooManyLines':
+      return fail(S.viewTooManyLines(path));
+    case 'NotFound':
+      return fail(S.viewNotFound(path));
+  }
 }
 
 /** The SDK's command objects are model input too: anything but an object reads as empty. */

@@ -9,22 +9,25 @@ const UNITS = ['B', 'K', 'M', 'G'] as const;
 
 /**
  * `0B`, `512B`, `4K`, `1.2K`: the largest unit not above the value (capped at G), no decimals
- * for a whole quotient, else one decimal rounded half to even on the exact quotient. Integer
- * arithmetic: `toFixed` rounds ties upward (1280 bytes would print `1.3K`).
+ * for a whole quotient, else one decimal rounded half to even on the exact quotient (`toFixed`
+ * rounds ties upward: 1280 bytes would print `1.3K`). Plain numbers, yet exact: the units are
+ * powers of two, so every quotient and remainder below is an exact double for any safe integer.
  */
 export function formatSize(bytes: number): string {
   if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`not a byte count: ${bytes}`);
-  if (bytes === 0) return '0B';
-  let exp = 0;
+  if (bytes < 1024) return `${bytes}B`;
+  let exp = 1;
   while (exp < UNITS.length - 1 && bytes >= 1024 ** (exp + 1)) exp++;
-  const unitName = UNITS[exp];
-  const v = BigInt(bytes);
-  const unit = 1024n ** BigInt(exp);
-  if (v % unit === 0n) return `${v / unit}${unitName}`;
-  let tenths = (v * 10n) / unit;
-  const rest = (v * 10n) % unit;
-  if (rest * 2n > unit || (rest * 2n === unit && tenths % 2n === 1n)) tenths += 1n;
-  return `${tenths / 10n}.${tenths % 10n}${unitName}`;
+  const unit = 1024 ** exp;
+  const whole = Math.floor(bytes / unit);
+  const rest = bytes - whole * unit;
+  if (rest === 0) return `${whole}${UNITS[exp]}`;
+  const rest10 = rest * 10; // < 10 * 2^30: exact
+  const digit = Math.floor(rest10 / unit);
+  const left = (rest10 - digit * unit) * 2;
+  let tenths = whole * 10 + digit; // whole < 2^23 at G: exact
+  if (left > unit || (left === unit && tenths % 2 === 1)) tenths += 1;
+  return `${Math.floor(tenths / 10)}.${tenths % 10}${UNITS[exp]}`;
 }
 
 // ---- view -----------------------------------------------------------------------------------
@@ -35,60 +38,58 @@ export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum 
 
 const numbered = (n: number, line: string) => `${String(n).padStart(6, ' ')}\t${line}`;
 
-function isIntegerPair(r: unknown): r is [number, number] {
-  return Array.isArray(r) && r.length === 2 && Number.isInteger(r[0]) && Number.isInteger(r[1]);
+/**
+ * The part of a memory a file view shows, cut by the store to `view_range` and `viewMaxChars`
+ * (contract §4): lines `first + 1` … `first + shown` of `lines`, joined by `\n` in `text`.
+ */
+export interface FileWindow {
+  first: number;
+  shown: number;
+  lines: number;
+  /** The character budget left lines of the selected range out. */
+  truncated: boolean;
+  text: string;
 }
 
-const clamp = (x: number, lo: number, hi: number) => Math.min(Math.max(x, lo), hi);
-
-/**
- * A memory with line numbers. `viewRange` applies only as an array of exactly two integers;
- * `maxChars` bounds the numbered lines and the `\n` between them, in UTF-16 code units, never
- * cutting below one line.
- */
-export function fileView(path: string, content: string, viewRange: unknown, maxChars: number): string {
-  const lines = content.split('\n');
-  const n = lines.length;
-  let first = 0;
-  let last = n;
-  if (isIntegerPair(viewRange)) {
-    const [start, end] = viewRange;
-    first = clamp(Math.max(1, start) - 1, 0, n);
-    last = end === -1 ? n : end < -1 ? clamp(n + end, 0, n) : clamp(end, 0, n);
-  }
+/** A memory with line numbers, and the truncation note when the budget cut the range. */
+export function fileView(path: string, w: FileWindow): string {
   let out = `Here's the content of ${path} with line numbers:`;
-  if (last <= first) return out;
-  let used = 0;
-  let shown = 0;
-  for (let i = first; i < last; i++) {
-    const line = numbered(i + 1, lines[i]!);
-    const cost = (shown === 0 ? 0 : 1) + line.length;
-    if (shown > 0 && used + cost > maxChars) break;
-    used += cost;
-    out += '\n' + line;
-    shown++;
-  }
-  if (first + shown < last) {
-    const a = first + 1;
-    const b = first + shown;
-    out += `\n[Truncated: showing lines ${a} to ${b} of ${n}. Use view_range [${b + 1}, -1] to read the rest.]`;
+  if (w.shown === 0) return out;
+  const lines = w.text.split('\n');
+  for (let i = 0; i < w.shown; i++) out += '\n' + numbered(w.first + i + 1, lines[i]!);
+  if (w.truncated) {
+    const a = w.first + 1;
+    const b = w.first + w.shown;
+    out += `\n[Truncated: showing lines ${a} to ${b} of ${w.lines}. Use view_range [${b + 1}, -1] to read the rest.]`;
   }
   return out;
 }
 
-export interface ListingLine {
-  /** Relative to the viewed directory, no trailing `/`. */
-  rel: string;
-  size: number;
-  isDir: boolean;
+/**
+ * A directory's listing as the store gives it, in order: entry `i` is the `i`-th `\n`-separated
+ * path in `names` (relative, no trailing `/`), of `sizes[i]` bytes, a directory when `dirs[i]` is 1.
+ */
+export interface Listing {
+  total: number;
+  names: string;
+  sizes: Float64Array;
+  dirs: Uint8Array;
 }
 
-/** A directory listing: total first, then the entries in the order the store gave them. */
-export function dirView(path: string, total: number, entries: readonly ListingLine[]): string {
+/** A directory listing: total first, then the entries. */
+export function dirView(path: string, l: Listing): string {
   let out =
     `Here're the files and directories up to 2 levels deep in ${path}, excluding hidden items and node_modules:` +
-    `\n${formatSize(total)}\t${path}`;
-  for (const e of entries) out += `\n${formatSize(e.size)}\t${path}/${e.rel}${e.isDir ? '/' : ''}`;
+    `\n${formatSize(l.total)}\t${path}`;
+  const under = `\t${path}/`;
+  const { names, sizes, dirs } = l;
+  let at = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    let end = names.indexOf('\n', at);
+    if (end === -1) end = names.length;
+    out += '\n' + formatSize(sizes[i]!) + under + names.slice(at, end) + (dirs[i] === 1 ? '/' : '');
+    at = end + 1;
+  }
   return out;
 }
 

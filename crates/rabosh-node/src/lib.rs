@@ -9,6 +9,7 @@ mod fault;
 mod memories;
 mod outcome;
 mod store;
+mod window;
 mod work;
 
 use napi_derive::napi;
