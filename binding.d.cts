@@ -23,6 +23,11 @@ export declare class NativeMemories {
    * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
    */
   viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): NativeView | null
+  /**
+   * `view` as of `snapshot`: the same answers, from the state the snapshot pinned (a scan;
+   * never records access). A released snapshot rejects.
+   */
+  viewAt(snapshot: NativeSnapshot, path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
   create(path: string, fileText: string): Promise<NativeCreate>
   strReplace(path: string, oldStr: string, newStr: string): Promise<NativeStrReplace>
   /** `insert_line` is null when the model sent something that is not an integer. */

@@ -18,7 +18,7 @@ import { InvalidOptionError, StoreClosedError, native, nativeSync } from './erro
 import { Limit } from './limit.js';
 import { NativeMemories, type NativeView } from './native.js';
 import { MemoryPath } from './path.js';
-import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
+import { Rabosh, STORE_OPTION_KEYS, snapshotNative, storeNative, storeOptions, type RaboshOptions, type Snapshot } from './store.js';
 import * as S from './strings.js';
 
 /**
@@ -348,6 +348,25 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
       default:
         return fail(S.unknownCommand(safeString(command)));
     }
+  }
+
+  /**
+   * `view` as of `snapshot` (from `db.snapshot()` of this handler's store): the same strings as
+   * {@link RaboshMemoryToolHandler.view} would have answered when the snapshot was taken. Never
+   * records access. A snapshot of another store, or one already released, rejects with
+   * `InvalidArgumentError`.
+   */
+  async viewAt(snapshot: Snapshot, command: unknown): Promise<ToolOutput> {
+    this.#assertOpen();
+    const snap = snapshotNative(this.#db, snapshot);
+    const input = asInput(command);
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.viewNotFound(raw));
+    const range = viewRange(input['view_range']);
+    return this.#poolViews.run(async () =>
+      viewed(path, await this.#outcome(() => this.#memories.viewAt(snap, path, range, this.#viewMaxChars))),
+    );
   }
 
   /** How many memories the scope holds and their total content bytes (reported, not enforced). */

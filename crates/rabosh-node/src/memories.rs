@@ -11,7 +11,7 @@ use crate::fault::{Fault, on_js_thread};
 use crate::outcome::{
     NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
 };
-use crate::store::NativeStore;
+use crate::store::{NativeSnapshot, NativeStore};
 use crate::window::Range;
 use crate::work::{Work, work};
 
@@ -109,6 +109,28 @@ impl NativeMemories {
         on_js_thread(&env, || {
             let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
             Ok(view.map(|v| NativeView::new(v, range, max_chars)))
+        })
+    }
+
+    /// `view` as of `snapshot`: the same answers, from the state the snapshot pinned (a scan;
+    /// never records access). A released snapshot rejects.
+    #[napi(ts_return_type = "Promise<NativeView>")]
+    pub fn view_at(
+        &self,
+        snapshot: &NativeSnapshot,
+        path: String,
+        range: Option<Vec<f64>>,
+        max_chars: f64,
+    ) -> AsyncTask<Work<NativeView>> {
+        let (range, max_chars) = view_shape(range, max_chars);
+        let (m, snap) = (self.inner.clone(), snapshot.pinned());
+        work(move || {
+            let snap = snap.ok_or_else(|| Fault {
+                code: "RABOSH_INVALID_ARGUMENT",
+                message: "view at a snapshot that was released".into(),
+                holder: None,
+            })?;
+            Ok(NativeView::new(m.view_at(&snap, &path)?, range, max_chars))
         })
     }
 
