@@ -177,11 +177,11 @@ export interface NativeVerifyReport {
 export declare function nativeVersion(): string
 
 /**
- * `view`. A file crosses as only the lines it shows; a listing as three parallel columns, not
- * one object per line.
+ * `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
+ * the pool, see listing_text.rs), not one object per line.
  */
 export type NativeView =
   | { type: 'NotFound' }
   | { type: 'TooManyLines' }
   | { type: 'File'; first: number; shown: number; lines: number; truncated: boolean; text: string }
-  | { type: 'Dir'; total: number; names: string; sizes: Float64Array; dirs: Uint8Array }
+  | { type: 'Dir'; text: string }

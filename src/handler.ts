@@ -547,7 +547,7 @@ function viewed(path: string, o: NativeView): ToolOutput {
     case 'File':
       return ok(S.fileView(path, o));
     case 'Dir':
-      return ok(S.dirView(path, o));
+      return ok(o.text);
     case 'TooManyLines':
       return fail(S.viewTooManyLines(path));
     case 'NotFound':

@@ -92,7 +92,7 @@ impl NativeMemories {
     pub fn view(&self, path: String, range: Option<Vec<f64>>, max_chars: f64) -> AsyncTask<Work<NativeView>> {
         let (range, max_chars) = view_shape(range, max_chars);
         let m = self.inner.clone();
-        work(move || Ok(NativeView::new(m.view(&path)?, range, max_chars)))
+        work(move || Ok(NativeView::new(&path, m.view(&path)?, range, max_chars)))
     }
 
     /// `view` on the calling thread when its work is bounded and in memory (a memory of at most
@@ -108,7 +108,7 @@ impl NativeMemories {
         let (range, max_chars) = view_shape(range, max_chars);
         on_js_thread(&env, || {
             let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
-            Ok(view.map(|v| NativeView::new(v, range, max_chars)))
+            Ok(view.map(|v| NativeView::new(&path, v, range, max_chars)))
         })
     }
 
@@ -130,7 +130,7 @@ impl NativeMemories {
                 message: "view at a snapshot that was released".into(),
                 holder: None,
             })?;
-            Ok(NativeView::new(m.view_at(&snap, &path)?, range, max_chars))
+            Ok(NativeView::new(&path, m.view_at(&snap, &path)?, range, max_chars))
         })
     }
 

@@ -2,10 +2,10 @@
 //! `binding.d.cts`), each variant named as in `rabosh_memory`. The facade turns them into text;
 //! nothing here decides wording.
 
-use napi::bindgen_prelude::{Float64Array, Uint8Array};
 use napi_derive::napi;
-use rabosh_memory::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
+use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
 
+use crate::listing_text;
 use crate::window::{Range, select};
 
 // Counts and sizes cross as JS numbers; exact up to 2^53, far beyond any store this serves.
@@ -13,8 +13,8 @@ fn num(n: u64) -> f64 {
     n as f64
 }
 
-/// `view`. A file crosses as only the lines it shows; a listing as three parallel columns, not
-/// one object per line.
+/// `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
+/// the pool, see listing_text.rs), not one object per line.
 #[napi]
 pub enum NativeView {
     NotFound,
@@ -28,19 +28,16 @@ pub enum NativeView {
         truncated: bool,
         text: String,
     },
-    /// `total`: bytes under the directory. Entry `i`: the `i`-th `\n`-separated path in `names`
-    /// (relative, no trailing `/`), `sizes[i]` bytes, a directory when `dirs[i]` is 1.
+    /// The directory view's whole answer, byte-exact (contract §4).
     Dir {
-        total: f64,
-        names: String,
-        sizes: Float64Array,
-        dirs: Uint8Array,
+        text: String,
     },
 }
 
 impl NativeView {
-    /// `view` answered: a file cut to `range` and `max_chars` (UTF-16 code units) before it crosses.
-    pub fn new(v: View, range: Range, max_chars: usize) -> NativeView {
+    /// `view` of `path` answered: a file cut to `range` and `max_chars` (UTF-16 code units)
+    /// before it crosses, a listing rendered.
+    pub fn new(path: &str, v: View, range: Range, max_chars: usize) -> NativeView {
         match v {
             View::NotFound => NativeView::NotFound,
             View::TooManyLines => NativeView::TooManyLines,
@@ -54,25 +51,9 @@ impl NativeView {
                     text: w.text.to_string(),
                 }
             }
-            View::Dir { total, entries } => listing(total, &entries),
+            View::Dir { total, entries } => NativeView::Dir { text: listing_text::render(path, total, &entries) },
         }
     }
-}
-
-fn listing(total: u64, entries: &[DirEntry]) -> NativeView {
-    // Paths never hold a control character (the facade refuses them), so `\n` separates safely.
-    let mut names = String::with_capacity(entries.iter().map(|e| e.rel.len() + 1).sum());
-    let mut sizes = Vec::with_capacity(entries.len());
-    let mut dirs = Vec::with_capacity(entries.len());
-    for (i, e) in entries.iter().enumerate() {
-        if i > 0 {
-            names.push('\n');
-        }
-        names.push_str(&e.rel);
-        sizes.push(num(e.size));
-        dirs.push(u8::from(e.is_dir));
-    }
-    NativeView::Dir { total: num(total), names, sizes: Float64Array::new(sizes), dirs: Uint8Array::new(dirs) }
 }
 
 /// `create`.
