@@ -11,7 +11,7 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 export declare class NativeMemories {
   /** Every memory of the scope, hidden ones included, read at one snapshot. */
-  exportMemories(): Promise<Array<NativeMemoryFile>>
+  exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
   importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
   /** A handler over `store` for one scope; validates the options (no disk access). */
@@ -86,17 +86,20 @@ export type NativeDelete =
   | { type: 'NotFound' }
   | { type: 'Deleted'; count: number }
 
-/**
- * `kind`: `imported` {memories, bytes} | `exists` {path} | `duplicate` {path} |
- * `too_large` {path, limit}. Anything but `imported` wrote nothing.
- */
-export interface NativeImport {
-  kind: string
-  memories?: number
-  bytes?: number
-  path?: string
-  limit?: number
+/** One memory as exported, with its timestamps in epoch milliseconds. */
+export interface NativeExportedMemory {
+  path: string
+  content: string
+  createdAt: number
+  updatedAt: number
 }
+
+/** What an import did; anything but `Imported` wrote nothing. */
+export type NativeImport =
+  | { type: 'Imported'; memories: number; bytes: number }
+  | { type: 'Exists'; path: string }
+  | { type: 'Duplicate'; path: string }
+  | { type: 'TooLarge'; path: string; limit: number }
 
 /** `insert`. `count`: the lines an `insert_line` may range over. */
 export type NativeInsert =
@@ -105,14 +108,10 @@ export type NativeInsert =
   | { type: 'TooLarge'; limit: number }
   | { type: 'Edited' }
 
-/** One memory as plain data; `path` is normalised. */
+/** One memory to import; `path` is normalised. */
 export interface NativeMemoryFile {
   path: string
   content: string
-  /** Epoch milliseconds; ignored on import. */
-  createdAt?: number
-  /** Epoch milliseconds; ignored on import. */
-  updatedAt?: number
 }
 
 export interface NativeMemoryOptions {

@@ -3,6 +3,7 @@ export { NativeMemories, NativeStore, NativeSnapshot } from '../binding.cjs';
 export type {
   NativeCreate,
   NativeDelete,
+  NativeExportedMemory,
   NativeImport,
   NativeInsert,
   NativeMemoryFile,
