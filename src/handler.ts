@@ -44,8 +44,9 @@ export interface MemoryToolOptions {
    * root view of a 500-directory tree takes 0.11 ms with the index against 12.3 ms without, and a
    * flat 50,000-entry listing 48 ms against 76 ms; creates and edits cost the same either way.
    * The price is memory (about 64 MiB against 45 MiB per 100,000 memories) and a one-time build
-   * at the first view after open (about 25 ms at 50,000 memories). Turn it off for very large
-   * stores on memory-tight hosts that rarely list.
+   * at the first directory view after open (about 25 ms at 50,000 memories, on the libuv pool,
+   * never on the calling thread). Turn it off for very large stores on memory-tight hosts that
+   * rarely list.
    */
   listingIndex?: boolean;
   /** Version history does not exist yet: `true` is refused. */
