@@ -11,23 +11,29 @@ export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-was
 
 export declare class NativeMemories {
   /** Every memory of the scope, hidden ones included, read at one snapshot. */
-  exportMemories(): Promise<Array<NativeMemoryFile>>
+  exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
   importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
   /** A handler over `store` for one scope; validates the options (no disk access). */
   constructor(store: NativeStore, options: NativeMemoryOptions)
-  view(path: string): Promise<NativeOutcome>
+  /** `view`; a file view crosses only the lines `range` and `maxChars` let it show. */
+  view(path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
   /**
-   * `view` on the calling thread when it is as cheap as a map lookup (a memory's file view, or
-   * any view with the listing index), else null: a pool hop costs more than such a read.
+   * `view` on the calling thread when its work is bounded and in memory (a memory of at most
+   * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
    */
-  viewIfCheap(path: string): NativeOutcome | null
-  create(path: string, fileText: string): Promise<NativeOutcome>
-  strReplace(path: string, oldStr: string, newStr: string): Promise<NativeOutcome>
+  viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): NativeView | null
+  /**
+   * `view` as of `snapshot`: the same answers, from the state the snapshot pinned (a scan;
+   * never records access). A released snapshot rejects.
+   */
+  viewAt(snapshot: NativeSnapshot, path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
+  create(path: string, fileText: string): Promise<NativeCreate>
+  strReplace(path: string, oldStr: string, newStr: string): Promise<NativeStrReplace>
   /** `insert_line` is null when the model sent something that is not an integer. */
-  insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeOutcome>
-  delete(path: string): Promise<NativeOutcome>
-  rename(oldPath: string, newPath: string): Promise<NativeOutcome>
+  insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeInsert>
+  delete(path: string): Promise<NativeDelete>
+  rename(oldPath: string, newPath: string): Promise<NativeRename>
   usage(): Promise<NativeUsage>
   /**
    * Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
@@ -72,33 +78,44 @@ export interface NativeCompactInfo {
   bytesAfter: number
 }
 
-/** One listing line: path relative to the viewed directory (no trailing `/`). */
-export interface NativeDirEntry {
-  rel: string
-  size: number
-  isDir: boolean
+/** `create`. */
+export type NativeCreate =
+  | { type: 'Created' }
+  | { type: 'Exists' }
+  | { type: 'TooLarge'; limit: number }
+
+/** `delete`. `count`: memories deleted. */
+export type NativeDelete =
+  | { type: 'IsRoot' }
+  | { type: 'NotFound' }
+  | { type: 'Deleted'; count: number }
+
+/** One memory as exported, with its timestamps in epoch milliseconds. */
+export interface NativeExportedMemory {
+  path: string
+  content: string
+  createdAt: number
+  updatedAt: number
 }
 
-/**
- * `kind`: `imported` {memories, bytes} | `exists` {path} | `duplicate` {path} |
- * `too_large` {path, limit}. Anything but `imported` wrote nothing.
- */
-export interface NativeImport {
-  kind: string
-  memories?: number
-  bytes?: number
-  path?: string
-  limit?: number
-}
+/** What an import did; anything but `Imported` wrote nothing. */
+export type NativeImport =
+  | { type: 'Imported'; memories: number; bytes: number }
+  | { type: 'Exists'; path: string }
+  | { type: 'Duplicate'; path: string }
+  | { type: 'TooLarge'; path: string; limit: number }
 
-/** One memory as plain data; `path` is normalised. */
+/** `insert`. `count`: the lines an `insert_line` may range over. */
+export type NativeInsert =
+  | { type: 'NotFound' }
+  | { type: 'InvalidLine'; count: number }
+  | { type: 'TooLarge'; limit: number }
+  | { type: 'Edited' }
+
+/** One memory to import; `path` is normalised. */
 export interface NativeMemoryFile {
   path: string
   content: string
-  /** Epoch milliseconds; ignored on import. */
-  createdAt?: number
-  /** Epoch milliseconds; ignored on import. */
-  updatedAt?: number
 }
 
 export interface NativeMemoryOptions {
@@ -109,28 +126,13 @@ export interface NativeMemoryOptions {
   listingIndex: boolean
 }
 
-/**
- * A command's outcome. `kind` is one of:
- * view: `not_found` | `too_many_lines` | `file` {content, lines} | `dir` {total, entries};
- * create: `created` | `exists` | `too_large` {limit};
- * strReplace: `not_found` | `no_match` | `multiple` {occurrences} | `too_large` {limit} |
- *   `edited` {firstLine, snippet};
- * insert: `not_found` | `invalid_line` {count} | `too_large` {limit} | `edited`;
- * delete: `is_root` | `not_found` | `deleted` {count};
- * rename: `is_root` | `inside` | `not_found` | `destination_exists` | `renamed` {count}.
- */
-export interface NativeOutcome {
-  kind: string
-  content?: string
-  lines?: number
-  total?: number
-  entries?: Array<NativeDirEntry>
-  limit?: number
-  count?: number
-  occurrences?: Array<number>
-  firstLine?: number
-  snippet?: Array<string>
-}
+/** `rename`. `count`: memories moved. */
+export type NativeRename =
+  | { type: 'IsRoot' }
+  | { type: 'Inside' }
+  | { type: 'NotFound' }
+  | { type: 'DestinationExists' }
+  | { type: 'Renamed'; count: number }
 
 export interface NativeStats {
   commits: number
@@ -151,6 +153,17 @@ export interface NativeStoreOptions {
   durability: string
 }
 
+/**
+ * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+ * edited lines of the new content, the first numbered `firstLine`.
+ */
+export type NativeStrReplace =
+  | { type: 'NotFound' }
+  | { type: 'NoMatch' }
+  | { type: 'Multiple'; lines: Array<number> }
+  | { type: 'TooLarge'; limit: number }
+  | { type: 'Edited'; firstLine: number; snippet: Array<string> }
+
 /** How many memories a scope holds and their total content bytes. */
 export interface NativeUsage {
   memories: number
@@ -165,3 +178,13 @@ export interface NativeVerifyReport {
 
 /** The version of the native addon. */
 export declare function nativeVersion(): string
+
+/**
+ * `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
+ * the pool, see listing_text.rs), not one object per line.
+ */
+export type NativeView =
+  | { type: 'NotFound' }
+  | { type: 'TooManyLines' }
+  | { type: 'File'; first: number; shown: number; lines: number; truncated: boolean; text: string }
+  | { type: 'Dir'; text: string }

@@ -857,3 +857,29 @@ describe('traps', () => {
     expect(await handler.delete({ command: 'delete', path: '/memories/u' })).toBe('Successfully deleted /memories/u');
   });
 });
+
+describe('an old_str that stored text cannot hold', () => {
+  // Content is stored as UTF-8: a lone surrogate in file_text becomes U+FFFD. An old_str holding
+  // one must never match that U+FFFD (nor anything else), and the path is still checked first.
+  it('an unpaired surrogate does not match, and the memory is left as it was', async () => {
+    await create('/memories/s.md', 'a\uD800b');
+    for (const old_str of ['\uD800', '\uDC00', 'a\uD800', '\uD800b']) {
+      await fails(
+        { command: 'str_replace', path: '/memories/s.md', old_str, new_str: 'X' },
+        `No replacement was performed, old_str \`${old_str}\` did not appear verbatim in /memories/s.md.`,
+      );
+    }
+    await ok(view('/memories/s.md'), `${FILE_HEADER('/memories/s.md')}\n     1\ta\uFFFDb`);
+    await fails(
+      { command: 'str_replace', path: '/memories/none.md', old_str: '\uD800', new_str: 'X' },
+      'Error: The path /memories/none.md does not exist. Please provide a valid path.',
+    );
+  });
+
+  it('a surrogate pair is an ordinary character and matches', async () => {
+    await create('/memories/p.md', 'a\uD83D\uDE00b');
+    const r = await run({ command: 'str_replace', path: '/memories/p.md', old_str: '\uD83D\uDE00', new_str: '-' });
+    expect(r.isError).toBe(false);
+    await ok(view('/memories/p.md'), `${FILE_HEADER('/memories/p.md')}\n     1\ta-b`);
+  });
+});

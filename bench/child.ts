@@ -4,13 +4,14 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fingerprint } from './agreement.js';
 import { loadBackend } from './handlers/registry.js';
-import { readStore } from './scenarios/reads.js';
+import { bigFile, readStore } from './scenarios/reads.js';
 import type { Job, Scenario } from './scenarios/types.js';
 import { bulkSeed, concurrent, durableWrites, rawAppendSync, subtree } from './scenarios/writes.js';
 import { entries, type Dataset } from './workload.js';
 
 const SCENARIOS: Record<string, Scenario> = {
   readStore,
+  bigFile,
   durableWrites,
   rawAppendSync,
   subtree,

@@ -70,7 +70,15 @@ export function makePlan(scale: number): Plan {
         { metric: 'view_range_ms', label: 'view of one 4 KiB memory, view_range [10, 20]', unit: 'ms' },
       );
     }
-    if (ds === big4k) rows.push({ metric: 'open_ms', label: `open of the ${ds.label} store + first view`, unit: 'ms' });
+    if (ds === big4k) {
+      rows.push(
+        { metric: 'open_ms', label: `open of the ${ds.label} store + first view`, unit: 'ms' },
+        { metric: 'open_block_ms', label: `longest event-loop block: open of ${ds.label} + first view`, unit: 'ms' },
+      );
+    }
+    if (ds === big64 || ds === big4k) {
+      rows.push({ metric: 'list_block_ms', label: `longest event-loop block: first view /memories, ${ds.label}`, unit: 'ms' });
+    }
     if (ds === nested) {
       rows.push({
         metric: 'rss_mib_per_100k',
@@ -80,6 +88,15 @@ export function makePlan(scale: number): Plan {
     }
     instances.push({ id: `read/${ds.id}`, scenario: 'readStore', dataset: ds, params, rows });
   }
+  instances.push({
+    id: 'bigFile',
+    scenario: 'bigFile',
+    params: { views: 5 },
+    rows: [
+      { metric: 'view_1mib_block_ms', label: 'longest event-loop block: 5 views of a 1 MiB memory', unit: 'ms' },
+      { metric: 'idle_block_ms', label: 'longest event-loop block: 300 ms of nothing (the noise floor)', unit: 'ms' },
+    ],
+  });
   const ops = count(200, scale, 5);
   const warmup = Math.min(20, ops);
   instances.push({

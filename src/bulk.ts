@@ -43,8 +43,8 @@ export async function exportFrom(m: NativeMemories): Promise<ExportedMemory[]> {
   return files.map((f) => ({
     path: f.path,
     content: f.content,
-    createdAt: new Date(f.createdAt ?? 0),
-    updatedAt: new Date(f.updatedAt ?? 0),
+    createdAt: new Date(f.createdAt),
+    updatedAt: new Date(f.updatedAt),
   }));
 }
 
@@ -64,18 +64,16 @@ export async function importInto(
     return { path, content: f.content };
   });
   const r = await native(() => m.importMemories(normalised, options.overwrite === true));
-  switch (r.kind) {
-    case 'imported':
-      return { memories: r.memories ?? 0, bytes: r.bytes ?? 0 };
-    case 'exists':
+  switch (r.type) {
+    case 'Imported':
+      return { memories: r.memories, bytes: r.bytes };
+    case 'Exists':
       throw new InvalidArgumentError(
         `nothing imported: ${r.path} already exists (pass overwrite: true to replace existing memories)`,
       );
-    case 'duplicate':
+    case 'Duplicate':
       throw new InvalidArgumentError(`nothing imported: ${r.path} appears more than once`);
-    case 'too_large':
+    case 'TooLarge':
       throw new InvalidArgumentError(`nothing imported: ${r.path} exceeds the maximum memory size of ${r.limit} bytes`);
-    default:
-      throw new InvalidArgumentError(`nothing imported: unexpected outcome ${r.kind}`);
   }
 }

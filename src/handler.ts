@@ -14,10 +14,11 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta';
 
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
-import { InvalidOptionError, RaboshError, StoreClosedError, native, nativeSync } from './errors.js';
-import { NativeMemories, type NativeOutcome } from './native.js';
+import { InvalidOptionError, StoreClosedError, native, nativeSync } from './errors.js';
+import { Limit } from './limit.js';
+import { NativeMemories, type NativeView } from './native.js';
 import { MemoryPath } from './path.js';
-import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
+import { Rabosh, STORE_OPTION_KEYS, snapshotNative, storeNative, storeOptions, type RaboshOptions, type Snapshot } from './store.js';
 import * as S from './strings.js';
 
 /**
@@ -43,8 +44,9 @@ export interface MemoryToolOptions {
    * root view of a 500-directory tree takes 0.11 ms with the index against 12.3 ms without, and a
    * flat 50,000-entry listing 48 ms against 76 ms; creates and edits cost the same either way.
    * The price is memory (about 64 MiB against 45 MiB per 100,000 memories) and a one-time build
-   * at the first view after open (about 25 ms at 50,000 memories). Turn it off for very large
-   * stores on memory-tight hosts that rarely list.
+   * at the first directory view after open (about 25 ms at 50,000 memories, on the libuv pool,
+   * never on the calling thread). Turn it off for very large stores on memory-tight hosts that
+   * rarely list.
    */
   listingIndex?: boolean;
   /** Version history does not exist yet: `true` is refused. */
@@ -166,11 +168,24 @@ type Input = Record<string, unknown>;
  *   file view                       2.5 us  vs  31-123 us  (the pool hop dominates)
  *   root listing, 10k, index on      70 us  vs  362 us
  *   root listing, 10k, index off     24 ms  vs  21 ms      (the scan grows with the store)
- * So a view runs on the calling thread when its cost is bounded by what it prints — a memory's
- * file view, or any view with the listing index — and it does not commit (trackAccess off);
- * otherwise (a subtree scan without the index) on the pool, so a large store never stalls the
- * event loop. The store decides which (viewIfCheap answers null for the pool case).
+ * So a view runs on the calling thread only when its work is bounded and already in memory: a
+ * memory of at most 64 KiB, or a listing of at most 1,024 lines from a listing index already
+ * built, and no commit (trackAccess off). Everything else — a larger memory, a scan, the first
+ * view that builds the index — runs on the pool (viewIfCheap answers null), at most
+ * POOL_VIEWS at a time, so a burst of large views holds and formats a bounded amount at once.
  */
+const POOL_VIEWS = 2;
+
+/** `view_range` as the store takes it: exactly two integers, else null (the whole file). */
+function viewRange(r: unknown): number[] | null {
+  return Array.isArray(r) && r.length === 2 && Number.isInteger(r[0]) && Number.isInteger(r[1]) ? [r[0], r[1]] : null;
+}
+
+/**
+ * An `old_str` holding an unpaired surrogate, which stored (UTF-8) text can never contain. With
+ * the `u` flag a surrogate class matches only an unpaired one (a pair is one code point).
+ */
+const cannotMatch = (s: string): boolean => /[\uD800-\uDFFF]/u.test(s);
 
 /**
  * The memory tool's six commands (`view`, `create`, `str_replace`, `insert`, `delete`, `rename`)
@@ -188,6 +203,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   #owned: boolean;
   readonly #memories: NativeMemories;
   readonly #viewMaxChars: number;
+  readonly #poolViews = new Limit(POOL_VIEWS);
   #closing: Promise<void> | null = null;
 
   /**
@@ -335,6 +351,25 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     }
   }
 
+  /**
+   * `view` as of `snapshot` (from `db.snapshot()` of this handler's store): the same strings as
+   * {@link RaboshMemoryToolHandler.view} would have answered when the snapshot was taken. Never
+   * records access. A snapshot of another store, or one already released, rejects with
+   * `InvalidArgumentError`.
+   */
+  async viewAt(snapshot: Snapshot, command: unknown): Promise<ToolOutput> {
+    this.#assertOpen();
+    const snap = snapshotNative(this.#db, snapshot);
+    const input = asInput(command);
+    const raw = text(input['path']);
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return fail(S.viewNotFound(raw));
+    const range = viewRange(input['view_range']);
+    return this.#poolViews.run(async () =>
+      viewed(path, await this.#outcome(() => this.#memories.viewAt(snap, path, range, this.#viewMaxChars))),
+    );
+  }
+
   /** How many memories the scope holds and their total content bytes (reported, not enforced). */
   async usage(): Promise<MemoryUsage> {
     this.#assertOpen();
@@ -391,7 +426,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     if (this.#closing !== null) throw new StoreClosedError('memory tool handler is closed');
   }
 
-  async #outcome(call: () => NativeOutcome | Promise<NativeOutcome>): Promise<NativeOutcome> {
+  async #outcome<T>(call: () => T | Promise<T>): Promise<T> {
     this.#assertOpen();
     return native(call);
   }
@@ -401,19 +436,11 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const raw = text(input['path']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.viewNotFound(raw));
-    const o = await this.#outcome(() => this.#memories.viewIfCheap(path) ?? this.#memories.view(path));
-    switch (o.kind) {
-      case 'file':
-        return ok(S.fileView(path, o.content ?? '', input['view_range'], this.#viewMaxChars));
-      case 'dir':
-        return ok(S.dirView(path, o.total ?? 0, o.entries ?? []));
-      case 'too_many_lines':
-        return fail(S.viewTooManyLines(path));
-      case 'not_found':
-        return fail(S.viewNotFound(path));
-      default:
-        throw unexpected('view', o);
-    }
+    const range = viewRange(input['view_range']);
+    const m = this.#memories;
+    const cheap = await this.#outcome(() => m.viewIfCheap(path, range, this.#viewMaxChars));
+    if (cheap !== null) return viewed(path, cheap);
+    return this.#poolViews.run(async () => viewed(path, await this.#outcome(() => m.view(path, range, this.#viewMaxChars))));
   }
 
   async #create(input: Input): Promise<ToolOutput> {
@@ -422,15 +449,13 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.createExists(raw));
     const o = await this.#outcome(() => this.#memories.create(path, text(input['file_text'])));
-    switch (o.kind) {
-      case 'created':
+    switch (o.type) {
+      case 'Created':
         return ok(S.created(path));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'exists':
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'Exists':
         return fail(S.createExists(path));
-      default:
-        throw unexpected('create', o);
     }
   }
 
@@ -440,20 +465,21 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const oldStr = text(input['old_str']);
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.replaceNotFound(raw));
-    const o = await this.#outcome(() => this.#memories.strReplace(path, oldStr, text(input['new_str'])));
-    switch (o.kind) {
-      case 'edited':
-        return ok(S.replaced(o.firstLine ?? 1, o.snippet ?? []));
-      case 'no_match':
+    // Such an old_str must never match, yet the path is checked first (contract §4): the empty
+    // old_str asks the store for exactly that — not found, or no match — and edits nothing.
+    const sent = cannotMatch(oldStr) ? '' : oldStr;
+    const o = await this.#outcome(() => this.#memories.strReplace(path, sent, text(input['new_str'])));
+    switch (o.type) {
+      case 'Edited':
+        return ok(S.replaced(o.firstLine, o.snippet));
+      case 'NoMatch':
         return fail(S.replaceNoMatch(oldStr, path));
-      case 'multiple':
-        return fail(S.replaceMultiple(oldStr, o.occurrences ?? []));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'not_found':
+      case 'Multiple':
+        return fail(S.replaceMultiple(oldStr, o.lines));
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'NotFound':
         return fail(S.replaceNotFound(path));
-      default:
-        throw unexpected('str_replace', o);
     }
   }
 
@@ -470,17 +496,15 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
         ? Math.min(Math.max(line, -1), Number.MAX_SAFE_INTEGER)
         : null;
     const o = await this.#outcome(() => this.#memories.insert(path, insertLine, text(input['insert_text'])));
-    switch (o.kind) {
-      case 'edited':
+    switch (o.type) {
+      case 'Edited':
         return ok(S.inserted(path));
-      case 'invalid_line':
-        return fail(S.invalidLine(safeString(line), o.count ?? 0));
-      case 'too_large':
-        return fail(S.tooLarge(path, o.limit ?? 0));
-      case 'not_found':
+      case 'InvalidLine':
+        return fail(S.invalidLine(safeString(line), o.count));
+      case 'TooLarge':
+        return fail(S.tooLarge(path, o.limit));
+      case 'NotFound':
         return fail(S.pathNotFound(path));
-      default:
-        throw unexpected('insert', o);
     }
   }
 
@@ -490,15 +514,13 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const path = MemoryPath.normalise(raw);
     if (path === null) return fail(S.pathNotFound(raw));
     const o = await this.#outcome(() => this.#memories.delete(path));
-    switch (o.kind) {
-      case 'deleted':
+    switch (o.type) {
+      case 'Deleted':
         return ok(S.deleted(path));
-      case 'is_root':
+      case 'IsRoot':
         return fail(S.deleteRoot);
-      case 'not_found':
+      case 'NotFound':
         return fail(S.pathNotFound(path));
-      default:
-        throw unexpected('delete', o);
     }
   }
 
@@ -511,26 +533,33 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const newPath = MemoryPath.normalise(rawNew);
     if (newPath === null) return fail(S.destinationExists(rawNew));
     const o = await this.#outcome(() => this.#memories.rename(oldPath, newPath));
-    switch (o.kind) {
-      case 'renamed':
+    switch (o.type) {
+      case 'Renamed':
         return ok(S.renamed(oldPath, newPath));
-      case 'is_root':
+      case 'IsRoot':
         return fail(S.renameRoot);
-      case 'inside':
+      case 'Inside':
         return fail(S.renameInside(oldPath, newPath));
-      case 'not_found':
+      case 'NotFound':
         return fail(S.pathNotFound(oldPath));
-      case 'destination_exists':
+      case 'DestinationExists':
         return fail(S.destinationExists(newPath));
-      default:
-        throw unexpected('rename', o);
     }
   }
 }
 
-/** A kind the binding does not document: a bug below, reported as a fault, never as text. */
-function unexpected(command: string, o: NativeOutcome): RaboshError {
-  return new RaboshError('RABOSH_PANIC', `${command}: unexpected outcome ${JSON.stringify(o.kind)} from the store`);
+/** A view's answer; every variant of the union is handled (the compiler checks it). */
+function viewed(path: string, o: NativeView): ToolOutput {
+  switch (o.type) {
+    case 'File':
+      return ok(S.fileView(path, o));
+    case 'Dir':
+      return ok(o.text);
+    case 'TooManyLines':
+      return fail(S.viewTooManyLines(path));
+    case 'NotFound':
+      return fail(S.viewNotFound(path));
+  }
 }
 
 /** The SDK's command objects are model input too: anything but an object reads as empty. */

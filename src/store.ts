@@ -1,7 +1,7 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
-import { InvalidOptionError, native, nativeSync } from './errors.js';
-import { NativeStore } from './native.js';
+import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
+import { NativeStore, type NativeSnapshot } from './native.js';
 
 /**
  * When an acknowledged commit is durable.
@@ -92,7 +92,11 @@ export interface VerifyReport {
   keys: number;
 }
 
-/** A pinned, consistent read view; release it (or `using` it) to let space be reclaimed. */
+/**
+ * A pinned, consistent read view; release it (or `using` it) to let space be reclaimed. Read
+ * through it with `RaboshMemoryToolHandler.viewAt(snapshot, command)`: the same answers as
+ * `view`, as of the moment the snapshot was taken.
+ */
 export interface Snapshot {
   /** The sequence number of the last commit this view sees. */
   readonly seq: number;
@@ -116,6 +120,18 @@ export function storeOptions(options: RaboshOptions | undefined): { durability: 
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
+
+/** Which store took each snapshot, and its native view. */
+const pinned = new WeakMap<Snapshot, { db: Rabosh; snap: NativeSnapshot }>();
+
+/** The native view of a snapshot `db` took; anything else is refused. Not part of the public API. */
+export function snapshotNative(db: Rabosh, snapshot: unknown): NativeSnapshot {
+  const p = typeof snapshot === 'object' && snapshot !== null ? pinned.get(snapshot as Snapshot) : undefined;
+  if (p === undefined || p.db !== db) {
+    throw new InvalidArgumentError('expected a snapshot taken by db.snapshot() of the store this handler uses');
+  }
+  return p.snap;
+}
 
 /** The handler's way to the native store; not part of the public API. */
 export function storeNative(db: Rabosh): NativeStore {
@@ -168,7 +184,9 @@ export class Rabosh {
   snapshot(): Snapshot {
     const snap = nativeSync(() => this.#native.snapshot());
     const release = () => snap.release();
-    return { seq: snap.seq, release, [Symbol.dispose]: release };
+    const view: Snapshot = { seq: snap.seq, release, [Symbol.dispose]: release };
+    pinned.set(view, { db: this, snap });
+    return view;
   }
 
   /** Counters of the work done so far. */

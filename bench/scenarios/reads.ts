@@ -1,4 +1,6 @@
+import { longestBlock } from '../loop-block.js';
 import { median, nowMs } from '../stats.js';
+import { body } from '../workload.js';
 import type { Scenario } from './types.js';
 
 interface Loop {
@@ -50,16 +52,21 @@ function settledRss(): number {
  */
 export const readStore: Scenario = async (backend, job) => {
   const p = job.params as { list: string; firstFile: string; count: number; fileView?: string; budgetMs: number };
+  let opened = '';
   const before = settledRss();
   const t0 = nowMs();
-  const h = await backend.open(job.dir);
-  const opened = await h.view({ command: 'view', path: p.firstFile });
+  const { value: h, blockMs: openBlockMs } = await longestBlock(async () => {
+    const h = await backend.open(job.dir);
+    opened = await h.view({ command: 'view', path: p.firstFile });
+    return h;
+  });
   const openMs = nowMs() - t0;
-  const metrics: Record<string, number> = { open_ms: openMs };
+  const metrics: Record<string, number> = { open_ms: openMs, open_block_ms: openBlockMs };
   const answers: Record<string, string> = { [`first view ${p.firstFile}`]: opened };
   try {
     const list = () => h.view({ command: 'view', path: p.list });
-    const listed = await first(list);
+    const { value: listed, blockMs: listBlockMs } = await longestBlock(() => first(list));
+    metrics.list_block_ms = listBlockMs;
     metrics.rss_mib_per_100k = ((settledRss() - before) / 2 ** 20) * (100_000 / p.count);
     answers[`view ${p.list}`] = listed.answer;
     metrics.view_ms = await timed(list, listed.answer, listed.ms, { warmup: 2, min: 3, max: 200, budgetMs: p.budgetMs });
@@ -80,4 +87,31 @@ export const readStore: Scenario = async (backend, job) => {
     await h.close();
   }
   return { metrics, answers };
+};
+
+/**
+ * A memory of 1 MiB (16,384 lines of 64 bytes) in an empty store, viewed whole: the longest
+ * event-loop block over `views` views (each cut at viewMaxChars). The answers compared across
+ * handlers are a view_range window, which every handler renders alike (the SDK's tool never
+ * truncates, so the whole view's text is its own).
+ */
+export const bigFile: Scenario = async (backend, job) => {
+  const views = job.params.views as number;
+  const path = '/memories/big.md';
+  const h = await backend.open(job.dir);
+  try {
+    const created = await h.create({ command: 'create', path, file_text: body('big', 1 << 20) });
+    if (!created.startsWith('File created')) throw new Error(`create ${path}: ${created.slice(0, 200)}`);
+    const idle = await longestBlock(() => new Promise((resolve) => setTimeout(resolve, 300)));
+    const { blockMs } = await longestBlock(async () => {
+      for (let i = 0; i < views; i++) await h.view({ command: 'view', path });
+    });
+    const window = await h.view({ command: 'view', path, view_range: [16_000, 16_010] });
+    return {
+      metrics: { view_1mib_block_ms: blockMs, idle_block_ms: idle.blockMs },
+      answers: { [`view ${path} [16000, 16010]`]: window },
+    };
+  } finally {
+    await h.close();
+  }
 };

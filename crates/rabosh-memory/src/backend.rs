@@ -71,6 +71,13 @@ pub trait ReadView: Send + Sync {
         scan_summary(self, scope, dir)
     }
 
+    /// The same summary, only when an aggregate that is already current answers it and it lists
+    /// at most `max_lines` lines; None when it would need a scan or a build. For callers on a
+    /// latency-sensitive thread. The default: never (a scan grows with the directory).
+    fn dir_summary_if_ready(&self, _scope: &str, _dir: &str, _max_lines: u64) -> Result<Option<DirSummary>> {
+        Ok(None)
+    }
+
     /// Every memory of `scope`, hidden ones included. The default scans the scope's metadata.
     fn usage(&self, scope: &str) -> Result<Usage> {
         scan_usage(self, scope)

@@ -43,23 +43,28 @@ impl Memories {
         }
     }
 
-    /// The view, when answering it costs about as much as a map lookup: a memory's file view, or
-    /// any view answered by the backend's listing summary. None when it would scan a subtree or
-    /// commit (track_access), so the caller can run it off its latency-sensitive thread instead.
-    pub fn view_if_cheap(&self, path: &str) -> Result<Option<View>> {
+    /// The view, when answering it is bounded and needs nothing built: a memory's file view of at
+    /// most `max_bytes`, or a listing of at most `max_lines` lines from an aggregate that is
+    /// already current. None otherwise — a larger memory, a scan, an index still to build, or a
+    /// view that commits (track_access) — so the caller can run it off its latency-sensitive thread.
+    pub fn view_if_cheap(&self, path: &str, max_bytes: u64, max_lines: u64) -> Result<Option<View>> {
         check_normalised(path)?;
         if self.options.track_access {
             return Ok(None);
         }
-        if self.options.listing_index {
-            return self.view(path).map(Some);
-        }
         let key = self.key(path);
         let view = self.backend.read()?;
-        match file_meta(&*view, path, &key)? {
-            Some(meta) => self.file_view(&*view, &key, meta).map(Some),
-            None => Ok(None),
+        if let Some(meta) = file_meta(&*view, path, &key)? {
+            if meta.size > max_bytes {
+                return Ok(None);
+            }
+            return self.file_view(&*view, &key, meta).map(Some);
         }
+        if !self.options.listing_index {
+            return Ok(None);
+        }
+        let ready = view.dir_summary_if_ready(&self.options.scope, path, max_lines)?;
+        Ok(ready.map(|summary| dir_view(summary, path)))
     }
 
     /// A read-only view on a pinned read view (never records access).

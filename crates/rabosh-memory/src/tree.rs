@@ -41,6 +41,20 @@ pub(crate) struct Entry {
 impl Entry {
     /// Counts a memory of `size` strictly below this node; `visible`: its path below this node
     /// has no hidden segment.
+    /// Whether a listing of this directory may print more than `max` lines (each name at depth 1
+    /// and 2 prints at most two: its memory and its directory), looking at no more names than it
+    /// needs to.
+    pub(crate) fn listing_lines_exceed(&self, max: u64) -> bool {
+        let mut lines = 0u64;
+        for child in self.children.values() {
+            lines += 2 + 2 * child.children.len() as u64;
+            if lines > max {
+                return true;
+            }
+        }
+        false
+    }
+
     pub(crate) fn count_below(&mut self, size: u64, visible: bool) {
         self.all_count += 1;
         self.all_bytes += size;

@@ -539,21 +539,41 @@ fn every_change_is_exactly_one_commit(f: Fixture) {
 
 // ---- view_if_cheap: which views may run on a latency-sensitive thread ------------------------
 
-fn view_if_cheap_answers_file_views_and_indexed_views_only(f: Fixture) {
+const ANY: u64 = u64::MAX;
+
+fn view_if_cheap_answers_bounded_file_views_and_never_scans(f: Fixture) {
     let plain = f.default_handler();
     plain.create("/memories/d/a.md", "x").unwrap();
-    assert_eq!(plain.view_if_cheap("/memories/d/a.md").unwrap(), Some(file("x")));
-    assert_eq!(plain.view_if_cheap("/memories/d").unwrap(), None, "a scan goes off-thread");
-    assert_eq!(plain.view_if_cheap("/memories/nope").unwrap(), None);
-
-    let indexed = f.handler(|o| o.listing_index = true);
-    assert_eq!(indexed.view_if_cheap("/memories/d").unwrap(), Some(indexed.view("/memories/d").unwrap()));
-    assert_eq!(indexed.view_if_cheap("/memories/nope").unwrap(), Some(View::NotFound));
+    plain.create("/memories/big.md", "0123456789").unwrap();
+    assert_eq!(plain.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), Some(file("x")));
+    assert_eq!(plain.view_if_cheap("/memories/d", ANY, ANY).unwrap(), None, "a scan goes off-thread");
+    assert_eq!(plain.view_if_cheap("/memories/nope", ANY, ANY).unwrap(), None);
+    assert_eq!(plain.view_if_cheap("/memories/big.md", 9, ANY).unwrap(), None, "over the byte bound");
+    assert_eq!(plain.view_if_cheap("/memories/big.md", 10, ANY).unwrap(), Some(file("0123456789")));
 
     let tracking = f.handler(|o| o.track_access = true);
     let before = f.commits();
-    assert_eq!(tracking.view_if_cheap("/memories/d/a.md").unwrap(), None, "a tracked view commits");
+    assert_eq!(tracking.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), None, "a tracked view commits");
     assert_eq!(f.commits(), before);
+}
+
+/// Embedded only: the listing index is what makes a listing cheap, and only once built.
+#[test]
+fn view_if_cheap_answers_listings_from_a_built_index_only() {
+    let f = common::fixture();
+    let m = f.handler(|o| o.listing_index = true);
+    m.create("/memories/d/a.md", "x").unwrap();
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, ANY).unwrap(), None);
+    assert!(f.embedded().indexed_scopes().is_empty(), "no build on the calling thread");
+    assert_eq!(m.view_if_cheap("/memories/d/a.md", ANY, ANY).unwrap(), Some(file("x")), "a file needs no index");
+    m.view("/memories").unwrap(); // builds the index
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, ANY).unwrap(), Some(m.view("/memories/d").unwrap()));
+    assert_eq!(m.view_if_cheap("/memories/nope", ANY, ANY).unwrap(), Some(View::NotFound));
+    for i in 0..2 {
+        m.create(&format!("/memories/d/{i}.md"), "x").unwrap();
+    }
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, 5).unwrap(), None, "three names may print six lines");
+    assert_eq!(m.view_if_cheap("/memories/d", ANY, 6).unwrap(), Some(m.view("/memories/d").unwrap()));
 }
 
 over_backends!(
@@ -601,5 +621,5 @@ over_backends!(
     expire_before_deletes_by_updated_at_in_one_commit,
     expire_before_with_track_access_counts_the_later_use,
     every_change_is_exactly_one_commit,
-    view_if_cheap_answers_file_views_and_indexed_views_only,
+    view_if_cheap_answers_bounded_file_views_and_never_scans,
 );

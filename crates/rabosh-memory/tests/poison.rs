@@ -20,7 +20,7 @@ fn assert_every_command_is_poisoned(m: &Memories) {
     let results: Vec<(&str, Result<(), Error>)> = vec![
         ("view file", m.view("/memories/failed").map(drop)),
         ("view dir", m.view("/memories").map(drop)),
-        ("view_if_cheap", m.view_if_cheap("/memories/failed").map(drop)),
+        ("view_if_cheap", m.view_if_cheap("/memories/failed", u64::MAX, u64::MAX).map(drop)),
         ("create", m.create("/memories/failed", "again").map(drop)),
         ("create other", m.create("/memories/other", "x").map(drop)),
         ("str_replace", m.str_replace("/memories/failed", "doomed", "x").map(drop)),

@@ -7,59 +7,51 @@ use rabosh_memory::{Import, MemoryRecord};
 use crate::memories::NativeMemories;
 use crate::work::{Work, work};
 
-/// One memory as plain data; `path` is normalised.
+/// One memory to import; `path` is normalised.
 #[napi(object)]
 pub struct NativeMemoryFile {
     pub path: String,
     pub content: String,
-    /// Epoch milliseconds; ignored on import.
-    pub created_at: Option<f64>,
-    /// Epoch milliseconds; ignored on import.
-    pub updated_at: Option<f64>,
 }
 
-/// `kind`: `imported` {memories, bytes} | `exists` {path} | `duplicate` {path} |
-/// `too_large` {path, limit}. Anything but `imported` wrote nothing.
+/// One memory as exported, with its timestamps in epoch milliseconds.
 #[napi(object)]
-pub struct NativeImport {
-    pub kind: String,
-    pub memories: Option<f64>,
-    pub bytes: Option<f64>,
-    pub path: Option<String>,
-    pub limit: Option<f64>,
+pub struct NativeExportedMemory {
+    pub path: String,
+    pub content: String,
+    pub created_at: f64,
+    pub updated_at: f64,
 }
 
-impl From<MemoryRecord> for NativeMemoryFile {
+/// What an import did; anything but `Imported` wrote nothing.
+#[napi]
+pub enum NativeImport {
+    Imported { memories: f64, bytes: f64 },
+    Exists { path: String },
+    Duplicate { path: String },
+    TooLarge { path: String, limit: f64 },
+}
+
+impl From<MemoryRecord> for NativeExportedMemory {
     fn from(r: MemoryRecord) -> Self {
-        NativeMemoryFile {
+        NativeExportedMemory {
             path: r.path,
             content: r.content,
-            created_at: Some(r.created_ms as f64),
-            updated_at: Some(r.updated_ms as f64),
+            created_at: r.created_ms as f64,
+            updated_at: r.updated_ms as f64,
         }
     }
 }
 
 impl From<Import> for NativeImport {
     fn from(i: Import) -> Self {
-        let refused = |kind: &str, path: String, limit: Option<u64>| NativeImport {
-            kind: kind.into(),
-            memories: None,
-            bytes: None,
-            path: Some(path),
-            limit: limit.map(|l| l as f64),
-        };
         match i {
-            Import::Imported { memories, bytes } => NativeImport {
-                kind: "imported".into(),
-                memories: Some(memories as f64),
-                bytes: Some(bytes as f64),
-                path: None,
-                limit: None,
-            },
-            Import::Exists { path } => refused("exists", path, None),
-            Import::Duplicate { path } => refused("duplicate", path, None),
-            Import::TooLarge { path, limit } => refused("too_large", path, Some(limit)),
+            Import::Imported { memories, bytes } => {
+                NativeImport::Imported { memories: memories as f64, bytes: bytes as f64 }
+            }
+            Import::Exists { path } => NativeImport::Exists { path },
+            Import::Duplicate { path } => NativeImport::Duplicate { path },
+            Import::TooLarge { path, limit } => NativeImport::TooLarge { path, limit: limit as f64 },
         }
     }
 }
@@ -67,8 +59,8 @@ impl From<Import> for NativeImport {
 #[napi]
 impl NativeMemories {
     /// Every memory of the scope, hidden ones included, read at one snapshot.
-    #[napi(ts_return_type = "Promise<Array<NativeMemoryFile>>")]
-    pub fn export_memories(&self) -> AsyncTask<Work<Vec<NativeMemoryFile>>> {
+    #[napi(ts_return_type = "Promise<Array<NativeExportedMemory>>")]
+    pub fn export_memories(&self) -> AsyncTask<Work<Vec<NativeExportedMemory>>> {
         let m = self.shared();
         work(move || Ok(m.export_all()?.into_iter().map(Into::into).collect()))
     }

@@ -6,9 +6,11 @@
 
 mod bulk;
 mod fault;
+mod listing_text;
 mod memories;
 mod outcome;
 mod store;
+mod window;
 mod work;
 
 use napi_derive::napi;

@@ -8,9 +8,18 @@ use napi_derive::napi;
 use rabosh_memory::{Memories, MemoryOptions};
 
 use crate::fault::{Fault, on_js_thread};
-use crate::outcome::{NativeOutcome, NativeUsage};
-use crate::store::NativeStore;
+use crate::outcome::{
+    NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
+};
+use crate::store::{NativeSnapshot, NativeStore};
+use crate::window::Range;
 use crate::work::{Work, work};
+
+/// The largest memory a view reads on the calling thread, in bytes, and the longest listing it
+/// answers there, in lines: bounded work measured at well under a millisecond (see handler.ts);
+/// anything larger goes to the pool.
+const CHEAP_BYTES: u64 = 64 * 1024;
+const CHEAP_LINES: u64 = 1024;
 
 #[napi(object)]
 pub struct NativeMemoryOptions {
@@ -31,14 +40,25 @@ impl NativeMemories {
         self.inner.clone()
     }
 
-    fn off_thread<F, T>(&self, f: F) -> AsyncTask<Work<NativeOutcome>>
+    fn off_thread<F, T, O>(&self, f: F) -> AsyncTask<Work<O>>
     where
         F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,
-        T: Into<NativeOutcome>,
+        T: Into<O>,
+        O: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName + Send + 'static,
     {
         let m = self.inner.clone();
         work(move || Ok(f(&m)?.into()))
     }
+}
+
+/// `view_range` as `[start, end]` when the facade found two integers, and the character budget.
+fn view_shape(range: Option<Vec<f64>>, max_chars: f64) -> (Range, usize) {
+    let range = match range.as_deref() {
+        Some(&[start, end]) => Some((start, end)),
+        _ => None,
+    };
+    // A positive safe integer by the facade's check; the cast saturates anything else.
+    (range, max_chars as usize)
 }
 
 /// A JS number that must be a positive integer to be a byte limit.
@@ -67,46 +87,77 @@ impl NativeMemories {
         })
     }
 
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn view(&self, path: String) -> AsyncTask<Work<NativeOutcome>> {
-        self.off_thread(move |m| m.view(&path))
+    /// `view`; a file view crosses only the lines `range` and `maxChars` let it show.
+    #[napi(ts_return_type = "Promise<NativeView>")]
+    pub fn view(&self, path: String, range: Option<Vec<f64>>, max_chars: f64) -> AsyncTask<Work<NativeView>> {
+        let (range, max_chars) = view_shape(range, max_chars);
+        let m = self.inner.clone();
+        work(move || Ok(NativeView::new(&path, m.view(&path)?, range, max_chars)))
     }
 
-    /// `view` on the calling thread when it is as cheap as a map lookup (a memory's file view, or
-    /// any view with the listing index), else null: a pool hop costs more than such a read.
+    /// `view` on the calling thread when its work is bounded and in memory (a memory of at most
+    /// 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
     #[napi]
-    pub fn view_if_cheap(&self, env: Env, path: String) -> napi::Result<Option<NativeOutcome>> {
-        on_js_thread(&env, || Ok(self.inner.view_if_cheap(&path)?.map(Into::into)))
+    pub fn view_if_cheap(
+        &self,
+        env: Env,
+        path: String,
+        range: Option<Vec<f64>>,
+        max_chars: f64,
+    ) -> napi::Result<Option<NativeView>> {
+        let (range, max_chars) = view_shape(range, max_chars);
+        on_js_thread(&env, || {
+            let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
+            Ok(view.map(|v| NativeView::new(&path, v, range, max_chars)))
+        })
     }
 
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn create(&self, path: String, file_text: String) -> AsyncTask<Work<NativeOutcome>> {
+    /// `view` as of `snapshot`: the same answers, from the state the snapshot pinned (a scan;
+    /// never records access). A released snapshot rejects.
+    #[napi(ts_return_type = "Promise<NativeView>")]
+    pub fn view_at(
+        &self,
+        snapshot: &NativeSnapshot,
+        path: String,
+        range: Option<Vec<f64>>,
+        max_chars: f64,
+    ) -> AsyncTask<Work<NativeView>> {
+        let (range, max_chars) = view_shape(range, max_chars);
+        let (m, snap) = (self.inner.clone(), snapshot.pinned());
+        work(move || {
+            let snap = snap.ok_or_else(|| Fault {
+                code: "RABOSH_INVALID_ARGUMENT",
+                message: "view at a snapshot that was released".into(),
+                holder: None,
+                expired: None,
+            })?;
+            Ok(NativeView::new(&path, m.view_at(&snap, &path)?, range, max_chars))
+        })
+    }
+
+    #[napi(ts_return_type = "Promise<NativeCreate>")]
+    pub fn create(&self, path: String, file_text: String) -> AsyncTask<Work<NativeCreate>> {
         self.off_thread(move |m| m.create(&path, &file_text))
     }
 
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeStrReplace>")]
+    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeStrReplace>> {
         self.off_thread(move |m| m.str_replace(&path, &old_str, &new_str))
     }
 
     /// `insert_line` is null when the model sent something that is not an integer.
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn insert(
-        &self,
-        path: String,
-        insert_line: Option<i64>,
-        insert_text: String,
-    ) -> AsyncTask<Work<NativeOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeInsert>")]
+    pub fn insert(&self, path: String, insert_line: Option<i64>, insert_text: String) -> AsyncTask<Work<NativeInsert>> {
         self.off_thread(move |m| m.insert(&path, insert_line, &insert_text))
     }
 
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn delete(&self, path: String) -> AsyncTask<Work<NativeOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeDelete>")]
+    pub fn delete(&self, path: String) -> AsyncTask<Work<NativeDelete>> {
         self.off_thread(move |m| m.delete(&path))
     }
 
-    #[napi(ts_return_type = "Promise<NativeOutcome>")]
-    pub fn rename(&self, old_path: String, new_path: String) -> AsyncTask<Work<NativeOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeRename>")]
+    pub fn rename(&self, old_path: String, new_path: String) -> AsyncTask<Work<NativeRename>> {
         self.off_thread(move |m| m.rename(&old_path, &new_path))
     }
 

@@ -1,131 +1,162 @@
-//! What a command did, as a plain object `{ kind, ...fields }`. The facade turns it into text;
+//! What a command did, one discriminated union per command (`{ type: 'Variant', …fields }` in
+//! `binding.d.cts`), each variant named as in `rabosh_memory`. The facade turns them into text;
 //! nothing here decides wording.
 
 use napi_derive::napi;
-use rabosh_memory::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
+use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
 
-/// One listing line: path relative to the viewed directory (no trailing `/`).
-#[napi(object)]
-pub struct NativeDirEntry {
-    pub rel: String,
-    pub size: f64,
-    pub is_dir: bool,
-}
-
-/// A command's outcome. `kind` is one of:
-/// view: `not_found` | `too_many_lines` | `file` {content, lines} | `dir` {total, entries};
-/// create: `created` | `exists` | `too_large` {limit};
-/// strReplace: `not_found` | `no_match` | `multiple` {occurrences} | `too_large` {limit} |
-///   `edited` {firstLine, snippet};
-/// insert: `not_found` | `invalid_line` {count} | `too_large` {limit} | `edited`;
-/// delete: `is_root` | `not_found` | `deleted` {count};
-/// rename: `is_root` | `inside` | `not_found` | `destination_exists` | `renamed` {count}.
-#[napi(object)]
-#[derive(Default)]
-pub struct NativeOutcome {
-    pub kind: String,
-    pub content: Option<String>,
-    pub lines: Option<f64>,
-    pub total: Option<f64>,
-    pub entries: Option<Vec<NativeDirEntry>>,
-    pub limit: Option<f64>,
-    pub count: Option<f64>,
-    pub occurrences: Option<Vec<f64>>,
-    pub first_line: Option<f64>,
-    pub snippet: Option<Vec<String>>,
-}
-
-fn kind(k: &str) -> NativeOutcome {
-    NativeOutcome { kind: k.into(), ..NativeOutcome::default() }
-}
+use crate::listing_text;
+use crate::window::{Range, select};
 
 // Counts and sizes cross as JS numbers; exact up to 2^53, far beyond any store this serves.
 fn num(n: u64) -> f64 {
     n as f64
 }
 
-fn too_large(limit: u64) -> NativeOutcome {
-    NativeOutcome { limit: Some(num(limit)), ..kind("too_large") }
+/// `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
+/// the pool, see listing_text.rs), not one object per line.
+#[napi]
+pub enum NativeView {
+    NotFound,
+    TooManyLines,
+    /// Lines `first + 1` … `first + shown` of `lines`, joined by `\n` in `text`; `truncated`
+    /// when `viewMaxChars` left lines of the selected range out.
+    File {
+        first: f64,
+        shown: f64,
+        lines: f64,
+        truncated: bool,
+        text: String,
+    },
+    /// The directory view's whole answer, byte-exact (contract §4).
+    Dir {
+        text: String,
+    },
 }
 
-impl From<DirEntry> for NativeDirEntry {
-    fn from(e: DirEntry) -> Self {
-        NativeDirEntry { rel: e.rel, size: num(e.size), is_dir: e.is_dir }
-    }
-}
-
-impl From<View> for NativeOutcome {
-    fn from(v: View) -> Self {
+impl NativeView {
+    /// `view` of `path` answered: a file cut to `range` and `max_chars` (UTF-16 code units)
+    /// before it crosses, a listing rendered.
+    pub fn new(path: &str, v: View, range: Range, max_chars: usize) -> NativeView {
         match v {
-            View::NotFound => kind("not_found"),
-            View::TooManyLines => kind("too_many_lines"),
-            View::File { content, lines } => {
-                NativeOutcome { content: Some(content), lines: Some(num(lines)), ..kind("file") }
+            View::NotFound => NativeView::NotFound,
+            View::TooManyLines => NativeView::TooManyLines,
+            View::File { content, .. } => {
+                let w = select(&content, range, max_chars);
+                NativeView::File {
+                    first: w.first as f64,
+                    shown: w.shown as f64,
+                    lines: w.lines as f64,
+                    truncated: w.truncated,
+                    text: w.text.to_string(),
+                }
             }
-            View::Dir { total, entries } => NativeOutcome {
-                total: Some(num(total)),
-                entries: Some(entries.into_iter().map(Into::into).collect()),
-                ..kind("dir")
-            },
+            View::Dir { total, entries } => NativeView::Dir { text: listing_text::render(path, total, &entries) },
         }
     }
 }
 
-impl From<Create> for NativeOutcome {
+/// `create`.
+#[napi]
+pub enum NativeCreate {
+    Created,
+    Exists,
+    TooLarge { limit: f64 },
+}
+
+impl From<Create> for NativeCreate {
     fn from(c: Create) -> Self {
         match c {
-            Create::Created => kind("created"),
-            Create::Exists => kind("exists"),
-            Create::TooLarge { limit } => too_large(limit),
+            Create::Created => NativeCreate::Created,
+            Create::Exists => NativeCreate::Exists,
+            Create::TooLarge { limit } => NativeCreate::TooLarge { limit: num(limit) },
         }
     }
 }
 
-impl From<StrReplace> for NativeOutcome {
+/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+/// edited lines of the new content, the first numbered `firstLine`.
+#[napi]
+pub enum NativeStrReplace {
+    NotFound,
+    NoMatch,
+    Multiple { lines: Vec<f64> },
+    TooLarge { limit: f64 },
+    Edited { first_line: f64, snippet: Vec<String> },
+}
+
+impl From<StrReplace> for NativeStrReplace {
     fn from(s: StrReplace) -> Self {
         match s {
-            StrReplace::NotFound => kind("not_found"),
-            StrReplace::NoMatch => kind("no_match"),
+            StrReplace::NotFound => NativeStrReplace::NotFound,
+            StrReplace::NoMatch => NativeStrReplace::NoMatch,
             StrReplace::Multiple { lines } => {
-                NativeOutcome { occurrences: Some(lines.into_iter().map(num).collect()), ..kind("multiple") }
+                NativeStrReplace::Multiple { lines: lines.into_iter().map(num).collect() }
             }
-            StrReplace::TooLarge { limit } => too_large(limit),
+            StrReplace::TooLarge { limit } => NativeStrReplace::TooLarge { limit: num(limit) },
             StrReplace::Edited { first_line, snippet } => {
-                NativeOutcome { first_line: Some(num(first_line)), snippet: Some(snippet), ..kind("edited") }
+                NativeStrReplace::Edited { first_line: num(first_line), snippet }
             }
         }
     }
 }
 
-impl From<Insert> for NativeOutcome {
+/// `insert`. `count`: the lines an `insert_line` may range over.
+#[napi]
+pub enum NativeInsert {
+    NotFound,
+    InvalidLine { count: f64 },
+    TooLarge { limit: f64 },
+    Edited,
+}
+
+impl From<Insert> for NativeInsert {
     fn from(i: Insert) -> Self {
         match i {
-            Insert::NotFound => kind("not_found"),
-            Insert::InvalidLine { count } => NativeOutcome { count: Some(num(count)), ..kind("invalid_line") },
-            Insert::TooLarge { limit } => too_large(limit),
-            Insert::Edited => kind("edited"),
+            Insert::NotFound => NativeInsert::NotFound,
+            Insert::InvalidLine { count } => NativeInsert::InvalidLine { count: num(count) },
+            Insert::TooLarge { limit } => NativeInsert::TooLarge { limit: num(limit) },
+            Insert::Edited => NativeInsert::Edited,
         }
     }
 }
 
-impl From<Delete> for NativeOutcome {
+/// `delete`. `count`: memories deleted.
+#[napi]
+pub enum NativeDelete {
+    IsRoot,
+    NotFound,
+    Deleted { count: f64 },
+}
+
+impl From<Delete> for NativeDelete {
     fn from(d: Delete) -> Self {
         match d {
-            Delete::IsRoot => kind("is_root"),
-            Delete::NotFound => kind("not_found"),
-            Delete::Deleted { count } => NativeOutcome { count: Some(num(count)), ..kind("deleted") },
+            Delete::IsRoot => NativeDelete::IsRoot,
+            Delete::NotFound => NativeDelete::NotFound,
+            Delete::Deleted { count } => NativeDelete::Deleted { count: num(count) },
         }
     }
 }
 
-impl From<Rename> for NativeOutcome {
+/// `rename`. `count`: memories moved.
+#[napi]
+pub enum NativeRename {
+    IsRoot,
+    Inside,
+    NotFound,
+    DestinationExists,
+    Renamed { count: f64 },
+}
+
+impl From<Rename> for NativeRename {
     fn from(r: Rename) -> Self {
         match r {
-            Rename::IsRoot => kind("is_root"),
-            Rename::Inside => kind("inside"),
-            Rename::NotFound => kind("not_found"),
-            Rename::DestinationExists => kind("destination_exists"),
-            Rename::Renamed { count } => NativeOutcome { count: Some(num(count)), ..kind("renamed") },
+            Rename::IsRoot => NativeRename::IsRoot,
+            Rename::Inside => NativeRename::Inside,
+            Rename::NotFound => NativeRename::NotFound,
+            Rename::DestinationExists => NativeRename::DestinationExists,
+            Rename::Renamed { count } => NativeRename::Renamed { count: num(count) },
         }
     }
 }

@@ -166,6 +166,13 @@ pub struct NativeSnapshot {
     inner: Option<rabosh_memory::Snapshot>,
 }
 
+impl NativeSnapshot {
+    /// The pinned view, until released.
+    pub(crate) fn pinned(&self) -> Option<rabosh_memory::Snapshot> {
+        self.inner.clone()
+    }
+}
+
 #[napi]
 impl NativeSnapshot {
     /// The sequence number of the last commit this view sees (kept after release).

@@ -216,12 +216,14 @@ impl Shared {
     }
 
     /// Runs `f` on the scope's index at exactly the state `view` reads, catching it up from
-    /// queued commits or building it. None when `view` is not the published state (a pinned older
-    /// snapshot, or the newest state inside a transaction): the caller scans instead.
+    /// queued commits or (when `build`) building it. None when `view` is not the published state
+    /// (a pinned older snapshot, or the newest state inside a transaction), or when the index
+    /// would need a build it may not do: the caller scans instead.
     fn with_index<R>(
         &self,
         scope: &str,
         view: &EngineView,
+        build: bool,
         f: impl FnOnce(&ScopeIndex, &mut u64) -> R,
     ) -> Result<Option<R>> {
         let mut ix = self.lock_indexes();
@@ -231,6 +233,9 @@ impl Shared {
             return Ok(None);
         }
         if ix.trees.get(scope).is_none_or(|i| i.seq != published) {
+            if !build {
+                return Ok(None);
+            }
             ix.trees.insert(scope.to_string(), ScopeIndex::build(view, published, scope)?);
         }
         let mut visited = 0;
@@ -256,15 +261,26 @@ impl ReadView for EngineView {
 
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
         let indexed =
-            self.shared.with_index(scope, self, |index, visited| summarise(index.find(dir, visited), visited))?;
+            self.shared.with_index(scope, self, true, |index, visited| summarise(index.find(dir, visited), visited))?;
         match indexed {
             Some(summary) => Ok(summary),
             None => scan_summary(self, scope, dir),
         }
     }
 
+    fn dir_summary_if_ready(&self, scope: &str, dir: &str, max_lines: u64) -> Result<Option<DirSummary>> {
+        let ready = self.shared.with_index(scope, self, false, |index, visited| {
+            let node = index.find(dir, visited);
+            if node.is_some_and(|n| n.listing_lines_exceed(max_lines)) {
+                return None;
+            }
+            Some(summarise(node, visited))
+        })?;
+        Ok(ready.flatten())
+    }
+
     fn usage(&self, scope: &str) -> Result<Usage> {
-        let indexed = self.shared.with_index(scope, self, |index, _| Usage {
+        let indexed = self.shared.with_index(scope, self, true, |index, _| Usage {
             memories: index.root.all_count,
             bytes: index.root.all_bytes,
         })?;
