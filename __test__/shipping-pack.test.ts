@@ -1,7 +1,7 @@
 // The package as a user installs it. `npm pack` the root package and the platform package for
 // this machine (npm/<platform>/ with the freshly built addon copied in, which is what the
 // release workflow publishes), install both tarballs into an empty directory with
-// `npm install --offline` (dependencies come from the npm cache `npm ci` filled), then use it
+// `npm install --prefer-offline` (dependencies come from the npm cache when it has them, from the registry otherwise: a fresh machine has an empty cache), then use it
 // from there: ESM import, CJS require, the `rabosh-memory` bin, and `tsc --noEmit` against
 // the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
 // package's layout and the generated loader finding the addon by package name (the root
@@ -57,7 +57,7 @@ beforeAll(() => {
   rmSync(consumer, { recursive: true, force: true });
   mkdirSync(consumer, { recursive: true });
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  npm(['install', '--offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
+  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
