@@ -6,24 +6,17 @@
 // the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
 // package's layout and the generated loader finding the addon by package name (the root
 // tarball carries no .node file, exactly as published).
-import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npm } from './npm-cli.js';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'rabosh-pack-'));
 const consumer = join(work, 'consumer');
 const isWindows = process.platform === 'win32';
-const npmCli = process.env['npm_execpath'];
-
-function npm(args: string[], cwd: string): string {
-  const opts: ExecFileSyncOptions = { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } };
-  // Under `npm test` npm tells us its own entry point; run it with this Node (no shell needed).
-  if (npmCli && npmCli.endsWith('.js')) return execFileSync(process.execPath, [npmCli, ...args], opts) as string;
-  return execFileSync(isWindows ? 'npm.cmd' : 'npm', args, { ...opts, shell: isWindows }) as string;
-}
 
 function node(args: string[], cwd = consumer): string {
   return execFileSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: 'pipe' });
