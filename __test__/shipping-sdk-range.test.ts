@@ -33,7 +33,8 @@ beforeAll(() => {
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function app(sdk: string): string {
-  const dir = join(work, `app-${sdk}`);
+  // A space in the path, as in many home directories: the runner's SDK copy is found by its path.
+  const dir = join(work, `app on ${sdk}`);
   if (existsSync(join(dir, 'node_modules', 'rabosh-memory'))) return dir;
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `app-${sdk}`, private: true }));

@@ -13,8 +13,21 @@ import { ToolError as ResolvedToolError } from '@anthropic-ai/sdk/resources/beta
 
 export type ToolErrorClass = new (content: string) => Error;
 
-// `…/@anthropic-ai/sdk/<anything>.js|.mjs:line:column` in a V8 or JavaScriptCore stack line.
-const SDK_FRAME = /((?:file:\/\/)?[^\s()]*[\\/]@anthropic-ai[\\/]sdk[\\/])[^\s()]*?\.(m?js):\d+:\d+/;
+// The file of a stack line, `at fn (FILE:line:column)` or `at FILE:line:column` (V8's format,
+// which Bun prints too); FILE may hold spaces.
+const FRAME_FILE = /(?:\(|at )([^()]+?):\d+:\d+\)?$/;
+const SDK_DIR = /[\\/]@anthropic-ai[\\/]sdk[\\/]/g;
+
+/** The SDK copy a stack line runs in: its package directory and module flavour (js or mjs). */
+function sdkCopy(line: string): { root: string; ext: string } | null {
+  const file = FRAME_FILE.exec(line.trim())?.[1];
+  if (!file || !/\.m?js$/.test(file)) return null;
+  // The last match: pnpm nests packages as .pnpm/<name>@<version>/node_modules/@anthropic-ai/sdk/.
+  let end = -1;
+  for (const m of file.matchAll(SDK_DIR)) end = m.index + m[0].length;
+  if (end < 0) return null;
+  return { root: file.slice(0, end), ext: file.endsWith('.mjs') ? 'mjs' : 'js' };
+}
 
 const byCopy = new Map<string, ToolErrorClass | null>();
 
@@ -46,12 +59,13 @@ function load(root: string, ext: string): ToolErrorClass | null {
 
 /** Call at the start of `run`, before any await: the stack then still holds the runner. */
 export function runnerToolError(): ToolErrorClass {
-  const m = SDK_FRAME.exec(callerStack());
-  if (!m) return ResolvedToolError;
-  const key = `${m[1]}|${m[2]}`;
+  let copy = null;
+  for (const line of callerStack().split('\n').slice(1)) if ((copy = sdkCopy(line))) break;
+  if (!copy) return ResolvedToolError;
+  const key = `${copy.root}|${copy.ext}`;
   let cls = byCopy.get(key);
   if (cls === undefined) {
-    cls = load(m[1]!, m[2]!);
+    cls = load(copy.root, copy.ext);
     byCopy.set(key, cls);
   }
   return cls ?? ResolvedToolError;
