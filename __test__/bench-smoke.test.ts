@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { blankDirectorySizes } from '../bench/agreement.js';
-import { formatSize } from '../bench/alternatives/contract.js';
+import { size as formatSize } from './fixtures/contract-model.js';
 import { loadBackend } from '../bench/handlers/registry.js';
 import type { BenchHandler } from '../bench/handlers/types.js';
 

@@ -14,13 +14,12 @@ import { Rabosh, RaboshMemoryToolHandler } from '../index.ts';
 import {
   ROOT,
   bytesOf,
-  dirView,
-  expect1,
+  expectedAnswer as expect1,
   sameAnswer,
   type Expected,
   type Limits,
   type Memories,
-} from './fixtures/reliability-contract.ts';
+} from './fixtures/contract-model.ts';
 import { startWatchdog, within } from './fixtures/reliability-watchdog.ts';
 import { makeTempDir, removeDir } from './tmp-dir.ts';
 
@@ -208,7 +207,7 @@ async function assertStoreIs(db: Rabosh, model: Memories, where: string): Promis
   for (const v of model.values()) bytes += bytesOf(v);
   expect(await reader.usage(), `${where}: usage`).toEqual({ memories: model.size, bytes });
   const root = await reader.execute({ command: 'view', path: ROOT });
-  expect(root.text, `${where}: root listing`).toBe(dirView(ROOT, model));
+  expect(root.text, `${where}: root listing`).toBe(expect1({ command: 'view', path: ROOT }, model, { maxMemoryBytes: 1, viewMaxChars: 1 }).text);
   for (const p of model.keys()) {
     const want = expect1({ command: 'view', path: p }, model, wide);
     const got = await reader.execute({ command: 'view', path: p });

@@ -4,6 +4,7 @@
 // exactly for failure outcomes (contract §7).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
+import { createRequire } from 'node:module';
 import { Rabosh, RaboshMemoryToolHandler, memoryResult, memoryTool } from '../index.js';
 import { memoryCall, say, startStandIn, toolResults, type StandIn } from '../examples/stand-in-server.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
@@ -141,6 +142,29 @@ describe('client.beta.messages.toolRunner with memoryTool(handler)', () => {
     expect(result!.is_error).toBe(true);
     expect(JSON.stringify(result)).not.toContain(dir);
     expect(JSON.stringify(result)).toMatch(/RABOSH_CLOSED/);
+  });
+});
+
+describe('two SDK copies meet', () => {
+  // The SDK's CommonJS build and its ESM build are two module instances with two ToolError
+  // classes: a host that `require`s the SDK while this package `import`s it (or a second version
+  // nested under this package) runs the tool from a copy this package did not load.
+  it('a runner from the other copy still gets the documented text and is_error', async () => {
+    const OtherAnthropic = createRequire(import.meta.url)('@anthropic-ai/sdk').default as typeof Anthropic;
+    expect(OtherAnthropic).not.toBe(Anthropic);
+    const calls = steps.map(([input]) => memoryCall(input));
+    standIn = await startStandIn([...calls.map((c) => ({ content: [c] })), { content: [say('Done.')] }]);
+    const client = new OtherAnthropic({ baseURL: standIn.baseURL, apiKey: 'test', maxRetries: 0 });
+    await client.beta.messages.toolRunner({
+      model: MODEL,
+      max_tokens: 1024,
+      messages: [{ role: 'user', content: 'Remember things.' }],
+      tools: [memoryTool(handler)],
+    });
+    for (const [i, [, text, isError]] of steps.entries()) {
+      const [result] = toolResults(standIn.requests[i + 1]);
+      expectResult(result, calls[i]!.id, text, isError);
+    }
   });
 });
 

@@ -1,63 +1,39 @@
 // The package as a user installs it. `npm pack` the root package and the platform package for
-// this machine (npm/<platform>/ with the freshly built addon copied in, which is what the
-// release workflow publishes), install both tarballs into an empty directory with
-// `npm install --offline` (dependencies come from the npm cache `npm ci` filled), then use it
+// this machine (see packed.ts), install both tarballs into an empty directory with
+// `npm install --prefer-offline` (dependencies come from the npm cache when it has them, from the registry otherwise: a fresh machine has an empty cache), then use it
 // from there: ESM import, CJS require, the `rabosh-memory` bin, and `tsc --noEmit` against
 // the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
 // package's layout and the generated loader finding the addon by package name (the root
 // tarball carries no .node file, exactly as published).
-import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { npm } from './npm-cli.js';
+import { packTarballs } from './packed.js';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'rabosh-pack-'));
 const consumer = join(work, 'consumer');
 const isWindows = process.platform === 'win32';
-const npmCli = process.env['npm_execpath'];
-
-function npm(args: string[], cwd: string): string {
-  const opts: ExecFileSyncOptions = { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' } };
-  // Under `npm test` npm tells us its own entry point; run it with this Node (no shell needed).
-  if (npmCli && npmCli.endsWith('.js')) return execFileSync(process.execPath, [npmCli, ...args], opts) as string;
-  return execFileSync(isWindows ? 'npm.cmd' : 'npm', args, { ...opts, shell: isWindows }) as string;
-}
 
 function node(args: string[], cwd = consumer): string {
   return execFileSync(process.execPath, args, { cwd, encoding: 'utf8', stdio: 'pipe' });
-}
-
-/** The built addon for this machine, i.e. the one the loader picked in the repo. */
-function hostAddon(): { file: string; abi: string } {
-  const prefix = `${process.platform}-${process.arch}`;
-  const found = readdirSync(root).filter((f) => f.startsWith(`rabosh-memory.${prefix}`) && f.endsWith('.node'));
-  if (found.length !== 1) throw new Error(`expected one built addon for ${prefix} in the repo root, found ${JSON.stringify(found)}; run npm run build`);
-  const file = found[0]!;
-  return { file, abi: file.slice('rabosh-memory.'.length, -'.node'.length) };
 }
 
 let rootTarball = '';
 let rootFiles: string[] = [];
 
 beforeAll(() => {
-  const tarballs = join(work, 'tarballs');
-  mkdirSync(tarballs, { recursive: true });
-  const { file, abi } = hostAddon();
-  const platformDir = join(work, abi);
-  cpSync(join(root, 'npm', abi), platformDir, { recursive: true });
-  cpSync(join(root, file), join(platformDir, file));
-  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], root)) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  rootTarball = join(tarballs, packed[0]!.filename);
-  rootFiles = packed[0]!.files.map((f) => f.path);
-  const platformPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], platformDir)) as Array<{ filename: string }>;
-  const platformTarball = join(tarballs, platformPacked[0]!.filename);
+  const { rootTarball: tarball, platformTarball, rootFiles: files } = packTarballs(work);
+  rootTarball = tarball;
+  rootFiles = files;
 
   rmSync(consumer, { recursive: true, force: true });
   mkdirSync(consumer, { recursive: true });
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  npm(['install', '--offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
+  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
 }, 120_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));

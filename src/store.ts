@@ -25,6 +25,11 @@ export interface RaboshOptions {
    * See {@link Durability} for what each mode survives.
    */
   durability?: Durability;
+  /**
+   * Create the store when `dir` holds none; default `true`. With `false`, opening a missing,
+   * empty or non-store directory fails instead, and nothing is written (read-only tools).
+   */
+  create?: boolean;
 }
 
 /**
@@ -106,17 +111,21 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
-export function storeOptions(options: RaboshOptions | undefined): { durability: Durability } {
+export function storeOptions(options: RaboshOptions | undefined): { durability: Durability; create: boolean } {
   const durability = options?.durability ?? 'sync';
+  const create = options?.create ?? true;
+  if (typeof create !== 'boolean') {
+    throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
+  }
   if (durability !== 'sync' && durability !== 'buffered') {
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability };
+  return { durability, create };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;

@@ -6,10 +6,10 @@
 import type { BetaRunnableTool } from '@anthropic-ai/sdk/lib/tools/BetaRunnableTool';
 import type { BetaMemoryTool20250818 } from '@anthropic-ai/sdk/resources/beta';
 import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
-import { ToolError } from '@anthropic-ai/sdk/resources/beta/messages';
 
 import { RaboshError } from './errors.js';
 import type { RaboshMemoryToolHandler } from './handler.js';
+import { runnerToolError } from './runner-copy.js';
 
 /**
  * The memory tool for `client.beta.messages.toolRunner`. `run` returns the text of a success
@@ -20,8 +20,8 @@ import type { RaboshMemoryToolHandler } from './handler.js';
  * operator message can hold host paths, which an answer never may, so the model gets the code
  * alone.
  *
- * `ToolError` is matched by `instanceof`: load this package and the SDK the same way (both
- * `import` or both `require`) so they share one SDK copy.
+ * The runner matches `ToolError` by `instanceof` of its own class, so the error is built from the
+ * class of the SDK copy that runs the tool, whichever copy (version, `import` or `require`) that is.
  */
 export function memoryTool(
   handler: RaboshMemoryToolHandler,
@@ -33,6 +33,7 @@ export function memoryTool(
     name: 'memory',
     parse: (content: unknown) => content,
     run: async (input: unknown) => {
+      const ToolError = runnerToolError();
       let out;
       try {
         out = await handler.execute(input);

@@ -2,16 +2,21 @@
 // alternatives so that the two differ only in storage. Each command is one transaction; every
 // check runs inside it, so a read-modify-write cannot interleave with another command.
 
+// The contract's pure parts come from the one longhand model the tests use too, written
+// independently of the product: an alternative that shared our strings module could not
+// disagree with us, and the run asserts that they agree.
 import {
   ROOT,
+  fileView,
   insertLines,
   lineCount,
-  normalisePath,
-  renderFile,
-  renderListing,
+  listing,
+  normalise as normalisePath,
+  renameTooLong,
   strReplace,
-  tooBig,
-} from './contract.js';
+  tooLarge as tooBig,
+  type Edit,
+} from '../../__test__/fixtures/contract-model.js';
 
 export interface Meta {
   size: number;
@@ -73,13 +78,13 @@ export class KvMemoryHandler {
     return this.#store.read((tx) => {
       if (path !== ROOT) {
         const meta = tx.meta(path);
-        if (meta) return renderFile(path, tx.content(path)!, meta.lines, input.view_range, viewMaxChars);
+        if (meta) return fileView(path, tx.content(path)!, input.view_range, viewMaxChars).text;
       }
       const prefix = path + '/';
       const rel = function* () {
         for (const [p, size] of tx.sizesUnder(prefix)) yield [p.slice(prefix.length), size] as const;
       };
-      return renderListing(path, rel()) ?? missing;
+      return listing(path, rel()) ?? missing;
     });
   }
 
@@ -125,7 +130,7 @@ export class KvMemoryHandler {
     });
   }
 
-  #commitEdit(tx: Tx, path: string, meta: Meta, edit: ReturnType<typeof strReplace>): string {
+  #commitEdit(tx: Tx, path: string, meta: Meta, edit: Edit): string {
     if (!edit.ok) return edit.answer;
     const size = Buffer.byteLength(edit.content);
     if (size > this.#opts.maxMemoryBytes) return tooBig(path, this.#opts.maxMemoryBytes);
@@ -159,6 +164,8 @@ export class KvMemoryHandler {
     if (to.startsWith(from + '/')) return `Error: Cannot rename ${from} to ${to}, which is inside it`;
     return this.#store.write((tx) => {
       if (!tx.meta(from) && !tx.anyUnder(from + '/')) return `Error: The path ${from} does not exist`;
+      const moving = [...(tx.meta(from) ? [from] : []), ...[...tx.sizesUnder(from + '/')].map(([p]) => p)];
+      if (renameTooLong(from, to, moving)) return `Error: The destination ${to} already exists`;
       if (tx.meta(to) || tx.anyUnder(to + '/')) return `Error: The destination ${to} already exists`;
       tx.moveTree(from, to, Date.now());
       return `Successfully renamed ${from} to ${to}`;

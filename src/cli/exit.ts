@@ -1,5 +1,5 @@
 /** Exit codes and the one error type the CLI's commands throw; everything else is described here. */
-import { StoreLockedError, RaboshError, type LockHolder } from '../../index.js';
+import { InvalidOptionError, StoreLockedError, RaboshError, type LockHolder } from '../../index.js';
 
 /** 0 ok; 1 the operation failed; 2 the command line is wrong; 3 another process holds the store. */
 export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 3 } as const;
@@ -39,6 +39,8 @@ export function asCliError(e: unknown, dir?: string): CliError {
       { holder: { ...h, startedAt: h.startedAt?.toISOString() ?? null } },
     );
   }
+  // Every option the CLI passes on comes from the command line.
+  if (e instanceof InvalidOptionError) return new CliError(e.message, EXIT.usage, e.code);
   if (e instanceof RaboshError) return new CliError(e.message, EXIT.failed, e.code);
   if (e instanceof Error) {
     const code = (e as NodeJS.ErrnoException).code;

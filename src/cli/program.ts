@@ -2,17 +2,17 @@
  * `rabosh-memory`: look after a store from the shell. Each subcommand opens the store, does
  * one thing, closes it, and prints either a line for a person or one JSON document (--json).
  */
-import { existsSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
 import { parseBefore } from './dates.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { startProgress, wantProgress } from './progress.js';
+import { startProgress, startStatus, wantProgress } from './progress.js';
 import { readTree, writeTree } from './tree.js';
 
 export interface Io {
   stdout: { write(s: string): unknown; isTTY?: boolean };
-  stderr: { write(s: string): unknown };
+  stderr: { write(s: string): unknown; isTTY?: boolean };
   /** The package version, for --version. */
   version?: string;
 }
@@ -34,11 +34,42 @@ function sizeText(bytes: number): string {
   return `${v.toFixed(1)} ${units[i]}`;
 }
 
-async function withStore<T>(dir: string, mustExist: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
-  if (mustExist && !existsSync(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
+/** `1 memory`, `2 memories`. */
+export function count(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The cap the CLI's handlers use: the handler's default `maxMemoryBytes`. */
+const MAX_MEMORY_BYTES = 1_048_576;
+
+/** The store's scope pattern, checked before any store is opened so a bad one is a usage error. */
+const SCOPE = /^[A-Za-z0-9_.-]{1,64}$/;
+
+function scopeArg(raw: string): string {
+  if (!SCOPE.test(raw)) throw new CliError(`invalid --scope ${JSON.stringify(raw)}: 1 to 64 of A-Z a-z 0-9 _ . -`, EXIT.usage, 'CLI_USAGE');
+  return raw;
+}
+
+/** A missing or empty directory holds no store, whatever the engine would make of it. */
+function holdsNothing(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw e;
+  }
+}
+
+/**
+ * Opens the store in `dir` for one command. Only `import` may create one (`create`); every other
+ * command opens with `create: false`, so a missing, empty or non-store directory is refused and
+ * left exactly as it was.
+ */
+async function withStore<T>(dir: string, create: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
+  if (!create && holdsNothing(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir);
+    db = await Rabosh.open(dir, { create });
   } catch (e) {
     throw asCliError(e, dir);
   }
@@ -85,7 +116,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       .command(name)
       .description(description)
       .option('--json', 'print one JSON document instead of text')
-      .addOption(new Option('--scope <scope>', 'memory scope inside the store').default(undefined, '"default"'));
+      .addOption(new Option('--scope <scope>', 'memory scope inside the store').default(undefined, '"default"').argParser(scopeArg));
 
   sub('view', 'print what the model sees for a path (default /memories)')
     .argument('<dir>', 'store directory')
@@ -93,7 +124,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .option('--range <start,end>', 'lines to show, like view_range', parseRange)
     .option('--max-chars <n>', 'cap on a rendered file view (viewMaxChars)', positiveInt('--max-chars'))
     .action(async (dir: string, path: string, opts: Common & { range?: [number, number]; maxChars?: number }) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const handler = handlerFor(db, opts, opts.maxChars === undefined ? {} : { viewMaxChars: opts.maxChars });
         const result = await handler.execute({ command: 'view', path, ...(opts.range ? { view_range: opts.range } : {}) });
         out(opts, result.text, { path, text: result.text, isError: result.isError });
@@ -104,9 +135,9 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   sub('usage', 'count the memories of a scope and their bytes')
     .argument('<dir>', 'store directory')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const u = await handlerFor(db, opts).usage();
-        out(opts, `${u.memories} ${u.memories === 1 ? 'memory' : 'memories'}, ${sizeText(u.bytes)} (${u.bytes} bytes)`, u);
+        out(opts, `${count(u.memories, 'memory', 'memories')}, ${sizeText(u.bytes)} (${count(u.bytes, 'byte', 'bytes')})`, u);
       });
     });
 
@@ -114,13 +145,13 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory')
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const files = await handlerFor(db, opts).exportMemories();
-        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length);
+        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length, io.stderr);
         try {
           const bytes = await writeTree(to, files, bar);
           bar.stop();
-          out(opts, `exported ${files.length} memories (${sizeText(bytes)}) to ${to}`, { memories: files.length, bytes, to });
+          out(opts, `exported ${count(files.length, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, { memories: files.length, bytes, to });
         } finally {
           bar.stop();
         }
@@ -132,10 +163,17 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory (created if absent)')
     .option('--overwrite', 'replace memories that already exist instead of refusing the import')
     .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
-      const { files } = await readTree(from);
-      await withStore(dir, false, async (db) => {
-        const r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
-        out(opts, `imported ${r.memories} memories (${sizeText(r.bytes)}) in one commit`, r);
+      const tty = wantProgress(io.stdout.isTTY, opts.json === true);
+      const { files } = await readTree(from, MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
+      await withStore(dir, true, async (db) => {
+        const status = startStatus(tty, `committing ${count(files.length, 'memory', 'memories')}…`, io.stderr);
+        let r;
+        try {
+          r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
+        } finally {
+          status.stop();
+        }
+        out(opts, `imported ${count(r.memories, 'memory', 'memories')} (${sizeText(r.bytes)}) in one commit`, r);
       });
     });
 
@@ -144,9 +182,9 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .requiredOption('--before <date>', 'ISO 8601 date, epoch ms, or an age like 30d / 12h / 90m', (v) => v)
     .action(async (dir: string, opts: Common & { before: string }) => {
       const before = parseBefore(opts.before);
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const deleted = await handlerFor(db, opts).expireBefore(before);
-        out(opts, `expired ${deleted} ${deleted === 1 ? 'memory' : 'memories'} last updated before ${before.toISOString()}`, {
+        out(opts, `expired ${count(deleted, 'memory', 'memories')} last updated before ${before.toISOString()}`, {
           deleted,
           before: before.toISOString(),
         });
@@ -157,7 +195,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory')
     .argument('<to>', 'checkpoint directory')
     .action(async (dir: string, to: string, opts: Common) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const info = await db.checkpoint(to);
         out(opts, `checkpoint at commit ${info.seq} written to ${to}${info.hardLinked ? ' (data files hard-linked)' : ''}`, { ...info, to });
       });
@@ -166,16 +204,16 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   sub('verify', 'read every record and check every checksum')
     .argument('<dir>', 'store directory')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const r = await db.verify();
-        out(opts, `ok: ${r.records} records in ${r.files} files, ${r.keys} live keys`, { ok: true, ...r });
+        out(opts, `ok: ${count(r.records, 'record', 'records')} in ${count(r.files, 'file', 'files')}, ${count(r.keys, 'live key', 'live keys')}`, { ok: true, ...r });
       });
     });
 
   sub('stats', "print the store's counters")
     .argument('<dir>', 'store directory')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, false, async (db) => {
         const s = db.stats();
         const width = Math.max(...Object.keys(s).map((k) => k.length));
         out(

@@ -1,0 +1,188 @@
+// What people tripped on at the shell: bad --scope is a usage error like every other bad
+// argument, import draws progress on a terminal, counts are singular when they are 1, export is
+// whole or absent and never writes through a symbolic link, import says truthfully why a file
+// cannot be imported, and read-only commands never turn a directory into a store.
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { RaboshMemoryToolHandler } from '../index.js';
+import { run } from '../src/cli/program.js';
+import { cli, json, seed, writeTree } from './cli-harness.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
+
+let tmp: string;
+let store: string;
+beforeEach(() => {
+  tmp = makeTempDir('rabosh-cli-users');
+  store = join(tmp, 'store');
+});
+afterEach(() => removeDir(tmp));
+
+describe('--scope', () => {
+  for (const args of [['view', 'STORE'], ['usage', 'STORE'], ['import', 'FROM', 'STORE']]) {
+    it(`a bad scope exits 2 before any store is opened (${args[0]})`, () => {
+      writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+      const r = cli(...args.map((a) => (a === 'STORE' ? store : a === 'FROM' ? join(tmp, 'from') : a)), '--scope', 'bad scope!');
+      expect(r.status).toBe(2);
+      expect(r.stderr).toContain('invalid --scope "bad scope!"');
+      expect(existsSync(store)).toBe(false);
+    });
+  }
+});
+
+describe('plurals', () => {
+  it('one memory, one byte, one file are singular', async () => {
+    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    expect(cli('import', join(tmp, 'from'), store).stdout).toBe('imported 1 memory (1 B) in one commit\n');
+    expect(cli('usage', store).stdout).toBe('1 memory, 1 B (1 byte)\n');
+    expect(cli('export', store, join(tmp, 'to')).stdout).toBe(`exported 1 memory (1 B) to ${join(tmp, 'to')}\n`);
+    const v = json(cli('verify', store, '--json'));
+    const word = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    expect(cli('verify', store).stdout).toBe(
+      `ok: ${word(v.records, 'record', 'records')} in ${word(v.files, 'file', 'files')}, ${word(v.keys, 'live key', 'live keys')}\n`,
+    );
+    expect(v.keys).toBe(1);
+    expect(cli('expire', store, '--before', '2000-01-01').stdout).toBe('expired 0 memories last updated before 2000-01-01T00:00:00.000Z\n');
+  });
+});
+
+describe('import progress on a terminal', () => {
+  it('draws a bar on stderr while reading, and says it is committing', async () => {
+    writeTree(join(tmp, 'from'), Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`memories/m${i}.md`, `memory ${i}`])));
+    let out = '';
+    let err = '';
+    // A terminal as cli-progress sees one: isTTY and a width.
+    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
+    const code = await run(['import', join(tmp, 'from'), store], { stdout: { isTTY: true, write: (s: string) => (out += s) }, stderr: tty });
+    expect(code).toBe(0);
+    expect(out).toBe('imported 30 memories (260 B) in one commit\n');
+    expect(err).toMatch(/read \[[^\]]*\] 30\/30 100%/);
+    expect(err).toContain('committing 30 memories…');
+  });
+
+  it('draws nothing for --json', async () => {
+    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    let err = '';
+    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
+    await run(['import', join(tmp, 'from'), store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
+    expect(err).toBe('');
+  });
+});
+
+describe('export is whole or absent', () => {
+  it('refuses a symlinked <to>/memories and writes nothing where it points', async () => {
+    await seed(store, { '/memories/a.md': 'x' });
+    const elsewhere = join(tmp, 'elsewhere');
+    mkdirSync(elsewhere);
+    mkdirSync(join(tmp, 'to'));
+    symlinkSync(elsewhere, join(tmp, 'to', 'memories'), 'junction');
+    const r = cli('export', store, join(tmp, 'to'), '--json');
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stderr).error.code).toBe('CLI_TARGET_SYMLINK');
+    expect(readdirSync(elsewhere)).toEqual([]);
+    expect(readdirSync(join(tmp, 'to'))).toEqual(['memories']);
+  });
+
+  it('refuses a symlinked <to>', async () => {
+    await seed(store, { '/memories/a.md': 'x' });
+    const elsewhere = join(tmp, 'elsewhere');
+    mkdirSync(elsewhere);
+    symlinkSync(elsewhere, join(tmp, 'to'), 'junction');
+    const r = cli('export', store, join(tmp, 'to'));
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('is a symbolic link');
+    expect(readdirSync(elsewhere)).toEqual([]);
+  });
+
+  it('a write that fails half-way leaves nothing behind, and a retry is not refused', async () => {
+    // A real failing write after /memories/a.md was written: on POSIX a file size limit (Node
+    // ignores SIGXFSZ, so the write fails with EFBIG); on Windows a name NTFS cannot hold.
+    const bad = process.platform === 'win32' ? '/memories/z/what?.md' : '/memories/z/big.md';
+    await seed(store, { '/memories/a.md': 'first', [bad]: 'x'.repeat(4096) });
+    const to = join(tmp, 'to');
+    mkdirSync(to);
+    const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const r =
+      process.platform === 'win32'
+        ? spawnSync(process.execPath, [bin, 'export', store, to], { encoding: 'utf8' })
+        : spawnSync('sh', ['-c', 'ulimit -f 2 && exec "$0" "$@"', process.execPath, bin, 'export', store, to], { encoding: 'utf8' });
+    expect(r.stderr).toMatch(new RegExp(`^rabosh-memory: cannot export ${bad.replace('?', '\\?')}: .*; nothing was exported\\n$`));
+    expect(r.status).toBe(1);
+    expect(readdirSync(to)).toEqual([]);
+
+    const h = await RaboshMemoryToolHandler.open(store);
+    expect((await h.execute({ command: 'delete', path: bad })).isError).toBe(false);
+    await h.close();
+    const retry = cli('export', store, to);
+    expect(retry.status).toBe(0);
+    expect(readdirSync(to)).toEqual(['memories']);
+    expect(readFileSync(join(to, 'memories', 'a.md'), 'utf8')).toBe('first');
+  });
+});
+
+describe('import says why a file cannot be imported', () => {
+  it('a 3 GB sparse file is too large, and is not read', () => {
+    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    const big = join(tmp, 'from', 'memories', 'big.md');
+    writeFileSync(big, '');
+    truncateSync(big, 3 * 2 ** 30);
+    const r = cli('import', join(tmp, 'from'), store);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`rabosh-memory: cannot import ${big}: too large (${3 * 2 ** 30} bytes; a memory holds at most 1048576)\n`);
+    expect(existsSync(store)).toBe(false);
+  });
+
+  it('an unreadable file is "permission denied", not "not valid UTF-8"', () => {
+    // Root reads a chmod 000 file anyway, so as root the CLI runs as `nobody` (uid 65534) over a
+    // tree it can enter; otherwise as this user. On Windows, an ACL denies reading instead.
+    const from = join(tmp, 'from');
+    writeTree(from, { 'memories/a.md': 'x', 'memories/secret.md': 'y' });
+    const secret = join(from, 'memories', 'secret.md');
+    const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+    if (process.platform === 'win32') {
+      expect(spawnSync('icacls', [secret, '/deny', `${process.env['USERNAME']}:(R)`]).status).toBe(0);
+    } else {
+      chmodSync(secret, 0o000);
+    }
+    if (asRoot) for (const d of [tmp, from, join(from, 'memories')]) chmodSync(d, 0o777);
+    const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const r = spawnSync(process.execPath, [bin, 'import', from, store], { encoding: 'utf8', ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
+    expect(r.stderr).toBe(`rabosh-memory: cannot import ${secret}: permission denied\n`);
+    expect(r.status).toBe(1);
+    if (process.platform === 'win32') spawnSync('icacls', [secret, '/remove:d', `${process.env['USERNAME']}`]);
+  });
+});
+
+describe('read-only commands never create a store', () => {
+  const readOnly = (s: string, to: string): string[][] => [
+    ['view', s],
+    ['usage', s],
+    ['stats', s],
+    ['verify', s],
+    ['export', s, to],
+    ['checkpoint', s, to],
+    ['expire', s, '--before', '1d'],
+  ];
+
+  it('an existing empty directory is refused and left empty', () => {
+    mkdirSync(store);
+    for (const args of readOnly(store, join(tmp, 'to'))) {
+      const r = cli(...args);
+      expect(r.status, args[0]).toBe(1);
+      expect(r.stderr, args[0]).toBe(`rabosh-memory: no store at ${store}\n`);
+      expect(readdirSync(store), args[0]).toEqual([]);
+      expect(existsSync(join(tmp, 'to')), args[0]).toBe(false);
+    }
+  });
+
+  // Needs the engine's create: false (RaboshOptions.create), merged from another branch.
+  it('a directory holding other files is refused and left as it was', () => {
+    writeTree(store, { 'notes.txt': 'not a store' });
+    for (const args of readOnly(store, join(tmp, 'to'))) {
+      const r = cli(...args);
+      expect(r.status, args[0]).toBe(1);
+      expect(readdirSync(store), args[0]).toEqual(['notes.txt']);
+    }
+  });
+});
