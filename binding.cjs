@@ -838,4 +838,5 @@ module.exports = nativeBinding
 module.exports.NativeMemories = nativeBinding.NativeMemories
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.NativeDurability = nativeBinding.NativeDurability
 module.exports.nativeVersion = nativeBinding.nativeVersion

@@ -90,6 +90,12 @@ export type NativeDelete =
   | { type: 'NotFound' }
   | { type: 'Deleted'; count: number }
 
+/**
+ * When a commit is durable: `sync` (fsynced before it is acknowledged) or `buffered` (at
+ * `sync()` or close).
+ */
+export type NativeDurability = 'sync' | 'buffered'
+
 /** One memory as exported, with its timestamps in epoch milliseconds. */
 export interface NativeExportedMemory {
   path: string
@@ -149,8 +155,9 @@ export interface NativeStats {
 }
 
 export interface NativeStoreOptions {
-  /** `sync` (every commit fsynced before it is acknowledged) or `buffered`. */
-  durability: string
+  durability: NativeDurability
+  /** Create the store when the directory holds none (false: refuse, touching nothing). */
+  create: boolean
 }
 
 /**

@@ -3,12 +3,14 @@ export { NativeMemories, NativeStore, NativeSnapshot } from '../binding.cjs';
 export type {
   NativeCreate,
   NativeDelete,
+  NativeDurability,
   NativeExportedMemory,
   NativeImport,
   NativeInsert,
   NativeMemoryFile,
   NativeRename,
   NativeStats,
+  NativeStoreOptions,
   NativeStrReplace,
   NativeView,
 } from '../binding.cjs';

@@ -1,7 +1,7 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
-import { NativeStore, type NativeSnapshot } from './native.js';
+import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
 
 /**
  * When an acknowledged commit is durable.
@@ -16,7 +16,7 @@ import { NativeStore, type NativeSnapshot } from './native.js';
  * In both modes a crash never leaves a half-applied commit: recovery keeps a prefix of whole
  * commits.
  */
-export type Durability = 'sync' | 'buffered';
+export type Durability = NativeDurability;
 
 /** Options of {@link Rabosh.open} (and of `RaboshMemoryToolHandler.open`, which passes them on). */
 export interface RaboshOptions {
@@ -114,7 +114,7 @@ export interface Snapshot {
 export const STORE_OPTION_KEYS = ['durability', 'create'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
-export function storeOptions(options: RaboshOptions | undefined): { durability: Durability; create: boolean } {
+export function storeOptions(options: RaboshOptions | undefined): NativeStoreOptions {
   const durability = options?.durability ?? 'sync';
   const create = options?.create ?? true;
   if (typeof create !== 'boolean') {

@@ -10,10 +10,19 @@ use rabosh_memory::{Durability, EmbeddedOptions, EmbeddedStore};
 use crate::fault::{Fault, on_js_thread};
 use crate::work::{Work, work};
 
+/// When a commit is durable: `sync` (fsynced before it is acknowledged) or `buffered` (at
+/// `sync()` or close).
+#[napi(string_enum = "lowercase")]
+pub enum NativeDurability {
+    Sync,
+    Buffered,
+}
+
 #[napi(object)]
 pub struct NativeStoreOptions {
-    /// `sync` (every commit fsynced before it is acknowledged) or `buffered`.
-    pub durability: String,
+    pub durability: NativeDurability,
+    /// Create the store when the directory holds none (false: refuse, touching nothing).
+    pub create: bool,
 }
 
 #[napi(object)]
@@ -71,11 +80,12 @@ impl NativeStore {
     }
 }
 
-fn durability(name: &str) -> Result<Durability, Fault> {
-    match name {
-        "sync" => Ok(Durability::Sync),
-        "buffered" => Ok(Durability::Buffered),
-        other => Err(Fault::invalid_option("durability", format!("{other:?}"))),
+impl From<NativeDurability> for Durability {
+    fn from(d: NativeDurability) -> Self {
+        match d {
+            NativeDurability::Sync => Durability::Sync,
+            NativeDurability::Buffered => Durability::Buffered,
+        }
     }
 }
 
@@ -85,7 +95,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
-            let opts = EmbeddedOptions { durability: durability(&options.durability)?, ..Default::default() };
+            let opts = EmbeddedOptions { durability: options.durability.into(), ..Default::default() };
             Ok(NativeStore { inner: EmbeddedStore::open(&dir, opts)? })
         })
     }
