@@ -17,6 +17,7 @@ mod recovery;
 mod segment;
 mod snapshot;
 mod store;
+mod synced;
 #[doc(hidden)]
 pub mod testing;
 mod vfs;

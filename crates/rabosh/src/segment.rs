@@ -203,18 +203,26 @@ impl<'a> Chunks<'a> {
     }
 }
 
+/// How a scan judges a defect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanMode {
+    /// Any defect is corruption.
+    Sealed,
+    /// The active segment: a defect is a torn tail unless the bytes were durable — below the
+    /// `synced` length the synced record vouches for, or followed by an intact frame that
+    /// proves it (a commit written without the buffered flag, or a synced marker; see
+    /// [`probe_behind`]); then it is corruption.
+    Active { synced: u64 },
+}
+
 /// Scans a segment from its first frame.
-///
-/// `sealed`: any defect is corruption. Otherwise (the active segment) a defect is a torn tail
-/// unless an intact frame behind it proves the damaged bytes were durable — a commit written
-/// without the buffered flag, or a synced marker (see [`probe_behind`]); then it is corruption.
 /// `next_seq`: for a log segment, the seq its first commit must carry. `version`: its header's.
 pub fn scan(
     f: &dyn VFile,
     path: &Path,
     (number, version, kind): (u64, u32, u8),
     next_seq: u64,
-    sealed: bool,
+    mode: ScanMode,
 ) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
@@ -289,8 +297,15 @@ pub fn scan(
             },
             Err(reason) => reason,
         };
-        if sealed {
-            return Err(corrupt(off, format!("sealed segment damaged: {bad}")));
+        let synced = match mode {
+            ScanMode::Sealed => return Err(corrupt(off, format!("sealed segment damaged: {bad}"))),
+            ScanMode::Active { synced } => synced,
+        };
+        if off < synced {
+            return Err(corrupt(
+                off,
+                format!("{bad}, below the {synced} bytes recorded as synced: acknowledged data would be lost"),
+            ));
         }
         let behind = probe_behind(&mut ch, off + 1, file_len, (version, kind), expect, path)?;
         if let Some((at, what)) = behind.durable {
@@ -308,6 +323,14 @@ pub fn scan(
             )
         });
         break;
+    }
+    if let ScanMode::Active { synced } = mode
+        && file_len < synced
+    {
+        return Err(corrupt(
+            file_len,
+            format!("segment is {file_len} bytes but {synced} were recorded as synced: acknowledged data is missing"),
+        ));
     }
     Ok(out)
 }

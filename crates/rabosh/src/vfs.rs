@@ -15,6 +15,10 @@ pub trait VFile: Send + Sync + Debug {
     fn sync_data(&self) -> io::Result<()>;
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn len(&self) -> io::Result<u64>;
+    /// True when no directory entry names this file any more (its store was removed).
+    fn unlinked(&self) -> io::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// How to open a file.
@@ -138,6 +142,17 @@ impl VFile for StdFile {
     }
     fn len(&self) -> io::Result<u64> {
         Ok(self.0.metadata()?.len())
+    }
+    fn unlinked(&self) -> io::Result<bool> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Ok(self.0.metadata()?.nlink() == 0)
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(false)
+        }
     }
 }
 
