@@ -30,6 +30,13 @@ fn ours_but_not_data(name: &str) -> bool {
 
 pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
+    // Checked before anything (directory, LOCK) is created. A checkpoint writes its MANIFEST
+    // last, so a killed one is refused here too.
+    if !options.create_if_missing
+        && !vfs.exists(&dir.join(MANIFEST)).map_err(|e| Error::io("stat", dir.join(MANIFEST), e))?
+    {
+        return Err(Error::NotAStore { dir: dir.to_path_buf() });
+    }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = crate::lock::acquire(&vfs, dir)?;
     let counters = Arc::new(Counters::default());
