@@ -71,6 +71,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
     let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
     let synced_point = synced.read();
+    check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
     let mut log: Option<ActiveLog> = None;
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
@@ -193,6 +194,50 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         closed: AtomicBool::new(false),
         poisoned: std::sync::OnceLock::new(),
     })
+}
+
+/// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the
+/// store back and sweep the newer segments as leftovers. Segment numbers only grow, so newer
+/// state shows: the synced record naming a segment the MANIFEST has not allocated yet, or a log
+/// segment holding commits at or past `next_segment` (a crashed rotation leaves only a header
+/// there; a crashed compaction leaves a compacted segment, a legitimate leftover).
+fn check_not_rolled_back(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    names: &[String],
+    m: &Manifest,
+    synced: Option<SyncedPoint>,
+) -> Result<()> {
+    let rolled_back = |why: String| Error::Corruption {
+        file: dir.join(MANIFEST),
+        offset: 0,
+        reason: format!("{why}: the MANIFEST is older than the store (put back?)"),
+    };
+    if let Some(p) = synced.filter(|p| p.segment >= m.next_segment) {
+        return Err(rolled_back(format!(
+            "the synced record names segment {} but the MANIFEST allocated only up to {}",
+            p.segment,
+            m.next_segment - 1
+        )));
+    }
+    for n in names {
+        let Some((num, "seg")) = parse_numbered(n) else { continue };
+        if num < m.next_segment {
+            continue;
+        }
+        let path = dir.join(n);
+        let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
+        let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+        let mut h = [0u8; SEG_HEADER];
+        // Only a real segment is evidence; a crashed rotation's header may be incomplete, and
+        // anything else named like a segment is a leftover to sweep.
+        let Ok(()) = crate::vfs::read_exact_at(&*f, &mut h, 0) else { continue };
+        let Ok(hd) = crate::format::decode_seg_header(&h) else { continue };
+        if num > m.next_segment || (hd.kind == KIND_LOG && len > SEG_HEADER as u64) {
+            return Err(rolled_back(format!("segment {n} ({len} bytes) is newer than the MANIFEST")));
+        }
+    }
+    Ok(())
 }
 
 /// A MANIFEST that checksums but describes an impossible layout is damage, not a torn write.
