@@ -250,6 +250,9 @@ impl Vfs for FaultFs {
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock(path)
     }
+    fn try_lock_dir(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock_dir(dir)
+    }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         self.inner.canonicalize(dir)
     }
