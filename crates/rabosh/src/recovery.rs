@@ -188,7 +188,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         options,
         vfs,
         current: ArcSwap::from_pointee(version),
-        writer: Mutex::new(Writer { manifest, log, lock: Some(lock), synced }),
+        writer: Mutex::new(Writer { manifest, log, lock: Some(lock), synced: Some(synced) }),
         syncer: Mutex::new(()),
         counters,
         closed: AtomicBool::new(false),

@@ -40,8 +40,9 @@ pub(crate) struct Writer {
     /// The log being appended to; `None` once closed. Replaced whole on rotation.
     pub log: Option<ActiveLog>,
     pub lock: Option<DirLock>,
-    /// Where the durable length of the active segment is recorded (FORMAT.md, `SYNCED`).
-    pub synced: SyncedFile,
+    /// Where the durable length of the active segment is recorded (FORMAT.md, `SYNCED`);
+    /// `None` once closed (close releases every file handle).
+    pub synced: Option<SyncedFile>,
 }
 
 /// The active segment and what the writer knows about it. One value, so rotation and close
@@ -364,7 +365,7 @@ impl Store {
         if log.seg.number != number || len <= log.synced_len {
             return;
         }
-        if w.synced.write(SyncedPoint { segment: number, len }).is_ok() {
+        if w.synced.as_ref().is_some_and(|f| f.write(SyncedPoint { segment: number, len }).is_ok()) {
             log.synced_len = len;
         }
     }
@@ -584,6 +585,7 @@ impl Store {
             }
         }
         w.log = None;
+        w.synced = None;
         let seq = self.current.load().seq;
         self.current.store(Arc::new(Version {
             map: KeyMap::new(),
@@ -605,7 +607,9 @@ impl Store {
             // The record could not be written: the store is still whole, only less protected.
             return Ok(());
         }
-        w.synced.sync().map_err(|e| Error::io("fsync", &w.synced.path, e))?;
+        if let Some(f) = &w.synced {
+            f.sync().map_err(|e| Error::io("fsync", &f.path, e))?;
+        }
         self.counters.fsync();
         Ok(())
     }
