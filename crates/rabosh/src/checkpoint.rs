@@ -26,7 +26,7 @@ fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<Che
     let (version, manifest) = {
         let mut w = store.writable()?;
         store.settle(&mut w)?;
-        if w.active_len > crate::format::SEG_HEADER as u64 {
+        if w.log().len > crate::format::SEG_HEADER as u64 {
             store.rotate(&mut w)?;
         }
         let mut m = w.manifest.clone();

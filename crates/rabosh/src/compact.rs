@@ -6,7 +6,7 @@ use crate::format::{FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, en
 use crate::keydir::{Entry, Rec, SegRecs, Version};
 use crate::manifest::SegMeta;
 use crate::segment::{Segment, seg_name};
-use crate::store::{Store, poison};
+use crate::store::Store;
 use crate::vfs::{OpenMode, VFile, write_all_at};
 use crate::{CompactInfo, Error, Result};
 use std::collections::HashSet;
@@ -20,7 +20,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let mut w = store.writable()?;
     store.settle(&mut w)?;
     let bytes_before = store.counters.disk_bytes.load(Ordering::Relaxed);
-    if w.active_len > SEG_HEADER as u64 {
+    if w.log().len > SEG_HEADER as u64 {
         store.rotate(&mut w)?;
     }
     let cur = store.current.load_full();
@@ -99,7 +99,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         vec![SegMeta { number, kind: KIND_COMPACTED, sealed: true, first_seq: 0, last_seq: cur.seq, len }, active_meta];
     // A failed swap leaves the MANIFEST old or new; memory can no longer tell which.
     if let Err(e) = m.write(&*store.vfs, &store.dir, &store.fsyncs()) {
-        return Err(poison(&mut w, e));
+        return Err(store.poison(e));
     }
     w.manifest = m;
 
@@ -117,7 +117,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         }
     }
     segs.sort_by_key(|s| s.number); // lookups binary-search by number
-    let active_len = w.active_len;
+    let active_len = w.log().len;
     store.counters.disk_bytes.store(len + active_len, Ordering::Relaxed);
     store.current.store(Arc::new(Version { map, seq: cur.seq, segments: Arc::new(segs), live_bytes: cur.live_bytes }));
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);

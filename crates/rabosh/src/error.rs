@@ -34,6 +34,9 @@ pub enum Error {
     Closed,
     /// The caller asked for something the engine cannot do (e.g. a non-empty checkpoint target).
     InvalidArgument(String),
+    /// `create_if_missing` is off and the directory is absent or holds no store (no MANIFEST:
+    /// empty, or left by a killed checkpoint). Nothing was created.
+    NotAStore { dir: PathBuf },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -49,6 +52,7 @@ impl Error {
             Error::Poisoned { .. } => "RABOSH_POISONED",
             Error::Closed => "RABOSH_CLOSED",
             Error::InvalidArgument(_) => "RABOSH_INVALID_ARGUMENT",
+            Error::NotAStore { .. } => "RABOSH_NOT_A_STORE",
         }
     }
 
@@ -89,6 +93,7 @@ impl fmt::Display for Error {
             }
             Error::Closed => write!(f, "store is closed"),
             Error::InvalidArgument(msg) => write!(f, "{msg}"),
+            Error::NotAStore { dir } => write!(f, "{} is not a rabosh store (no MANIFEST)", dir.display()),
         }
     }
 }

@@ -17,6 +17,7 @@ mod recovery;
 mod segment;
 mod snapshot;
 mod store;
+mod synced;
 #[doc(hidden)]
 pub mod testing;
 mod vfs;
@@ -51,6 +52,10 @@ pub struct Options {
     pub segment_bytes: u64,
     /// Refuse to open when the log has a torn tail instead of dropping it.
     pub strict: bool,
+    /// Create the store (and its directory) when there is none. Off: a directory that is
+    /// absent, empty or has no MANIFEST is `Error::NotAStore`, and nothing is created — for
+    /// read-only tools, which must never turn a stray directory into a store.
+    pub create_if_missing: bool,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: Option<Arc<dyn Vfs>>,
@@ -58,7 +63,13 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options { durability: Durability::Sync, segment_bytes: 64 << 20, strict: false, vfs: None }
+        Options {
+            durability: Durability::Sync,
+            segment_bytes: 64 << 20,
+            strict: false,
+            create_if_missing: true,
+            vfs: None,
+        }
     }
 }
 

@@ -1,4 +1,5 @@
-//! One writer per directory: an OS lock on `LOCK` (never deleted, never stolen), a holder record
+//! One writer per directory: an OS lock on `LOCK` (never deleted, never stolen) and, where the
+//! OS allows, on the directory itself (so a deleted or replaced LOCK frees nothing), a holder record
 //! in `LOCK.holder` (a Windows lock is mandatory, so the record cannot live in the locked file),
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
@@ -25,6 +26,7 @@ pub struct DirLock {
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     _guard: LockGuard,
+    _dir_guard: LockGuard,
 }
 
 impl Drop for DirLock {
@@ -57,11 +59,19 @@ pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
         }
         Err(e) => return Err(Error::io("lock", &path, e)),
     };
+    // A holder whose LOCK was deleted (or replaced) still holds the directory.
+    let dir_guard = match vfs.try_lock_dir(dir) {
+        Ok(Some(g)) => g,
+        Ok(None) => {
+            return Err(Error::Locked { dir: dir.to_path_buf(), holder: read_holder_retrying(&**vfs, dir) });
+        }
+        Err(e) => return Err(Error::io("lock", dir, e)),
+    };
     // Not fsynced: losing the record costs an error message, never data.
     let me = own_record();
     let _ = replace_file(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), None);
     std::mem::forget(claim);
-    Ok(DirLock { canon, vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard })
+    Ok(DirLock { canon, vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard, _dir_guard: dir_guard })
 }
 
 /// Releases the in-process claim if acquiring fails half-way.

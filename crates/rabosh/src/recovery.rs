@@ -2,10 +2,11 @@
 //! segment, sweep our own orphans, publish the first version.
 
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::keydir::{KeyMap, SegRecs, Version, apply_recs};
+use crate::keydir::{KeyMap, Version, apply_recs};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
-use crate::segment::{Segment, check_header, parse_numbered, scan, seg_name};
-use crate::store::{Counters, Store, Writer, create_log_segment};
+use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
+use crate::store::{ActiveLog, Counters, Store, Writer, create_log_segment};
+use crate::synced::{SyncedFile, SyncedPoint};
 use crate::vfs::{OpenMode, StdFs, Vfs};
 use crate::{Error, Options, Result};
 use arc_swap::ArcSwap;
@@ -21,11 +22,21 @@ fn foreign(name: &str) -> bool {
 }
 
 fn ours_but_not_data(name: &str) -> bool {
-    matches!(name, crate::lock::LOCK | crate::lock::HOLDER | crate::lock::HOLDER_TMP | MANIFEST_TMP)
+    matches!(
+        name,
+        crate::lock::LOCK | crate::lock::HOLDER | crate::lock::HOLDER_TMP | MANIFEST_TMP | crate::synced::SYNCED
+    )
 }
 
 pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
+    // Checked before anything (directory, LOCK) is created. A checkpoint writes its MANIFEST
+    // last, so a killed one is refused here too.
+    if !options.create_if_missing
+        && !vfs.exists(&dir.join(MANIFEST)).map_err(|e| Error::io("stat", dir.join(MANIFEST), e))?
+    {
+        return Err(Error::NotAStore { dir: dir.to_path_buf() });
+    }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = crate::lock::acquire(&vfs, dir)?;
     let counters = Arc::new(Counters::default());
@@ -58,11 +69,10 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let mut seq = 0u64;
     let mut disk = 0u64;
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
-    let mut active = None;
-    let mut active_len = 0;
-    let mut active_recs = SegRecs::new();
-    let mut active_version = crate::format::FORMAT_VERSION;
-    let mut mark_first = false;
+    let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
+    let synced_point = synced.read();
+    check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
+    let mut log: Option<ActiveLog> = None;
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
@@ -97,7 +107,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             let recs = match crate::hint::load(&*vfs, dir, sm.number, sm.len) {
                 Some(r) => r,
                 None => {
-                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, true)?;
+                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed)?;
                     let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
                     if sm.kind == KIND_LOG && found != sm.last_seq {
                         return Err(Error::Corruption {
@@ -116,7 +126,8 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             disk += sm.len;
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone())));
         } else {
-            let sc = scan(&*f, &path, (sm.number, version, KIND_LOG), seq + 1, false)?;
+            let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
+            let sc = scan(&*f, &path, (sm.number, version, KIND_LOG), seq + 1, ScanMode::Active { synced: durable })?;
             if let Some(why) = &sc.torn {
                 if options.strict {
                     return Err(Error::Corruption {
@@ -134,21 +145,29 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             counters.fsync();
             apply_recs(&mut map, &mut live, &sc.recs);
             seq = sc.last_seq.unwrap_or(seq);
-            active_len = sc.valid_len;
-            active_recs = sc.recs;
-            active_version = version;
-            // Open's fsync above made that commit durable; a buffered writer marks it so.
-            mark_first = sc.ends_with_commit;
             disk += sc.valid_len;
             let seg = Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone()));
             segments.push(seg.clone());
-            active = Some(seg);
+            // Open's fsync above made every commit read durable: record it (no fsync needed;
+            // a failed write only means less protection against later damage).
+            let _ = synced.write(SyncedPoint { segment: sm.number, len: sc.valid_len });
+            log = Some(ActiveLog {
+                seg,
+                len: sc.valid_len,
+                recs: sc.recs,
+                version,
+                unsynced: false,
+                // Open's fsync made that commit durable; a buffered writer marks it so.
+                mark_first: sc.ends_with_commit,
+                tail: None,
+                synced_len: sc.valid_len,
+            });
         }
     }
 
     sweep(&*vfs, dir, &names, &manifest);
 
-    if active.is_none() {
+    if log.is_none() {
         let number = manifest.next_segment;
         let mut m = manifest.clone();
         m.next_segment += 1;
@@ -156,10 +175,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
         m.write(&*vfs, dir, &fsyncs)?;
         manifest = m;
-        active_len = SEG_HEADER as u64;
-        disk += active_len;
+        disk += SEG_HEADER as u64;
         segments.push(seg.clone());
-        active = Some(seg);
+        log = Some(ActiveLog::fresh(seg));
     }
     counters.disk_bytes.store(disk, Ordering::Relaxed);
     segments.sort_by_key(|s| s.number);
@@ -170,22 +188,56 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         options,
         vfs,
         current: ArcSwap::from_pointee(version),
-        writer: Mutex::new(Writer {
-            manifest,
-            active,
-            active_len,
-            active_recs,
-            poisoned: None,
-            lock: Some(lock),
-            active_version,
-            unsynced: false,
-            mark_first,
-            tail: None,
-        }),
+        writer: Mutex::new(Writer { manifest, log, lock: Some(lock), synced: Some(synced) }),
         syncer: Mutex::new(()),
         counters,
         closed: AtomicBool::new(false),
+        poisoned: std::sync::OnceLock::new(),
     })
+}
+
+/// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the
+/// store back and sweep the newer segments as leftovers. Segment numbers only grow, so newer
+/// state shows: the synced record naming a segment the MANIFEST has not allocated yet, or a log
+/// segment holding commits at or past `next_segment` (a crashed rotation leaves only a header
+/// there; a crashed compaction leaves a compacted segment, a legitimate leftover).
+fn check_not_rolled_back(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    names: &[String],
+    m: &Manifest,
+    synced: Option<SyncedPoint>,
+) -> Result<()> {
+    let rolled_back = |why: String| Error::Corruption {
+        file: dir.join(MANIFEST),
+        offset: 0,
+        reason: format!("{why}: the MANIFEST is older than the store (put back?)"),
+    };
+    if let Some(p) = synced.filter(|p| p.segment >= m.next_segment) {
+        return Err(rolled_back(format!(
+            "the synced record names segment {} but the MANIFEST allocated only up to {}",
+            p.segment,
+            m.next_segment - 1
+        )));
+    }
+    for n in names {
+        let Some((num, "seg")) = parse_numbered(n) else { continue };
+        if num < m.next_segment {
+            continue;
+        }
+        let path = dir.join(n);
+        let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
+        let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+        let mut h = [0u8; SEG_HEADER];
+        // Only a real segment is evidence; a crashed rotation's header may be incomplete, and
+        // anything else named like a segment is a leftover to sweep.
+        let Ok(()) = crate::vfs::read_exact_at(&*f, &mut h, 0) else { continue };
+        let Ok(hd) = crate::format::decode_seg_header(&h) else { continue };
+        if num > m.next_segment || (hd.kind == KIND_LOG && len > SEG_HEADER as u64) {
+            return Err(rolled_back(format!("segment {n} ({len} bytes) is newer than the MANIFEST")));
+        }
+    }
+    Ok(())
 }
 
 /// A MANIFEST that checksums but describes an impossible layout is damage, not a torn write.

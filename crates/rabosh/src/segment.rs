@@ -203,18 +203,26 @@ impl<'a> Chunks<'a> {
     }
 }
 
+/// How a scan judges a defect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScanMode {
+    /// Any defect is corruption.
+    Sealed,
+    /// The active segment: a defect is a torn tail unless the bytes were durable — below the
+    /// `synced` length the synced record vouches for, or followed by an intact frame that
+    /// proves it (a commit written without the buffered flag, or a synced marker; see
+    /// [`probe_behind`]); then it is corruption.
+    Active { synced: u64 },
+}
+
 /// Scans a segment from its first frame.
-///
-/// `sealed`: any defect is corruption. Otherwise (the active segment) a defect is a torn tail
-/// unless an intact frame behind it proves the damaged bytes were durable — a commit written
-/// without the buffered flag, or a synced marker (see [`probe_behind`]); then it is corruption.
 /// `next_seq`: for a log segment, the seq its first commit must carry. `version`: its header's.
 pub fn scan(
     f: &dyn VFile,
     path: &Path,
     (number, version, kind): (u64, u32, u8),
     next_seq: u64,
-    sealed: bool,
+    mode: ScanMode,
 ) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
@@ -289,10 +297,17 @@ pub fn scan(
             },
             Err(reason) => reason,
         };
-        if sealed {
-            return Err(corrupt(off, format!("sealed segment damaged: {bad}")));
+        let synced = match mode {
+            ScanMode::Sealed => return Err(corrupt(off, format!("sealed segment damaged: {bad}"))),
+            ScanMode::Active { synced } => synced,
+        };
+        if off < synced {
+            return Err(corrupt(
+                off,
+                format!("{bad}, below the {synced} bytes recorded as synced: acknowledged data would be lost"),
+            ));
         }
-        let behind = probe_behind(&mut ch, off + 1, file_len, (version, kind), expect, path)?;
+        let behind = probe_behind(f, &mut ch, off + 1, file_len, (version, kind), expect, path)?;
         if let Some((at, what)) = behind.durable {
             return Err(corrupt(
                 off,
@@ -308,6 +323,14 @@ pub fn scan(
             )
         });
         break;
+    }
+    if let ScanMode::Active { synced } = mode
+        && file_len < synced
+    {
+        return Err(corrupt(
+            file_len,
+            format!("segment is {file_len} bytes but {synced} were recorded as synced: acknowledged data is missing"),
+        ));
     }
     Ok(out)
 }
@@ -348,7 +371,13 @@ struct Behind {
 /// Sync-mode commit follows the previous commit's fsync, or open's); a synced marker is written
 /// only after an fsync. Either one behind a bad frame means the bad frame was durable once:
 /// damage, not a crash. Buffered commits prove nothing: unsynced writes reach disk in any order.
+///
+/// Linear in the bytes probed whatever they hold (values may repeat a frame magic and a huge
+/// length word at every offset): a candidate's checksum comes from prefix CRCs ([`RangeCrc`]),
+/// not from re-reading its claimed payload, and a payload is read only for a fresh candidate
+/// that then either ends the probe or is skipped whole.
 fn probe_behind(
+    f: &dyn VFile,
     ch: &mut Chunks,
     from: u64,
     file_len: u64,
@@ -358,35 +387,151 @@ fn probe_behind(
 ) -> Result<Behind> {
     let magic = crate::format::FRAME_MAGIC.to_le_bytes();
     let mut out = Behind { durable: None, buffered: 0 };
+    let rc = RangeCrc::build(f, from, file_len, path)?;
     let mut p = from;
     while p + FRAME_HEADER as u64 <= file_len {
-        let b = ch.get(p, 4).map_err(|e| Error::io("read", path, e))?;
-        if b == magic
-            && let Ok((len, buffered, payload)) = read_frame(ch, p, file_len, path)?
-            && let Ok(fr) = decode_payload(&payload, p, version)
-        {
-            // Seqs already read are stale bytes (or a copy inside a value), not evidence.
-            let fresh = match fr.kind {
-                KIND_LOG => kind == KIND_LOG && fr.seq >= expect,
-                KIND_SYNCED => kind == KIND_LOG && !buffered && fr.seq.wrapping_add(1) >= expect,
-                _ => kind == KIND_COMPACTED,
-            };
-            if fresh && buffered && fr.kind == KIND_LOG {
-                out.buffered += 1;
-                // Skip its body: a frame copied inside a value is not evidence either.
-                p += (FRAME_HEADER + len) as u64;
+        let h: [u8; FRAME_HEADER] =
+            ch.get(p, FRAME_HEADER).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
+        let head = match frame_header(&h) {
+            Ok(head) if h[..4] == magic => head,
+            _ => {
+                p += 1;
                 continue;
             }
-            if fresh {
-                let what = match fr.kind {
-                    KIND_SYNCED => format!("a synced marker (after commit {})", fr.seq),
-                    _ => format!("an intact commit (seq {}) written after an fsync", fr.seq),
+        };
+        let body = p + FRAME_HEADER as u64;
+        let end = body + head.len as u64;
+        // A payload shorter than kind + seq + count cannot be a frame of ours.
+        if end > file_len || head.len < 13 {
+            p += 1;
+            continue;
+        }
+        let payload_crc = rc.range(f, body, end, path)?;
+        if crc32c::crc32c_combine(crc(&[&h[4..8]]), payload_crc, head.len) != head.crc {
+            p += 1;
+            continue;
+        }
+        let ph: [u8; 13] = ch.get(body, 13).map_err(|e| Error::io("read", path, e))?.try_into().unwrap();
+        let fkind = ph[0];
+        let seq = u64::from_le_bytes(ph[1..9].try_into().unwrap());
+        // Seqs already read are stale bytes (or a copy inside a value), not evidence.
+        let fresh = match fkind {
+            KIND_LOG => kind == KIND_LOG && seq >= expect,
+            KIND_SYNCED => kind == KIND_LOG && !head.buffered && seq.wrapping_add(1) >= expect,
+            KIND_COMPACTED => kind == KIND_COMPACTED,
+            _ => false,
+        };
+        if !fresh {
+            p += 1;
+            continue;
+        }
+        if !(head.buffered && fkind == KIND_LOG) {
+            let mut payload = vec![0u8; head.len];
+            read_exact_at(f, &mut payload, body).map_err(|e| Error::io("read", path, e))?;
+            if decode_payload(&payload, p, version).is_ok() {
+                let what = match fkind {
+                    KIND_SYNCED => format!("a synced marker (after commit {seq})"),
+                    _ => format!("an intact commit (seq {seq}) written after an fsync"),
                 };
                 out.durable = Some((p, what));
                 return Ok(out);
             }
+        } else {
+            out.buffered += 1;
         }
-        p += 1;
+        // Skip its body: a frame copied inside a value is not evidence either.
+        p = end;
     }
     Ok(out)
+}
+
+/// CRC-32C of any byte range of `[base, end)` of a file from one sequential pass: the CRC of
+/// every prefix ending on a `STEP` boundary is kept, so a range costs two reads of under `STEP`
+/// bytes and two CRC shifts, however long it is.
+struct RangeCrc {
+    base: u64,
+    marks: Vec<u32>,
+}
+
+const STEP: u64 = 32;
+
+impl RangeCrc {
+    fn build(f: &dyn VFile, base: u64, end: u64, path: &Path) -> Result<RangeCrc> {
+        let mut marks = Vec::with_capacity(((end - base) / STEP + 1) as usize);
+        let mut c = 0u32;
+        marks.push(c);
+        let mut buf = vec![0u8; (1 << 20).min((end - base) as usize)];
+        let mut at = base;
+        while at < end {
+            let n = ((end - at) as usize).min(buf.len());
+            read_exact_at(f, &mut buf[..n], at).map_err(|e| Error::io("read", path, e))?;
+            // Chunks are whole STEPs (1 MiB is a multiple), except the last.
+            for piece in buf[..n].chunks(STEP as usize) {
+                c = crc32c::crc32c_append(c, piece);
+                if piece.len() == STEP as usize {
+                    marks.push(c);
+                }
+            }
+            at += n as u64;
+        }
+        Ok(RangeCrc { base, marks })
+    }
+
+    /// CRC of the bytes from `base` to `x`.
+    fn prefix(&self, f: &dyn VFile, x: u64, path: &Path) -> Result<u32> {
+        let i = (x - self.base) / STEP;
+        let from = self.base + i * STEP;
+        let mut tail = [0u8; STEP as usize];
+        let tail = &mut tail[..(x - from) as usize];
+        read_exact_at(f, tail, from).map_err(|e| Error::io("read", path, e))?;
+        Ok(crc32c::crc32c_append(self.marks[i as usize], tail))
+    }
+
+    /// CRC of the bytes `[a, b)`: prefix(b) is prefix(a) shifted over the range, xor the range's.
+    fn range(&self, f: &dyn VFile, a: u64, b: u64, path: &Path) -> Result<u32> {
+        let (pa, pb) = (self.prefix(f, a, path)?, self.prefix(f, b, path)?);
+        Ok(pb ^ crc32c::crc32c_combine(pa, 0, (b - a) as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Mem(Vec<u8>);
+    impl VFile for Mem {
+        fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+            let o = (offset as usize).min(self.0.len());
+            let n = buf.len().min(self.0.len() - o);
+            buf[..n].copy_from_slice(&self.0[o..o + n]);
+            Ok(n)
+        }
+        fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
+            unreachable!()
+        }
+        fn sync_data(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn set_len(&self, _: u64) -> std::io::Result<()> {
+            unreachable!()
+        }
+        fn len(&self) -> std::io::Result<u64> {
+            Ok(self.0.len() as u64)
+        }
+    }
+
+    #[test]
+    fn range_crc_equals_the_crc_of_the_range() {
+        let data: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let f = Mem(data.clone());
+        let p = Path::new("mem");
+        for base in [0u64, 7, 40] {
+            let rc = RangeCrc::build(&f, base, data.len() as u64, p).unwrap();
+            for (a, b) in [(base, base), (base, 5000), (base + 1, base + 2), (100, 133), (129, 4999), (64, 96)] {
+                let want = crc32c::crc32c(&data[a as usize..b as usize]);
+                assert_eq!(rc.range(&f, a, b, p).unwrap(), want, "base {base} [{a}, {b})");
+            }
+        }
+    }
 }

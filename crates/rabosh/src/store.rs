@@ -6,6 +6,7 @@ use crate::lock::DirLock;
 use crate::manifest::{Manifest, SegMeta};
 use crate::metabuf::MetaBuf;
 use crate::segment::{Segment, seg_name};
+use crate::synced::{SyncedFile, SyncedPoint};
 use crate::vfs::{OpenMode, Vfs, write_all_at};
 use crate::{
     Batch, CheckpointInfo, CompactInfo, Durability, Error, Op, Options, Result, Snapshot, Stats, VerifyReport,
@@ -13,7 +14,7 @@ use crate::{
 use arc_swap::ArcSwap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
@@ -36,24 +37,58 @@ impl Counters {
 /// Everything only the writer touches.
 pub(crate) struct Writer {
     pub manifest: Manifest,
-    pub active: Option<Arc<Segment>>,
-    pub active_len: u64,
-    /// The active segment's hint, built as commits land.
-    pub active_recs: SegRecs,
-    pub poisoned: Option<String>,
+    /// The log being appended to; `None` once closed. Replaced whole on rotation.
+    pub log: Option<ActiveLog>,
     pub lock: Option<DirLock>,
-    /// Format version of the active segment's header: frames are written only into a segment
-    /// of the current version (an older one is sealed first), so each file has one layout.
-    pub active_version: u32,
-    /// Buffered commits written since the active segment was last fsynced: the next sync or
-    /// close appends a synced marker behind them.
+    /// Where the durable length of the active segment is recorded (FORMAT.md, `SYNCED`);
+    /// `None` once closed (close releases every file handle).
+    pub synced: Option<SyncedFile>,
+}
+
+/// The active segment and what the writer knows about it. One value, so rotation and close
+/// replace it as a whole and no field can be left over from the previous segment.
+pub(crate) struct ActiveLog {
+    pub seg: Arc<Segment>,
+    pub len: u64,
+    /// The segment's hint, built as commits land.
+    pub recs: SegRecs,
+    /// Format version of the segment's header: frames are written only into a segment of the
+    /// current version (an older one is sealed first), so each file has one layout.
+    pub version: u32,
+    /// Buffered commits written since the segment was last fsynced: the next sync or close
+    /// appends a synced marker behind them.
     pub unsynced: bool,
-    /// The active segment ends with a durable commit and no marker (as open found it): the
-    /// first buffered commit is preceded by a marker, so damage to that commit stays detectable.
+    /// The segment ends with a durable commit and no marker (as open found it): the first
+    /// buffered commit is preceded by a marker, so damage to that commit stays detectable.
     pub mark_first: bool,
     /// Sync mode: commits appended but not yet fsynced, as the version they build. Published
     /// only once durable (by a `wait_durable` leader or by `settle`), so readers never see them.
     pub tail: Option<Arc<Version>>,
+    /// The length last written to the synced record (bytes known durable).
+    pub synced_len: u64,
+}
+
+impl ActiveLog {
+    /// A freshly created segment: only its (durable) header.
+    pub fn fresh(seg: Arc<Segment>) -> ActiveLog {
+        ActiveLog {
+            seg,
+            len: SEG_HEADER as u64,
+            recs: SegRecs::new(),
+            version: FORMAT_VERSION,
+            unsynced: false,
+            mark_first: false,
+            tail: None,
+            synced_len: 0,
+        }
+    }
+}
+
+impl Writer {
+    /// The active log of a store known open (checked by `writable`).
+    pub fn log(&mut self) -> &mut ActiveLog {
+        self.log.as_mut().expect("an open store has an active log")
+    }
 }
 
 /// An open store. Share it between threads with `Arc<Store>`; one writer at a time inside.
@@ -68,6 +103,9 @@ pub struct Store {
     pub(crate) syncer: Mutex<()>,
     pub(crate) counters: Arc<Counters>,
     pub(crate) closed: AtomicBool,
+    /// Set by the first failed write/fsync (or a panic under the writer mutex): from then on
+    /// every call answers `Poisoned` until reopen, so nothing answers from a failed commit.
+    pub(crate) poisoned: OnceLock<String>,
 }
 
 impl Store {
@@ -84,19 +122,47 @@ impl Store {
         &self.options
     }
 
-    pub(crate) fn lock_writer(&self) -> MutexGuard<'_, Writer> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    /// The writer, even after a panic under its mutex (which poisons the store): for the
+    /// calls that still run on a poisoned store (close, verify).
+    fn lock_writer_anyway(&self) -> MutexGuard<'_, Writer> {
+        self.writer.lock().unwrap_or_else(|p| {
+            let _ = self.poisoned.set(PANICKED.into());
+            p.into_inner()
+        })
+    }
+
+    /// The writer, unless a panic under its mutex left it half-updated.
+    fn lock_writer(&self) -> Result<MutexGuard<'_, Writer>> {
+        match self.writer.lock() {
+            Ok(w) => Ok(w),
+            Err(_) => Err(self.poison(Error::Poisoned { reason: PANICKED.into() })),
+        }
+    }
+
+    /// `Err(Poisoned)` once a failure has poisoned the store.
+    pub(crate) fn check_poison(&self) -> Result<()> {
+        if self.writer.is_poisoned() {
+            let _ = self.poisoned.set(PANICKED.into());
+        }
+        match self.poisoned.get() {
+            Some(r) => Err(Error::Poisoned { reason: r.clone() }),
+            None => Ok(()),
+        }
+    }
+
+    /// Records the first failure that poisons the store and passes it on.
+    pub(crate) fn poison(&self, e: Error) -> Error {
+        let _ = self.poisoned.set(e.to_string());
+        e
     }
 
     /// The writer, if writes are allowed.
     pub(crate) fn writable(&self) -> Result<MutexGuard<'_, Writer>> {
-        let w = self.lock_writer();
-        if self.closed.load(Ordering::SeqCst) || w.active.is_none() {
+        let w = self.lock_writer()?;
+        if self.closed.load(Ordering::SeqCst) || w.log.is_none() {
             return Err(Error::Closed);
         }
-        if let Some(r) = &w.poisoned {
-            return Err(Error::Poisoned { reason: r.clone() });
-        }
+        self.check_poison()?;
         Ok(w)
     }
 
@@ -115,11 +181,13 @@ impl Store {
     /// The newest state, including commits appended but not yet durable (Sync mode). For a
     /// writer deciding what to append next; readers want [`Store::snapshot`].
     pub fn latest_snapshot(&self) -> Result<Snapshot> {
-        let w = self.lock_writer();
+        let w = self.lock_writer()?;
         if self.closed.load(Ordering::SeqCst) {
             return Err(Error::Closed);
         }
-        let v = w.tail.clone().unwrap_or_else(|| self.current.load_full());
+        self.check_poison()?;
+        let tail = w.log.as_ref().and_then(|l| l.tail.clone());
+        let v = tail.unwrap_or_else(|| self.current.load_full());
         Ok(Snapshot::new(v, self.counters.clone()))
     }
 
@@ -129,7 +197,7 @@ impl Store {
     /// published at once. An empty batch commits nothing and returns the latest sequence number.
     pub fn append(&self, batch: Batch) -> Result<u64> {
         let mut w = self.writable()?;
-        let cur = w.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let cur = w.log().tail.clone().unwrap_or_else(|| self.current.load_full());
         if batch.is_empty() {
             return Ok(cur.seq);
         }
@@ -169,28 +237,30 @@ impl Store {
         // A Sync-mode frame unflagged says "every byte before me was durable when I was
         // written" (FORMAT.md, recovery rule 6). Behind a pending group that is not so: flag it
         // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail.
-        let flagged = buffered || w.tail.is_some();
+        let flagged = buffered || w.log().tail.is_some();
         let frame = pb.finish(flagged);
-        if (w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes)
-            || w.active_version < FORMAT_VERSION
+        let log = w.log();
+        if (log.len > SEG_HEADER as u64 && log.len + frame.len() as u64 > self.options.segment_bytes)
+            || log.version < FORMAT_VERSION
         {
             self.rotate(&mut w)?;
         }
         // Rotation published a version with the new segment (and settled any tail); build on
         // the newest.
-        let cur = w.tail.clone().unwrap_or_else(|| self.current.load_full());
-        let active = w.active.clone().expect("writable store has an active segment");
+        let log = w.log();
+        let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let active = log.seg.clone();
         // Everything before the marker is durable already (open fsynced it), so marker and
         // commit go out in one write.
-        let lead = if buffered && w.mark_first { synced_marker(cur.seq) } else { Vec::new() };
-        let off = w.active_len + lead.len() as u64;
+        let lead = if buffered && log.mark_first { synced_marker(cur.seq) } else { Vec::new() };
+        let off = log.len + lead.len() as u64;
         let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
-        if let Err(e) = write_all_at(active.file(), &bytes, w.active_len) {
-            return Err(poison(&mut w, Error::io("write", &active.path, e)));
+        if let Err(e) = write_all_at(active.file(), &bytes, log.len) {
+            return Err(self.poison(Error::io("write", &active.path, e)));
         }
-        w.active_len += bytes.len() as u64;
-        w.mark_first = false;
-        w.unsynced |= buffered;
+        log.len += bytes.len() as u64;
+        log.mark_first = false;
+        log.unsynced |= buffered;
         self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.counters.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
 
@@ -213,7 +283,7 @@ impl Store {
                 (Op::Delete { key }, _) | (Op::Put { key, .. }, None) => (key, None),
             };
             let key: Key = key.into();
-            w.active_recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
+            log.recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
             apply_one(&mut map, &mut live, key, entry);
         }
         let v = Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live });
@@ -222,7 +292,7 @@ impl Store {
             // Publishing last: a reader sees the whole batch or none of it.
             self.current.store(v);
         } else {
-            w.tail = Some(v);
+            log.tail = Some(v);
         }
         Ok(seq)
     }
@@ -230,21 +300,32 @@ impl Store {
     /// Return once commit `seq` (from [`Store::append`]) is durable and published. Concurrent
     /// waiters share fsyncs: one leader at a time syncs the active segment, which covers every
     /// commit appended before it started, and publishes the newest of them.
+    ///
+    /// Once the store is poisoned it answers `Poisoned`, except (Sync mode) for a commit already
+    /// published: that one was fsynced before the failure, and reporting it failed would be
+    /// false.
     pub fn wait_durable(&self, seq: u64) -> Result<()> {
-        if self.current.load().seq >= seq {
+        let published = || self.current.load().seq >= seq && self.options.durability == Durability::Sync;
+        if published() {
+            return Ok(());
+        }
+        self.check_poison()?;
+        if self.options.durability == Durability::Buffered && self.current.load().seq >= seq {
             return Ok(());
         }
         let _leader = self.syncer.lock().unwrap_or_else(|p| p.into_inner());
-        if self.current.load().seq >= seq {
+        if published() {
             return Ok(());
         }
-        let (v, active) = {
-            let w = self.lock_writer();
-            if let Some(r) = &w.poisoned {
-                return Err(Error::Poisoned { reason: r.clone() });
+        let (v, active, len) = {
+            let mut w = self.lock_writer()?;
+            // Settled by another operation (rotate, checkpoint, close) since the check above.
+            if published() {
+                return Ok(());
             }
-            match (&w.tail, &w.active) {
-                (Some(t), Some(a)) if t.seq >= seq => (t.clone(), a.clone()),
+            self.check_poison()?;
+            match w.log.as_mut() {
+                Some(ActiveLog { tail: Some(t), seg, len, .. }) if t.seq >= seq => (t.clone(), seg.clone(), *len),
                 // Not published, not pending: it never made it (closed before it was settled).
                 _ => return Err(Error::Closed),
             }
@@ -252,20 +333,50 @@ impl Store {
         // The fsync runs without the writer mutex: appends keep landing behind it and form
         // the next group.
         let synced = active.file().sync_data();
-        let mut w = self.lock_writer();
+        let mut w = self.lock_writer()?;
         if let Err(e) = synced {
-            return Err(poison(&mut w, Error::io("fsync", &active.path, e)));
+            return Err(self.poison(Error::io("fsync", &active.path, e)));
         }
         self.counters.fsync();
+        self.check_still_linked(&active)?;
+        self.note_synced(&mut w, active.number, len);
         self.publish_durable(&mut w, v);
         Ok(())
+    }
+
+    /// A store whose directory was removed (or whose active segment was unlinked) under it
+    /// must not acknowledge anything more: the commits would vanish with the last handle.
+    fn check_still_linked(&self, seg: &Segment) -> Result<()> {
+        match seg.file().unlinked() {
+            Ok(false) => Ok(()),
+            Ok(true) => Err(self.poison(Error::io(
+                "check",
+                &seg.path,
+                std::io::Error::new(std::io::ErrorKind::NotFound, "the store's files were removed while it was open"),
+            ))),
+            Err(e) => Err(self.poison(Error::io("stat", &seg.path, e))),
+        }
+    }
+
+    /// Records (without an fsync) that `len` bytes of segment `number` are durable, if that
+    /// is news; a stale record only makes recovery more lenient, so a failed write is ignored.
+    pub(crate) fn note_synced(&self, w: &mut Writer, number: u64, len: u64) {
+        let Some(log) = w.log.as_mut() else { return };
+        if log.seg.number != number || len <= log.synced_len {
+            return;
+        }
+        if w.synced.as_ref().is_some_and(|f| f.write(SyncedPoint { segment: number, len }).is_ok()) {
+            log.synced_len = len;
+        }
     }
 
     /// Publish `v`, known durable, unless something newer (or a rewrite of the same commit, as
     /// compaction publishes) is already out. Under the writer mutex: every publisher holds it.
     fn publish_durable(&self, w: &mut Writer, v: Arc<Version>) {
-        if w.tail.as_ref().is_some_and(|t| t.seq <= v.seq) {
-            w.tail = None;
+        if let Some(log) = w.log.as_mut()
+            && log.tail.as_ref().is_some_and(|t| t.seq <= v.seq)
+        {
+            log.tail = None;
         }
         if v.seq > self.current.load().seq {
             self.current.store(v);
@@ -276,12 +387,15 @@ impl Store {
     /// replaces `current` under the writer mutex does this first, so it never loses or rewinds
     /// appended commits. A failed fsync poisons.
     pub(crate) fn settle(&self, w: &mut Writer) -> Result<()> {
-        let Some(v) = w.tail.clone() else { return Ok(()) };
-        let active = w.active.clone().expect("a pending tail lives in the active segment");
+        let log = w.log();
+        let Some(v) = log.tail.clone() else { return Ok(()) };
+        let (active, len) = (log.seg.clone(), log.len);
         if let Err(e) = active.file().sync_data() {
-            return Err(poison(w, Error::io("fsync", &active.path, e)));
+            return Err(self.poison(Error::io("fsync", &active.path, e)));
         }
         self.counters.fsync();
+        self.check_still_linked(&active)?;
+        self.note_synced(w, active.number, len);
         self.publish_durable(w, v);
         Ok(())
     }
@@ -291,26 +405,30 @@ impl Store {
         let mut w = self.writable()?;
         self.settle(&mut w)?;
         let r = self.sync_active(&mut w);
-        r.map_err(|e| poison(&mut w, e))
+        r.map_err(|e| self.poison(e))
     }
 
     /// fsync the active segment; if buffered commits were among what it covered, append a
     /// synced marker and fsync that too, so recovery can tell a later hole in front of them from
     /// damage (FORMAT.md, recovery rule 6).
     fn sync_active(&self, w: &mut Writer) -> Result<()> {
-        let active = w.active.clone().unwrap();
+        let log = w.log();
+        let active = log.seg.clone();
         active.file().sync_data().map_err(|e| Error::io("fsync", &active.path, e))?;
         self.counters.fsync();
-        if w.unsynced {
+        if log.unsynced {
             let marker = synced_marker(self.current.load().seq);
-            write_all_at(active.file(), &marker, w.active_len).map_err(|e| Error::io("write", &active.path, e))?;
-            w.active_len += marker.len() as u64;
-            w.unsynced = false;
+            write_all_at(active.file(), &marker, log.len).map_err(|e| Error::io("write", &active.path, e))?;
+            log.len += marker.len() as u64;
+            log.unsynced = false;
             self.counters.disk_bytes.fetch_add(marker.len() as u64, Ordering::Relaxed);
             self.counters.bytes_written.fetch_add(marker.len() as u64, Ordering::Relaxed);
             active.file().sync_data().map_err(|e| Error::io("fsync", &active.path, e))?;
             self.counters.fsync();
         }
+        self.check_still_linked(&active)?;
+        let len = w.log().len;
+        self.note_synced(w, active.number, len);
         Ok(())
     }
 
@@ -318,23 +436,25 @@ impl Store {
     /// Any failure poisons: the files on disk may no longer match what memory believes.
     pub(crate) fn rotate(&self, w: &mut Writer) -> Result<()> {
         let r = self.rotate_inner(w);
-        r.map_err(|e| poison(w, e))
+        r.map_err(|e| self.poison(e))
     }
 
     fn rotate_inner(&self, w: &mut Writer) -> Result<()> {
-        let old = w.active.clone().unwrap();
+        let old = w.log().seg.clone();
         old.file().sync_data().map_err(|e| Error::io("fsync", &old.path, e))?;
         self.counters.fsync();
+        self.check_still_linked(&old)?;
         // That fsync made any pending tail durable: publish it before sealing behind it.
-        if let Some(v) = w.tail.clone() {
+        if let Some(v) = w.log().tail.clone() {
             self.publish_durable(w, v);
         }
         let seq = self.current.load().seq;
-        crate::hint::write(&*self.vfs, &self.dir, old.number, w.active_len, &w.active_recs, &self.fsyncs())?;
+        let old_len = w.log().len;
+        crate::hint::write(&*self.vfs, &self.dir, old.number, old_len, &w.log().recs, &self.fsyncs())?;
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
         last.sealed = true;
-        last.len = w.active_len;
+        last.len = old_len;
         last.last_seq = seq;
         let number = m.next_segment;
         m.next_segment += 1;
@@ -342,12 +462,7 @@ impl Store {
         m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
         m.write(&*self.vfs, &self.dir, &self.fsyncs())?;
         w.manifest = m;
-        w.active = Some(seg.clone());
-        w.active_len = SEG_HEADER as u64;
-        w.active_recs = SegRecs::new();
-        w.active_version = FORMAT_VERSION;
-        w.unsynced = false;
-        w.mark_first = false;
+        w.log = Some(ActiveLog::fresh(seg.clone()));
         self.counters.disk_bytes.fetch_add(SEG_HEADER as u64, Ordering::Relaxed);
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
@@ -366,6 +481,7 @@ impl Store {
         if self.closed.load(Ordering::SeqCst) {
             return Err(Error::Closed);
         }
+        self.check_poison()?;
         Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
     }
 
@@ -380,12 +496,13 @@ impl Store {
     }
 
     /// Read every record of every segment and every live value, checking every checksum.
+    /// Runs on a poisoned store too (it reads what is on disk and changes nothing then).
     pub fn verify(&self) -> Result<VerifyReport> {
-        let mut w = self.lock_writer();
-        if self.closed.load(Ordering::SeqCst) {
+        let mut w = self.lock_writer_anyway();
+        if self.closed.load(Ordering::SeqCst) || w.log.is_none() {
             return Err(Error::Closed);
         }
-        if w.poisoned.is_none() {
+        if self.poisoned.get().is_none() {
             self.settle(&mut w)?;
         }
         let v = self.current.load_full();
@@ -399,7 +516,7 @@ impl Store {
                 &seg.path,
                 (sm.number, seg.version, sm.kind),
                 sm.first_seq.max(next),
-                true,
+                crate::segment::ScanMode::Sealed,
             )?;
             // A compacted segment covers commits up to last_seq; its newest live entry may be older.
             let ends_ok = match sc.last_seq {
@@ -430,7 +547,7 @@ impl Store {
 
     pub fn stats(&self) -> Stats {
         let v = self.current.load_full();
-        let poisoned = self.lock_writer().poisoned.is_some();
+        let poisoned = self.check_poison().is_err();
         let disk = self.counters.disk_bytes.load(Ordering::Relaxed);
         let c = &self.counters;
         let sealed = v.segments.len().saturating_sub(1) as u64;
@@ -453,24 +570,22 @@ impl Store {
     /// Close the store: release the lock and every file handle this handle holds (open snapshots
     /// keep the segments they see). Buffered commits are synced first. Idempotent.
     pub fn close(&self) -> Result<()> {
-        let mut w = self.lock_writer();
+        let mut w = self.lock_writer_anyway();
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         let mut result = Ok(());
-        if w.poisoned.is_none() && w.active.is_some() {
+        if self.poisoned.get().is_none() && w.log.is_some() {
             result = self.settle(&mut w);
+            if result.is_ok() && self.options.durability == Durability::Buffered {
+                result = self.sync_active(&mut w);
+            }
+            if result.is_ok() {
+                result = self.record_clean_close(&mut w);
+            }
         }
-        if result.is_ok()
-            && self.options.durability == Durability::Buffered
-            && w.poisoned.is_none()
-            && w.active.is_some()
-        {
-            result = self.sync_active(&mut w);
-        }
-        w.tail = None;
-        w.active = None;
-        w.active_recs = SegRecs::new();
+        w.log = None;
+        w.synced = None;
         let seq = self.current.load().seq;
         self.current.store(Arc::new(Version {
             map: KeyMap::new(),
@@ -480,6 +595,23 @@ impl Store {
         }));
         w.lock = None;
         result
+    }
+
+    /// Every byte of the active segment is durable now: record that durably, so recovery
+    /// reads any later damage to the last commits as corruption, never as a torn tail.
+    fn record_clean_close(&self, w: &mut Writer) -> Result<()> {
+        let log = w.log();
+        let (number, len) = (log.seg.number, log.len);
+        self.note_synced(w, number, len);
+        if w.log().synced_len != len {
+            // The record could not be written: the store is still whole, only less protected.
+            return Ok(());
+        }
+        if let Some(f) = &w.synced {
+            f.sync().map_err(|e| Error::io("fsync", &f.path, e))?;
+        }
+        self.counters.fsync();
+        Ok(())
     }
 
     pub fn is_closed(&self) -> bool {
@@ -493,12 +625,7 @@ impl Drop for Store {
     }
 }
 
-pub(crate) fn poison(w: &mut Writer, e: Error) -> Error {
-    if w.poisoned.is_none() {
-        w.poisoned = Some(e.to_string());
-    }
-    e
-}
+const PANICKED: &str = "a panic interrupted a commit; the in-memory state may be half-updated";
 
 /// A new, empty log segment whose header is durable. Its name becomes durable with the next
 /// MANIFEST write (which fsyncs the directory) — and nothing relies on it before that.

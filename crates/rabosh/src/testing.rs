@@ -32,6 +32,10 @@ struct State {
     /// (kind, the count at which to fail)
     armed: Mutex<Option<(IoKind, u64)>>,
     fired: AtomicU64,
+    /// The file (or path) of the step that fired last.
+    fired_at: Mutex<Option<PathBuf>>,
+    /// Bytes file reads returned: proves how much work a recovery did, whatever the content.
+    bytes_read: AtomicU64,
     /// File fsyncs are held at this gate while it is shut.
     gate: Mutex<Gate>,
     gate_moved: Condvar,
@@ -58,6 +62,15 @@ impl State {
         }
         g.held -= 1;
         self.gate_moved.notify_all();
+    }
+
+    /// Counts one step on `path`; `Err` when it is the armed one (one-shot).
+    fn step_on(&self, kind: IoKind, path: &Path) -> io::Result<()> {
+        let r = self.step(kind);
+        if r.is_err() {
+            *self.fired_at.lock().unwrap() = Some(path.to_path_buf());
+        }
+        r
     }
 
     /// Counts one step; `Err` when it is the armed one (one-shot).
@@ -153,21 +166,34 @@ impl FaultFs {
     pub fn fired(&self) -> u64 {
         self.state.fired.load(Ordering::SeqCst)
     }
+
+    /// The path the last fired fault hit.
+    pub fn fired_at(&self) -> Option<PathBuf> {
+        self.state.fired_at.lock().unwrap().clone()
+    }
+
+    /// Bytes returned by file reads so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.state.bytes_read.load(Ordering::SeqCst)
+    }
 }
 
 #[derive(Debug)]
 struct FaultFile {
+    path: PathBuf,
     inner: Arc<dyn VFile>,
     state: Arc<State>,
 }
 
 impl VFile for FaultFile {
     fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
-        self.state.step(IoKind::Read)?;
-        self.inner.read_at(buf, offset)
+        self.state.step_on(IoKind::Read, &self.path)?;
+        let n = self.inner.read_at(buf, offset)?;
+        self.state.bytes_read.fetch_add(n as u64, Ordering::SeqCst);
+        Ok(n)
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        if let Err(e) = self.state.step(IoKind::Write) {
+        if let Err(e) = self.state.step_on(IoKind::Write, &self.path) {
             let _ = crate::vfs::write_all_at(&*self.inner, &buf[..buf.len() / 2], offset);
             return Err(e);
         }
@@ -175,23 +201,26 @@ impl VFile for FaultFile {
     }
     fn sync_data(&self) -> io::Result<()> {
         self.state.pass_gate();
-        self.state.step(IoKind::Sync)?;
+        self.state.step_on(IoKind::Sync, &self.path)?;
         self.inner.sync_data()
     }
     fn set_len(&self, len: u64) -> io::Result<()> {
-        self.state.step(IoKind::Truncate)?;
+        self.state.step_on(IoKind::Truncate, &self.path)?;
         self.inner.set_len(len)
     }
     fn len(&self) -> io::Result<u64> {
         self.inner.len()
     }
+    fn unlinked(&self) -> io::Result<bool> {
+        self.inner.unlinked()
+    }
 }
 
 impl Vfs for FaultFs {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>> {
-        self.state.step(if mode == OpenMode::CreateNew { IoKind::Create } else { IoKind::Open })?;
+        self.state.step_on(if mode == OpenMode::CreateNew { IoKind::Create } else { IoKind::Open }, path)?;
         let inner = self.inner.open(path, mode)?;
-        Ok(Arc::new(FaultFile { inner, state: self.state.clone() }))
+        Ok(Arc::new(FaultFile { path: path.to_path_buf(), inner, state: self.state.clone() }))
     }
     fn rename(&self, from: &Path, to: &Path) -> io::Result<()> {
         self.state.step(IoKind::Rename)?;
@@ -220,6 +249,9 @@ impl Vfs for FaultFs {
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock(path)
+    }
+    fn try_lock_dir(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock_dir(dir)
     }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         self.inner.canonicalize(dir)

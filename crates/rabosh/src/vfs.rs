@@ -15,6 +15,10 @@ pub trait VFile: Send + Sync + Debug {
     fn sync_data(&self) -> io::Result<()>;
     fn set_len(&self, len: u64) -> io::Result<()>;
     fn len(&self) -> io::Result<u64>;
+    /// True when no directory entry names this file any more (its store was removed).
+    fn unlinked(&self) -> io::Result<bool> {
+        Ok(false)
+    }
 }
 
 /// How to open a file.
@@ -43,6 +47,11 @@ pub trait Vfs: Send + Sync + Debug {
     fn exists(&self, path: &Path) -> io::Result<bool>;
     /// Take an exclusive OS lock on `path` (created if absent); `None` when someone holds it.
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>>;
+    /// Take an exclusive OS lock on the directory itself, where the OS allows it (a lock that
+    /// deleting or replacing a file inside cannot free). Default: nothing to take.
+    fn try_lock_dir(&self, _dir: &Path) -> io::Result<Option<LockGuard>> {
+        Ok(Some(Box::new(())))
+    }
     /// A stable identity for `dir` (the process-wide open-store set is keyed by it).
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf>;
 }
@@ -102,6 +111,14 @@ pub fn create_dir_durable(vfs: &dyn Vfs, dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
+fn exclusive(f: File) -> io::Result<Option<LockGuard>> {
+    match f.try_lock() {
+        Ok(()) => Ok(Some(Box::new(f))),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
 /// The real filesystem through std.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
@@ -138,6 +155,17 @@ impl VFile for StdFile {
     }
     fn len(&self) -> io::Result<u64> {
         Ok(self.0.metadata()?.len())
+    }
+    fn unlinked(&self) -> io::Result<bool> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            Ok(self.0.metadata()?.nlink() == 0)
+        }
+        #[cfg(not(unix))]
+        {
+            Ok(false)
+        }
     }
 }
 
@@ -190,11 +218,23 @@ impl Vfs for StdFs {
         path.try_exists()
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
-        let f = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
-        match f.try_lock() {
-            Ok(()) => Ok(Some(Box::new(f))),
-            Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        // Without FILE_SHARE_DELETE: while held, LOCK cannot be deleted or replaced.
+        #[cfg(windows)]
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
+        exclusive(o.open(path)?)
+    }
+    fn try_lock_dir(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
+        // flock on the directory's own fd: deleting or replacing LOCK does not free it.
+        #[cfg(unix)]
+        {
+            exclusive(File::open(dir)?)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(Some(Box::new(())))
         }
     }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {

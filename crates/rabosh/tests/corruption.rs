@@ -4,6 +4,9 @@
 //! exactly (a torn tail of the active segment, a rebuilt hint, a rewritten holder record) or
 //! reports Corruption / Unsupported naming the damaged file. After a successful open every read
 //! returns the model's value or a Corruption error, and verify() finds sealed-segment damage.
+//! The fixture ends with a clean close, so its SYNCED record vouches for the whole active
+//! segment: damage there is corruption. Half the active-segment cases first delete the record
+//! (as a power loss may leave it stale), and then a damaged last frame is a legal torn tail.
 //!
 //! Knobs: RABOSH_CORRUPTION_CASES (default 5000), RABOSH_CORRUPTION_SEED.
 
@@ -91,6 +94,8 @@ enum Kind {
     Hint,
     Manifest,
     Lock,
+    /// The synced record: derived, its loss only makes recovery lenient.
+    Synced,
 }
 
 fn kind_of(path: &Path, f: &Fixture) -> Kind {
@@ -103,6 +108,8 @@ fn kind_of(path: &Path, f: &Fixture) -> Kind {
         Kind::Hint
     } else if name == "MANIFEST" {
         Kind::Manifest
+    } else if name == "SYNCED" {
+        Kind::Synced
     } else {
         assert!(name.starts_with("LOCK"), "unexpected file {name}");
         Kind::Lock
@@ -158,6 +165,8 @@ struct Tally {
     recovered_exactly: u64,
     torn_tail_dropped: u64,
     reported: u64,
+    /// Active-segment damage below the synced record, reported instead of dropped.
+    synced_damage_reported: u64,
     found_by_read_or_verify: u64,
 }
 
@@ -193,6 +202,10 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
     let ctx = format!("{} {d:?}", path.display());
     let first_bad = damage(&fs, &path, d);
     tally.cases += 1;
+    let record_kept = kind != Kind::Active || rng.below(2) == 0;
+    if !record_kept {
+        fs.delete_file(&Path::new(dir).join("SYNCED")).unwrap();
+    }
     let target_seq = if in_cp { f.cp_seq } else { f.models.len() as u64 - 1 };
 
     let r = catch_unwind(AssertUnwindSafe(|| open(&fs, dir)));
@@ -206,11 +219,17 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
                 "{ctx}: damage to a {kind:?} file is recoverable and must not fail open"
             );
             tally.reported += 1;
+            if kind == Kind::Active && record_kept {
+                tally.synced_damage_reported += 1;
+            }
             return;
         }
         Err(e) => panic!("{ctx}: unexpected error {e}"),
         Ok(s) => s,
     };
+    if kind == Kind::Active && record_kept && first_bad != usize::MAX {
+        panic!("{ctx}: damage to a cleanly closed active segment must be reported, not dropped");
+    }
     let seq = store.stats().seq;
     if kind == Kind::Active && !matches!(d, Damage::Delete) {
         // Intact frames before the first damaged byte are kept; the damaged one was the last
@@ -257,5 +276,6 @@ fn random_damage_is_recovered_exactly_or_reported_naming_the_file() {
             && tally.recovered_exactly > 0
             && tally.torn_tail_dropped > 0
             && tally.found_by_read_or_verify > 0
+            && tally.synced_damage_reported > 0
     );
 }

@@ -65,7 +65,8 @@ fn a_failed_fsync_on_commit_refuses_it_and_poisons() {
     assert!(store.stats().poisoned);
     assert!(matches!(store.write(ops(4)), Err(Error::Poisoned { .. })));
     assert!(matches!(store.sync(), Err(Error::Poisoned { .. })));
-    assert_eq!(contents(&store), model(3), "reads keep working");
+    assert!(matches!(store.snapshot(), Err(Error::Poisoned { .. })), "no new view of a poisoned store");
+    // A view taken before the failure still reads what it saw.
     assert_eq!(before.get(b"k1").unwrap(), model(3).get(b"k1".as_slice()).cloned());
     drop(before);
     drop(store);
@@ -129,6 +130,9 @@ fn scenario(kind: IoKind, n: u64, action: Action) -> bool {
     if kind == IoKind::Link {
         // A refused hard link falls back to a copy: no error, the checkpoint is still whole.
         assert!(!failed, "{kind:?} #{n} during {action:?}");
+    } else if fs.fired_at().is_some_and(|p| p.ends_with("SYNCED")) {
+        // The unsynced synced record: a failed update only makes recovery more lenient.
+        assert!(!failed, "{kind:?} #{n} during {action:?}");
     } else {
         assert_eq!(failed, fired, "{kind:?} #{n} during {action:?}: an injected fault must surface as an error");
     }
@@ -138,7 +142,9 @@ fn scenario(kind: IoKind, n: u64, action: Action) -> bool {
         // Not poisoned: the store still works.
         acked = store.write(ops(acked + 1)).unwrap();
     }
-    assert_eq!(contents(&store), model(store.stats().seq));
+    if !store.stats().poisoned {
+        assert_eq!(contents(&store), model(store.stats().seq));
+    }
     drop(store);
     reopen_and_check(&dir, acked);
     if let Action::Checkpoint = action {

@@ -8,7 +8,9 @@
 //! or visibly not a store.
 //!
 //! Budget: RABOSH_POWERLOSS_RUNS workloads (default 10), RABOSH_POWERLOSS_IMAGES images per
-//! recorded step (default 2), RABOSH_POWERLOSS_SEED to replay one workload.
+//! recorded step (default 2), RABOSH_POWERLOSS_SEED to replay one workload. Half the steps also
+//! open their process-crash image (page cache kept, the SYNCED record with it) and then the same
+//! image with a byte flipped in the last frame the record vouches for: that must be corruption.
 
 mod common;
 
@@ -177,6 +179,52 @@ fn check_checkpoint(img: &SimFs, cp: &Checkpoint, t: &Trace, acked: bool, what: 
     }
 }
 
+/// A process crash keeps the page cache, the synced record included: the store opens at the
+/// acknowledged state or later, and one flipped byte in a frame the record vouches for (an
+/// acknowledged commit of the active segment) is corruption, never a dropped torn tail.
+fn check_process_crash(c: &Capture, t: &Trace, rng: &mut Rng, what: &str) -> u64 {
+    let img = c.process_crash_image();
+    let damaged = img.fork();
+    let seq = check_image(&img, t, c.step, what);
+    let dir = std::path::Path::new(STORE);
+    let Ok(rec) = damaged.read_file(&dir.join("SYNCED")) else { return seq };
+    if rec.len() < 32 {
+        return seq;
+    }
+    let segment = u64::from_le_bytes(rec[8..16].try_into().unwrap());
+    let synced = u64::from_le_bytes(rec[16..24].try_into().unwrap()) as usize;
+    let newest = damaged.names(dir).into_iter().filter(|n| n.ends_with(".seg")).max();
+    if newest.as_deref() != Some(format!("{segment:010}.seg").as_str()) {
+        return seq; // mid-rotation or mid-compaction: the record speaks of an older segment
+    }
+    let path = dir.join(format!("{segment:010}.seg"));
+    let mut b = damaged.read_file(&path).unwrap();
+    // Frames wholly below the synced length.
+    let mut frames = Vec::new();
+    let mut at = 40;
+    while at + 12 <= b.len().min(synced) {
+        let end = at + 12 + (u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap()) & 0x7fff_ffff) as usize;
+        if end > synced {
+            break;
+        }
+        frames.push((at, end));
+        at = end;
+    }
+    let Some(&(start, end)) = frames.last() else { return seq };
+    let flip = start + 12 + rng.below((end - start - 12) as u64) as usize;
+    b[flip] ^= 1 << rng.below(8);
+    damaged.write_file(&path, &b).unwrap();
+    match open(&damaged, STORE, t.segment_bytes) {
+        Err(Error::Corruption { file, .. }) => assert_eq!(file, path, "{what}: names another file"),
+        Err(e) => panic!("{what}: a flip in an acknowledged frame: unexpected {e}"),
+        Ok(s) => panic!(
+            "{what}: a flip at {flip} in the last acknowledged frame was dropped as a torn tail (opened at {})",
+            s.stats().seq
+        ),
+    }
+    seq
+}
+
 fn explore(seed: u64, images_per_step: u64, durability: Durability) -> u64 {
     let (t, captures) = workload(seed, durability);
     let mut rng = Rng::new(seed ^ 0xC0FFEE);
@@ -190,6 +238,10 @@ fn explore(seed: u64, images_per_step: u64, durability: Durability) -> u64 {
             let what = format!("workload {seed}, step {}, image {img_seed:#x} (#{i})", c.step);
             let seq = check_image(&img, &t, c.step, &what);
             images += 1;
+            if i == 0 && rng.below(2) == 0 {
+                check_process_crash(c, &t, &mut rng, &format!("{what}, process crash"));
+                images += 1;
+            }
             // Recovery itself may be cut short: a crash right after open must find the same state.
             if rng.below(4) == 0 {
                 let s = open(&img, STORE, t.segment_bytes).unwrap();

@@ -202,6 +202,32 @@ fn lock_between_processes() {
     Store::open(&dir, Options::default()).unwrap();
 }
 
+/// Issue 9, case 6: a deleted or replaced LOCK must not let a second writer in (two writers
+/// would lose each other's acknowledged commits).
+fn lock_file_deleted_or_replaced() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("held");
+    let (mut child, mut out) = spawn(&["child-holder", dir.to_str().unwrap()]);
+    assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
+    std::fs::remove_file(dir.join("LOCK")).unwrap();
+    match Store::open(&dir, Options::default()) {
+        Err(Error::Locked { holder, .. }) => assert_eq!(holder.pid, Some(child.id())),
+        Err(e) => panic!("LOCK deleted: expected Locked, got {e}"),
+        Ok(_) => panic!("LOCK deleted: a second writer opened a held store"),
+    }
+    // Replaced by a fresh file (what the failed open above may have created, or a tool).
+    std::fs::write(dir.join("LOCK"), b"").unwrap();
+    match Store::open(&dir, Options::default()) {
+        Err(Error::Locked { .. }) => {}
+        Err(e) => panic!("LOCK replaced: expected Locked, got {e}"),
+        Ok(_) => panic!("LOCK replaced: a second writer opened a held store"),
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let store = Store::open(&dir, Options::default()).unwrap();
+    assert_eq!(store.snapshot().unwrap().get(b"held").unwrap().as_deref(), Some(&b"yes"[..]));
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -211,7 +237,11 @@ fn main() {
         _ => {}
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-    let tests: [(&str, fn()); 2] = [("crash_rounds", crash_rounds), ("lock_between_processes", lock_between_processes)];
+    let tests: [(&str, fn()); 3] = [
+        ("crash_rounds", crash_rounds),
+        ("lock_between_processes", lock_between_processes),
+        ("lock_file_deleted_or_replaced", lock_file_deleted_or_replaced),
+    ];
     let mut ran = 0;
     for (name, f) in tests {
         if filters.is_empty() || filters.iter().any(|p| name.contains(p.as_str())) {

@@ -93,6 +93,9 @@ fn truncation_at_every_offset_recovers_the_longest_intact_prefix() {
         let f = fs::OpenOptions::new().write(true).open(d.join(&seg_name)).unwrap();
         f.set_len(cut).unwrap();
         drop(f);
+        // As after a power loss that also lost the (unsynced) record of what was synced: only
+        // then may a cut be a torn tail. With the record, see the test below.
+        forget_synced(&d);
         let store = Store::open(&d, opts()).unwrap();
         let n = ends.iter().rposition(|&e| e <= cut).unwrap() as u32;
         assert_eq!(store.stats().seq, n as u64, "cut at {cut}");
@@ -118,6 +121,32 @@ fn truncation_at_every_offset_recovers_the_longest_intact_prefix() {
     }
 }
 
+/// The synced record a power loss may leave stale: without it nothing is known synced.
+fn forget_synced(dir: &Path) {
+    fs::remove_file(dir.join("SYNCED")).unwrap();
+}
+
+/// Issue 9, case 2: a cleanly closed store whose last frame lost 1..len bytes has lost an
+/// acknowledged commit. That is corruption, not a torn tail.
+#[test]
+fn a_truncated_last_frame_of_a_cleanly_closed_store_is_corruption() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src");
+    let ends = build(&src, 4);
+    let seg_name = files(&src, "seg")[0].file_name().unwrap().to_str().unwrap().to_string();
+    for cut in ends[3]..ends[4] {
+        let d = tmp.path().join(format!("cut{cut}"));
+        copy_dir(&src, &d);
+        let f = fs::OpenOptions::new().write(true).open(d.join(&seg_name)).unwrap();
+        f.set_len(cut).unwrap();
+        drop(f);
+        let (_, offset, reason) = expect_corruption(Store::open(&d, opts()), &seg_name);
+        assert!(offset >= ends[3], "cut at {cut}: {offset} {reason}");
+        assert!(reason.contains("synced"), "cut at {cut}: {reason}");
+        fs::remove_dir_all(&d).unwrap();
+    }
+}
+
 #[test]
 fn a_flipped_byte_in_an_earlier_record_is_corruption_naming_the_file() {
     let tmp = tempfile::tempdir().unwrap();
@@ -138,12 +167,26 @@ fn a_flipped_byte_in_an_earlier_record_is_corruption_naming_the_file() {
             fs::remove_dir_all(&d).unwrap();
         }
     }
-    // The same flip in the last record is indistinguishable from a torn write: dropped.
+    // The same flip in the last record of a cleanly closed store (issue 9, case 2): that
+    // commit was acknowledged, and the synced record says so. Every byte of the frame.
+    let mut b = bytes.clone();
+    for at in ends[2]..ends[3] {
+        let d = tmp.path().join(format!("flip-last{at}"));
+        copy_dir(&src, &d);
+        let mut b = bytes.clone();
+        b[at as usize] ^= 0x40;
+        fs::write(d.join(&name), &b).unwrap();
+        let (_, offset, reason) = expect_corruption(Store::open(&d, opts()), &name);
+        assert_eq!(offset, ends[2], "names the damaged frame: {reason}");
+        fs::remove_dir_all(&d).unwrap();
+    }
+    // Without the record (a power loss may lose it) the flip is indistinguishable from a torn
+    // write: dropped.
     let d = tmp.path().join("flip-last");
     copy_dir(&src, &d);
-    let mut b = bytes.clone();
     b[ends[2] as usize + 20] ^= 0x40;
     fs::write(d.join(&name), &b).unwrap();
+    forget_synced(&d);
     let store = Store::open(&d, opts()).unwrap();
     assert_eq!(store.stats().seq, 2);
     // Strict mode refuses even that.
@@ -151,6 +194,7 @@ fn a_flipped_byte_in_an_earlier_record_is_corruption_naming_the_file() {
     let d2 = tmp.path().join("flip-last-strict");
     copy_dir(&src, &d2);
     fs::write(d2.join(&name), &b).unwrap();
+    forget_synced(&d2);
     expect_corruption(Store::open(&d2, Options { strict: true, ..opts() }), &name);
 }
 

@@ -104,6 +104,14 @@ impl Capture {
     pub fn durable_image(&self) -> SimFs {
         SimFs::from_sim(crash_image_with(&self.sim, &mut Rng::new(0), Some(0)))
     }
+    /// A process crash (no power loss): every pending step stays, as the page cache keeps it.
+    pub fn process_crash_image(&self) -> SimFs {
+        let mut s = self.sim.clone();
+        for i in s.inodes.values_mut() {
+            i.handles = 0;
+        }
+        SimFs::from_sim(s)
+    }
 }
 
 fn norm(p: &Path) -> PathBuf {

@@ -1,0 +1,69 @@
+//! `Options::create_if_missing = false` (issue 9 "smaller", issue 10): read-only tools must
+//! never turn a stray directory into a store. Absent, empty, or MANIFEST-less directories
+//! (e.g. left by a killed checkpoint) are `NotAStore`, and nothing is created in them.
+
+use rabosh::{Batch, Error, Options, Store};
+use std::path::Path;
+
+fn no_create() -> Options {
+    Options { create_if_missing: false, ..Options::default() }
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> =
+        std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    v.sort();
+    v
+}
+
+fn not_a_store(r: rabosh::Result<Store>, dir: &Path) {
+    match r {
+        Err(Error::NotAStore { dir: d }) => assert_eq!(d, dir),
+        Err(e) => panic!("{}: expected NotAStore, got {e}", dir.display()),
+        Ok(_) => panic!("{}: opened as a store", dir.display()),
+    }
+}
+
+#[test]
+fn absent_empty_and_manifestless_directories_are_not_stores_and_stay_untouched() {
+    let tmp = tempfile::tempdir().unwrap();
+    let absent = tmp.path().join("absent");
+    not_a_store(Store::open(&absent, no_create()), &absent);
+    assert!(!absent.exists(), "nothing may be created");
+
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    not_a_store(Store::open(&empty, no_create()), &empty);
+    assert!(names(&empty).is_empty(), "nothing may be created: {:?}", names(&empty));
+
+    // A real store opens, and keeps its contents.
+    let real = tmp.path().join("real");
+    let s = Store::open(&real, Options::default()).unwrap();
+    let mut b = Batch::new();
+    b.put(b"k".to_vec(), b"v".to_vec(), b"m".to_vec());
+    s.write(b).unwrap();
+    drop(s);
+    let s = Store::open(&real, no_create()).unwrap();
+    assert_eq!(s.snapshot().unwrap().get(b"k").unwrap().unwrap(), b"v");
+}
+
+#[test]
+fn a_checkpoint_killed_before_its_manifest_is_not_a_store() {
+    let tmp = tempfile::tempdir().unwrap();
+    let s = Store::open(tmp.path().join("src"), Options { segment_bytes: 512, ..Options::default() }).unwrap();
+    for i in 0..20u32 {
+        let mut b = Batch::new();
+        b.put(format!("k{i}").into_bytes(), vec![b'v'; 100], vec![]);
+        s.write(b).unwrap();
+    }
+    // A checkpoint writes its MANIFEST last: killed (SIGKILL) just before, it leaves this.
+    let cp = tmp.path().join("cp");
+    s.checkpoint(&cp).unwrap();
+    std::fs::remove_file(cp.join("MANIFEST")).unwrap();
+    let left = names(&cp);
+    assert!(left.iter().any(|n| n.ends_with(".seg")), "the half-made target holds data files: {left:?}");
+    not_a_store(Store::open(&cp, no_create()), &cp);
+    assert_eq!(names(&cp), left, "nothing may be created");
+    // With create_if_missing (the default) it is refused too, as damage.
+    assert!(matches!(Store::open(&cp, Options::default()), Err(Error::Corruption { .. })));
+}
