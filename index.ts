@@ -19,6 +19,7 @@ export {
   InvalidArgumentError,
   InvalidOptionError,
   IoError,
+  NotAStoreError,
   PoisonedError,
   RaboshError,
   StoreClosedError,

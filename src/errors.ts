@@ -10,6 +10,7 @@ export type RaboshErrorCode =
   | 'RABOSH_STORE_LOCKED'
   | 'RABOSH_POISONED'
   | 'RABOSH_CLOSED'
+  | 'RABOSH_NOT_A_STORE'
   | 'RABOSH_INVALID_ARGUMENT'
   | 'RABOSH_INVALID_OPTION'
   | 'RABOSH_PANIC';
@@ -31,9 +32,15 @@ export class RaboshError extends Error {
 
 /** An operating-system IO call failed. */
 export class IoError extends RaboshError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /**
+   * Set only by `expireBefore`: how many memories it expired (committed, durable) before
+   * reclaiming their space failed. The deletions stand; retry `compact()` for the space.
+   */
+  readonly expired: number | undefined;
+  constructor(message: string, options?: { cause?: unknown; expired?: number }) {
     super('RABOSH_IO', message, options);
     this.name = 'IoError';
+    this.expired = options?.expired;
   }
 }
 
@@ -66,6 +73,14 @@ export class StoreClosedError extends RaboshError {
   constructor(message = 'store is closed', options?: { cause?: unknown }) {
     super('RABOSH_CLOSED', message, options);
     this.name = 'StoreClosedError';
+  }
+}
+
+/** Opened with `create: false` where no store exists (absent, empty, or not a store); nothing was written. */
+export class NotAStoreError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_NOT_A_STORE', message, options);
+    this.name = 'NotAStoreError';
   }
 }
 
@@ -110,7 +125,7 @@ export class StoreLockedError extends RaboshError {
   }
 }
 
-type Plain = { code?: unknown; message?: unknown; holder?: unknown };
+type Plain = { code?: unknown; message?: unknown; holder?: unknown; expired?: unknown };
 
 function holderOf(raw: unknown): LockHolder {
   const h = (raw ?? {}) as Record<string, unknown>;
@@ -127,12 +142,12 @@ function holderOf(raw: unknown): LockHolder {
 /** The typed form of an error the binding raised; anything else is returned unchanged. */
 export function fromNative(e: unknown): unknown {
   if (e instanceof RaboshError || typeof e !== 'object' || e === null) return e;
-  const { code, message, holder } = e as Plain;
+  const { code, message, holder, expired } = e as Plain;
   const msg = typeof message === 'string' ? message : String(message);
   const cause = { cause: e };
   switch (code) {
     case 'RABOSH_IO':
-      return new IoError(msg, cause);
+      return new IoError(msg, typeof expired === 'number' ? { ...cause, expired } : cause);
     case 'RABOSH_CORRUPTION':
       return new CorruptionError(msg, cause);
     case 'RABOSH_UNSUPPORTED_FORMAT':
@@ -143,6 +158,8 @@ export function fromNative(e: unknown): unknown {
       return new PoisonedError(msg, cause);
     case 'RABOSH_CLOSED':
       return new StoreClosedError(msg, cause);
+    case 'RABOSH_NOT_A_STORE':
+      return new NotAStoreError(msg, cause);
     case 'RABOSH_INVALID_OPTION':
       return new InvalidOptionError(msg, cause);
     case 'RABOSH_INVALID_ARGUMENT':

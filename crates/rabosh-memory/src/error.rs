@@ -33,6 +33,8 @@ pub enum Error {
     Poisoned(String),
     /// The store was closed.
     Closed,
+    /// Opened without creating, and the place holds no store; nothing was written.
+    NotAStore(String),
     /// The caller asked the backend for something it cannot do (e.g. a non-empty checkpoint
     /// target).
     InvalidArgument(String),
@@ -47,9 +49,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Io(m) | Error::Corruption(m) | Error::UnsupportedFormat(m) | Error::InvalidArgument(m) => {
-                f.write_str(m)
-            }
+            Error::Io(m)
+            | Error::Corruption(m)
+            | Error::UnsupportedFormat(m)
+            | Error::InvalidArgument(m)
+            | Error::NotAStore(m) => f.write_str(m),
             Error::Locked { message, .. } => f.write_str(message),
             Error::Poisoned(reason) => {
                 write!(f, "store refuses writes after an earlier failure ({reason}); close and reopen it")

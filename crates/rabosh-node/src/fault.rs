@@ -86,6 +86,7 @@ impl From<Error> for Fault {
             Error::Locked { .. } => "RABOSH_STORE_LOCKED",
             Error::Poisoned(_) => "RABOSH_POISONED",
             Error::Closed => "RABOSH_CLOSED",
+            Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
             Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
             Error::InvalidOption { .. } => "RABOSH_INVALID_OPTION",
         };
@@ -130,6 +131,7 @@ mod tests {
             (Error::UnsupportedFormat("x".into()), "RABOSH_UNSUPPORTED_FORMAT"),
             (Error::Poisoned("r".into()), "RABOSH_POISONED"),
             (Error::Closed, "RABOSH_CLOSED"),
+            (Error::NotAStore("x".into()), "RABOSH_NOT_A_STORE"),
             (Error::InvalidArgument("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::NotNormalised("x".into()), "RABOSH_INVALID_ARGUMENT"),
         ];

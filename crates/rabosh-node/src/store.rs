@@ -95,7 +95,11 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
-            let opts = EmbeddedOptions { durability: options.durability.into(), ..Default::default() };
+            let opts = EmbeddedOptions {
+                durability: options.durability.into(),
+                create_if_missing: options.create,
+                ..Default::default()
+            };
             Ok(NativeStore { inner: EmbeddedStore::open(&dir, opts)? })
         })
     }

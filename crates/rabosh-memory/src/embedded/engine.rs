@@ -26,6 +26,7 @@ impl Engine {
             },
             segment_bytes: options.segment_bytes,
             strict: options.strict,
+            create_if_missing: options.create_if_missing,
             vfs: options.vfs.clone(),
         };
         Ok(Engine(rabosh::Store::open(dir, engine)?))
@@ -141,6 +142,7 @@ impl From<rabosh::Error> for Error {
             rabosh::Error::Poisoned { reason } => Error::Poisoned(reason),
             rabosh::Error::Closed => Error::Closed,
             rabosh::Error::InvalidArgument(m) => Error::InvalidArgument(m),
+            rabosh::Error::NotAStore { .. } => Error::NotAStore(message),
         }
     }
 }

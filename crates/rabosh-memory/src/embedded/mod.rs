@@ -37,6 +37,8 @@ pub struct EmbeddedOptions {
     pub segment_bytes: u64,
     /// Refuse to open when the log has a torn tail instead of dropping it.
     pub strict: bool,
+    /// Create the store when the directory holds none; false refuses (`NotAStore`), writing nothing.
+    pub create_if_missing: bool,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: SharedVfs,
@@ -44,7 +46,13 @@ pub struct EmbeddedOptions {
 
 impl Default for EmbeddedOptions {
     fn default() -> Self {
-        EmbeddedOptions { durability: Durability::Sync, segment_bytes: 64 << 20, strict: false, vfs: None }
+        EmbeddedOptions {
+            durability: Durability::Sync,
+            segment_bytes: 64 << 20,
+            strict: false,
+            create_if_missing: true,
+            vfs: None,
+        }
     }
 }
 
