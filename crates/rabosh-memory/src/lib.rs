@@ -19,6 +19,9 @@ mod outcome;
 mod store;
 mod tree;
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 pub use backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
@@ -42,6 +45,9 @@ pub enum Error {
     InvalidOption { option: &'static str, value: String },
     /// A path that is not in normalised form reached this crate (a caller bug, not model input).
     NotNormalised(String),
+    /// The PostgreSQL backend failed (typed; no host name or password in the message).
+    #[cfg(feature = "postgres")]
+    Postgres(postgres::PgError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -58,6 +64,8 @@ impl fmt::Display for Error {
             Error::Engine(e) => e.fmt(f),
             Error::InvalidOption { option, value } => write!(f, "invalid option {option}: {value}"),
             Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.fmt(f),
         }
     }
 }

@@ -67,6 +67,7 @@ impl From<rabosh_memory::Error> for Fault {
             rabosh_memory::Error::NotNormalised(_) => {
                 Fault { code: "RABOSH_INVALID_ARGUMENT", message: e.to_string(), holder: None }
             }
+            rabosh_memory::Error::Postgres(ref pg) => Fault { code: pg.code(), message: e.to_string(), holder: None },
         }
     }
 }

@@ -1,0 +1,157 @@
+#!/usr/bin/env node
+// Runs a command with RABOSH_PG_URL pointing at a PostgreSQL server. When RABOSH_PG_URL is
+// already set, the command just runs against it. Otherwise a throwaway server is started from
+// the machine's PostgreSQL binaries (Debian's /usr/lib/postgresql/<v>/bin, or RABOSH_PG_BIN, or
+// PATH) in a temporary directory, listening on 127.0.0.1 on a free port, with password
+// authentication (so a wrong password can be tested) and one database; it is stopped and
+// removed afterwards, also when the command fails or this script is interrupted. When run as
+// root the server runs as the `postgres` user, since initdb refuses root.
+//
+// Also exported: RABOSH_PG_RESTART, a shell command that restarts the throwaway server (for the
+// restart test), and RABOSH_PG_LOG, its log file.
+//
+// Usage: node scripts/with-postgres.mjs "cmd && other"   (one argument: run by the shell)
+//        node scripts/with-postgres.mjs cmd arg...        (several: run directly)
+
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+if (args.length === 0) {
+  console.error('usage: with-postgres.mjs <command> [args...]');
+  process.exit(2);
+}
+
+if (process.env.RABOSH_PG_URL) {
+  process.exit(await run(process.env));
+}
+
+const bin = findBin();
+const asRoot = process.getuid?.() === 0;
+const owner = asRoot ? userIds('postgres') : null;
+const dir = mkdtempSync(join(tmpdir(), 'rabosh-pg-'));
+const data = join(dir, 'data');
+const log = join(dir, 'server.log');
+let started = false;
+let cleaned = false;
+let current = null;
+
+function cleanup() {
+  if (cleaned) return;
+  cleaned = true;
+  if (started) {
+    try {
+      pg(['pg_ctl', '-D', data, '-m', 'immediate', '-w', 'stop'], { stdio: 'ignore' });
+    } catch {
+      // Already down: nothing to stop.
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+}
+
+process.on('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    current?.kill(sig);
+    cleanup();
+    process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 })[sig]);
+  });
+}
+
+let code = 1;
+try {
+  if (owner) chownSync(dir, owner.uid, owner.gid);
+  const password = randomBytes(18).toString('hex');
+  const pwfile = join(dir, 'pw');
+  writeFileSync(pwfile, password + '\n', { mode: 0o600 });
+  if (owner) chownSync(pwfile, owner.uid, owner.gid);
+  pg(['initdb', '-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8',
+    '--locale=C', '--no-sync'], { stdio: 'ignore' });
+  rmSync(pwfile);
+  const port = await freePort();
+  // A throwaway server: no fsync (the tests kill clients, not this server's machine); enough
+  // connections for parallel tests that each hold a pool.
+  const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off ` +
+    '-c full_page_writes=off -c max_connections=300';
+  started = true;
+  pg(['pg_ctl', '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start'], { stdio: 'ignore' });
+  const env = { ...process.env, PGPASSWORD: password };
+  execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'rabosh_test'],
+    { env, stdio: 'inherit' });
+  const restart = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
+    '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  code = await run({
+    ...process.env,
+    RABOSH_PG_URL: `postgres://postgres:${password}@127.0.0.1:${port}/rabosh_test`,
+    RABOSH_PG_RESTART: restart,
+    RABOSH_PG_LOG: log,
+  });
+} catch (e) {
+  console.error(`with-postgres: ${e.message}`);
+  if (existsSync(log)) console.error(`(server log: ${log}, removed on exit)`);
+  code = 1;
+} finally {
+  cleanup();
+}
+process.exit(code);
+
+function run(env) {
+  return new Promise((resolve) => {
+    const child = args.length === 1
+      ? spawn(args[0], { env, stdio: 'inherit', shell: true })
+      : spawn(args[0], args.slice(1), { env, stdio: 'inherit' });
+    current = child;
+    child.on('error', (e) => {
+      console.error(`with-postgres: ${e.message}`);
+      resolve(127);
+    });
+    child.on('exit', (c, sig) => resolve(c ?? 128 + (sig === 'SIGKILL' ? 9 : 15)));
+  });
+}
+
+/** Runs a PostgreSQL binary, as the postgres user when this script is root. */
+function pg([name, ...rest], options) {
+  const exe = join(bin, name);
+  if (owner) return execFileSync('runuser', ['-u', 'postgres', '--', exe, ...rest], options);
+  return execFileSync(exe, rest, options);
+}
+
+function findBin() {
+  if (process.env.RABOSH_PG_BIN) return process.env.RABOSH_PG_BIN;
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions.length > 0) return join(root, versions[0], 'bin');
+  }
+  for (const p of (process.env.PATH ?? '').split(':')) {
+    if (p && existsSync(join(p, 'initdb'))) return p;
+  }
+  throw new Error('no PostgreSQL binaries found (install Debian\'s postgresql package, set RABOSH_PG_BIN, ' +
+    'or set RABOSH_PG_URL to a server to use)');
+}
+
+function userIds(name) {
+  const uid = Number(execFileSync('id', ['-u', name]).toString().trim());
+  const gid = Number(execFileSync('id', ['-g', name]).toString().trim());
+  return { uid, gid };
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function shellQuote(s) {
+  return /^[A-Za-z0-9_./=:-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
