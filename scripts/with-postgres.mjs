@@ -7,6 +7,9 @@
 // removed afterwards, also when the command fails or this script is interrupted. When run as
 // root the server runs as the `postgres` user, since initdb refuses root.
 //
+// RABOSH_PG_FSYNC=on keeps the server's fsync (off by default: faster, and nothing here
+// survives the run anyway).
+//
 // Also exported: RABOSH_PG_RESTART, a shell command that restarts the throwaway server (for the
 // restart test), and RABOSH_PG_LOG, its log file.
 //
@@ -73,10 +76,12 @@ try {
     '--locale=C', '--no-sync'], { stdio: 'ignore' });
   rmSync(pwfile);
   const port = await freePort();
-  // A throwaway server: no fsync (the tests kill clients, not this server's machine); enough
-  // connections for parallel tests that each hold a pool.
-  const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} -c fsync=off ` +
-    '-c full_page_writes=off -c max_connections=300';
+  // A throwaway server: no fsync (the tests kill clients, not this server's machine) unless
+  // RABOSH_PG_FSYNC=on (for latency figures); enough connections for parallel tests that each
+  // hold a pool.
+  const durable = process.env.RABOSH_PG_FSYNC === 'on';
+  const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} ` +
+    (durable ? '' : '-c fsync=off -c full_page_writes=off ') + '-c max_connections=300';
   started = true;
   pg(['pg_ctl', '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start'], { stdio: 'ignore' });
   const env = { ...process.env, PGPASSWORD: password };

@@ -22,8 +22,13 @@ fn main() {
         child_writer(&schema);
         return;
     }
-    let steps: [(&str, fn()); 3] = [
+    if let Ok(schema) = std::env::var("RABOSH_PG_CHILD_INCREMENTS") {
+        child_incrementer(&schema);
+        return;
+    }
+    let steps: [(&str, fn()); 4] = [
         ("sigkill_mid_commit_is_all_or_nothing", sigkill_mid_commit_is_all_or_nothing),
+        ("client_processes_lose_no_increment", client_processes_lose_no_increment),
         ("server_restart_fails_in_flight_then_reconnects", server_restart_fails_in_flight_then_reconnects),
         ("transact_round_trip_latency", transact_round_trip_latency),
     ];
@@ -54,6 +59,49 @@ fn child_writer(schema: &str) {
         .unwrap();
         println!("ACK {generation}");
     }
+}
+
+const INCREMENTS: u64 = 40;
+
+/// Increments the counter INCREMENTS times from four threads of its own.
+fn child_incrementer(schema: &str) {
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { schema: schema.into(), ..PgOptions::default() }).unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                for _ in 0..INCREMENTS / 4 {
+                    b.transact(&mut |view, w| {
+                        let n: u64 = match view.get(b"counter")? {
+                            Some(v) => String::from_utf8(v).unwrap().parse().unwrap(),
+                            None => 0,
+                        };
+                        w.put(b"counter".to_vec(), (n + 1).to_string().into_bytes(), vec![]);
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+fn client_processes_lose_no_increment() {
+    let s = Schema::new("procincr");
+    let b = s.open(); // migrate first, so the children race on the counter, not the schema
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap()).env("RABOSH_PG_CHILD_INCREMENTS", &s.name).spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "an incrementing client failed");
+    }
+    let v = b.read().unwrap().get(b"counter").unwrap().expect("the counter exists");
+    assert_eq!(String::from_utf8(v).unwrap(), (3 * INCREMENTS).to_string());
 }
 
 fn sigkill_mid_commit_is_all_or_nothing() {

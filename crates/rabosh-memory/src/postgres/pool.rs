@@ -63,7 +63,7 @@ impl Manager {
         // A statement bound keeps a stuck query from holding a pool slot and a libuv thread forever.
         let ms = self.statement_timeout.as_millis();
         client
-            .batch_execute(&format!("SET statement_timeout = {ms}"))
+            .batch_execute(&format!("SET statement_timeout = '{ms}ms'"))
             .map_err(|e| classify(&e, Phase::Connect, &self.redactor))?;
         Ok(Conn { client, statements: vec![None; Q::COUNT], broken: false, fresh: true, in_body: false })
     }
