@@ -11,7 +11,8 @@
 // survives the run anyway).
 //
 // Also exported: RABOSH_PG_RESTART, a shell command that restarts the throwaway server (for the
-// restart test), and RABOSH_PG_LOG, its log file.
+// restart test), RABOSH_PG_LOG, its log file, and RABOSH_PG_CA, the test CA that signed the
+// server's TLS certificate (for the sslmode tests).
 //
 // Usage: node scripts/with-postgres.mjs "cmd && other"   (one argument: run by the shell)
 //        node scripts/with-postgres.mjs cmd arg...        (several: run directly)
@@ -75,13 +76,15 @@ try {
   pg(['initdb', '-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8',
     '--locale=C', '--no-sync'], { stdio: 'ignore' });
   rmSync(pwfile);
+  const tls = makeCertificates();
   const port = await freePort();
   // A throwaway server: no fsync (the tests kill clients, not this server's machine) unless
   // RABOSH_PG_FSYNC=on (for latency figures); enough connections for parallel tests that each
   // hold a pool.
   const durable = process.env.RABOSH_PG_FSYNC === 'on';
   const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} ` +
-    (durable ? '' : '-c fsync=off -c full_page_writes=off ') + '-c max_connections=300';
+    (durable ? '' : '-c fsync=off -c full_page_writes=off ') + '-c max_connections=300' +
+    (tls ? ` -c ssl=on -c ssl_cert_file=${tls.cert} -c ssl_key_file=${tls.key}` : '');
   started = true;
   pg(['pg_ctl', '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start'], { stdio: 'ignore' });
   const env = { ...process.env, PGPASSWORD: password };
@@ -94,6 +97,7 @@ try {
     RABOSH_PG_URL: `postgres://postgres:${password}@127.0.0.1:${port}/rabosh_test`,
     RABOSH_PG_RESTART: restart,
     RABOSH_PG_LOG: log,
+    ...(tls ? { RABOSH_PG_CA: tls.ca } : {}),
   });
 } catch (e) {
   console.error(`with-postgres: ${e.message}`);
@@ -123,6 +127,35 @@ function pg([name, ...rest], options) {
   const exe = join(bin, name);
   if (owner) return execFileSync('runuser', ['-u', 'postgres', '--', exe, ...rest], options);
   return execFileSync(exe, rest, options);
+}
+
+/**
+ * A test CA and a server certificate it signed for IP 127.0.0.1 only (so a connection by the
+ * name `localhost` passes verify-ca and fails verify-full). Needs the openssl command, which
+ * Debian's postgresql package brings; without it the server runs without TLS.
+ */
+function makeCertificates() {
+  try {
+    execFileSync('openssl', ['version'], { stdio: 'ignore' });
+  } catch {
+    console.error('with-postgres: no openssl command; the server runs without TLS');
+    return null;
+  }
+  const f = (name) => join(dir, name);
+  const ssl = (...a) => execFileSync('openssl', a, { stdio: 'ignore' });
+  const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=rabosh test CA',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
+  writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' +
+    'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n');
+  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
+    '-out', f('server.crt'), '-days', '2', '-extfile', f('server.ext'));
+  if (owner) {
+    chownSync(f('server.key'), owner.uid, owner.gid);
+    chownSync(f('server.crt'), owner.uid, owner.gid);
+  }
+  return { ca: f('ca.crt'), cert: f('server.crt'), key: f('server.key') };
 }
 
 function findBin() {

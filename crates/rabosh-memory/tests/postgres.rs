@@ -382,7 +382,8 @@ fn connection_failures_are_typed_and_name_no_host_or_password() {
         (refused.url(), PgErrorKind::Unreachable),
         (wrong_password.url(), PgErrorKind::AuthenticationFailed),
         (missing_db.url(), PgErrorKind::DatabaseMissing),
-        (format!("{}?sslmode=require", p.url()), PgErrorKind::Tls),
+        // The test CA is not among the webpki roots.
+        (format!("{}?sslmode=verify-full", p.url()), PgErrorKind::Tls),
         (format!("{}?sslmode=sometimes", p.url()), PgErrorKind::InvalidUrl),
         (format!("{}?connect_timeout=zz", p.url()), PgErrorKind::InvalidUrl),
     ];
@@ -409,4 +410,64 @@ fn server_errors_inside_a_body_are_typed_and_redacted() {
     let p = parts();
     assert!(!text.contains(&p.password) && !text.contains(&p.host), "{text}");
     assert!(text.contains("42P01"), "carries the SQLSTATE: {text}");
+}
+
+fn ca() -> String {
+    std::env::var("RABOSH_PG_CA").unwrap_or_else(|_| {
+        panic!(
+            "RABOSH_PG_CA is not set: the sslmode test needs the CA of a TLS-enabled server \
+             (scripts/with-postgres.mjs sets up both when the openssl command exists)"
+        )
+    })
+}
+
+/// Whether the backend's session (found by its application_name) is encrypted, per the server.
+fn session_encrypted(s: &Schema, app: &str) -> bool {
+    let rows = s
+        .client()
+        .query(
+            "SELECT s.ssl FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid) WHERE a.application_name = $1",
+            &[&app],
+        )
+        .unwrap();
+    assert!(!rows.is_empty(), "no session named {app}");
+    rows.iter().all(|r| r.get::<_, bool>(0))
+}
+
+#[test]
+fn sslmode_is_honoured_with_rustls() {
+    let ca = ca();
+    let p = parts();
+    let by_name = Parts { host: "localhost".into(), ..parts() };
+    let s = Schema::new("tls");
+    let root = format!("&sslrootcert={ca}");
+    // (url, encrypted): each connects, and the server confirms whether TLS carries it.
+    let ok = [
+        (format!("{}?sslmode=disable", p.url()), false),
+        (format!("{}?sslmode=prefer", p.url()), true),
+        (format!("{}?sslmode=require", p.url()), true),
+        (format!("{}?sslmode=verify-ca{root}", p.url()), true),
+        (format!("{}?sslmode=verify-full{root}", p.url()), true),
+        // The certificate names 127.0.0.1 only: verify-ca does not compare names.
+        (format!("{}?sslmode=verify-ca{root}", by_name.url()), true),
+    ];
+    for (i, (url, encrypted)) in ok.iter().enumerate() {
+        let app = format!("rabosh_tls_{}_{i}", std::process::id());
+        let b = PgBackend::open(&format!("{url}&application_name={app}"), s.options())
+            .unwrap_or_else(|e| panic!("{url}: {e}"));
+        put(&b, b"k", url.as_bytes(), b"");
+        assert_eq!(session_encrypted(&s, &app), *encrypted, "{url}");
+    }
+    let refused = [
+        // Name mismatch under verify-full; unknown CA without sslrootcert.
+        format!("{}?sslmode=verify-full{root}", by_name.url()),
+        format!("{}?sslmode=verify-ca", p.url()),
+        format!("{}?sslmode=verify-full", p.url()),
+    ];
+    for url in refused {
+        let e = open_err(&url);
+        assert_eq!(pg_kind(&e), PgErrorKind::Tls, "{url}: {e}");
+        let text = format!("{e} {e:?}");
+        assert!(!text.contains(&p.password) && !text.contains(&p.host), "{text}");
+    }
 }
