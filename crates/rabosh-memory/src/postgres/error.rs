@@ -260,3 +260,28 @@ fn io_kind_text(k: io::ErrorKind) -> String {
         other => format!("{other:?}").to_lowercase(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redactor_removes_every_secret_longest_first() {
+        let r = Redactor::new(["db.internal".to_string(), "db".to_string(), "hunter2".to_string(), String::new()]);
+        assert_eq!(
+            r.clean("no route to db.internal for user with hunter2 (db)"),
+            "no route to [redacted] for user with [redacted] ([redacted])"
+        );
+        assert_eq!(r.clean("nothing secret"), "nothing secret");
+    }
+
+    #[test]
+    fn codes_are_stable_and_messages_carry_the_sqlstate() {
+        let e = PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into() };
+        assert_eq!(e.code(), "RABOSH_PG_CONFLICT");
+        assert_eq!(e.to_string(), "PostgreSQL: m (SQLSTATE 40001)");
+        assert!(e.is_retryable());
+        assert!(!PgError::new(PgErrorKind::ConnectionLost, "x").is_retryable());
+        assert!(PgError::new(PgErrorKind::ConnectionLost, "x").breaks_connection());
+    }
+}
