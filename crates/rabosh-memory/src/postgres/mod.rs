@@ -16,10 +16,15 @@
 //! re-runnable: it only stages into the write set, which is cleared before each run.
 //!
 //! `read` returns a view holding a REPEATABLE READ READ ONLY transaction on a pooled
-//! connection, with its snapshot taken before `read` returns; dropping the view ends it.
+//! connection, with its snapshot taken before `read` returns; dropping the view ends it. A view
+//! holds a pool slot and an old snapshot (which keeps the server from vacuuming): hold it for
+//! one command, not longer. With every slot held, `read`/`transact` wait up to the connect
+//! timeout and answer [`PgErrorKind::Timeout`].
 //!
-//! Connections: an r2d2 pool of synchronous clients, checked out on the calling thread (a
-//! libuv pool thread under the binding). A pooled connection that went stale (server restart)
+//! Connections: an r2d2 pool of synchronous clients, checked out and used on the calling thread
+//! (a libuv pool thread under the binding; r2d2's own threads only open replacements). The
+//! first connection, which creates the schema, is made on the opening thread, so a refused
+//! connection, a wrong password or a missing database is a typed error from `open`. A pooled connection that went stale (server restart)
 //! fails at BEGIN, before anything was sent that could commit, and is replaced transparently.
 //! A connection lost later fails that call with [`PgErrorKind::ConnectionLost`] (nothing
 //! committed) or, when COMMIT itself was in flight, [`PgErrorKind::CommitOutcomeUnknown`]; the
