@@ -29,7 +29,11 @@ export declare class NativeMemories {
   delete(path: string): Promise<NativeOutcome>
   rename(oldPath: string, newPath: string): Promise<NativeOutcome>
   usage(): Promise<NativeUsage>
-  /** Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count. */
+  /**
+   * Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
+   * When compaction fails after the deletions committed, rejects with `RABOSH_IO` whose message
+   * says how many were expired and whose `expired` property holds that count.
+   */
   expireBefore(instantMs: number): Promise<number>
 }
 

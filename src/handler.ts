@@ -344,6 +344,12 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /**
    * Deletes every memory of the scope last updated (or accessed, with trackAccess) before
    * `instant`, in one commit, then compacts. Returns how many were deleted.
+   *
+   * If compaction fails (e.g. the disk is too full to rewrite live data) after the deletions
+   * committed, rejects with an `IoError` whose message says how many memories were expired and
+   * that reclaiming their space failed; the binding's error (its `cause`) carries that count as
+   * `expired`. The deletions stand either way: retry `store.compact()` to get the space back,
+   * not the expiry.
    */
   async expireBefore(instant: Date): Promise<number> {
     this.#assertOpen();

@@ -6,7 +6,8 @@
 
 use std::ops::ControlFlow;
 
-use crate::Result;
+use crate::listing::{scan_summary, scan_usage};
+use crate::{DirEntry, Result, Usage};
 
 /// One staged change of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,6 +63,27 @@ pub trait ReadView: Send + Sync {
     /// Every `(key, meta)` whose key starts with `prefix`, in byte order of the key, until `visit`
     /// breaks. Reads no values.
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()>;
+
+    /// What a view of directory `dir` of `scope` lists: the visible memories below it and the
+    /// entries at depth 1 and 2. The default scans the directory's key range (reads no values);
+    /// a backend with an aggregated listing index answers from it instead, with the same result.
+    fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
+        scan_summary(self, scope, dir)
+    }
+
+    /// Every memory of `scope`, hidden ones included. The default scans the scope's metadata.
+    fn usage(&self, scope: &str) -> Result<Usage> {
+        scan_usage(self, scope)
+    }
+}
+
+/// A directory as a view lists it: `memories` and `bytes` count the visible memories at any
+/// depth below it (zero: nothing to list); `entries` are depth 1 and 2, in listing order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirSummary {
+    pub memories: u64,
+    pub bytes: u64,
+    pub entries: Vec<DirEntry>,
 }
 
 /// A store the commands run over.
@@ -74,8 +96,17 @@ pub trait Backend: Send + Sync {
     /// or by retrying the body on conflict: it may run more than once, so it must not act
     /// beyond what it stages), then commits what it staged as one atomic unit. Returns once
     /// that commit is durable (per the backend's durability), or once the state the body
-    /// decided on is, when it staged nothing. An error means nothing was committed — except an
-    /// IO fault after the commit reached storage, when durability cannot be known: the backend
-    /// is then poisoned and refuses every later call until reopened.
+    /// decided on is, when it staged nothing. A body that returns `Ok` commits what it staged
+    /// even when its answer is a refusal, so a refusing body stages nothing (or clears). An
+    /// error means nothing was committed — except an IO fault after the commit reached storage,
+    /// when durability cannot be known: the backend is then poisoned and refuses every later
+    /// call (reads too, with `Error::Poisoned`) until reopened. A panic in the body or the
+    /// commit poisons the same way: nothing continues on state it may have left half-updated.
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()>;
+
+    /// Gives back the space of what was deleted, where the backend keeps it until asked (the
+    /// engine's compaction). Changes no state a view can see. The default does nothing.
+    fn reclaim(&self) -> Result<()> {
+        Ok(())
+    }
 }

@@ -3,9 +3,9 @@
 
 use std::collections::BTreeSet;
 
-use rabosh::Batch;
-
+use crate::commands::read;
 use crate::keys::{check_normalised, parse, subtree_prefix};
+use crate::listing::try_scan;
 use crate::meta::MemMeta;
 use crate::{Memories, ROOT, Result};
 
@@ -42,19 +42,20 @@ pub enum Import {
 impl Memories {
     /// Every memory of the scope, hidden ones included, at one snapshot, in key order.
     pub fn export_all(&self) -> Result<Vec<MemoryRecord>> {
-        let snap = self.store.engine().snapshot()?;
+        let view = self.backend.read()?;
         let prefix = subtree_prefix(&self.options.scope, ROOT);
         let mut out = Vec::new();
-        for (key, meta) in snap.scan_prefix(&prefix) {
-            let Some((_, path)) = parse(key) else { continue };
-            let meta = MemMeta::decode(meta);
+        try_scan(&*view, &prefix, &mut |key, meta| {
+            let Some((_, path)) = parse(key) else { return Ok(()) };
+            let meta = MemMeta::decode(key, meta)?;
             out.push(MemoryRecord {
                 path: path.to_string(),
-                content: self.read(&snap, key)?,
+                content: read(&*view, key)?,
                 created_ms: meta.created_ms,
                 updated_ms: meta.updated_ms,
             });
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -74,24 +75,22 @@ impl Memories {
                 return Ok(Import::TooLarge { path: path.clone(), limit });
             }
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
         let now = self.clock.now_ms();
-        let mut batch = Batch::new();
-        let mut bytes = 0;
-        for (path, content) in files {
-            let key = self.key(path);
-            let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
-            if old.is_some() && !overwrite {
-                return Ok(Import::Exists { path: path.clone() });
+        self.transact(|view, ws| {
+            let mut bytes = 0;
+            for (path, content) in files {
+                let key = self.key(path);
+                let old = view.meta(&key)?.map(|m| MemMeta::decode(&key, &m)).transpose()?;
+                if old.is_some() && !overwrite {
+                    ws.clear();
+                    return Ok(Import::Exists { path: path.clone() });
+                }
+                let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
+                let meta = MemMeta::for_content(content, created, now, accessed);
+                ws.put(key, content.as_bytes().to_vec(), meta.encode());
+                bytes += content.len() as u64;
             }
-            let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
-            batch.put(key, content.as_bytes(), MemMeta::for_content(content, created, now, accessed).encode());
-            bytes += content.len() as u64;
-        }
-        if !batch.is_empty() {
-            self.store.commit(write, snap.seq(), batch)?;
-        }
-        Ok(Import::Imported { memories: files.len() as u64, bytes })
+            Ok(Import::Imported { memories: files.len() as u64, bytes })
+        })
     }
 }

@@ -1,64 +1,51 @@
-//! The six commands. Each checks in the contract's order (§4), decides on one snapshot taken
-//! under the write lock, and changes the store with exactly one commit.
+//! The six commands. Each checks in the contract's order (§4), decides inside one backend
+//! transaction, and changes the store with exactly one commit.
 
-use rabosh::{Batch, Snapshot};
-
+use crate::backend::{DirSummary, ReadView, WriteSet};
 use crate::edit;
 use crate::keys::{check_normalised, key, subtree_prefix};
-use crate::listing::scan_dir;
+use crate::listing::{scan_summary, try_scan};
 use crate::meta::MemMeta;
-use crate::store::WriteGuard;
-use crate::tree::{Entry, emit};
-use crate::{Create, Delete, Error, Insert, MAX_VIEW_LINES, Memories, ROOT, Rename, Result, StrReplace, View};
-
-/// What a view found at its path, before any value is read.
-enum Resolved {
-    File(Snapshot, MemMeta),
-    Listed(View),
-}
+use crate::{
+    Create, Delete, Error, Insert, MAX_PATH_BYTES, MAX_VIEW_LINES, Memories, ROOT, Rename, Result, StrReplace, View,
+};
 
 impl Memories {
     pub fn view(&self, path: &str) -> Result<View> {
         check_normalised(path)?;
+        let key = self.key(path);
         loop {
             if self.options.track_access {
-                // Reading is the access: a file view decides on the newest state under the write
-                // lock and stamps it in the same command, one commit, answered once durable.
-                let mut write = self.store.lock_write();
-                let snap = write.latest()?;
-                if let Some(meta) = file_meta(&snap, path, &self.key(path)) {
-                    let view = self.file_view(&snap, path, meta)?;
-                    match &view {
-                        View::File { content, .. } => {
-                            let stamped = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
-                            let mut batch = Batch::new();
-                            batch.put(self.key(path), content.as_bytes(), stamped.encode());
-                            self.store.commit(write, snap.seq(), batch)?;
-                        }
-                        _ => {
-                            drop(write);
-                            self.store.engine().wait_durable(snap.seq())?;
-                        }
+                // Reading is the access: a file view decides on the newest state and stamps it in
+                // the same transaction, one commit, answered once durable.
+                let stamped = self.transact(|view, ws| {
+                    let Some(meta) = file_meta(view, path, &key)? else { return Ok(None) };
+                    let shown = self.file_view(view, &key, meta)?;
+                    if let View::File { content, .. } = &shown {
+                        let meta = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
+                        ws.put(key.clone(), content.as_bytes().to_vec(), meta.encode());
                     }
-                    return Ok(view);
+                    Ok(Some(shown))
+                })?;
+                if let Some(shown) = stamped {
+                    return Ok(shown);
                 }
-                drop(write);
-                // Not a file at the newest state: a directory view, answered on the durable
-                // state like any other once that state has caught up with what was decided on.
-                self.store.engine().wait_durable(snap.seq())?;
+                // Not a file at the newest state: a directory view, answered on the durable state
+                // like any other (the transaction returned once that state was durable).
             }
-            return match self.resolve(path)? {
-                Resolved::File(snap, meta) if !self.options.track_access => self.file_view(&snap, path, meta),
-                // Created since the check above: go round and stamp it.
-                Resolved::File(..) => continue,
-                Resolved::Listed(view) => Ok(view),
+            let view = self.backend.read()?;
+            return match file_meta(&*view, path, &key)? {
+                Some(meta) if !self.options.track_access => self.file_view(&*view, &key, meta),
+                // Created since the transaction above: go round and stamp it.
+                Some(_) => continue,
+                None => Ok(dir_view(self.summary(&*view, path)?, path)),
             };
         }
     }
 
     /// The view, when answering it costs about as much as a map lookup: a memory's file view, or
-    /// any view answered from the listing index. None when it would scan a subtree or commit
-    /// (track_access), so the caller can run it off its latency-sensitive thread instead.
+    /// any view answered by the backend's listing summary. None when it would scan a subtree or
+    /// commit (track_access), so the caller can run it off its latency-sensitive thread instead.
     pub fn view_if_cheap(&self, path: &str) -> Result<Option<View>> {
         check_normalised(path)?;
         if self.options.track_access {
@@ -67,19 +54,21 @@ impl Memories {
         if self.options.listing_index {
             return self.view(path).map(Some);
         }
-        let snap = self.store.engine().snapshot()?;
-        match file_meta(&snap, path, &self.key(path)) {
-            Some(meta) => self.file_view(&snap, path, meta).map(Some),
+        let key = self.key(path);
+        let view = self.backend.read()?;
+        match file_meta(&*view, path, &key)? {
+            Some(meta) => self.file_view(&*view, &key, meta).map(Some),
             None => Ok(None),
         }
     }
 
-    /// A read-only view at a pinned snapshot (answered by a scan; never records access).
-    pub fn view_at(&self, snap: &Snapshot, path: &str) -> Result<View> {
+    /// A read-only view on a pinned read view (never records access).
+    pub fn view_at(&self, view: &dyn ReadView, path: &str) -> Result<View> {
         check_normalised(path)?;
-        match self.resolve_on(snap.clone(), path) {
-            Resolved::File(snap, meta) => self.file_view(&snap, path, meta),
-            Resolved::Listed(view) => Ok(view),
+        let key = self.key(path);
+        match file_meta(view, path, &key)? {
+            Some(meta) => self.file_view(view, &key, meta),
+            None => Ok(dir_view(self.summary(view, path)?, path)),
         }
     }
 
@@ -92,20 +81,18 @@ impl Memories {
         if file_text.len() as u64 > limit {
             return Ok(Create::TooLarge { limit });
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
         let key = self.key(path);
-        let old = snap.meta(&key).map(|m| MemMeta::decode(&m));
-        if old.is_some() && !self.options.create_overwrites {
-            return Ok(Create::Exists);
-        }
-        let now = self.clock.now_ms();
-        let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
-        let meta = MemMeta::for_content(file_text, created, now, accessed);
-        let mut batch = Batch::new();
-        batch.put(key, file_text.as_bytes(), meta.encode());
-        self.store.commit(write, snap.seq(), batch)?;
-        Ok(Create::Created)
+        self.transact(|view, ws| {
+            let old = stored_meta(view, &key)?;
+            if old.is_some() && !self.options.create_overwrites {
+                return Ok(Create::Exists);
+            }
+            let now = self.clock.now_ms();
+            let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
+            let meta = MemMeta::for_content(file_text, created, now, accessed);
+            ws.put(key.clone(), file_text.as_bytes().to_vec(), meta.encode());
+            Ok(Create::Created)
+        })
     }
 
     pub fn str_replace(&self, path: &str, old_str: &str, new_str: &str) -> Result<StrReplace> {
@@ -113,33 +100,31 @@ impl Memories {
         if path == ROOT {
             return Ok(StrReplace::NotFound);
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
         let key = self.key(path);
-        let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
-            return Ok(StrReplace::NotFound);
-        };
-        let content = self.read(&snap, &key)?;
-        if old_str.is_empty() {
-            return Ok(StrReplace::NoMatch);
-        }
-        match edit::count_upto_two(&content, old_str) {
-            0 => return Ok(StrReplace::NoMatch),
-            1 => {}
-            _ => {
-                return Ok(StrReplace::Multiple { lines: edit::occurrence_lines(&content, old_str) });
+        self.transact(|view, ws| {
+            let Some(meta) = stored_meta(view, &key)? else {
+                return Ok(StrReplace::NotFound);
+            };
+            let content = read(view, &key)?;
+            if old_str.is_empty() {
+                return Ok(StrReplace::NoMatch);
             }
-        }
-        let Some((edited, line)) = edit::replace_first(&content, old_str, new_str) else {
-            return Ok(StrReplace::NoMatch);
-        };
-        let limit = self.options.max_memory_bytes;
-        if edited.len() as u64 > limit {
-            return Ok(StrReplace::TooLarge { limit });
-        }
-        self.rewrite(write, &snap, key, &edited, meta)?;
-        let (first_line, snippet) = edit::snippet(&edited, line);
-        Ok(StrReplace::Edited { first_line, snippet })
+            match edit::count_upto_two(&content, old_str) {
+                0 => return Ok(StrReplace::NoMatch),
+                1 => {}
+                _ => return Ok(StrReplace::Multiple { lines: edit::occurrence_lines(&content, old_str, &mut 0) }),
+            }
+            let Some((edited, line)) = edit::replace_first(&content, old_str, new_str) else {
+                return Ok(StrReplace::NoMatch);
+            };
+            let limit = self.options.max_memory_bytes;
+            if edited.len() as u64 > limit {
+                return Ok(StrReplace::TooLarge { limit });
+            }
+            self.rewrite(ws, &key, &edited, meta);
+            let (first_line, snippet) = edit::snippet(&edited, line);
+            Ok(StrReplace::Edited { first_line, snippet })
+        })
     }
 
     /// `insert_line` is None when the model sent something that is not an integer.
@@ -148,23 +133,23 @@ impl Memories {
         if path == ROOT {
             return Ok(Insert::NotFound);
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
         let key = self.key(path);
-        let Some(meta) = snap.meta(&key).map(|m| MemMeta::decode(&m)) else {
-            return Ok(Insert::NotFound);
-        };
-        let content = self.read(&snap, &key)?;
-        let edited = match edit::insert_line(&content, insert_line, insert_text) {
-            Ok(edited) => edited,
-            Err(count) => return Ok(Insert::InvalidLine { count }),
-        };
-        let limit = self.options.max_memory_bytes;
-        if edited.len() as u64 > limit {
-            return Ok(Insert::TooLarge { limit });
-        }
-        self.rewrite(write, &snap, key, &edited, meta)?;
-        Ok(Insert::Edited)
+        self.transact(|view, ws| {
+            let Some(meta) = stored_meta(view, &key)? else {
+                return Ok(Insert::NotFound);
+            };
+            let content = read(view, &key)?;
+            let edited = match edit::insert_line(&content, insert_line, insert_text) {
+                Ok(edited) => edited,
+                Err(count) => return Ok(Insert::InvalidLine { count }),
+            };
+            let limit = self.options.max_memory_bytes;
+            if edited.len() as u64 > limit {
+                return Ok(Insert::TooLarge { limit });
+            }
+            self.rewrite(ws, &key, &edited, meta);
+            Ok(Insert::Edited)
+        })
     }
 
     pub fn delete(&self, path: &str) -> Result<Delete> {
@@ -172,19 +157,17 @@ impl Memories {
         if path == ROOT {
             return Ok(Delete::IsRoot);
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
-        let doomed = self.at_or_under(&snap, path);
-        if doomed.is_empty() {
-            return Ok(Delete::NotFound);
-        }
-        let count = doomed.len() as u64;
-        let mut batch = Batch::new();
-        for key in doomed {
-            batch.delete(key);
-        }
-        self.store.commit(write, snap.seq(), batch)?;
-        Ok(Delete::Deleted { count })
+        self.transact(|view, ws| {
+            let doomed = self.at_or_under(view, path)?;
+            if doomed.is_empty() {
+                return Ok(Delete::NotFound);
+            }
+            let count = doomed.len() as u64;
+            for key in doomed {
+                ws.delete(key);
+            }
+            Ok(Delete::Deleted { count })
+        })
     }
 
     pub fn rename(&self, old_path: &str, new_path: &str) -> Result<Rename> {
@@ -199,112 +182,115 @@ impl Memories {
         if new_path.strip_prefix(old_path).is_some_and(|rest| rest.starts_with('/')) {
             return Ok(Rename::Inside);
         }
-        let mut write = self.store.lock_write();
-        let snap = write.latest()?;
-        let moving = self.at_or_under(&snap, old_path);
-        if moving.is_empty() {
-            return Ok(Rename::NotFound);
-        }
-        if !self.at_or_under(&snap, new_path).is_empty() {
-            return Ok(Rename::DestinationExists);
-        }
-        let now = self.clock.now_ms();
         let old_key_len = self.key(old_path).len();
         let new_key = self.key(new_path);
-        let mut batch = Batch::new();
-        for key in &moving {
-            // The engine has no move: the value must be read to be put under its new key.
-            let value = snap.get(key)?.ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
-            let meta = snap.meta(key).map(|m| MemMeta::decode(&m)).expect("listed by this snapshot");
-            let mut moved = new_key.clone();
-            moved.extend_from_slice(&key[old_key_len..]);
-            batch.put(moved, value, MemMeta { updated_ms: now, ..meta }.encode());
-            batch.delete(key.clone());
-        }
-        self.store.commit(write, snap.seq(), batch)?;
-        Ok(Rename::Renamed { count: moving.len() as u64 })
+        self.transact(|view, ws| {
+            let moving = self.at_or_under(view, old_path)?;
+            if moving.is_empty() {
+                return Ok(Rename::NotFound);
+            }
+            // A descendant moved past the path limit could never be viewed or deleted again: the
+            // whole rename is refused like any other unusable destination (CONTRACT.md, Choices).
+            let longest_tail = moving.iter().map(|k| k.len() - old_key_len).max().unwrap_or(0);
+            if new_path.len() + longest_tail > MAX_PATH_BYTES {
+                return Ok(Rename::DestinationExists);
+            }
+            if !self.at_or_under(view, new_path)?.is_empty() {
+                return Ok(Rename::DestinationExists);
+            }
+            let now = self.clock.now_ms();
+            for key in &moving {
+                // No backend has a move: the value must be read to be put under its new key.
+                let value = view.get(key)?.ok_or_else(|| corrupt(key, "metadata without a value"))?;
+                let meta = stored_meta(view, key)?.ok_or_else(|| corrupt(key, "listed key without metadata"))?;
+                let mut moved = new_key.clone();
+                moved.extend_from_slice(&key[old_key_len..]);
+                ws.put(moved, value, MemMeta { updated_ms: now, ..meta }.encode());
+                ws.delete(key.clone());
+            }
+            Ok(Rename::Renamed { count: moving.len() as u64 })
+        })
     }
 
     pub(crate) fn key(&self, path: &str) -> Vec<u8> {
         key(&self.options.scope, path)
     }
 
-    fn resolve(&self, path: &str) -> Result<Resolved> {
-        if !self.options.listing_index {
-            return Ok(self.resolve_on(self.store.engine().snapshot()?, path));
-        }
-        let key = self.key(path);
-        self.store.with_index(&self.options.scope, |snap, index, visited| match file_meta(snap, path, &key) {
-            Some(meta) => Resolved::File(snap.clone(), meta),
-            None => Resolved::Listed(dir_view(index.find(path, visited), path, visited)),
-        })
+    /// Runs `body` as one backend transaction and returns what its last run decided.
+    pub(crate) fn transact<T>(&self, mut body: impl FnMut(&dyn ReadView, &mut WriteSet) -> Result<T>) -> Result<T> {
+        let mut decided = None;
+        self.backend.transact(&mut |view, ws| {
+            decided = Some(body(view, ws)?);
+            Ok(())
+        })?;
+        Ok(decided.expect("a committed transaction ran its body"))
     }
 
-    fn resolve_on(&self, snap: Snapshot, path: &str) -> Resolved {
-        match file_meta(&snap, path, &self.key(path)) {
-            Some(meta) => Resolved::File(snap, meta),
-            None => {
-                let node = scan_dir(&snap, &self.options.scope, path);
-                Resolved::Listed(dir_view(Some(&node), path, &mut 0))
-            }
+    /// The directory at `path`: from the backend's summary (its listing index) when the handler
+    /// asks for it, else from a scan.
+    fn summary(&self, view: &dyn ReadView, path: &str) -> Result<DirSummary> {
+        if self.options.listing_index {
+            view.dir_summary(&self.options.scope, path)
+        } else {
+            scan_summary(view, &self.options.scope, path)
         }
     }
 
-    fn file_view(&self, snap: &Snapshot, path: &str, meta: MemMeta) -> Result<View> {
+    fn file_view(&self, view: &dyn ReadView, key: &[u8], meta: MemMeta) -> Result<View> {
         if meta.lines > MAX_VIEW_LINES {
             return Ok(View::TooManyLines);
         }
-        let content = self.read(snap, &self.key(path))?;
-        Ok(View::File { content, lines: meta.lines })
+        Ok(View::File { content: read(view, key)?, lines: meta.lines })
     }
 
     /// Keys of the memory at `path` and of every memory under it, hidden ones included.
-    fn at_or_under(&self, snap: &Snapshot, path: &str) -> Vec<Vec<u8>> {
+    fn at_or_under(&self, view: &dyn ReadView, path: &str) -> Result<Vec<Vec<u8>>> {
         let key = self.key(path);
         let mut keys: Vec<Vec<u8>> = Vec::new();
-        if snap.contains(&key) {
+        if view.meta(&key)?.is_some() {
             keys.push(key);
         }
-        let prefix = subtree_prefix(&self.options.scope, path);
-        keys.extend(snap.scan_prefix(&prefix).map(|(k, _)| k.to_vec()));
-        keys
+        try_scan(view, &subtree_prefix(&self.options.scope, path), &mut |k, _| {
+            keys.push(k.to_vec());
+            Ok(())
+        })?;
+        Ok(keys)
     }
 
-    fn rewrite(&self, write: WriteGuard<'_>, snap: &Snapshot, key: Vec<u8>, content: &str, old: MemMeta) -> Result<()> {
+    fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: &str, old: MemMeta) {
         let meta = MemMeta::for_content(content, old.created_ms, self.clock.now_ms(), old.accessed_ms);
-        let mut batch = Batch::new();
-        batch.put(key, content.as_bytes(), meta.encode());
-        self.store.commit(write, snap.seq(), batch)?;
-        Ok(())
+        ws.put(key.to_vec(), content.as_bytes().to_vec(), meta.encode());
     }
+}
 
-    pub(crate) fn read(&self, snap: &Snapshot, key: &[u8]) -> Result<String> {
-        let bytes = snap.get(key)?.ok_or_else(|| self.corrupt(key, "metadata without a value"))?;
-        String::from_utf8(bytes).map_err(|_| self.corrupt(key, "memory content is not UTF-8"))
-    }
+pub(crate) fn read(view: &dyn ReadView, key: &[u8]) -> Result<String> {
+    let bytes = view.get(key)?.ok_or_else(|| corrupt(key, "metadata without a value"))?;
+    String::from_utf8(bytes).map_err(|_| corrupt(key, "memory content is not UTF-8"))
+}
 
-    fn corrupt(&self, key: &[u8], reason: &str) -> Error {
-        Error::Engine(rabosh::Error::Corruption {
-            file: self.store.engine().dir().to_path_buf(),
-            offset: 0,
-            reason: format!("{reason} (key {})", String::from_utf8_lossy(key)),
-        })
-    }
+pub(crate) fn corrupt(key: &[u8], reason: &str) -> Error {
+    Error::Corruption(format!("{reason} (key {})", String::from_utf8_lossy(key)))
+}
+
+fn stored_meta(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
+    view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
 }
 
 /// The memory at `path`, unless it is the root (always a directory).
-fn file_meta(snap: &Snapshot, path: &str, key: &[u8]) -> Option<MemMeta> {
+fn file_meta(view: &dyn ReadView, path: &str, key: &[u8]) -> Result<Option<MemMeta>> {
     if path == ROOT {
-        return None;
+        return Ok(None);
     }
-    snap.meta(key).map(|m| MemMeta::decode(&m))
+    stored_meta(view, key)
 }
 
-/// A directory view of `node`, or NotFound when nothing visible is under it (except the root).
-fn dir_view(node: Option<&Entry>, path: &str, visited: &mut u64) -> View {
-    match node {
-        Some(node) if node.vis_count > 0 => View::Dir { total: node.vis_bytes, entries: emit(node, visited) },
-        _ if path == ROOT => View::Dir { total: 0, entries: Vec::new() },
-        _ => View::NotFound,
+/// A directory view, or NotFound when nothing visible is under it (except the root).
+fn dir_view(summary: DirSummary, path: &str) -> View {
+    if summary.memories > 0 {
+        View::Dir { total: summary.bytes, entries: summary.entries }
+    } else if path == ROOT {
+        View::Dir { total: 0, entries: Vec::new() }
+    } else {
+        View::NotFound
     }
 }

@@ -3,19 +3,57 @@
 
 /// 1-based line of the start of every occurrence of `needle`, counted WITH overlaps
 /// (`aa` in `aaa` starts on two positions). `needle` must not be empty.
-pub(crate) fn occurrence_lines(haystack: &str, needle: &str) -> Vec<u64> {
+///
+/// Linear in `haystack.len() + needle.len()` whatever the input (the model chooses both): one
+/// pass of the prefix-function automaton over the bytes, lines counted by a cursor that only moves
+/// forward. A match of valid UTF-8 in valid UTF-8 can only start on a character boundary, so
+/// byte positions are character positions here. `steps` counts automaton transitions and cursor
+/// moves, so tests can bound the work without timing it.
+pub(crate) fn occurrence_lines(haystack: &str, needle: &str, steps: &mut u64) -> Vec<u64> {
     debug_assert!(!needle.is_empty());
+    let (text, pat) = (haystack.as_bytes(), needle.as_bytes());
+    let border = prefix_function(pat, steps);
     let mut lines = Vec::new();
-    let (mut line, mut counted_to, mut from) = (1u64, 0usize, 0usize);
-    while let Some(off) = haystack[from..].find(needle) {
-        let pos = from + off;
-        line += newlines(&haystack[counted_to..pos]);
-        counted_to = pos;
-        lines.push(line);
-        // Step one character, not past the match, so overlapping starts are found too.
-        from = pos + haystack[pos..].chars().next().map_or(1, char::len_utf8);
+    let (mut line, mut counted_to, mut matched) = (1u64, 0usize, 0usize);
+    for (i, &b) in text.iter().enumerate() {
+        while matched > 0 && pat[matched] != b {
+            matched = border[matched - 1];
+            *steps += 1;
+        }
+        if pat[matched] == b {
+            matched += 1;
+        }
+        *steps += 1;
+        if matched == pat.len() {
+            let start = i + 1 - pat.len();
+            for &c in &text[counted_to..start] {
+                line += u64::from(c == b'\n');
+            }
+            *steps += (start - counted_to) as u64;
+            counted_to = start;
+            lines.push(line);
+            matched = border[matched - 1];
+        }
     }
     lines
+}
+
+/// `border[i]`: length of the longest proper prefix of `pat[..=i]` that is also its suffix.
+fn prefix_function(pat: &[u8], steps: &mut u64) -> Vec<usize> {
+    let mut border = vec![0; pat.len()];
+    let mut k = 0;
+    for i in 1..pat.len() {
+        while k > 0 && pat[k] != pat[i] {
+            k = border[k - 1];
+            *steps += 1;
+        }
+        if pat[k] == pat[i] {
+            k += 1;
+        }
+        *steps += 1;
+        border[i] = k;
+    }
+    border
 }
 
 /// How many times `needle` occurs without overlaps, stopping at two (all a caller needs).
@@ -74,13 +112,32 @@ mod tests {
 
     #[test]
     fn overlapping_starts_are_all_listed() {
-        assert_eq!(occurrence_lines("aaa", "aa"), vec![1, 1]);
+        let lines = |h: &str, n: &str| occurrence_lines(h, n, &mut 0);
+        assert_eq!(lines("aaa", "aa"), vec![1, 1]);
         assert_eq!(count_upto_two("aaa", "aa"), 1);
-        assert_eq!(occurrence_lines("ab ab", "ab"), vec![1, 1]);
+        assert_eq!(lines("ab ab", "ab"), vec![1, 1]);
         assert_eq!(count_upto_two("ab ab", "ab"), 2);
-        assert_eq!(occurrence_lines("x\nab\n\nab", "ab"), vec![2, 4]);
-        assert_eq!(occurrence_lines("é\néé", "é"), vec![1, 2, 2]);
-        assert_eq!(occurrence_lines("a\nb\na\nb", "a\nb"), vec![1, 3]);
+        assert_eq!(lines("x\nab\n\nab", "ab"), vec![2, 4]);
+        assert_eq!(lines("é\néé", "é"), vec![1, 2, 2]);
+        assert_eq!(lines("a\nb\na\nb", "a\nb"), vec![1, 3]);
+    }
+
+    #[test]
+    fn occurrence_counting_is_linear_in_text_and_pattern() {
+        // The old search restarted `find` after every start: on `a`×n with an `a`×m pattern that is
+        // about n·m byte comparisons. The automaton's steps stay within a small multiple of n + m.
+        for (n, m) in [(4_000, 1), (4_000, 250), (4_000, 2_000), (20_000, 4_000)] {
+            let (text, pat) = ("a".repeat(n), "a".repeat(m));
+            let mut steps = 0;
+            let lines = occurrence_lines(&text, &pat, &mut steps);
+            assert_eq!(lines.len(), n - m + 1);
+            assert!(steps <= 3 * (n + m) as u64, "n={n} m={m}: {steps} steps");
+        }
+        // Lines stay right when many newlines precede far-apart matches.
+        let text = format!("{}ab{}ab", "\n".repeat(1_000), "x\n".repeat(500));
+        let mut steps = 0;
+        assert_eq!(occurrence_lines(&text, "ab", &mut steps), vec![1_001, 1_501]);
+        assert!(steps <= 3 * text.len() as u64 + 10, "{steps}");
     }
 
     #[test]

@@ -1,53 +1,51 @@
 //! Usage and expiry: both decided from metadata alone.
 
-use rabosh::Batch;
-
 use crate::keys::subtree_prefix;
+use crate::listing::{scan_usage, try_scan};
 use crate::meta::MemMeta;
-use crate::{Memories, ROOT, Result, Usage};
+use crate::{Error, Memories, ROOT, Result, Usage};
+
+/// What an expiry did. The deletions are committed whatever happens to `reclaim_error`: giving
+/// the space back is a separate step that may fail on its own (a full disk), and the caller must
+/// learn both facts, never a bare error that hides committed deletions.
+#[derive(Debug)]
+pub struct Expired {
+    /// Memories deleted, in one commit.
+    pub count: u64,
+    /// Why reclaiming the freed space failed, if it did.
+    pub reclaim_error: Option<Error>,
+}
 
 impl Memories {
     pub fn usage(&self) -> Result<Usage> {
+        let view = self.backend.read()?;
         if self.options.listing_index {
-            return self.store.with_index(&self.options.scope, |_, index, _| Usage {
-                memories: index.root.all_count,
-                bytes: index.root.all_bytes,
-            });
+            return view.usage(&self.options.scope);
         }
-        let snap = self.store.engine().snapshot()?;
-        let mut usage = Usage::default();
-        for (_, meta) in snap.scan_prefix(&subtree_prefix(&self.options.scope, ROOT)) {
-            usage.memories += 1;
-            usage.bytes += MemMeta::decode(meta).size;
-        }
-        Ok(usage)
+        scan_usage(&*view, &self.options.scope)
     }
 
-    /// Deletes every memory last updated (or accessed, with track_access) before `instant_ms`.
+    /// Deletes every memory last updated (or accessed, with track_access) before `instant_ms`,
+    /// then asks the backend to reclaim the space.
     ///
     /// With track_access, a memory's last use is the later of updatedAt and accessedAt, so
     /// neither a recent read nor a recent edit lets it expire.
-    pub fn expire_before(&self, instant_ms: i64) -> Result<u64> {
-        let count = {
-            let mut write = self.store.lock_write();
-            let snap = write.latest()?;
-            let mut batch = Batch::new();
-            for (key, meta) in snap.scan_prefix(&subtree_prefix(&self.options.scope, ROOT)) {
-                let meta = MemMeta::decode(meta);
+    pub fn expire_before(&self, instant_ms: i64) -> Result<Expired> {
+        let prefix = subtree_prefix(&self.options.scope, ROOT);
+        let count = self.transact(|view, ws| {
+            try_scan(view, &prefix, &mut |key, meta| {
+                let meta = MemMeta::decode(key, meta)?;
                 let last_use =
                     if self.options.track_access { meta.updated_ms.max(meta.accessed_ms) } else { meta.updated_ms };
                 if last_use < instant_ms {
-                    batch.delete(key.to_vec());
+                    ws.delete(key.to_vec());
                 }
-            }
-            let count = batch.len() as u64;
-            if count > 0 {
-                self.store.commit(write, snap.seq(), batch)?;
-            }
-            count
-        };
-        // Outside the write lock: commands need not wait for the space to come back.
-        self.store.engine().compact()?;
-        Ok(count)
+                Ok(())
+            })?;
+            Ok(ws.len() as u64)
+        })?;
+        // After the commit: commands need not wait for the space to come back.
+        let reclaim_error = self.backend.reclaim().err();
+        Ok(Expired { count, reclaim_error })
     }
 }

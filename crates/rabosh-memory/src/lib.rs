@@ -1,76 +1,52 @@
-//! Memory-tool semantics over the rabosh engine: the six commands as structured outcomes, listing
+//! Memory-tool semantics over a transactional backend: the six commands as structured outcomes, listing
 //! (and its optional index), usage and expiry. Paths arrive already normalised by the caller; this
 //! crate decides what happened, never how it reads.
 //!
-//! Every command holds the store's write lock from its first read to its commit, so read-modify-
-//! write commands are atomic, and each command that changes anything is exactly one engine commit.
+//! The commands are written against the [`Backend`] seam only: each decides inside one
+//! transaction, so read-modify-write commands are atomic, and each command that changes anything
+//! is exactly one commit. [`EmbeddedStore`] (the rabosh engine) and [`InMemoryBackend`] implement
+//! it.
 
 mod backend;
 mod bulk;
 mod clock;
 mod commands;
 mod edit;
+mod embedded;
+mod error;
 mod expiry;
+mod in_memory;
 mod keys;
 mod listing;
 mod listing_index;
 mod meta;
 mod outcome;
-mod store;
+mod poison;
 mod tree;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
 
-pub use backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet};
+pub use backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
-pub use store::MemoryStore;
+pub use embedded::{
+    CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
+};
+pub use error::{Error, LockHolder, Result};
+pub use expiry::Expired;
+pub use in_memory::InMemoryBackend;
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 
-use std::fmt;
 use std::sync::Arc;
 
 /// The longest file a view renders, in stored lines.
 pub const MAX_VIEW_LINES: u64 = 999_999;
 /// The root every path lives under; always a directory, never a memory.
 pub const ROOT: &str = "/memories";
-
-#[derive(Debug)]
-pub enum Error {
-    /// The engine failed (IO, corruption, closed, locked …).
-    Engine(rabosh::Error),
-    /// A handler option is out of range; names the option and the value.
-    InvalidOption { option: &'static str, value: String },
-    /// A path that is not in normalised form reached this crate (a caller bug, not model input).
-    NotNormalised(String),
-    /// The PostgreSQL backend failed (typed; no host name or password in the message).
-    #[cfg(feature = "postgres")]
-    Postgres(postgres::PgError),
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
-
-impl From<rabosh::Error> for Error {
-    fn from(e: rabosh::Error) -> Self {
-        Error::Engine(e)
-    }
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::Engine(e) => e.fmt(f),
-            Error::InvalidOption { option, value } => write!(f, "invalid option {option}: {value}"),
-            Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
-            #[cfg(feature = "postgres")]
-            Error::Postgres(e) => e.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
+/// The longest path, in UTF-8 bytes (contract §2 step 6).
+pub const MAX_PATH_BYTES: usize = 1024;
 
 /// Options of one handler (one scope).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,16 +76,16 @@ impl Default for MemoryOptions {
     }
 }
 
-/// One handler: the six commands over one scope of a store.
+/// One handler: the six commands over one scope of a backend.
 pub struct Memories {
-    store: Arc<MemoryStore>,
+    backend: Arc<dyn Backend>,
     options: MemoryOptions,
     clock: Clock,
 }
 
 impl Memories {
     /// Validates the options (scope pattern, positive limits).
-    pub fn new(store: Arc<MemoryStore>, options: MemoryOptions) -> Result<Memories> {
+    pub fn new(backend: Arc<dyn Backend>, options: MemoryOptions) -> Result<Memories> {
         if !keys::valid_scope(&options.scope) {
             return Err(Error::InvalidOption { option: "scope", value: options.scope.clone() });
         }
@@ -119,7 +95,7 @@ impl Memories {
                 value: options.max_memory_bytes.to_string(),
             });
         }
-        Ok(Memories { store, options, clock: Clock::system() })
+        Ok(Memories { backend, options, clock: Clock::system() })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).
@@ -132,7 +108,7 @@ impl Memories {
         &self.options
     }
 
-    pub fn store(&self) -> &Arc<MemoryStore> {
-        &self.store
+    pub fn backend(&self) -> &Arc<dyn Backend> {
+        &self.backend
     }
 }

@@ -1,13 +1,14 @@
 //! The listing index: one aggregated directory tree per scope, kept current by every commit, so a
 //! directory view costs the entries it shows (depth 1 and 2) and never the content below them.
 
-use rabosh::Snapshot;
-
+use crate::Result;
+use crate::backend::{ReadView, WriteOp};
 use crate::keys::{hidden, parse, segments};
+use crate::listing::try_scan;
 use crate::meta::MemMeta;
 use crate::tree::{Entry, Name};
 
-/// One scope's tree, valid for the engine state at `seq`.
+/// One scope's tree, valid for the backend state at `seq`.
 #[derive(Debug, Clone)]
 pub(crate) struct ScopeIndex {
     pub seq: u64,
@@ -17,17 +18,29 @@ pub(crate) struct ScopeIndex {
 /// What one commit did to one key: Some(size) for a put, None for a delete.
 pub(crate) type Change = (Vec<u8>, Option<u64>);
 
+/// What each staged op does to a listing.
+pub(crate) fn changes(ops: &[WriteOp]) -> Result<Vec<Change>> {
+    ops.iter()
+        .map(|op| match op {
+            WriteOp::Put { key, meta, .. } => Ok((key.clone(), Some(MemMeta::decode(key, meta)?.size))),
+            WriteOp::Delete { key } => Ok((key.clone(), None)),
+        })
+        .collect()
+}
+
 impl ScopeIndex {
-    /// Built from a metadata scan, so enabling the index on an existing store needs no migration.
-    pub fn build(snap: &Snapshot, scope: &str) -> ScopeIndex {
-        let mut index = ScopeIndex { seq: snap.seq(), root: Entry::default() };
+    /// Built from a metadata scan of `view` (at `seq`), so enabling the index on an existing
+    /// store needs no migration.
+    pub fn build(view: &dyn ReadView, seq: u64, scope: &str) -> Result<ScopeIndex> {
+        let mut index = ScopeIndex { seq, root: Entry::default() };
         let prefix = crate::keys::subtree_prefix(scope, crate::ROOT);
-        for (key, meta) in snap.scan_prefix(&prefix) {
+        try_scan(view, &prefix, &mut |key, meta| {
             if let Some((_, path)) = parse(key) {
-                index.put(path, MemMeta::decode(meta).size);
+                index.put(path, MemMeta::decode(key, meta)?.size);
             }
-        }
-        index
+            Ok(())
+        })?;
+        Ok(index)
     }
 
     /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.

@@ -1,8 +1,13 @@
-//! The 40-byte metadata every memory carries beside its content, little-endian:
-//! size u64, lines u64, created_ms i64, updated_ms i64, accessed_ms i64 (0 = never).
-//! Size and line count are stored so listings, usage and expiry never read a value.
+//! The metadata every memory carries beside its content. The backend stores it as opaque bytes;
+//! its layout is this crate's: 40 bytes little-endian, size u64, lines u64, created_ms i64,
+//! updated_ms i64, accessed_ms i64 (0 = never). Size and line count are stored so listings,
+//! usage and expiry never read a value. Bytes past the 40 are ignored, so a later version can
+//! append fields without a backend format change.
 
-use rabosh::{META_LEN, Meta};
+use crate::{Error, Result};
+
+/// Encoded length of the fields this version writes.
+pub(crate) const META_BYTES: usize = 40;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MemMeta {
@@ -24,25 +29,33 @@ impl MemMeta {
         }
     }
 
-    pub fn encode(&self) -> Meta {
-        let mut m = [0u8; META_LEN];
-        m[0..8].copy_from_slice(&self.size.to_le_bytes());
-        m[8..16].copy_from_slice(&self.lines.to_le_bytes());
-        m[16..24].copy_from_slice(&self.created_ms.to_le_bytes());
-        m[24..32].copy_from_slice(&self.updated_ms.to_le_bytes());
-        m[32..40].copy_from_slice(&self.accessed_ms.to_le_bytes());
+    pub fn encode(&self) -> Vec<u8> {
+        let mut m = Vec::with_capacity(META_BYTES);
+        m.extend_from_slice(&self.size.to_le_bytes());
+        m.extend_from_slice(&self.lines.to_le_bytes());
+        m.extend_from_slice(&self.created_ms.to_le_bytes());
+        m.extend_from_slice(&self.updated_ms.to_le_bytes());
+        m.extend_from_slice(&self.accessed_ms.to_le_bytes());
         m
     }
 
-    pub fn decode(m: &Meta) -> Self {
-        let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
-        MemMeta {
+    /// The metadata stored at `key` (named in the error when it is too short to be ours).
+    pub fn decode(key: &[u8], m: &[u8]) -> Result<Self> {
+        if m.len() < META_BYTES {
+            return Err(Error::Corruption(format!(
+                "memory metadata of {} bytes, expected at least {META_BYTES} (key {})",
+                m.len(),
+                String::from_utf8_lossy(key)
+            )));
+        }
+        let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().expect("8 bytes"));
+        Ok(MemMeta {
             size: u(0),
             lines: u(8),
             created_ms: u(16) as i64,
             updated_ms: u(24) as i64,
             accessed_ms: u(32) as i64,
-        }
+        })
     }
 }
 
@@ -54,10 +67,20 @@ mod tests {
     fn layout_is_fixed() {
         let m = MemMeta { size: 1, lines: 2, created_ms: -3, updated_ms: 4, accessed_ms: 0 };
         let e = m.encode();
+        assert_eq!(e.len(), META_BYTES);
         assert_eq!(&e[0..8], &[1, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&e[8..16], &[2, 0, 0, 0, 0, 0, 0, 0]);
         assert_eq!(&e[16..24], &(-3i64).to_le_bytes());
-        assert_eq!(MemMeta::decode(&e), m);
+        assert_eq!(MemMeta::decode(b"k", &e).unwrap(), m);
+    }
+
+    #[test]
+    fn later_fields_are_ignored_and_short_metadata_is_corruption() {
+        let m = MemMeta { size: 7, lines: 1, created_ms: 1, updated_ms: 2, accessed_ms: 3 };
+        let mut longer = m.encode();
+        longer.extend_from_slice(b"future");
+        assert_eq!(MemMeta::decode(b"k", &longer).unwrap(), m);
+        assert!(matches!(MemMeta::decode(b"k", &[0; 39]), Err(Error::Corruption(_))));
     }
 
     #[test]

@@ -2,16 +2,14 @@
 
 mod common;
 
-use common::fixture;
+use common::Fixture;
 use rabosh_memory::{Create, Import, View};
 
 fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect()
 }
 
-#[test]
-fn import_is_one_commit_and_export_sees_hidden_memories() {
-    let f = fixture();
+fn import_is_one_commit_and_export_sees_hidden_memories(f: Fixture) {
     let h = f.default_handler();
     let files = pairs(&[
         ("/memories/a.md", "alpha\r\n"),
@@ -30,9 +28,7 @@ fn import_is_one_commit_and_export_sees_hidden_memories() {
     assert_eq!(exported, expected);
 }
 
-#[test]
-fn import_refuses_whole_batch_without_writing() {
-    let f = fixture();
+fn import_refuses_whole_batch_without_writing(f: Fixture) {
     let h = f.default_handler();
     assert_eq!(h.create("/memories/b.md", "old").unwrap(), Create::Created);
     let before = f.commits();
@@ -51,9 +47,7 @@ fn import_refuses_whole_batch_without_writing() {
     assert_eq!(h.view("/memories/a.md").unwrap(), View::NotFound);
 }
 
-#[test]
-fn import_with_overwrite_replaces_and_keeps_created_at() {
-    let f = fixture();
+fn import_with_overwrite_replaces_and_keeps_created_at(f: Fixture) {
     let h = f.default_handler();
     f.set_now(5);
     h.create("/memories/b.md", "old").unwrap();
@@ -64,9 +58,7 @@ fn import_with_overwrite_replaces_and_keeps_created_at() {
     assert_eq!((size, created, updated), (3, 5, 9));
 }
 
-#[test]
-fn export_is_scoped() {
-    let f = fixture();
+fn export_is_scoped(f: Fixture) {
     let a = f.default_handler();
     let b = f.handler(|o| o.scope = "other".into());
     a.create("/memories/a", "A").unwrap();
@@ -74,3 +66,10 @@ fn export_is_scoped() {
     let paths: Vec<String> = b.export_all().unwrap().into_iter().map(|r| r.path).collect();
     assert_eq!(paths, vec!["/memories/b".to_string()]);
 }
+
+over_backends!(
+    import_is_one_commit_and_export_sees_hidden_memories,
+    import_refuses_whole_batch_without_writing,
+    import_with_overwrite_replaces_and_keeps_created_at,
+    export_is_scoped,
+);

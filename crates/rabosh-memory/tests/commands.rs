@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{content, fixture};
+use common::{Fixture, content};
 use rabosh_memory::{Create, Delete, Error, Insert, Memories, MemoryOptions, Rename, StrReplace, View};
 
 /// The outcome of an edit whose snippet starts at `first_line`.
@@ -16,28 +16,24 @@ fn file(content: &str) -> View {
 
 // ---- options and guards -------------------------------------------------------------------
 
-#[test]
-fn options_are_validated() {
-    let f = fixture();
+fn options_are_validated(f: Fixture) {
     for scope in ["", "a:b", "a b", "é", &"x".repeat(65)] {
         let options = MemoryOptions { scope: scope.to_string(), ..Default::default() };
-        match Memories::new(f.store.clone(), options) {
+        match Memories::new(f.backend.clone(), options) {
             Err(Error::InvalidOption { option: "scope", value }) => assert_eq!(value, scope),
             other => panic!("{scope:?}: {:?}", other.map(|_| ())),
         }
     }
     let options = MemoryOptions { max_memory_bytes: 0, ..Default::default() };
-    match Memories::new(f.store.clone(), options) {
+    match Memories::new(f.backend.clone(), options) {
         Err(Error::InvalidOption { option: "max_memory_bytes", value }) => assert_eq!(value, "0"),
         other => panic!("{:?}", other.map(|_| ())),
     }
     let options = MemoryOptions { scope: "A-z_0.9".into(), max_memory_bytes: 1, ..Default::default() };
-    assert!(Memories::new(f.store.clone(), options).is_ok());
+    assert!(Memories::new(f.backend.clone(), options).is_ok());
 }
 
-#[test]
-fn unnormalised_paths_are_caller_bugs() {
-    let f = fixture();
+fn unnormalised_paths_are_caller_bugs(f: Fixture) {
     let m = f.default_handler();
     let bad = "/memories/a/../b";
     assert!(matches!(m.view(bad), Err(Error::NotNormalised(_))));
@@ -51,9 +47,7 @@ fn unnormalised_paths_are_caller_bugs() {
     assert_eq!(f.commits(), 0);
 }
 
-#[test]
-fn scopes_are_separate() {
-    let f = fixture();
+fn scopes_are_separate(f: Fixture) {
     let a = f.handler(|o| o.scope = "a".into());
     let b = f.handler(|o| o.scope = "b".into());
     assert_eq!(a.create("/memories/x", "1").unwrap(), Create::Created);
@@ -67,43 +61,33 @@ fn scopes_are_separate() {
 
 // ---- view ----------------------------------------------------------------------------------
 
-#[test]
-fn view_file() {
-    let f = fixture();
+fn view_file(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a.md", "x\r\ny\n").unwrap();
     assert_eq!(m.view("/memories/a.md").unwrap(), View::File { content: "x\r\ny\n".into(), lines: 3 });
 }
 
-#[test]
-fn view_memory_wins_over_directory() {
-    let f = fixture();
+fn view_memory_wins_over_directory(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/b", "under").unwrap();
     m.create("/memories/a", "file").unwrap();
     assert_eq!(m.view("/memories/a").unwrap(), file("file"));
 }
 
-#[test]
-fn view_root_always_lists() {
-    let f = fixture();
+fn view_root_always_lists(f: Fixture) {
     let m = f.default_handler();
     assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
     m.create("/memories/.hidden", "x").unwrap();
     assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
 }
 
-#[test]
-fn view_missing_is_not_found() {
-    let f = fixture();
+fn view_missing_is_not_found(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/ab", "x").unwrap();
     assert_eq!(m.view("/memories/a").unwrap(), View::NotFound);
 }
 
-#[test]
-fn view_directory_with_only_hidden_content_is_not_found() {
-    let f = fixture();
+fn view_directory_with_only_hidden_content_is_not_found(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/.git/x", "x").unwrap();
     m.create("/memories/d/node_modules", "x").unwrap();
@@ -112,9 +96,7 @@ fn view_directory_with_only_hidden_content_is_not_found() {
     assert!(matches!(m.view("/memories/d/.git").unwrap(), View::Dir { total: 1, .. }));
 }
 
-#[test]
-fn view_too_many_lines() {
-    let f = fixture();
+fn view_too_many_lines(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/ok", &"\n".repeat(999_998)).unwrap();
     m.create("/memories/big", &"\n".repeat(999_999)).unwrap();
@@ -124,9 +106,7 @@ fn view_too_many_lines() {
     assert_eq!(f.values_read(), read, "the line limit is decided from metadata");
 }
 
-#[test]
-fn view_with_track_access_records_access_in_one_commit() {
-    let f = fixture();
+fn view_with_track_access_records_access_in_one_commit(f: Fixture) {
     let m = f.handler(|o| o.track_access = true);
     m.create("/memories/a", "x").unwrap();
     assert_eq!(f.meta("default", "/memories/a").unwrap().4, 0);
@@ -142,9 +122,7 @@ fn view_with_track_access_records_access_in_one_commit() {
     assert_eq!(f.commits() - before, 1);
 }
 
-#[test]
-fn view_without_track_access_commits_nothing() {
-    let f = fixture();
+fn view_without_track_access_commits_nothing(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     let before = f.commits();
@@ -156,17 +134,13 @@ fn view_without_track_access_commits_nothing() {
 
 // ---- create --------------------------------------------------------------------------------
 
-#[test]
-fn create_root_exists() {
-    let f = fixture();
+fn create_root_exists(f: Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     assert_eq!(m.create("/memories", "x").unwrap(), Create::Exists);
     assert_eq!(f.commits(), 0);
 }
 
-#[test]
-fn create_too_large_comes_before_exists() {
-    let f = fixture();
+fn create_too_large_comes_before_exists(f: Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 4);
     assert_eq!(m.create("/memories/a", "1234").unwrap(), Create::Created);
     assert_eq!(m.create("/memories/a", "12345").unwrap(), Create::TooLarge { limit: 4 });
@@ -174,18 +148,14 @@ fn create_too_large_comes_before_exists() {
     assert_eq!(m.view("/memories/b").unwrap(), View::NotFound);
 }
 
-#[test]
-fn create_refuses_to_overwrite_by_default() {
-    let f = fixture();
+fn create_refuses_to_overwrite_by_default(f: Fixture) {
     let m = f.default_handler();
     assert_eq!(m.create("/memories/a", "old").unwrap(), Create::Created);
     assert_eq!(m.create("/memories/a", "new").unwrap(), Create::Exists);
     assert_eq!(content(&m, "/memories/a").unwrap(), "old");
 }
 
-#[test]
-fn create_overwrite_keeps_created_at() {
-    let f = fixture();
+fn create_overwrite_keeps_created_at(f: Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     m.create("/memories/a", "old").unwrap();
     f.set_now(2_000);
@@ -194,9 +164,7 @@ fn create_overwrite_keeps_created_at() {
     assert_eq!(f.meta("default", "/memories/a").unwrap(), (6, 2, 1_000, 2_000, 0));
 }
 
-#[test]
-fn create_beside_a_directory_of_the_same_name() {
-    let f = fixture();
+fn create_beside_a_directory_of_the_same_name(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/b", "x").unwrap();
     assert_eq!(m.create("/memories/a", "y").unwrap(), Create::Created);
@@ -205,9 +173,7 @@ fn create_beside_a_directory_of_the_same_name() {
 
 // ---- str_replace ---------------------------------------------------------------------------
 
-#[test]
-fn str_replace_root_and_missing_are_not_found() {
-    let f = fixture();
+fn str_replace_root_and_missing_are_not_found(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
     assert_eq!(m.str_replace("/memories", "a", "b").unwrap(), StrReplace::NotFound);
@@ -217,9 +183,7 @@ fn str_replace_root_and_missing_are_not_found() {
     assert_eq!(m.str_replace("/memories/zz", "", "b").unwrap(), StrReplace::NotFound);
 }
 
-#[test]
-fn str_replace_empty_or_absent_old_str_is_no_match() {
-    let f = fixture();
+fn str_replace_empty_or_absent_old_str_is_no_match(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "abc").unwrap();
     let before = f.commits();
@@ -229,9 +193,7 @@ fn str_replace_empty_or_absent_old_str_is_no_match() {
     assert_eq!(f.commits(), before);
 }
 
-#[test]
-fn str_replace_multiple_lists_every_start_with_overlaps() {
-    let f = fixture();
+fn str_replace_multiple_lists_every_start_with_overlaps(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "ab ab\nx\nab\naaaa").unwrap();
     assert_eq!(m.str_replace("/memories/a", "ab", "z").unwrap(), StrReplace::Multiple { lines: vec![1, 1, 3] });
@@ -240,27 +202,21 @@ fn str_replace_multiple_lists_every_start_with_overlaps() {
     assert_eq!(content(&m, "/memories/a").unwrap(), "ab ab\nx\nab\naaaa");
 }
 
-#[test]
-fn str_replace_self_overlapping_once_is_replaced() {
-    let f = fixture();
+fn str_replace_self_overlapping_once_is_replaced(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "aaa").unwrap();
     assert!(matches!(m.str_replace("/memories/a", "aa", "X").unwrap(), StrReplace::Edited { .. }));
     assert_eq!(content(&m, "/memories/a").unwrap(), "Xa");
 }
 
-#[test]
-fn str_replace_multiple_comes_before_too_large() {
-    let f = fixture();
+fn str_replace_multiple_comes_before_too_large(f: Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "ab ab").unwrap();
     let huge = "x".repeat(100);
     assert_eq!(m.str_replace("/memories/a", "ab", &huge).unwrap(), StrReplace::Multiple { lines: vec![1, 1] });
 }
 
-#[test]
-fn str_replace_too_large() {
-    let f = fixture();
+fn str_replace_too_large(f: Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "0123456789").unwrap();
     assert_eq!(m.str_replace("/memories/a", "0", "ab").unwrap(), StrReplace::TooLarge { limit: 10 });
@@ -268,9 +224,7 @@ fn str_replace_too_large() {
     assert!(matches!(m.str_replace("/memories/a", "0", "a").unwrap(), StrReplace::Edited { .. }));
 }
 
-#[test]
-fn str_replace_snippet_of_new_content() {
-    let f = fixture();
+fn str_replace_snippet_of_new_content(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "1\n2\n3\n4\n5\n6\n7\n8").unwrap();
     f.set_now(3_000);
@@ -282,9 +236,7 @@ fn str_replace_snippet_of_new_content() {
     assert_eq!(got, edited(1, &["2", "3", "4"]));
 }
 
-#[test]
-fn str_replace_traps() {
-    let f = fixture();
+fn str_replace_traps(f: Fixture) {
     let m = f.default_handler();
     // old_str spanning several lines matches; the changed line is where it starts.
     m.create("/memories/a", "x\nstart\nend\ny").unwrap();
@@ -305,9 +257,7 @@ fn str_replace_traps() {
 
 // ---- insert --------------------------------------------------------------------------------
 
-#[test]
-fn insert_root_and_missing_are_not_found() {
-    let f = fixture();
+fn insert_root_and_missing_are_not_found(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
     assert_eq!(m.insert("/memories", Some(0), "x").unwrap(), Insert::NotFound);
@@ -317,9 +267,7 @@ fn insert_root_and_missing_are_not_found() {
     assert_eq!(m.insert("/memories/zz", None, "x").unwrap(), Insert::NotFound);
 }
 
-#[test]
-fn insert_invalid_line() {
-    let f = fixture();
+fn insert_invalid_line(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/e", "").unwrap();
     m.create("/memories/a", "a\nb\n").unwrap();
@@ -331,9 +279,7 @@ fn insert_invalid_line() {
     assert_eq!(m.insert("/memories/b", Some(i64::MAX), "x").unwrap(), Insert::InvalidLine { count: 2 });
 }
 
-#[test]
-fn insert_invalid_line_comes_before_too_large() {
-    let f = fixture();
+fn insert_invalid_line_comes_before_too_large(f: Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 4);
     m.create("/memories/a", "a\n").unwrap();
     assert_eq!(m.insert("/memories/a", Some(5), "long line").unwrap(), Insert::InvalidLine { count: 1 });
@@ -342,9 +288,7 @@ fn insert_invalid_line_comes_before_too_large() {
     assert_eq!(content(&m, "/memories/a").unwrap(), "b\na\n");
 }
 
-#[test]
-fn insert_edits() {
-    let f = fixture();
+fn insert_edits(f: Fixture) {
     let m = f.default_handler();
     for (before, at, text, after) in [
         ("a\n", 1, "", "a\n"),
@@ -368,27 +312,21 @@ fn insert_edits() {
 
 // ---- delete --------------------------------------------------------------------------------
 
-#[test]
-fn delete_root() {
-    let f = fixture();
+fn delete_root(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     assert_eq!(m.delete("/memories").unwrap(), Delete::IsRoot);
     assert_eq!(m.usage().unwrap().memories, 1);
 }
 
-#[test]
-fn delete_missing() {
-    let f = fixture();
+fn delete_missing(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/ab", "x").unwrap();
     assert_eq!(m.delete("/memories/a").unwrap(), Delete::NotFound);
     assert_eq!(f.commits(), 1);
 }
 
-#[test]
-fn delete_memory_and_subtree_including_hidden() {
-    let f = fixture();
+fn delete_memory_and_subtree_including_hidden(f: Fixture) {
     let m = f.default_handler();
     for p in [
         "/memories/a",
@@ -408,9 +346,7 @@ fn delete_memory_and_subtree_including_hidden() {
     assert_eq!(m.view("/memories/a.md").unwrap(), file("x"));
 }
 
-#[test]
-fn delete_directory_only_and_file_only() {
-    let f = fixture();
+fn delete_directory_only_and_file_only(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "1").unwrap();
     m.create("/memories/d/y/z", "2").unwrap();
@@ -422,44 +358,34 @@ fn delete_directory_only_and_file_only() {
 
 // ---- rename --------------------------------------------------------------------------------
 
-#[test]
-fn rename_root_source_comes_first() {
-    let f = fixture();
+fn rename_root_source_comes_first(f: Fixture) {
     let m = f.default_handler();
     assert_eq!(m.rename("/memories", "/memories").unwrap(), Rename::IsRoot);
     assert_eq!(m.rename("/memories", "/memories/a").unwrap(), Rename::IsRoot);
 }
 
-#[test]
-fn rename_to_root_or_itself_is_destination_exists() {
-    let f = fixture();
+fn rename_to_root_or_itself_is_destination_exists(f: Fixture) {
     let m = f.default_handler();
     // Decided before the source is looked at: nothing needs to exist.
     assert_eq!(m.rename("/memories/a", "/memories").unwrap(), Rename::DestinationExists);
     assert_eq!(m.rename("/memories/a", "/memories/a").unwrap(), Rename::DestinationExists);
 }
 
-#[test]
-fn rename_inside_itself_comes_before_not_found() {
-    let f = fixture();
+fn rename_inside_itself_comes_before_not_found(f: Fixture) {
     let m = f.default_handler();
     assert_eq!(m.rename("/memories/a", "/memories/a/b").unwrap(), Rename::Inside);
     m.create("/memories/a", "x").unwrap();
     assert_eq!(m.rename("/memories/a", "/memories/a/b/c").unwrap(), Rename::Inside);
 }
 
-#[test]
-fn rename_source_is_checked_before_destination() {
-    let f = fixture();
+fn rename_source_is_checked_before_destination(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/b", "x").unwrap();
     assert_eq!(m.rename("/memories/a", "/memories/b").unwrap(), Rename::NotFound);
     assert_eq!(m.rename("/memories/b", "/memories/ab").unwrap(), Rename::Renamed { count: 1 });
 }
 
-#[test]
-fn rename_destination_exists_at_or_under() {
-    let f = fixture();
+fn rename_destination_exists_at_or_under(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     m.create("/memories/b", "y").unwrap();
@@ -469,9 +395,7 @@ fn rename_destination_exists_at_or_under() {
     assert_eq!(f.commits(), 3);
 }
 
-#[test]
-fn rename_prefix_sibling_is_not_inside_and_not_moved() {
-    let f = fixture();
+fn rename_prefix_sibling_is_not_inside_and_not_moved(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/x", "1").unwrap();
     m.create("/memories/ab", "2").unwrap();
@@ -483,9 +407,7 @@ fn rename_prefix_sibling_is_not_inside_and_not_moved() {
     assert_eq!(m.rename("/memories/p/q", "/memories/q").unwrap(), Rename::Renamed { count: 1 });
 }
 
-#[test]
-fn rename_moves_memory_and_subtree_in_one_commit() {
-    let f = fixture();
+fn rename_moves_memory_and_subtree_in_one_commit(f: Fixture) {
     let m = f.default_handler();
     for p in ["/memories/a", "/memories/a/b", "/memories/a/.h/c", "/memories/a/d/e/f"] {
         m.create(p, p).unwrap();
@@ -504,11 +426,49 @@ fn rename_moves_memory_and_subtree_in_one_commit() {
     assert_eq!(m.usage().unwrap().memories, 4);
 }
 
+fn rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole(f: Fixture) {
+    // CONTRACT.md, Choices: a rename whose moved descendant would exceed 1,024 path bytes answers
+    // like an unusable destination and moves nothing.
+    let m = f.default_handler();
+    let tail = "/d/leaf.md"; // the descendant's path below the renamed directory
+    m.create(&format!("/memories/src{tail}"), "deep").unwrap();
+    m.create("/memories/src/top.md", "top").unwrap();
+    let dest = |total: usize| {
+        // A destination whose descendant path `{dest}{tail}` is exactly `total` bytes, in
+        // segments under the 255-byte segment limit.
+        let mut path = String::from("/memories");
+        let mut remaining = total - tail.len() - path.len();
+        while remaining > 0 {
+            let mut seg = (remaining - 1).min(200);
+            if remaining - 1 - seg == 1 {
+                seg -= 1; // never leave room for an empty segment only
+            }
+            path.push('/');
+            path.push_str(&"n".repeat(seg));
+            remaining -= seg + 1;
+        }
+        assert_eq!(path.len() + tail.len(), total);
+        path
+    };
+    let too_long = dest(1025);
+    let before = f.commits();
+    assert_eq!(m.rename("/memories/src", &too_long).unwrap(), Rename::DestinationExists);
+    assert_eq!(f.commits(), before, "nothing moved");
+    assert_eq!(m.view(&format!("/memories/src{tail}")).unwrap(), file("deep"));
+    assert_eq!(m.view("/memories/src/top.md").unwrap(), file("top"));
+    assert_eq!(m.view(&too_long).unwrap(), View::NotFound);
+    // Checked after the source exists (rule 6): a missing source still answers NotFound.
+    assert_eq!(m.rename("/memories/nothing", &too_long).unwrap(), Rename::NotFound);
+
+    let longest = dest(1024);
+    assert_eq!(m.rename("/memories/src", &longest).unwrap(), Rename::Renamed { count: 2 });
+    assert_eq!(m.view(&format!("{longest}{tail}")).unwrap(), file("deep"));
+    assert_eq!(m.delete(&format!("{longest}{tail}")).unwrap(), Delete::Deleted { count: 1 });
+}
+
 // ---- usage and expiry ----------------------------------------------------------------------
 
-#[test]
-fn usage_counts_every_memory_of_the_scope() {
-    let f = fixture();
+fn usage_counts_every_memory_of_the_scope(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "12").unwrap();
     m.create("/memories/.h/b", "345").unwrap();
@@ -521,9 +481,7 @@ fn usage_counts_every_memory_of_the_scope() {
     assert_eq!(f.values_read(), read);
 }
 
-#[test]
-fn expire_before_deletes_by_updated_at_in_one_commit() {
-    let f = fixture();
+fn expire_before_deletes_by_updated_at_in_one_commit(f: Fixture) {
     let m = f.default_handler();
     f.set_now(100);
     m.create("/memories/old", "x").unwrap();
@@ -533,17 +491,15 @@ fn expire_before_deletes_by_updated_at_in_one_commit() {
     f.set_now(300);
     m.create("/memories/new", "x").unwrap();
     let (commits, read) = (f.commits(), f.values_read());
-    assert_eq!(m.expire_before(200).unwrap(), 2);
+    assert_eq!(m.expire_before(200).unwrap().count, 2);
     assert_eq!(f.commits() - commits, 1);
     assert_eq!(f.values_read(), read);
     assert_eq!(m.usage().unwrap().memories, 2);
-    assert_eq!(m.expire_before(200).unwrap(), 0);
+    assert_eq!(m.expire_before(200).unwrap().count, 0);
     assert_eq!(f.commits() - commits, 1, "nothing to delete, nothing to commit");
 }
 
-#[test]
-fn expire_before_with_track_access_counts_the_later_use() {
-    let f = fixture();
+fn expire_before_with_track_access_counts_the_later_use(f: Fixture) {
     let m = f.handler(|o| o.track_access = true);
     f.set_now(100);
     m.create("/memories/read-late", "x").unwrap();
@@ -554,19 +510,17 @@ fn expire_before_with_track_access_counts_the_later_use() {
     f.set_now(400);
     m.view("/memories/read-late").unwrap();
     m.str_replace("/memories/edited-late", "x", "y").unwrap();
-    assert_eq!(m.expire_before(300).unwrap(), 1);
+    assert_eq!(m.expire_before(300).unwrap().count, 1);
     assert_eq!(m.view("/memories/never-read").unwrap(), View::NotFound);
     // Without track_access, only updatedAt counts.
     f.set_now(500);
     let plain = f.default_handler();
-    assert_eq!(plain.expire_before(401).unwrap(), 2);
+    assert_eq!(plain.expire_before(401).unwrap().count, 2);
 }
 
 // ---- one commit per command ----------------------------------------------------------------
 
-#[test]
-fn every_change_is_exactly_one_commit() {
-    let f = fixture();
+fn every_change_is_exactly_one_commit(f: Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     let step = |what: &str, run: &dyn Fn()| {
         let before = f.commits();
@@ -585,9 +539,7 @@ fn every_change_is_exactly_one_commit() {
 
 // ---- view_if_cheap: which views may run on a latency-sensitive thread ------------------------
 
-#[test]
-fn view_if_cheap_answers_file_views_and_indexed_views_only() {
-    let f = fixture();
+fn view_if_cheap_answers_file_views_and_indexed_views_only(f: Fixture) {
     let plain = f.default_handler();
     plain.create("/memories/d/a.md", "x").unwrap();
     assert_eq!(plain.view_if_cheap("/memories/d/a.md").unwrap(), Some(file("x")));
@@ -603,3 +555,51 @@ fn view_if_cheap_answers_file_views_and_indexed_views_only() {
     assert_eq!(tracking.view_if_cheap("/memories/d/a.md").unwrap(), None, "a tracked view commits");
     assert_eq!(f.commits(), before);
 }
+
+over_backends!(
+    options_are_validated,
+    unnormalised_paths_are_caller_bugs,
+    scopes_are_separate,
+    view_file,
+    view_memory_wins_over_directory,
+    view_root_always_lists,
+    view_missing_is_not_found,
+    view_directory_with_only_hidden_content_is_not_found,
+    view_too_many_lines,
+    view_with_track_access_records_access_in_one_commit,
+    view_without_track_access_commits_nothing,
+    create_root_exists,
+    create_too_large_comes_before_exists,
+    create_refuses_to_overwrite_by_default,
+    create_overwrite_keeps_created_at,
+    create_beside_a_directory_of_the_same_name,
+    str_replace_root_and_missing_are_not_found,
+    str_replace_empty_or_absent_old_str_is_no_match,
+    str_replace_multiple_lists_every_start_with_overlaps,
+    str_replace_self_overlapping_once_is_replaced,
+    str_replace_multiple_comes_before_too_large,
+    str_replace_too_large,
+    str_replace_snippet_of_new_content,
+    str_replace_traps,
+    insert_root_and_missing_are_not_found,
+    insert_invalid_line,
+    insert_invalid_line_comes_before_too_large,
+    insert_edits,
+    delete_root,
+    delete_missing,
+    delete_memory_and_subtree_including_hidden,
+    delete_directory_only_and_file_only,
+    rename_root_source_comes_first,
+    rename_to_root_or_itself_is_destination_exists,
+    rename_inside_itself_comes_before_not_found,
+    rename_source_is_checked_before_destination,
+    rename_destination_exists_at_or_under,
+    rename_prefix_sibling_is_not_inside_and_not_moved,
+    rename_moves_memory_and_subtree_in_one_commit,
+    rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole,
+    usage_counts_every_memory_of_the_scope,
+    expire_before_deletes_by_updated_at_in_one_commit,
+    expire_before_with_track_access_counts_the_later_use,
+    every_change_is_exactly_one_commit,
+    view_if_cheap_answers_file_views_and_indexed_views_only,
+);

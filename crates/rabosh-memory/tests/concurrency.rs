@@ -5,12 +5,10 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{content, fixture};
+use common::{Fixture, content, fixture};
 use rabosh_memory::{Insert, StrReplace, View};
 
-#[test]
-fn concurrent_edits_lose_nothing_and_index_stays_exact() {
-    let fx = fixture();
+fn concurrent_edits_lose_nothing_and_index_stays_exact(fx: Fixture) {
     let scan = Arc::new(fx.default_handler());
     let indexed = Arc::new(fx.handler(|o| o.listing_index = true));
     scan.create("/memories/log", "").unwrap();
@@ -49,10 +47,28 @@ fn view_at_a_pinned_snapshot_ignores_later_commits() {
     let fx = fixture();
     let m = fx.handler(|o| o.listing_index = true);
     m.create("/memories/a", "old").unwrap();
-    let snap = fx.store.engine().snapshot().unwrap();
+    let snap = fx.embedded().snapshot().unwrap();
     m.delete("/memories/a").unwrap();
     m.create("/memories/b", "new").unwrap();
     assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "old".into(), lines: 1 });
     assert_eq!(m.view_at(&snap, "/memories/b").unwrap(), View::NotFound);
     assert_eq!(m.view("/memories/a").unwrap(), View::NotFound);
+}
+
+over_backends!(concurrent_edits_lose_nothing_and_index_stays_exact,);
+
+#[test]
+fn a_pinned_snapshot_does_not_keep_a_dropped_store_locked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
+    let m = rabosh_memory::Memories::new(store.clone(), Default::default()).unwrap();
+    m.create("/memories/a", "pinned").unwrap();
+    let snap = store.snapshot().unwrap();
+    drop(m);
+    drop(store);
+    let reopened = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
+    let m = rabosh_memory::Memories::new(reopened, Default::default()).unwrap();
+    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "pinned".into(), lines: 1 });
+    assert_eq!(m.view_at(&snap, "/memories").unwrap(), m.view("/memories").unwrap());
 }

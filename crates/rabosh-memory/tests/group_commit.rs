@@ -6,25 +6,25 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rabosh::testing::FaultFs;
-use rabosh_memory::{Create, Memories, MemoryOptions, MemoryStore, StrReplace, View};
+use rabosh_memory::{Create, Durability, EmbeddedOptions, EmbeddedStore, Memories, MemoryOptions, StrReplace, View};
 
 /// A hang guard only: every wait below is for a state a correct store reaches at once.
 const HANG: Duration = Duration::from_secs(20);
 
-fn sync_store(fs: &FaultFs, dir: &std::path::Path) -> Arc<MemoryStore> {
+fn sync_store(fs: &FaultFs, dir: &std::path::Path) -> Arc<EmbeddedStore> {
     let options =
-        rabosh::Options { durability: rabosh::Durability::Sync, vfs: Some(Arc::new(fs.clone())), ..Default::default() };
-    MemoryStore::open(dir, options).unwrap()
+        EmbeddedOptions { durability: Durability::Sync, vfs: Some(Arc::new(fs.clone())), ..Default::default() };
+    EmbeddedStore::open(dir, options).unwrap()
 }
 
-fn handler(store: &Arc<MemoryStore>, listing_index: bool) -> Memories {
+fn handler(store: &Arc<EmbeddedStore>, listing_index: bool) -> Memories {
     let options = MemoryOptions { listing_index, ..MemoryOptions::default() };
     Memories::new(store.clone(), options).unwrap()
 }
 
-fn wait_appended(store: &MemoryStore, seq: u64) {
+fn wait_appended(store: &EmbeddedStore, seq: u64) {
     let start = Instant::now();
-    while store.engine().latest_snapshot().unwrap().seq() < seq {
+    while store.stats().appended_seq < seq {
         assert!(start.elapsed() < HANG, "commands could not append while an fsync was running");
         std::thread::yield_now();
     }
@@ -49,7 +49,7 @@ fn counters_lose_no_update(listing_index: bool) {
     assert!(matches!(m.view("/memories").unwrap(), View::Dir { .. }));
     let threads = 16;
     let each = 12;
-    let before = store.engine().stats();
+    let before = store.stats();
     // Hold the first fsync until more commands have appended behind it, so sharing is certain
     // rather than likely; after that the threads run free.
     let _release = fs.release_on_drop(HANG);
@@ -76,7 +76,7 @@ fn counters_lose_no_update(listing_index: bool) {
     for h in handles {
         h.join().unwrap();
     }
-    let after = store.engine().stats();
+    let after = store.stats();
     let commits = after.commits - before.commits;
     let fsyncs = after.fsyncs - before.fsyncs;
     assert_eq!(commits, threads * each);

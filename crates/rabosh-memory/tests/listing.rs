@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::fixture;
+use common::{Fixture, fixture};
 use rabosh_memory::{DirEntry, Memories, View};
 
 fn f(rel: &str, size: u64) -> DirEntry {
@@ -24,9 +24,7 @@ fn both(fx: &common::Fixture, path: &str) -> View {
     scan
 }
 
-#[test]
-fn order_is_utf16_and_depth_first() {
-    let fx = fixture();
+fn order_is_utf16_and_depth_first(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/a.md", 1);
     put(&m, "/memories/a-b", 2);
@@ -39,9 +37,7 @@ fn order_is_utf16_and_depth_first() {
     assert_eq!(both(&fx, "/memories"), View::Dir { total: 21, entries: expected });
 }
 
-#[test]
-fn memory_and_directory_at_one_name() {
-    let fx = fixture();
+fn memory_and_directory_at_one_name(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/n", 10);
     put(&m, "/memories/n/m", 1);
@@ -54,9 +50,7 @@ fn memory_and_directory_at_one_name() {
     assert_eq!(both(&fx, "/memories/n/m/deep"), View::File { content: "xx".into(), lines: 1 },);
 }
 
-#[test]
-fn deeper_content_rolls_into_depth_two() {
-    let fx = fixture();
+fn deeper_content_rolls_into_depth_two(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/a/b/c/d/e", 100);
     put(&m, "/memories/a/b/c2", 20);
@@ -67,9 +61,7 @@ fn deeper_content_rolls_into_depth_two() {
     assert_eq!(both(&fx, "/memories/a"), View::Dir { total: 123, entries: expected });
 }
 
-#[test]
-fn hidden_and_node_modules_are_excluded_everywhere() {
-    let fx = fixture();
+fn hidden_and_node_modules_are_excluded_everywhere(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/.h", 1);
     put(&m, "/memories/.git/config", 2);
@@ -85,9 +77,7 @@ fn hidden_and_node_modules_are_excluded_everywhere() {
     assert_eq!(both(&fx, "/memories/only-hidden"), View::NotFound);
 }
 
-#[test]
-fn hidden_directory_viewed_directly_lists_normally() {
-    let fx = fixture();
+fn hidden_directory_viewed_directly_lists_normally(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/.git/config", 2);
     put(&m, "/memories/.git/objects/ab/cd", 5);
@@ -99,9 +89,7 @@ fn hidden_directory_viewed_directly_lists_normally() {
     assert_eq!(both(&fx, "/memories/node_modules"), View::NotFound);
 }
 
-#[test]
-fn zero_byte_memories_are_visible() {
-    let fx = fixture();
+fn zero_byte_memories_are_visible(fx: Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/d/e", 0);
     let expected = vec![d("d", 0), f("d/e", 0)];
@@ -109,9 +97,7 @@ fn zero_byte_memories_are_visible() {
     assert_eq!(both(&fx, "/memories/d"), View::Dir { total: 0, entries: vec![f("e", 0)] });
 }
 
-#[test]
-fn listings_read_no_values() {
-    let fx = fixture();
+fn listings_read_no_values(fx: Fixture) {
     let m = fx.default_handler();
     for i in 0..20 {
         put(&m, &format!("/memories/d{}/e{}/f{i}", i % 3, i % 5), i);
@@ -131,13 +117,13 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     let plain = fx.default_handler();
     put(&plain, "/memories/a/b", 1);
     put(&plain, "/memories/c", 2);
-    assert!(fx.store.indexed_scopes().is_empty());
+    assert!(fx.embedded().indexed_scopes().is_empty());
     let indexed = fx.handler(|o| o.listing_index = true);
     assert_eq!(
         indexed.view("/memories").unwrap(),
         View::Dir { total: 3, entries: vec![d("a", 1), f("a/b", 1), f("c", 2)] }
     );
-    assert_eq!(fx.store.indexed_scopes(), vec!["default".to_string()]);
+    assert_eq!(fx.embedded().indexed_scopes(), vec!["default".to_string()]);
     // Commits of a handler without the index keep the shared index current.
     plain.rename("/memories/a", "/memories/z").unwrap();
     plain.delete("/memories/c").unwrap();
@@ -146,25 +132,7 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     put(&other, "/memories/q", 8);
     assert_eq!(indexed.view("/memories").unwrap(), View::Dir { total: 1, entries: vec![d("z", 1), f("z/b", 1)] });
     assert_eq!(indexed.usage().unwrap(), rabosh_memory::Usage { memories: 2, bytes: 5 });
-    assert_eq!(fx.store.indexed_scopes(), vec!["default".to_string()]);
-}
-
-#[test]
-fn index_survives_a_write_that_bypasses_it() {
-    let fx = fixture();
-    let indexed = fx.handler(|o| o.listing_index = true);
-    put(&indexed, "/memories/a", 1);
-    assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 1, .. }));
-    // A commit straight to the engine: the index must notice it is stale and rebuild.
-    let mut batch = rabosh::Batch::new();
-    let mut meta = [0u8; rabosh::META_LEN];
-    meta[0] = 3;
-    meta[8] = 1;
-    batch.put(b"m:default:/memories/b".to_vec(), b"xyz".to_vec(), meta);
-    fx.store.engine().write(batch).unwrap();
-    assert_eq!(indexed.view("/memories").unwrap(), View::Dir { total: 4, entries: vec![f("a", 1), f("b", 3)] });
-    put(&indexed, "/memories/c", 2);
-    assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 6, .. }));
+    assert_eq!(fx.embedded().indexed_scopes(), vec!["default".to_string()]);
 }
 
 /// Index nodes one view of `/memories/big` looks at, over a tree with `deep` memories below
@@ -180,10 +148,10 @@ fn nodes_for_view(deep: usize) -> (u64, View) {
     }
     let read = fx.values_read();
     m.view("/memories").unwrap(); // builds nothing new, warms nothing: the index is current
-    let before = fx.store.index_nodes_visited();
+    let before = fx.embedded().index_nodes_visited();
     let view = m.view("/memories/big").unwrap();
     assert_eq!(fx.values_read(), read);
-    (fx.store.index_nodes_visited() - before, view)
+    (fx.embedded().index_nodes_visited() - before, view)
 }
 
 #[test]
@@ -201,3 +169,13 @@ fn indexed_view_work_does_not_grow_with_deep_content() {
     }
     assert!(matches!(small_view, View::Dir { total: 4, .. }));
 }
+
+over_backends!(
+    order_is_utf16_and_depth_first,
+    memory_and_directory_at_one_name,
+    deeper_content_rolls_into_depth_two,
+    hidden_and_node_modules_are_excluded_everywhere,
+    hidden_directory_viewed_directly_lists_normally,
+    zero_byte_memories_are_visible,
+    listings_read_no_values,
+);

@@ -275,8 +275,9 @@ proptest! {
     fn commands_match_the_model(
         pool in pool(),
         script in prop::collection::vec((action(), any::<bool>()), 1..60),
+        in_memory in any::<bool>(),
     ) {
-        let fx = common::fixture();
+        let fx = common::fixture_on(if in_memory { common::Kind::InMemory } else { common::Kind::Embedded });
         let scan = fx.handler(|o| o.max_memory_bytes = MAX);
         let indexed = fx.handler(|o| { o.max_memory_bytes = MAX; o.listing_index = true; });
         let mut model = Model::default();

@@ -1,10 +1,12 @@
 //! Faults (not outcomes) cross to JS as `Error` objects carrying a stable `code`, plus `holder`
-//! for a lock error, so the facade can pick a class without parsing messages.
+//! for a lock error and `expired` for an expiry whose reclaim failed, so the facade can pick a
+//! class without parsing messages.
 
 use std::any::Any;
 
 use napi::bindgen_prelude::{JsObjectValue, JsValue, Object};
 use napi::{Env, Status};
+use rabosh_memory::{Error, LockHolder};
 
 /// A fault as plain data, built on whichever thread hit it and turned into a JS error on the
 /// JS thread.
@@ -12,14 +14,29 @@ use napi::{Env, Status};
 pub struct Fault {
     pub code: &'static str,
     pub message: String,
-    pub holder: Option<rabosh::LockHolder>,
+    pub holder: Option<LockHolder>,
+    /// Memories an expiry deleted (committed) before reclaiming their space failed.
+    pub expired: Option<u64>,
 }
 
 pub type FaultResult<T> = std::result::Result<T, Fault>;
 
 impl Fault {
     pub fn invalid_option(option: &'static str, value: impl Into<String>) -> Fault {
-        rabosh_memory::Error::InvalidOption { option, value: value.into() }.into()
+        Error::InvalidOption { option, value: value.into() }.into()
+    }
+
+    /// A fault of the caller's arguments that the memory crate never sees.
+    pub fn invalid_argument(message: String) -> Fault {
+        Error::InvalidArgument(message).into()
+    }
+
+    /// An expiry that committed its deletions and then failed to reclaim the space: an IO fault
+    /// that says both, with the count on the error (`expired`).
+    pub fn expired_but_not_reclaimed(count: u64, reclaim: Error) -> Fault {
+        let message =
+            format!("expired {count} memories (deleted and committed), then reclaiming their space failed: {reclaim}");
+        Fault { code: "RABOSH_IO", message, holder: None, expired: Some(count) }
     }
 
     /// A panic inside the engine or the memory crate: the process lives on, the call fails.
@@ -29,7 +46,7 @@ impl Fault {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic payload".into());
-        Fault { code: "RABOSH_PANIC", message: format!("internal error (panic): {what}"), holder: None }
+        Fault { code: "RABOSH_PANIC", message: format!("internal error (panic): {what}"), holder: None, expired: None }
     }
 
     /// The JS error: `message`, `code`, and `holder` for `RABOSH_STORE_LOCKED`.
@@ -53,32 +70,32 @@ impl Fault {
             holder.set_named_property("thisProcess", h.this_process)?;
             obj.set_named_property("holder", holder)?;
         }
+        if let Some(count) = self.expired {
+            obj.set_named_property("expired", count as f64)?;
+        }
         Ok(napi::Error::from(obj.to_unknown()))
     }
 }
 
-impl From<rabosh_memory::Error> for Fault {
-    fn from(e: rabosh_memory::Error) -> Fault {
-        match e {
-            rabosh_memory::Error::Engine(e) => e.into(),
-            rabosh_memory::Error::InvalidOption { .. } => {
-                Fault { code: "RABOSH_INVALID_OPTION", message: e.to_string(), holder: None }
-            }
-            rabosh_memory::Error::NotNormalised(_) => {
-                Fault { code: "RABOSH_INVALID_ARGUMENT", message: e.to_string(), holder: None }
-            }
-            rabosh_memory::Error::Postgres(ref pg) => Fault { code: pg.code(), message: e.to_string(), holder: None },
-        }
-    }
-}
-
-impl From<rabosh::Error> for Fault {
-    fn from(e: rabosh::Error) -> Fault {
-        let holder = match &e {
-            rabosh::Error::Locked { holder, .. } => Some(holder.clone()),
+impl From<Error> for Fault {
+    fn from(e: Error) -> Fault {
+        let code = match &e {
+            Error::Io(_) => "RABOSH_IO",
+            Error::Corruption(_) => "RABOSH_CORRUPTION",
+            Error::UnsupportedFormat(_) => "RABOSH_UNSUPPORTED_FORMAT",
+            Error::Locked { .. } => "RABOSH_STORE_LOCKED",
+            Error::Poisoned(_) => "RABOSH_POISONED",
+            Error::Closed => "RABOSH_CLOSED",
+            Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
+            Error::InvalidOption { .. } => "RABOSH_INVALID_OPTION",
+            Error::Postgres(pg) => pg.code(),
+        };
+        let message = e.to_string();
+        let holder = match e {
+            Error::Locked { holder, .. } => Some(holder),
             _ => None,
         };
-        Fault { code: e.code(), message: e.to_string(), holder }
+        Fault { code, message, holder, expired: None }
     }
 }
 
@@ -97,21 +114,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_engine_error_keeps_its_code() {
-        let lock = rabosh::LockHolder {
+    fn every_error_keeps_its_code() {
+        let lock = LockHolder {
             pid: Some(42),
             host: Some("h".into()),
             started_at_ms: Some(1),
             is_running: true,
             this_process: false,
         };
-        let f: Fault = rabosh::Error::Locked { dir: "d".into(), holder: lock.clone() }.into();
+        let f: Fault = Error::Locked { message: "locked".into(), holder: lock.clone() }.into();
         assert_eq!(f.code, "RABOSH_STORE_LOCKED");
         assert_eq!(f.holder, Some(lock));
-        let f: Fault = rabosh_memory::Error::Engine(rabosh::Error::Poisoned { reason: "r".into() }).into();
-        assert_eq!((f.code, f.holder), ("RABOSH_POISONED", None));
-        let f: Fault = rabosh::Error::InvalidArgument("x".into()).into();
-        assert_eq!(f.code, "RABOSH_INVALID_ARGUMENT");
+        let cases = [
+            (Error::Io("x".into()), "RABOSH_IO"),
+            (Error::Corruption("x".into()), "RABOSH_CORRUPTION"),
+            (Error::UnsupportedFormat("x".into()), "RABOSH_UNSUPPORTED_FORMAT"),
+            (Error::Poisoned("r".into()), "RABOSH_POISONED"),
+            (Error::Closed, "RABOSH_CLOSED"),
+            (Error::InvalidArgument("x".into()), "RABOSH_INVALID_ARGUMENT"),
+            (Error::NotNormalised("x".into()), "RABOSH_INVALID_ARGUMENT"),
+        ];
+        for (e, code) in cases {
+            let f: Fault = e.into();
+            assert_eq!((f.code, f.holder, f.expired), (code, None, None));
+        }
+    }
+
+    #[test]
+    fn a_failed_reclaim_reports_the_committed_expiry() {
+        let f = Fault::expired_but_not_reclaimed(3, Error::Io("write failed on seg: disk full".into()));
+        assert_eq!((f.code, f.expired), ("RABOSH_IO", Some(3)));
+        assert!(f.message.contains("expired 3 memories") && f.message.contains("disk full"), "{}", f.message);
     }
 
     #[test]

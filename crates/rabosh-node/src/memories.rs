@@ -117,18 +117,20 @@ impl NativeMemories {
     }
 
     /// Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
+    /// When compaction fails after the deletions committed, rejects with `RABOSH_IO` whose message
+    /// says how many were expired and whose `expired` property holds that count.
     #[napi(ts_return_type = "Promise<number>")]
     pub fn expire_before(&self, instant_ms: f64) -> AsyncTask<Work<f64>> {
         let m = self.inner.clone();
         work(move || {
             if !instant_ms.is_finite() {
-                return Err(Fault {
-                    code: "RABOSH_INVALID_ARGUMENT",
-                    message: format!("expireBefore needs a finite instant, got {instant_ms}"),
-                    holder: None,
-                });
+                return Err(Fault::invalid_argument(format!("expireBefore needs a finite instant, got {instant_ms}")));
             }
-            Ok(m.expire_before(instant_ms as i64)? as f64)
+            let expired = m.expire_before(instant_ms as i64)?;
+            match expired.reclaim_error {
+                None => Ok(expired.count as f64),
+                Some(e) => Err(Fault::expired_but_not_reclaimed(expired.count, e)),
+            }
         })
     }
 }

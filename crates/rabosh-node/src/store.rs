@@ -1,11 +1,11 @@
-//! `NativeStore`: one open store (engine + memory layer), shared by every handler built on it.
+//! `NativeStore`: one open embedded store, shared by every handler built on it.
 
 use std::sync::Arc;
 
 use napi::Env;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
-use rabosh_memory::MemoryStore;
+use rabosh_memory::{Durability, EmbeddedOptions, EmbeddedStore};
 
 use crate::fault::{Fault, on_js_thread};
 use crate::work::{Work, work};
@@ -52,11 +52,11 @@ pub struct NativeVerifyReport {
 
 #[napi]
 pub struct NativeStore {
-    inner: Arc<MemoryStore>,
+    inner: Arc<EmbeddedStore>,
 }
 
 impl NativeStore {
-    pub(crate) fn memory_store(&self) -> Arc<MemoryStore> {
+    pub(crate) fn memory_store(&self) -> Arc<EmbeddedStore> {
         self.inner.clone()
     }
 
@@ -64,17 +64,17 @@ impl NativeStore {
     fn off_thread<T, F>(&self, f: F) -> AsyncTask<Work<T>>
     where
         T: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName + Send + 'static,
-        F: FnOnce(&MemoryStore) -> Result<T, Fault> + Send + 'static,
+        F: FnOnce(&EmbeddedStore) -> Result<T, Fault> + Send + 'static,
     {
         let store = self.inner.clone();
         work(move || f(&store))
     }
 }
 
-fn durability(name: &str) -> Result<rabosh::Durability, Fault> {
+fn durability(name: &str) -> Result<Durability, Fault> {
     match name {
-        "sync" => Ok(rabosh::Durability::Sync),
-        "buffered" => Ok(rabosh::Durability::Buffered),
+        "sync" => Ok(Durability::Sync),
+        "buffered" => Ok(Durability::Buffered),
         other => Err(Fault::invalid_option("durability", format!("{other:?}"))),
     }
 }
@@ -85,8 +85,8 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
-            let opts = rabosh::Options { durability: durability(&options.durability)?, ..Default::default() };
-            Ok(NativeStore { inner: MemoryStore::open(&dir, opts)? })
+            let opts = EmbeddedOptions { durability: durability(&options.durability)?, ..Default::default() };
+            Ok(NativeStore { inner: EmbeddedStore::open(&dir, opts)? })
         })
     }
 
@@ -99,14 +99,14 @@ impl NativeStore {
     /// Make every commit so far durable (for `buffered`).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn sync(&self) -> AsyncTask<Work<()>> {
-        self.off_thread(|s| Ok(s.engine().sync()?))
+        self.off_thread(|s| Ok(s.sync()?))
     }
 
     /// A durable, openable copy of the current state in `dir` (empty or absent).
     #[napi(ts_return_type = "Promise<NativeCheckpointInfo>")]
     pub fn checkpoint(&self, dir: String) -> AsyncTask<Work<NativeCheckpointInfo>> {
         self.off_thread(move |s| {
-            let info = s.engine().checkpoint(&dir)?;
+            let info = s.checkpoint(&dir)?;
             Ok(NativeCheckpointInfo { seq: info.seq as f64, hard_linked: info.hard_linked })
         })
     }
@@ -114,7 +114,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeCompactInfo>")]
     pub fn compact(&self) -> AsyncTask<Work<NativeCompactInfo>> {
         self.off_thread(|s| {
-            let info = s.engine().compact()?;
+            let info = s.compact()?;
             Ok(NativeCompactInfo { bytes_before: info.bytes_before as f64, bytes_after: info.bytes_after as f64 })
         })
     }
@@ -123,7 +123,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeVerifyReport>")]
     pub fn verify(&self) -> AsyncTask<Work<NativeVerifyReport>> {
         self.off_thread(|s| {
-            let r = s.engine().verify()?;
+            let r = s.verify()?;
             Ok(NativeVerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 })
         })
     }
@@ -132,7 +132,7 @@ impl NativeStore {
     #[napi]
     pub fn stats(&self, env: Env) -> napi::Result<NativeStats> {
         on_js_thread(&env, || {
-            let s = self.inner.engine().stats();
+            let s = self.inner.stats();
             Ok(NativeStats {
                 commits: s.commits as f64,
                 fsyncs: s.fsyncs as f64,
@@ -153,7 +153,7 @@ impl NativeStore {
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
-            let snap = self.inner.engine().snapshot()?;
+            let snap = self.inner.snapshot()?;
             Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
         })
     }
@@ -163,7 +163,7 @@ impl NativeStore {
 #[napi]
 pub struct NativeSnapshot {
     seq: f64,
-    inner: Option<rabosh::Snapshot>,
+    inner: Option<rabosh_memory::Snapshot>,
 }
 
 #[napi]

@@ -29,7 +29,7 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
 fn run_job<T>(job: Option<Job<T>>) -> FaultResult<T> {
     match job {
         Some(job) => guard(job),
-        None => Err(Fault { code: "RABOSH_PANIC", message: "task ran twice".into(), holder: None }),
+        None => Err(Fault { code: "RABOSH_PANIC", message: "task ran twice".into(), holder: None, expired: None }),
     }
 }
 
@@ -66,7 +66,7 @@ mod tests {
     #[test]
     fn results_and_faults_pass_through() {
         assert_eq!(run(|| Ok(2.5)).unwrap(), 2.5);
-        let f = run::<f64>(|| Err(rabosh::Error::Closed.into())).unwrap_err();
+        let f = run::<f64>(|| Err(rabosh_memory::Error::Closed.into())).unwrap_err();
         assert_eq!(f.code, "RABOSH_CLOSED");
     }
 

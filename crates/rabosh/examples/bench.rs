@@ -2,7 +2,7 @@
 //! Durable commit latency against a raw append+fdatasync loop on the same disk in the same run,
 //! get and scan throughput, open time and resident memory per key.
 
-use rabosh::{Batch, META_LEN, Options, Store};
+use rabosh::{Batch, Options, Store};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -60,7 +60,7 @@ fn main() {
         rawf.sync_data().unwrap();
         raw.push(t.elapsed());
         let mut b = Batch::new();
-        b.put(format!("memories/notes/{i}.md").into_bytes(), value.clone(), [1; META_LEN]);
+        b.put(format!("memories/notes/{i}.md").into_bytes(), value.clone(), [1; 40]);
         let t = Instant::now();
         store.write(b).unwrap();
         eng.push(t.elapsed());
@@ -87,7 +87,7 @@ fn main() {
                     format!("m:default:/memories/dir{:03}/file{:05}.md", (chunk * 500 + j) % 200, chunk * 500 + j)
                         .into_bytes(),
                     v.clone(),
-                    [2; META_LEN],
+                    [2; 40],
                 );
             }
             store.write(b).unwrap();

@@ -66,7 +66,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
                 continue;
             }
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
-            let (rel, _) = pb.put(e.seq, k, &value, &e.meta);
+            let (rel, _) = pb.put(e.seq, k, &value, e.meta.as_slice());
             max_seq = max_seq.max(e.seq);
             pending.push((k.clone(), e.clone(), rel));
             if pb.buf.len() >= FRAME_TARGET {
@@ -103,7 +103,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     }
     w.manifest = m;
 
-    let seg = Arc::new(Segment::new(number, &store.dir, file, store.vfs.clone()));
+    let seg = Arc::new(Segment::new(number, crate::format::FORMAT_VERSION, &store.dir, file, store.vfs.clone()));
     let mut map = cur.map.clone();
     for (k, r) in recs {
         map.insert(k, r.entry.expect("compaction writes only puts"));

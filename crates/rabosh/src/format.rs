@@ -1,10 +1,13 @@
 //! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
 
-use crate::{META_LEN, Meta};
+use crate::metabuf::{MAX_META, MetaBuf};
 
 /// The on-disk format version this build writes and the newest it reads.
-/// v2 added the buffered-frame flag and the synced marker; v1 files read unchanged.
-pub const FORMAT_VERSION: u32 = 2;
+/// v2 added the buffered-frame flag and the synced marker; v3 made a put's metadata a
+/// length-prefixed opaque string (v1/v2: a fixed 40 bytes). Older files read unchanged.
+pub const FORMAT_VERSION: u32 = 3;
+/// The fixed metadata width of a put in v1 and v2 files.
+pub const LEGACY_META_LEN: usize = 40;
 
 pub const FRAME_MAGIC: u32 = 0x5246_4252; // "RBFR" little-endian
 pub const FRAME_HEADER: usize = 12;
@@ -58,8 +61,18 @@ impl<'a> Reader<'a> {
     pub fn u64(&mut self) -> Result<u64, &'static str> {
         Ok(u64::from_le_bytes(self.bytes(8)?.try_into().unwrap()))
     }
-    pub fn meta(&mut self) -> Result<Meta, &'static str> {
-        Ok(self.bytes(META_LEN)?.try_into().unwrap())
+    /// A put's metadata as the file's format `version` lays it out.
+    pub fn meta(&mut self, version: u32) -> Result<MetaBuf, &'static str> {
+        let n = if version >= 3 {
+            let n = self.u32()? as usize;
+            if n > MAX_META {
+                return Err("metadata longer than the limit");
+            }
+            n
+        } else {
+            LEGACY_META_LEN
+        };
+        Ok(MetaBuf::new(self.bytes(n)?))
     }
     pub fn done(&self) -> bool {
         self.pos == self.buf.len()
@@ -167,7 +180,7 @@ pub struct ParsedOp {
     pub seq: u64,
     pub key: Vec<u8>,
     /// `Some` for a put: meta, value offset, value length, value CRC.
-    pub put: Option<(Meta, u64, u32, u32)>,
+    pub put: Option<(MetaBuf, u64, u32, u32)>,
 }
 
 pub struct ParsedFrame {
@@ -176,8 +189,8 @@ pub struct ParsedFrame {
     pub ops: Vec<ParsedOp>,
 }
 
-/// Decodes a payload whose frame starts at `frame_off` in its file.
-pub fn decode_payload(p: &[u8], frame_off: u64) -> Result<ParsedFrame, &'static str> {
+/// Decodes a payload whose frame starts at `frame_off` in a file of format `version`.
+pub fn decode_payload(p: &[u8], frame_off: u64, version: u32) -> Result<ParsedFrame, &'static str> {
     let base = frame_off + FRAME_HEADER as u64;
     let mut r = Reader::new(p);
     let kind = r.u8()?;
@@ -197,7 +210,7 @@ pub fn decode_payload(p: &[u8], frame_off: u64) -> Result<ParsedFrame, &'static 
         let key = r.bytes(klen)?.to_vec();
         let put = match tag {
             TAG_PUT => {
-                let meta = r.meta()?;
+                let meta = r.meta(version)?;
                 let vlen = r.u32()?;
                 let vcrc = r.u32()?;
                 let off = base + r.pos as u64;
@@ -231,8 +244,10 @@ impl PayloadBuilder {
         PayloadBuilder { buf, kind, count: 0 }
     }
     /// Appends a put; returns the value's offset within the payload and its CRC.
-    pub fn put(&mut self, seq: u64, key: &[u8], value: &[u8], meta: &Meta) -> (usize, u32) {
+    /// Always the current (v3) layout: a segment of an older version is never appended to.
+    pub fn put(&mut self, seq: u64, key: &[u8], value: &[u8], meta: &[u8]) -> (usize, u32) {
         self.head(seq, TAG_PUT, key);
+        put_u32(&mut self.buf, meta.len() as u32);
         self.buf.extend_from_slice(meta);
         put_u32(&mut self.buf, value.len() as u32);
         let c = crc(&[value]);

@@ -25,7 +25,8 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs) -> Vec<u8> {
         put_u32(&mut out, k.len() as u32);
         out.extend_from_slice(k);
         if let Some(e) = &r.entry {
-            out.extend_from_slice(&e.meta);
+            put_u32(&mut out, e.meta.len() as u32);
+            out.extend_from_slice(e.meta.as_slice());
             put_u64(&mut out, e.off);
             put_u32(&mut out, e.len);
             put_u32(&mut out, e.crc);
@@ -47,8 +48,9 @@ pub fn decode(buf: &[u8], number: u64, seg_len: u64) -> Option<SegRecs> {
     }
     let mut r = Reader::new(&body[8..]);
     let parse = |r: &mut Reader| -> std::result::Result<Option<SegRecs>, &'static str> {
-        // v1 hints have the same layout.
-        if !(1..=FORMAT_VERSION).contains(&r.u32()?) {
+        // v1 and v2 hints share a layout (fixed 40-byte metadata); v3 prefixes its length.
+        let version = r.u32()?;
+        if !(1..=FORMAT_VERSION).contains(&version) {
             return Ok(None);
         }
         r.u32()?;
@@ -64,7 +66,8 @@ pub fn decode(buf: &[u8], number: u64, seg_len: u64) -> Option<SegRecs> {
             let key: Key = r.bytes(klen)?.into();
             let entry = match tag {
                 TAG_PUT => {
-                    let e = Entry { seq, meta: r.meta()?, seg: number, off: r.u64()?, len: r.u32()?, crc: r.u32()? };
+                    let meta = r.meta(version)?;
+                    let e = Entry { seq, meta, seg: number, off: r.u64()?, len: r.u32()?, crc: r.u32()? };
                     // A value must lie inside its segment: a read sizes its buffer by `len`.
                     let inside = e.off >= crate::format::SEG_HEADER as u64
                         && e.off.checked_add(e.len as u64).is_some_and(|end| end <= seg_len);

@@ -1,7 +1,7 @@
 //! The in-memory key directory: a persistent ordered map whose clone is O(1), so every
 //! published version is an immutable value that snapshots share.
 
-use crate::Meta;
+use crate::metabuf::MetaBuf;
 use crate::segment::Segment;
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,7 +12,7 @@ pub type Key = Arc<[u8]>;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
     pub seq: u64,
-    pub meta: Meta,
+    pub meta: MetaBuf,
     pub seg: u64,
     pub off: u64,
     pub len: u32,
@@ -20,9 +20,9 @@ pub struct Entry {
 }
 
 impl Entry {
-    /// Bytes this entry keeps alive on disk (value plus its record overhead).
+    /// Bytes this entry keeps alive on disk (value plus its record overhead, v3 layout).
     pub fn disk_bytes(&self, key_len: usize) -> u64 {
-        self.len as u64 + key_len as u64 + crate::META_LEN as u64 + 13
+        self.len as u64 + key_len as u64 + self.meta.len() as u64 + 17
     }
 }
 

@@ -12,6 +12,7 @@ mod hint;
 mod keydir;
 mod lock;
 mod manifest;
+mod metabuf;
 mod recovery;
 mod segment;
 mod snapshot;
@@ -29,10 +30,8 @@ pub use vfs::{LockGuard, OpenMode, StdFs, VFile, Vfs};
 
 use std::sync::Arc;
 
-/// Bytes of fixed metadata each entry carries in memory (listings never read values).
-pub const META_LEN: usize = 40;
-/// The fixed metadata record of an entry; its meaning belongs to the layer above.
-pub type Meta = [u8; META_LEN];
+/// The most metadata bytes one entry may carry (kept in memory for every key).
+pub const MAX_META: usize = metabuf::MAX_META;
 
 /// When a commit is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -66,8 +65,16 @@ impl Default for Options {
 /// One operation of a batch.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Op {
-    Put { key: Vec<u8>, value: Vec<u8>, meta: Meta },
-    Delete { key: Vec<u8> },
+    /// `meta`: opaque bytes the layer above keeps beside the value; held in memory for every
+    /// key, so listings never read values. At most [`MAX_META`] bytes.
+    Put {
+        key: Vec<u8>,
+        value: Vec<u8>,
+        meta: Vec<u8>,
+    },
+    Delete {
+        key: Vec<u8>,
+    },
 }
 
 /// An atomic group of puts and deletes: one commit, all or nothing.
@@ -80,8 +87,8 @@ impl Batch {
     pub fn new() -> Self {
         Batch::default()
     }
-    pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, meta: Meta) {
-        self.ops.push(Op::Put { key: key.into(), value: value.into(), meta });
+    pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, meta: impl Into<Vec<u8>>) {
+        self.ops.push(Op::Put { key: key.into(), value: value.into(), meta: meta.into() });
     }
     pub fn delete(&mut self, key: impl Into<Vec<u8>>) {
         self.ops.push(Op::Delete { key: key.into() });

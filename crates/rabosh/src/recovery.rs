@@ -97,7 +97,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             let recs = match crate::hint::load(&*vfs, dir, sm.number, sm.len) {
                 Some(r) => r,
                 None => {
-                    let sc = scan(&*f, &path, sm.number, sm.kind, seq + 1, true)?;
+                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, true)?;
                     let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
                     if sm.kind == KIND_LOG && found != sm.last_seq {
                         return Err(Error::Corruption {
@@ -114,9 +114,9 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             apply_recs(&mut map, &mut live, &recs);
             seq = sm.last_seq;
             disk += sm.len;
-            segments.push(Arc::new(Segment::new(sm.number, dir, f, vfs.clone())));
+            segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone())));
         } else {
-            let sc = scan(&*f, &path, sm.number, KIND_LOG, seq + 1, false)?;
+            let sc = scan(&*f, &path, (sm.number, version, KIND_LOG), seq + 1, false)?;
             if let Some(why) = &sc.torn {
                 if options.strict {
                     return Err(Error::Corruption {
@@ -140,7 +140,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             // Open's fsync above made that commit durable; a buffered writer marks it so.
             mark_first = sc.ends_with_commit;
             disk += sc.valid_len;
-            let seg = Arc::new(Segment::new(sm.number, dir, f, vfs.clone()));
+            let seg = Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone()));
             segments.push(seg.clone());
             active = Some(seg);
         }

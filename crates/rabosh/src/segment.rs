@@ -33,6 +33,8 @@ pub fn parse_numbered(name: &str) -> Option<(u64, &str)> {
 #[derive(Debug)]
 pub struct Segment {
     pub number: u64,
+    /// Format version of its header: how its frames are laid out.
+    pub version: u32,
     pub path: PathBuf,
     hint_path: PathBuf,
     file: Arc<dyn VFile>,
@@ -61,9 +63,10 @@ impl VFile for Closed {
 }
 
 impl Segment {
-    pub fn new(number: u64, dir: &Path, file: Arc<dyn VFile>, vfs: Arc<dyn Vfs>) -> Segment {
+    pub fn new(number: u64, version: u32, dir: &Path, file: Arc<dyn VFile>, vfs: Arc<dyn Vfs>) -> Segment {
         Segment {
             number,
+            version,
             path: dir.join(seg_name(number)),
             hint_path: dir.join(hint_name(number)),
             file,
@@ -205,8 +208,14 @@ impl<'a> Chunks<'a> {
 /// `sealed`: any defect is corruption. Otherwise (the active segment) a defect is a torn tail
 /// unless an intact frame behind it proves the damaged bytes were durable — a commit written
 /// without the buffered flag, or a synced marker (see [`probe_behind`]); then it is corruption.
-/// `next_seq`: for a log segment, the seq its first commit must carry.
-pub fn scan(f: &dyn VFile, path: &Path, number: u64, kind: u8, next_seq: u64, sealed: bool) -> Result<Scanned> {
+/// `next_seq`: for a log segment, the seq its first commit must carry. `version`: its header's.
+pub fn scan(
+    f: &dyn VFile,
+    path: &Path,
+    (number, version, kind): (u64, u32, u8),
+    next_seq: u64,
+    sealed: bool,
+) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
     let mut ch = Chunks::new(f, file_len);
@@ -223,7 +232,7 @@ pub fn scan(f: &dyn VFile, path: &Path, number: u64, kind: u8, next_seq: u64, se
     while off < file_len {
         // A bad frame: classify, then stop.
         let bad = match read_frame(&mut ch, off, file_len, path)? {
-            Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off) {
+            Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off, version) {
                 Err(r) => return Err(corrupt(off, format!("checksummed frame does not decode: {r}"))),
                 Ok(fr) => {
                     let marker = kind == KIND_LOG && fr.kind == KIND_SYNCED;
@@ -283,7 +292,7 @@ pub fn scan(f: &dyn VFile, path: &Path, number: u64, kind: u8, next_seq: u64, se
         if sealed {
             return Err(corrupt(off, format!("sealed segment damaged: {bad}")));
         }
-        let behind = probe_behind(&mut ch, off + 1, file_len, kind, expect, path)?;
+        let behind = probe_behind(&mut ch, off + 1, file_len, (version, kind), expect, path)?;
         if let Some((at, what)) = behind.durable {
             return Err(corrupt(
                 off,
@@ -339,7 +348,14 @@ struct Behind {
 /// Sync-mode commit follows the previous commit's fsync, or open's); a synced marker is written
 /// only after an fsync. Either one behind a bad frame means the bad frame was durable once:
 /// damage, not a crash. Buffered commits prove nothing: unsynced writes reach disk in any order.
-fn probe_behind(ch: &mut Chunks, from: u64, file_len: u64, kind: u8, expect: u64, path: &Path) -> Result<Behind> {
+fn probe_behind(
+    ch: &mut Chunks,
+    from: u64,
+    file_len: u64,
+    (version, kind): (u32, u8),
+    expect: u64,
+    path: &Path,
+) -> Result<Behind> {
     let magic = crate::format::FRAME_MAGIC.to_le_bytes();
     let mut out = Behind { durable: None, buffered: 0 };
     let mut p = from;
@@ -347,7 +363,7 @@ fn probe_behind(ch: &mut Chunks, from: u64, file_len: u64, kind: u8, expect: u64
         let b = ch.get(p, 4).map_err(|e| Error::io("read", path, e))?;
         if b == magic
             && let Ok((len, buffered, payload)) = read_frame(ch, p, file_len, path)?
-            && let Ok(fr) = decode_payload(&payload, p)
+            && let Ok(fr) = decode_payload(&payload, p, version)
         {
             // Seqs already read are stale bytes (or a copy inside a value), not evidence.
             let fresh = match fr.kind {

@@ -2,7 +2,7 @@
 
 use crate::keydir::{Key, Version};
 use crate::store::Counters;
-use crate::{Error, Meta, Result, prefix_successor};
+use crate::{Error, Result, prefix_successor};
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -53,8 +53,8 @@ impl Snapshot {
     }
 
     /// The metadata at `key`, from memory.
-    pub fn meta(&self, key: &[u8]) -> Option<Meta> {
-        self.v.map.get(key).map(|e| e.meta)
+    pub fn meta(&self, key: &[u8]) -> Option<&[u8]> {
+        self.v.map.get(key).map(|e| e.meta.as_slice())
     }
 
     pub fn contains(&self, key: &[u8]) -> bool {
@@ -70,7 +70,7 @@ impl Snapshot {
     }
 
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only.
-    pub fn range<'a>(&'a self, from: &[u8], to: Option<&[u8]>) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
+    pub fn range<'a>(&'a self, from: &[u8], to: Option<&[u8]>) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
         let lower: Key = from.into();
         let upper = to.map(Key::from);
         let empty = upper.as_ref().is_some_and(|u| *u <= lower);
@@ -80,11 +80,11 @@ impl Snapshot {
             (Bound::Included(lower), upper.map_or(Bound::Unbounded, Bound::Excluded))
         };
         let it = if empty { None } else { Some(self.v.map.range(bounds)) };
-        it.into_iter().flatten().map(|(k, e)| (&k[..], &e.meta))
+        it.into_iter().flatten().map(|(k, e)| (&k[..], e.meta.as_slice()))
     }
 
     /// Entries whose key starts with `prefix`, in key order, metadata only.
-    pub fn scan_prefix<'a>(&'a self, prefix: &[u8]) -> impl Iterator<Item = (&'a [u8], &'a Meta)> + use<'a> {
+    pub fn scan_prefix<'a>(&'a self, prefix: &[u8]) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
         let end = prefix_successor(prefix);
         self.range(prefix, end.as_deref())
     }

@@ -4,6 +4,7 @@ use crate::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode
 use crate::keydir::{Entry, Key, KeyMap, Rec, SegRecs, Version, apply_one};
 use crate::lock::DirLock;
 use crate::manifest::{Manifest, SegMeta};
+use crate::metabuf::MetaBuf;
 use crate::segment::{Segment, seg_name};
 use crate::vfs::{OpenMode, Vfs, write_all_at};
 use crate::{
@@ -41,8 +42,8 @@ pub(crate) struct Writer {
     pub active_recs: SegRecs,
     pub poisoned: Option<String>,
     pub lock: Option<DirLock>,
-    /// Format version of the active segment's header: buffered frames go only into a v2+ one,
-    /// so a v1 reader never meets a flag it would misread.
+    /// Format version of the active segment's header: frames are written only into a segment
+    /// of the current version (an older one is sealed first), so each file has one layout.
     pub active_version: u32,
     /// Buffered commits written since the active segment was last fsynced: the next sync or
     /// close appends a synced marker behind them.
@@ -141,6 +142,12 @@ impl Store {
                     if key.len() > u32::MAX as usize || value.len() > crate::format::MAX_FRAME {
                         return Err(Error::InvalidArgument("key or value too large".into()));
                     }
+                    if meta.len() > crate::metabuf::MAX_META {
+                        return Err(Error::InvalidArgument(format!(
+                            "metadata longer than {} bytes",
+                            crate::metabuf::MAX_META
+                        )));
+                    }
                     placed.push(Some(pb.put(seq, key, value, meta)));
                 }
                 Op::Delete { key } => {
@@ -165,7 +172,7 @@ impl Store {
         let flagged = buffered || w.tail.is_some();
         let frame = pb.finish(flagged);
         if (w.active_len > SEG_HEADER as u64 && w.active_len + frame.len() as u64 > self.options.segment_bytes)
-            || (flagged && w.active_version < FORMAT_VERSION)
+            || w.active_version < FORMAT_VERSION
         {
             self.rotate(&mut w)?;
         }
@@ -194,7 +201,14 @@ impl Store {
             let (key, entry) = match (op, at) {
                 (Op::Put { key, value, meta }, Some((rel, crc))) => (
                     key,
-                    Some(Entry { seq, meta, seg: active.number, off: base + rel as u64, len: value.len() as u32, crc }),
+                    Some(Entry {
+                        seq,
+                        meta: MetaBuf::new(&meta),
+                        seg: active.number,
+                        off: base + rel as u64,
+                        len: value.len() as u32,
+                        crc,
+                    }),
                 ),
                 (Op::Delete { key }, _) | (Op::Put { key, .. }, None) => (key, None),
             };
@@ -380,7 +394,13 @@ impl Store {
         for sm in &w.manifest.segments {
             let seg = v.segment(sm.number).expect("the current version holds every listed segment");
             report.files += 1;
-            let sc = crate::segment::scan(seg.file(), &seg.path, sm.number, sm.kind, sm.first_seq.max(next), true)?;
+            let sc = crate::segment::scan(
+                seg.file(),
+                &seg.path,
+                (sm.number, seg.version, sm.kind),
+                sm.first_seq.max(next),
+                true,
+            )?;
             // A compacted segment covers commits up to last_seq; its newest live entry may be older.
             let ends_ok = match sc.last_seq {
                 None => true,
@@ -494,5 +514,5 @@ pub(crate) fn create_log_segment(
     write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq), 0).map_err(|e| Error::io("write", &path, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
     fsyncs();
-    Ok(Arc::new(Segment::new(number, dir, f, vfs.clone())))
+    Ok(Arc::new(Segment::new(number, FORMAT_VERSION, dir, f, vfs.clone())))
 }

@@ -1,7 +1,7 @@
 //! Checkpoints taken while a writer thread keeps committing (real files): each checkpoint opens
 //! at exactly the seq it reported, holding exactly that commit's state, and verifies clean.
 
-use rabosh::{Batch, META_LEN, Options, Store};
+use rabosh::{Batch, Options, Store};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -11,7 +11,7 @@ fn batch(i: u64) -> Batch {
     b.put(
         format!("k{}", i % 7).into_bytes(),
         format!("v{i}-").repeat(1 + (i % 5) as usize).into_bytes(),
-        [i as u8; META_LEN],
+        [i as u8; 40],
     );
     if i.is_multiple_of(5) {
         b.delete(format!("k{}", (i + 3) % 7).into_bytes());

@@ -164,8 +164,8 @@ struct Tally {
 /// Every read after a damaged open: the model's value or a Corruption error, never other bytes.
 fn reads_are_true_or_refused(store: &Store, model: &Model, ctx: &str) -> bool {
     let snap = store.snapshot().unwrap();
-    let listed: Vec<_> = snap.range(b"", None).map(|(k, m)| (k.to_vec(), *m)).collect();
-    let want: Vec<_> = model.iter().map(|(k, (_, m))| (k.clone(), *m)).collect();
+    let listed: Vec<_> = snap.range(b"", None).map(|(k, m)| (k.to_vec(), m.to_vec())).collect();
+    let want: Vec<_> = model.iter().map(|(k, (_, m))| (k.clone(), m.clone())).collect();
     assert_eq!(listed, want, "{ctx}: listing differs from the model");
     let mut refused = false;
     for (k, (v, _)) in model {

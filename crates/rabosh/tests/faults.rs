@@ -5,18 +5,14 @@
 //! this one proves the same on real files for the first steps of each kind.
 
 use rabosh::testing::{FaultFs, IoKind};
-use rabosh::{Batch, Error, META_LEN, Options, Store};
+use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
 fn ops(i: u64) -> Batch {
     let mut b = Batch::new();
-    b.put(
-        format!("k{}", i % 5).into_bytes(),
-        format!("v{i}").repeat(1 + i as usize % 4).into_bytes(),
-        [i as u8; META_LEN],
-    );
+    b.put(format!("k{}", i % 5).into_bytes(), format!("v{i}").repeat(1 + i as usize % 4).into_bytes(), [i as u8; 40]);
     if i.is_multiple_of(4) {
         b.delete(format!("k{}", (i + 2) % 5).into_bytes());
     }

@@ -2,11 +2,11 @@
 //! BTreeMap model; the store and every live snapshot must equal their model after every step.
 
 use proptest::prelude::*;
-use rabosh::{Batch, META_LEN, Meta, Options, Snapshot, Store};
+use rabosh::{Batch, Options, Snapshot, Store};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-type Model = BTreeMap<Vec<u8>, (Vec<u8>, Meta)>;
+type Model = BTreeMap<Vec<u8>, (Vec<u8>, Vec<u8>)>;
 
 #[derive(Debug, Clone)]
 enum Cmd {
@@ -27,11 +27,12 @@ fn value(len: usize, fill: u8) -> Vec<u8> {
     (0..len).map(|i| fill.wrapping_add(i as u8)).collect()
 }
 
-fn meta_of(len: usize, fill: u8) -> Meta {
-    let mut m = [0u8; META_LEN];
+/// Opaque metadata of a length that varies with the fill (0..=79 bytes: inline and boxed).
+fn meta_of(len: usize, fill: u8) -> Vec<u8> {
+    let mut m = vec![0u8; 9.max(fill as usize % 80)];
     m[..8].copy_from_slice(&(len as u64).to_le_bytes());
     m[8] = fill;
-    m[META_LEN - 1] = 0xA5;
+    *m.last_mut().unwrap() = 0xA5;
     m
 }
 
@@ -56,8 +57,8 @@ fn check_view(store: &Store, snap: &Snapshot, model: &Model, seq: u64, counted: 
     assert_eq!(snap.seq(), seq);
     assert_eq!(snap.len(), model.len());
     let before = store.stats().values_read;
-    let listed: Vec<(Vec<u8>, Meta)> = snap.range(b"", None).map(|(k, m)| (k.to_vec(), *m)).collect();
-    let expect: Vec<(Vec<u8>, Meta)> = model.iter().map(|(k, (_, m))| (k.clone(), *m)).collect();
+    let listed: Vec<(Vec<u8>, Vec<u8>)> = snap.range(b"", None).map(|(k, m)| (k.to_vec(), m.to_vec())).collect();
+    let expect: Vec<(Vec<u8>, Vec<u8>)> = model.iter().map(|(k, (_, m))| (k.clone(), m.clone())).collect();
     assert_eq!(listed, expect);
     for p in [&b"a/"[..], b"b/", b"b/0", b"c"] {
         let got: Vec<Vec<u8>> = snap.scan_prefix(p).map(|(k, _)| k.to_vec()).collect();
@@ -74,7 +75,7 @@ fn check_view(store: &Store, snap: &Snapshot, model: &Model, seq: u64, counted: 
         let k = key(k);
         let got = snap.get(&k).unwrap();
         assert_eq!(got.as_ref(), model.get(&k).map(|(v, _)| v), "key {:?}", String::from_utf8_lossy(&k));
-        assert_eq!(snap.meta(&k), model.get(&k).map(|(_, m)| *m));
+        assert_eq!(snap.meta(&k), model.get(&k).map(|(_, m)| &m[..]));
         assert_eq!(snap.contains(&k), model.contains_key(&k));
     }
     if counted {
@@ -171,7 +172,7 @@ fn segments_retired_by_compaction_vanish_when_the_last_snapshot_drops() {
     let store = Store::open(tmp.path(), opts()).unwrap();
     for i in 0..40u32 {
         let mut b = Batch::new();
-        b.put(b"k".to_vec(), vec![i as u8; 100], [0; META_LEN]);
+        b.put(b"k".to_vec(), vec![i as u8; 100], [0; 40]);
         store.write(b).unwrap();
     }
     let old = store.snapshot().unwrap();
@@ -187,7 +188,7 @@ fn segments_retired_by_compaction_vanish_when_the_last_snapshot_drops() {
     assert_eq!(segs(tmp.path()), before + 2, "pinned inputs stay while a snapshot reads them");
     assert_eq!(old.get(b"k").unwrap().unwrap(), vec![39u8; 100]);
     let mut b = Batch::new();
-    b.put(b"k".to_vec(), b"new".to_vec(), [1; META_LEN]);
+    b.put(b"k".to_vec(), b"new".to_vec(), [1; 40]);
     store.write(b).unwrap();
     assert_eq!(old.get(b"k").unwrap().unwrap(), vec![39u8; 100]);
     drop(old);

@@ -1,7 +1,7 @@
 //! Tests that need a second, real process: SIGKILL crash rounds and the directory lock.
 //! Own `main` (harness = false): the binary re-executes itself as the child.
 
-use rabosh::{Batch, Error, META_LEN, Options, Store};
+use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -58,7 +58,7 @@ fn child_writer(dir: &Path) {
         let mut b = Batch::new();
         for (k, v) in commit_ops(i) {
             match v {
-                Some(v) => b.put(k, v, [(i % 251) as u8; META_LEN]),
+                Some(v) => b.put(k, v, [(i % 251) as u8; 40]),
                 None => b.delete(k),
             }
         }
@@ -139,7 +139,7 @@ fn crash_rounds() {
 fn child_holder(dir: &Path) {
     let store = Store::open(dir, Options::default()).unwrap();
     let mut b = Batch::new();
-    b.put(b"held".to_vec(), b"yes".to_vec(), [0; META_LEN]);
+    b.put(b"held".to_vec(), b"yes".to_vec(), [0; 40]);
     store.write(b).unwrap();
     println!("READY");
     std::thread::sleep(Duration::from_secs(60));

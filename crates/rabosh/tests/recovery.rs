@@ -1,6 +1,6 @@
 //! Byte-damage sweeps and recovery classification: what open() must drop, and what it must report.
 
-use rabosh::{Batch, Error, META_LEN, Options, Store};
+use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -10,7 +10,7 @@ fn commit(store: &Store, i: u32) {
     b.put(
         format!("k{}", i % 4).into_bytes(),
         format!("value-{i}-{}", "x".repeat(i as usize % 7)).into_bytes(),
-        [i as u8; META_LEN],
+        [i as u8; 40],
     );
     if i % 3 == 2 {
         b.delete(format!("k{}", (i + 1) % 4).into_bytes());

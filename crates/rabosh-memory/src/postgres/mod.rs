@@ -41,6 +41,7 @@ mod view;
 pub use error::{PgError, PgErrorKind};
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -48,6 +49,7 @@ use postgres::config::Host;
 
 use crate::Result;
 use crate::backend::{Backend, ReadView, TxBody, WriteOp, WriteSet};
+use crate::poison::Poison;
 use error::{Phase, Redactor};
 use pool::{Conn, Manager, checkout_error};
 use retry::Backoff;
@@ -86,6 +88,8 @@ impl Default for PgOptions {
 pub(crate) struct Shared {
     sql: Sql,
     redactor: Redactor,
+    /// Values returned by `get` (tests prove listings read none).
+    values_read: AtomicU64,
 }
 
 pub struct PgBackend {
@@ -93,6 +97,8 @@ pub struct PgBackend {
     shared: Arc<Shared>,
     last_error: Arc<Mutex<Option<PgError>>>,
     max_attempts: u32,
+    poison: Poison,
+    commits: AtomicU64,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
@@ -156,10 +162,22 @@ impl PgBackend {
             .build_unchecked(manager);
         Ok(PgBackend {
             pool,
-            shared: Arc::new(Shared { sql: Sql::new(&options.schema), redactor }),
+            shared: Arc::new(Shared { sql: Sql::new(&options.schema), redactor, values_read: AtomicU64::new(0) }),
             last_error,
             max_attempts: options.max_attempts,
+            poison: Poison::default(),
+            commits: AtomicU64::new(0),
         })
+    }
+
+    /// Transactions that committed a non-empty write set through this handle.
+    pub fn commits(&self) -> u64 {
+        self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Values returned by `get` on this handle's views.
+    pub fn values_read(&self) -> u64 {
+        self.shared.values_read.load(Ordering::Relaxed)
     }
 
     fn checkout(&self) -> std::result::Result<Pooled, PgError> {
@@ -245,12 +263,17 @@ fn secrets(url: &str, config: &postgres::Config) -> Vec<String> {
 
 impl Backend for PgBackend {
     fn read(&self) -> Result<Box<dyn ReadView>> {
+        self.poison.check()?;
         // The trailing SELECT fixes the snapshot now, not at the view's first query.
         let conn = self.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")?;
         Ok(Box::new(ConnView::new(conn, self.shared.clone(), true)))
     }
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
+        self.poison.check()?;
+        // The trait's rule: a panic in the body or the commit poisons this handle. Nothing was
+        // committed (the transaction dies with its connection), but the caller's state may be.
+        let _on_panic = self.poison.on_panic();
         let mut backoff = Backoff::new(Duration::from_millis(1), Duration::from_millis(100));
         let mut writes = WriteSet::default();
         for attempt in 1..=self.max_attempts {
@@ -263,7 +286,19 @@ impl Backend for PgBackend {
                 Ok(()) => self.commit(&mut conn, &writes).map_err(crate::Error::from),
                 Err(e) => Err(e),
             };
-            let Err(e) = result else { return Ok(()) };
+            let Err(e) = result else {
+                if !writes.is_empty() {
+                    self.commits.fetch_add(1, Ordering::Relaxed);
+                }
+                return Ok(());
+            };
+            if let crate::Error::Postgres(pe) = &e
+                && pe.kind() == PgErrorKind::CommitOutcomeUnknown
+            {
+                // As the trait asks of a commit whose outcome is unknown; reopening answers
+                // from the server's state, which is the truth.
+                self.poison.set("the connection was lost during COMMIT");
+            }
             if !conn.broken && conn.client.batch_execute("ROLLBACK").is_err() {
                 conn.broken = true;
             }

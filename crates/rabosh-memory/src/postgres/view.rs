@@ -49,7 +49,11 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
 
 impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.one_column(Q::Get, key)
+        let value = self.one_column(Q::Get, key)?;
+        if value.is_some() {
+            self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(value)
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {

@@ -1,23 +1,113 @@
-//! Shared fixtures: a store in a temp directory and handlers over it with a settable clock.
+//! Shared fixtures: a backend (the embedded engine in a temp directory, the in-memory map, or
+//! PostgreSQL in a schema of its own on RABOSH_PG_URL) and handlers over it with a settable
+//! clock. `over_backends!` runs one test body over all three.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
-use rabosh_memory::{Clock, Memories, MemoryOptions, MemoryStore};
+use rabosh_memory::postgres::{PgBackend, PgOptions};
+use rabosh_memory::{
+    Backend, Clock, Durability, EmbeddedOptions, EmbeddedStore, InMemoryBackend, Memories, MemoryOptions,
+};
 use tempfile::TempDir;
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Embedded,
+    InMemory,
+    Postgres,
+}
+
+enum Concrete {
+    Embedded(Arc<EmbeddedStore>),
+    InMemory(Arc<InMemoryBackend>),
+    Postgres(Arc<PgBackend>, PgSchema),
+}
+
+/// A schema of one fixture, dropped with it, so tests run in parallel on one server.
+pub struct PgSchema(String);
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&pg_url(), postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0));
+        }
+    }
+}
+
+/// The PostgreSQL server of the tests; absent, they fail (they are part of the suite).
+pub fn pg_url() -> String {
+    std::env::var("RABOSH_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "RABOSH_PG_URL is not set. The PostgreSQL runs of these tests need a server: run them \
+             through `node scripts/with-postgres.mjs \"cargo test …\"` (npm test does), which starts a \
+             throwaway one, or set RABOSH_PG_URL=postgres://user:password@host:port/database"
+        )
+    })
+}
+
+fn pg_fixture() -> (Arc<PgBackend>, PgSchema) {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let schema = format!("f_{}_{}_{nanos}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    let options = PgOptions { schema: schema.clone(), pool_size: 4, ..PgOptions::default() };
+    let backend = PgBackend::open(&pg_url(), options).expect("open the PostgreSQL backend");
+    (Arc::new(backend), PgSchema(schema))
+}
+
 pub struct Fixture {
-    pub store: Arc<MemoryStore>,
+    pub backend: Arc<dyn Backend>,
+    concrete: Concrete,
     pub now: Arc<AtomicI64>,
     _dir: TempDir,
 }
 
+/// The embedded engine, for tests of what only it has (listing index, group commit, snapshots).
 pub fn fixture() -> Fixture {
+    fixture_on(Kind::Embedded)
+}
+
+pub fn fixture_on(kind: Kind) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let options = rabosh::Options { durability: rabosh::Durability::Buffered, ..Default::default() };
-    let store = MemoryStore::open(dir.path().join("store"), options).unwrap();
-    Fixture { store, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+    let (backend, concrete): (Arc<dyn Backend>, _) = match kind {
+        Kind::Embedded => {
+            let options = EmbeddedOptions { durability: Durability::Buffered, ..Default::default() };
+            let store = EmbeddedStore::open(dir.path().join("store"), options).unwrap();
+            (store.clone(), Concrete::Embedded(store))
+        }
+        Kind::InMemory => {
+            let map = Arc::new(InMemoryBackend::new());
+            (map.clone(), Concrete::InMemory(map))
+        }
+        Kind::Postgres => {
+            let (pg, schema) = pg_fixture();
+            (pg.clone(), Concrete::Postgres(pg, schema))
+        }
+    };
+    Fixture { backend, concrete, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+}
+
+/// `over_backends!(a, b)`: for each test function `fn a(f: Fixture)`, a module `a` with one
+/// `#[test]` per backend (`a::embedded`, `a::in_memory`, `a::postgres`).
+#[macro_export]
+macro_rules! over_backends {
+    ($($name:ident),* $(,)?) => {$(
+        mod $name {
+            #[test]
+            fn embedded() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::Embedded))
+            }
+            #[test]
+            fn in_memory() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::InMemory))
+            }
+            #[test]
+            fn postgres() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::Postgres))
+            }
+        }
+    )*};
 }
 
 impl Fixture {
@@ -26,7 +116,7 @@ impl Fixture {
         let mut options = MemoryOptions { listing_index: false, ..MemoryOptions::default() };
         tweak(&mut options);
         let now = self.now.clone();
-        Memories::new(self.store.clone(), options)
+        Memories::new(self.backend.clone(), options)
             .unwrap()
             .with_clock(Clock::from_fn(move || now.load(Ordering::SeqCst)))
     }
@@ -35,22 +125,37 @@ impl Fixture {
         self.handler(|_| {})
     }
 
+    /// The embedded store under this fixture (a test of an engine-only feature).
+    pub fn embedded(&self) -> &Arc<EmbeddedStore> {
+        match &self.concrete {
+            Concrete::Embedded(store) => store,
+            Concrete::InMemory(_) | Concrete::Postgres(..) => panic!("this test needs the embedded backend"),
+        }
+    }
+
     pub fn set_now(&self, ms: i64) {
         self.now.store(ms, Ordering::SeqCst);
     }
 
     pub fn commits(&self) -> u64 {
-        self.store.engine().stats().commits
+        match &self.concrete {
+            Concrete::Embedded(store) => store.stats().commits,
+            Concrete::InMemory(map) => map.commits(),
+            Concrete::Postgres(pg, _) => pg.commits(),
+        }
     }
 
     pub fn values_read(&self) -> u64 {
-        self.store.engine().stats().values_read
+        match &self.concrete {
+            Concrete::Embedded(store) => store.stats().values_read,
+            Concrete::InMemory(map) => map.values_read(),
+            Concrete::Postgres(pg, _) => pg.values_read(),
+        }
     }
 
-    /// (size, lines, created, updated, accessed) from the raw 40-byte metadata.
+    /// (size, lines, created, updated, accessed) from the raw metadata bytes.
     pub fn meta(&self, scope: &str, path: &str) -> Option<(u64, u64, i64, i64, i64)> {
-        let snap = self.store.engine().snapshot().unwrap();
-        let m = snap.meta(format!("m:{scope}:{path}").as_bytes())?;
+        let m = self.backend.read().unwrap().meta(format!("m:{scope}:{path}").as_bytes()).unwrap()?;
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
         Some((u(0), u(8), u(16) as i64, u(24) as i64, u(32) as i64))
     }

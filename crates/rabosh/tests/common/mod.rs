@@ -2,12 +2,12 @@
 #![allow(dead_code)]
 
 use rabosh::testing::Rng;
-use rabosh::{Batch, Error, META_LEN, Meta, Options, Store, Vfs};
+use rabosh::{Batch, Error, Options, Store, Vfs};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// key → (value, meta): what a store must show.
-pub type Model = BTreeMap<Vec<u8>, (Vec<u8>, Meta)>;
+pub type Model = BTreeMap<Vec<u8>, (Vec<u8>, Vec<u8>)>;
 
 /// A budget knob: the env var if set, else the CI default.
 pub fn knob(name: &str, default: u64) -> u64 {
@@ -18,10 +18,12 @@ pub fn opts(vfs: Arc<dyn Vfs>, segment_bytes: u64) -> Options {
     Options { segment_bytes, vfs: Some(vfs), ..Options::default() }
 }
 
-pub fn meta(seed: u64) -> Meta {
-    let mut m = [0u8; META_LEN];
-    m[..8].copy_from_slice(&seed.to_le_bytes());
-    m[META_LEN - 1] = 0x5A;
+/// Opaque metadata whose length varies with the seed (0..=63 bytes: empty, inline and boxed).
+pub fn meta(seed: u64) -> Vec<u8> {
+    let mut m: Vec<u8> = seed.to_le_bytes().iter().cycle().take((seed % 64) as usize).copied().collect();
+    if let Some(last) = m.last_mut() {
+        *last = 0x5A;
+    }
     m
 }
 
@@ -37,7 +39,7 @@ pub fn random_batch(rng: &mut Rng, model: &mut Model, seq: u64) -> Batch {
             let len = if rng.below(8) == 0 { 200 + rng.below(400) } else { rng.below(60) };
             let value: Vec<u8> = (0..len).map(|i| (seq * 31 + j * 7 + i) as u8).collect();
             let m = meta(seq * 16 + j);
-            model.insert(key.clone(), (value.clone(), m));
+            model.insert(key.clone(), (value.clone(), m.clone()));
             b.put(key, value, m);
         }
     }
@@ -50,7 +52,7 @@ pub fn contents(store: &Store) -> rabosh::Result<Model> {
     let mut out = Model::new();
     for (k, m) in s.range(b"", None) {
         let v = s.get(k)?.expect("a listed key has a value");
-        out.insert(k.to_vec(), (v, *m));
+        out.insert(k.to_vec(), (v, m.to_vec()));
     }
     Ok(out)
 }

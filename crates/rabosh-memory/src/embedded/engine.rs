@@ -1,0 +1,149 @@
+//! The only file that speaks the rabosh engine's API: opening, snapshots, batches, errors and
+//! maintenance reports are translated here into this crate's own types, so an engine API change
+//! touches this file alone.
+
+use std::ops::ControlFlow;
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::backend::{Visit, WriteOp};
+use crate::{Error, LockHolder, Result};
+
+use super::{CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, Stats, VerifyReport};
+
+pub(crate) struct Engine(rabosh::Store);
+
+/// One engine snapshot, read through this crate's byte-keyed shapes.
+#[derive(Clone)]
+pub(crate) struct EngineSnap(rabosh::Snapshot);
+
+impl Engine {
+    pub fn open(dir: &Path, options: &EmbeddedOptions) -> Result<Engine> {
+        let engine = rabosh::Options {
+            durability: match options.durability {
+                Durability::Sync => rabosh::Durability::Sync,
+                Durability::Buffered => rabosh::Durability::Buffered,
+            },
+            segment_bytes: options.segment_bytes,
+            strict: options.strict,
+            vfs: options.vfs.clone(),
+        };
+        Ok(Engine(rabosh::Store::open(dir, engine)?))
+    }
+
+    /// The durable (published) state.
+    pub fn snapshot(&self) -> Result<EngineSnap> {
+        Ok(EngineSnap(self.0.snapshot()?))
+    }
+
+    /// The newest state, including commits appended but not yet durable.
+    pub fn latest(&self) -> Result<EngineSnap> {
+        Ok(EngineSnap(self.0.latest_snapshot()?))
+    }
+
+    pub fn append(&self, ops: Vec<WriteOp>) -> Result<u64> {
+        let mut batch = rabosh::Batch::new();
+        for op in ops {
+            match op {
+                WriteOp::Put { key, value, meta } => batch.put(key, value, meta),
+                WriteOp::Delete { key } => batch.delete(key),
+            }
+        }
+        Ok(self.0.append(batch)?)
+    }
+
+    pub fn wait_durable(&self, seq: u64) -> Result<()> {
+        Ok(self.0.wait_durable(seq)?)
+    }
+
+    pub fn sync(&self) -> Result<()> {
+        Ok(self.0.sync()?)
+    }
+
+    pub fn close(&self) -> Result<()> {
+        Ok(self.0.close()?)
+    }
+
+    pub fn compact(&self) -> Result<CompactInfo> {
+        let c = self.0.compact()?;
+        Ok(CompactInfo { bytes_before: c.bytes_before, bytes_after: c.bytes_after })
+    }
+
+    pub fn checkpoint(&self, target: &Path) -> Result<CheckpointInfo> {
+        let c = self.0.checkpoint(target)?;
+        Ok(CheckpointInfo { seq: c.seq, hard_linked: c.hard_linked })
+    }
+
+    pub fn verify(&self) -> Result<VerifyReport> {
+        let r = self.0.verify()?;
+        Ok(VerifyReport { files: r.files, records: r.records, keys: r.keys })
+    }
+
+    pub fn stats(&self) -> Stats {
+        let s = self.0.stats();
+        Stats {
+            commits: s.commits,
+            fsyncs: s.fsyncs,
+            values_read: s.values_read,
+            bytes_written: s.bytes_written,
+            live_bytes: s.live_bytes,
+            dead_bytes: s.dead_bytes,
+            files: s.files,
+            keys: s.keys,
+            open_snapshots: s.open_snapshots,
+            compactions: s.compactions,
+            seq: s.seq,
+            appended_seq: s.seq,
+            poisoned: s.poisoned,
+        }
+    }
+}
+
+impl EngineSnap {
+    pub fn seq(&self) -> u64 {
+        self.0.seq()
+    }
+
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.0.get(key)?)
+    }
+
+    pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.0.meta(key).map(<[u8]>::to_vec)
+    }
+
+    pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) {
+        for (key, meta) in self.0.scan_prefix(prefix) {
+            if let ControlFlow::Break(()) = visit(key, meta) {
+                break;
+            }
+        }
+    }
+}
+
+impl From<rabosh::Error> for Error {
+    fn from(e: rabosh::Error) -> Error {
+        let message = e.to_string();
+        match e {
+            rabosh::Error::Io { .. } => Error::Io(message),
+            rabosh::Error::Corruption { .. } => Error::Corruption(message),
+            rabosh::Error::Unsupported { .. } => Error::UnsupportedFormat(message),
+            rabosh::Error::Locked { holder, .. } => Error::Locked {
+                message,
+                holder: LockHolder {
+                    pid: holder.pid,
+                    host: holder.host,
+                    started_at_ms: holder.started_at_ms,
+                    is_running: holder.is_running,
+                    this_process: holder.this_process,
+                },
+            },
+            rabosh::Error::Poisoned { reason } => Error::Poisoned(reason),
+            rabosh::Error::Closed => Error::Closed,
+            rabosh::Error::InvalidArgument(m) => Error::InvalidArgument(m),
+        }
+    }
+}
+
+/// The engine's filesystem seam as options carry it: tests inject faults there (not a stable API).
+pub type SharedVfs = Option<Arc<dyn rabosh::Vfs>>;

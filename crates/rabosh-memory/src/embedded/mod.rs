@@ -1,0 +1,346 @@
+//! The embedded backend: the rabosh engine in one directory, plus what every handler over it
+//! shares — the write lock that makes each transaction's decision and append atomic, group
+//! commit (append under the lock, wait for durability outside it, so concurrent commands share
+//! one fsync), the per-scope listing indexes every commit keeps current, and maintenance.
+
+mod engine;
+mod indexes;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use crate::backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteSet};
+use crate::listing::{scan_summary, scan_usage, summarise};
+use crate::listing_index::{ScopeIndex, changes};
+use crate::poison::Poison;
+use crate::{Error, Result, Usage};
+
+use engine::{Engine, EngineSnap, SharedVfs};
+use indexes::Indexes;
+
+/// When a commit is durable.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Every commit is fdatasync'd before it is acknowledged.
+    #[default]
+    Sync,
+    /// Commits reach the OS page cache only; [`EmbeddedStore::sync`] makes them durable.
+    Buffered,
+}
+
+/// How to open an embedded store.
+#[derive(Clone)]
+pub struct EmbeddedOptions {
+    pub durability: Durability,
+    /// Roll the active log over to a new segment past this many bytes.
+    pub segment_bytes: u64,
+    /// Refuse to open when the log has a torn tail instead of dropping it.
+    pub strict: bool,
+    /// The filesystem to use; `None` is the real one. Tests inject faults here.
+    #[doc(hidden)]
+    pub vfs: SharedVfs,
+}
+
+impl Default for EmbeddedOptions {
+    fn default() -> Self {
+        EmbeddedOptions { durability: Durability::Sync, segment_bytes: 64 << 20, strict: false, vfs: None }
+    }
+}
+
+/// Counters that make work visible to tests and operators.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub commits: u64,
+    pub fsyncs: u64,
+    /// Values read from disk; metadata reads do not count.
+    pub values_read: u64,
+    pub bytes_written: u64,
+    pub live_bytes: u64,
+    pub dead_bytes: u64,
+    pub files: u64,
+    pub keys: u64,
+    pub open_snapshots: u64,
+    pub compactions: u64,
+    /// The last commit published (durable, visible to reads).
+    pub seq: u64,
+    /// The last commit appended, durable or not (ahead of `seq` while an fsync runs).
+    pub appended_seq: u64,
+    /// True after a failed or panicking commit: every call is refused until reopen.
+    pub poisoned: bool,
+}
+
+/// What a checkpoint produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// The sequence number of the last commit the checkpoint holds.
+    pub seq: u64,
+    /// True when every data file was hard-linked rather than copied.
+    pub hard_linked: bool,
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactInfo {
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}
+
+/// What a full integrity check found (problems are returned as `Error::Corruption`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub files: u64,
+    pub records: u64,
+    pub keys: u64,
+}
+
+/// An open embedded store. Cheap to share: handlers hold it as `Arc<dyn Backend>`.
+pub struct EmbeddedStore {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    engine: Engine,
+    /// Held while a transaction decides and appends.
+    writer: Mutex<()>,
+    /// Built lazily per scope, the first time a handler with `listing_index` needs one.
+    indexes: Mutex<Indexes>,
+    poison: Poison,
+    /// Index nodes looked at by directory views: work made countable for tests, never timed.
+    index_nodes_visited: AtomicU64,
+}
+
+/// A read view of the embedded store at one engine snapshot, answering listings from the
+/// store's index when it is at the same state.
+struct EngineView {
+    snap: EngineSnap,
+    shared: Arc<Shared>,
+}
+
+/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
+/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
+/// store's lock), so its listings are scans (the default summaries).
+#[derive(Clone)]
+pub struct Snapshot(EngineSnap);
+
+impl EmbeddedStore {
+    /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
+    pub fn open(dir: impl AsRef<Path>, options: EmbeddedOptions) -> Result<Arc<EmbeddedStore>> {
+        let engine = Engine::open(dir.as_ref(), &options)?;
+        Ok(Arc::new(EmbeddedStore {
+            shared: Arc::new(Shared {
+                engine,
+                writer: Mutex::new(()),
+                indexes: Mutex::new(Indexes::default()),
+                poison: Poison::default(),
+                index_nodes_visited: AtomicU64::new(0),
+            }),
+        }))
+    }
+
+    /// Close the engine (idempotent); every later call fails with `Closed` (or `Poisoned`).
+    pub fn close(&self) -> Result<()> {
+        self.shared.engine.close()
+    }
+
+    /// Make every commit so far durable (for `Buffered`).
+    pub fn sync(&self) -> Result<()> {
+        self.shared.poison.check()?;
+        self.shared.engine.sync()
+    }
+
+    /// A durable, openable copy of the current state in `target` (empty or absent).
+    pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        self.shared.poison.check()?;
+        self.shared.engine.checkpoint(target.as_ref())
+    }
+
+    /// Rewrites live data to give back the space of overwritten and deleted memories.
+    pub fn compact(&self) -> Result<CompactInfo> {
+        self.shared.poison.check()?;
+        self.shared.engine.compact()
+    }
+
+    /// Reads every record and checks every checksum.
+    pub fn verify(&self) -> Result<VerifyReport> {
+        self.shared.engine.verify()
+    }
+
+    pub fn stats(&self) -> Stats {
+        let mut stats = self.shared.engine.stats();
+        stats.appended_seq = self.shared.engine.latest().map_or(stats.seq, |snap| snap.seq());
+        stats.poisoned |= self.shared.poison.check().is_err();
+        stats
+    }
+
+    /// Pins the durable state, for reads as of now (e.g. [`crate::Memories::view_at`]).
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.shared.poison.check()?;
+        Ok(Snapshot(self.shared.engine.snapshot()?))
+    }
+
+    /// Index nodes every indexed directory view so far has looked at (a work counter).
+    pub fn index_nodes_visited(&self) -> u64 {
+        self.shared.index_nodes_visited.load(Ordering::Relaxed)
+    }
+
+    /// Scopes that currently have a listing index built.
+    pub fn indexed_scopes(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.shared.lock_indexes().trees.keys().cloned().collect();
+        v.sort();
+        v
+    }
+}
+
+impl Shared {
+    fn lock_indexes(&self) -> MutexGuard<'_, Indexes> {
+        match self.indexes.lock() {
+            Ok(g) => g,
+            Err(poisoned) => {
+                // A panic mid-update may have left a tree half-changed: rebuild them all lazily.
+                let mut g = poisoned.into_inner();
+                g.clear();
+                self.indexes.clear_poison();
+                g
+            }
+        }
+    }
+
+    /// A commit whose outcome is unknown poisons the store; a closed store is only closed.
+    fn failed(&self, e: Error) -> Error {
+        if !matches!(e, Error::Closed | Error::InvalidArgument(_)) {
+            self.poison.set(e.to_string());
+            self.lock_indexes().clear();
+        }
+        e
+    }
+
+    /// Runs `f` on the scope's index at exactly the state `view` reads, catching it up from
+    /// queued commits or building it. None when `view` is not the published state (a pinned older
+    /// snapshot, or the newest state inside a transaction): the caller scans instead.
+    fn with_index<R>(
+        &self,
+        scope: &str,
+        view: &EngineView,
+        f: impl FnOnce(&ScopeIndex, &mut u64) -> R,
+    ) -> Result<Option<R>> {
+        let mut ix = self.lock_indexes();
+        let published = self.engine.snapshot()?.seq();
+        ix.catch_up(published);
+        if view.snap.seq() != published {
+            return Ok(None);
+        }
+        if ix.trees.get(scope).is_none_or(|i| i.seq != published) {
+            ix.trees.insert(scope.to_string(), ScopeIndex::build(view, published, scope)?);
+        }
+        let mut visited = 0;
+        let r = f(&ix.trees[scope], &mut visited);
+        self.index_nodes_visited.fetch_add(visited, Ordering::Relaxed);
+        Ok(Some(r))
+    }
+}
+
+impl ReadView for EngineView {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.snap.get(key)
+    }
+
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.snap.meta(key))
+    }
+
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix(prefix, visit);
+        Ok(())
+    }
+
+    fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
+        let indexed =
+            self.shared.with_index(scope, self, |index, visited| summarise(index.find(dir, visited), visited))?;
+        match indexed {
+            Some(summary) => Ok(summary),
+            None => scan_summary(self, scope, dir),
+        }
+    }
+
+    fn usage(&self, scope: &str) -> Result<Usage> {
+        let indexed = self.shared.with_index(scope, self, |index, _| Usage {
+            memories: index.root.all_count,
+            bytes: index.root.all_bytes,
+        })?;
+        match indexed {
+            Some(usage) => Ok(usage),
+            None => scan_usage(self, scope),
+        }
+    }
+}
+
+impl Snapshot {
+    /// The sequence number of the last commit this view sees.
+    pub fn seq(&self) -> u64 {
+        self.0.seq()
+    }
+}
+
+impl ReadView for Snapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.0.get(key)
+    }
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.0.meta(key))
+    }
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix(prefix, visit);
+        Ok(())
+    }
+}
+
+impl Backend for EmbeddedStore {
+    fn read(&self) -> Result<Box<dyn ReadView>> {
+        let snap = self.snapshot()?.0;
+        Ok(Box::new(EngineView { snap, shared: self.shared.clone() }))
+    }
+
+    fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
+        let s = &self.shared;
+        s.poison.check()?;
+        let writer = s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?;
+        let _on_panic = s.poison.on_panic();
+        // Decide on the newest state, including commits not yet durable, so no update is lost
+        // while an fsync is in flight.
+        let view = EngineView { snap: s.engine.latest()?, shared: s.clone() };
+        let mut staged = WriteSet::default();
+        body(&view, &mut staged)?;
+        if staged.is_empty() {
+            // Decided on that state: answer once it is durable, without holding the lock.
+            drop(writer);
+            return s.engine.wait_durable(view.snap.seq()).map_err(|e| s.failed(e));
+        }
+        let changes = changes(staged.ops())?;
+        let seq = {
+            // The index lock is held across the append: a leader may publish this commit at
+            // once, and a view must then find its changes queued, not a gap.
+            let mut ix = s.lock_indexes();
+            let seq = match s.engine.append(staged.into_ops()) {
+                Ok(seq) => seq,
+                Err(e) => {
+                    drop(ix);
+                    return Err(s.failed(e));
+                }
+            };
+            if !ix.trees.is_empty() {
+                ix.pending.push_back((seq, changes));
+            }
+            if let Ok(snap) = s.engine.snapshot() {
+                ix.catch_up(snap.seq());
+            }
+            seq
+        };
+        drop(writer);
+        s.engine.wait_durable(seq).map_err(|e| s.failed(e))
+    }
+
+    fn reclaim(&self) -> Result<()> {
+        self.compact().map(|_| ())
+    }
+}

@@ -1,0 +1,70 @@
+//! This crate's faults: what a backend or a caller can get wrong, as kinds a binding maps to
+//! stable codes. No backend's own error type crosses the crate's public API.
+
+use std::fmt;
+
+/// Who holds a store's lock, as its holder recorded it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockHolder {
+    /// Process id of the holder, when the holder record could be read.
+    pub pid: Option<u32>,
+    /// Host name of the holder.
+    pub host: Option<String>,
+    /// Holder process start time, milliseconds since the Unix epoch.
+    pub started_at_ms: Option<u64>,
+    /// True when a process with that pid AND that start time runs on this host now.
+    pub is_running: bool,
+    /// True when the holder is this very process (the store is already open here).
+    pub this_process: bool,
+}
+
+#[derive(Debug)]
+pub enum Error {
+    /// An IO call of the backend failed; the message names the call and the file.
+    Io(String),
+    /// Stored data would lose or misreport an acknowledged commit.
+    Corruption(String),
+    /// Stored data was written by a newer format version than this build reads.
+    UnsupportedFormat(String),
+    /// Another open handle holds the store.
+    Locked { message: String, holder: LockHolder },
+    /// A commit failed (or panicked) in a way that leaves the state unknown: every call is
+    /// refused until the store is reopened.
+    Poisoned(String),
+    /// The store was closed.
+    Closed,
+    /// The caller asked the backend for something it cannot do (e.g. a non-empty checkpoint
+    /// target).
+    InvalidArgument(String),
+    /// A handler option is out of range; names the option and the value.
+    InvalidOption { option: &'static str, value: String },
+    /// A path that is not in normalised form reached this crate (a caller bug, not model input).
+    NotNormalised(String),
+    /// The PostgreSQL backend failed: a typed kind with a stable code, and no host name or
+    /// password in the message.
+    #[cfg(feature = "postgres")]
+    Postgres(crate::postgres::PgError),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Io(m) | Error::Corruption(m) | Error::UnsupportedFormat(m) | Error::InvalidArgument(m) => {
+                f.write_str(m)
+            }
+            Error::Locked { message, .. } => f.write_str(message),
+            Error::Poisoned(reason) => {
+                write!(f, "store refuses writes after an earlier failure ({reason}); close and reopen it")
+            }
+            Error::Closed => f.write_str("store is closed"),
+            Error::InvalidOption { option, value } => write!(f, "invalid option {option}: {value}"),
+            Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
