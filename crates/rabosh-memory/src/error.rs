@@ -42,6 +42,10 @@ pub enum Error {
     InvalidOption { option: &'static str, value: String },
     /// A path that is not in normalised form reached this crate (a caller bug, not model input).
     NotNormalised(String),
+    /// The PostgreSQL backend failed: a typed kind with a stable code, and no host name or
+    /// password in the message.
+    #[cfg(feature = "postgres")]
+    Postgres(crate::postgres::PgError),
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -61,6 +65,8 @@ impl fmt::Display for Error {
             Error::Closed => f.write_str("store is closed"),
             Error::InvalidOption { option, value } => write!(f, "invalid option {option}: {value}"),
             Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
+            #[cfg(feature = "postgres")]
+            Error::Postgres(e) => e.fmt(f),
         }
     }
 }

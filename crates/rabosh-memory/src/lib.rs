@@ -24,6 +24,9 @@ mod outcome;
 mod poison;
 mod tree;
 
+#[cfg(feature = "postgres")]
+pub mod postgres;
+
 pub use backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;

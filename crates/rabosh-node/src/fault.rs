@@ -89,6 +89,7 @@ impl From<Error> for Fault {
             Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
             Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
             Error::InvalidOption { .. } => "RABOSH_INVALID_OPTION",
+            Error::Postgres(pg) => pg.code(),
         };
         let message = e.to_string();
         let holder = match e {

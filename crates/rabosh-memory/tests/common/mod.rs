@@ -1,10 +1,12 @@
-//! Shared fixtures: a backend (the embedded engine in a temp directory, or the in-memory map) and
-//! handlers over it with a settable clock. `over_backends!` runs one test body over both.
+//! Shared fixtures: a backend (the embedded engine in a temp directory, the in-memory map, or
+//! PostgreSQL in a schema of its own on RABOSH_PG_URL) and handlers over it with a settable
+//! clock. `over_backends!` runs one test body over all three.
 #![allow(dead_code)]
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
+use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{
     Backend, Clock, Durability, EmbeddedOptions, EmbeddedStore, InMemoryBackend, Memories, MemoryOptions,
 };
@@ -14,11 +16,44 @@ use tempfile::TempDir;
 pub enum Kind {
     Embedded,
     InMemory,
+    Postgres,
 }
 
 enum Concrete {
     Embedded(Arc<EmbeddedStore>),
     InMemory(Arc<InMemoryBackend>),
+    Postgres(Arc<PgBackend>, PgSchema),
+}
+
+/// A schema of one fixture, dropped with it, so tests run in parallel on one server.
+pub struct PgSchema(String);
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&pg_url(), postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0));
+        }
+    }
+}
+
+/// The PostgreSQL server of the tests; absent, they fail (they are part of the suite).
+pub fn pg_url() -> String {
+    std::env::var("RABOSH_PG_URL").unwrap_or_else(|_| {
+        panic!(
+            "RABOSH_PG_URL is not set. The PostgreSQL runs of these tests need a server: run them \
+             through `node scripts/with-postgres.mjs \"cargo test …\"` (npm test does), which starts a \
+             throwaway one, or set RABOSH_PG_URL=postgres://user:password@host:port/database"
+        )
+    })
+}
+
+fn pg_fixture() -> (Arc<PgBackend>, PgSchema) {
+    static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().subsec_nanos();
+    let schema = format!("f_{}_{}_{nanos}", std::process::id(), N.fetch_add(1, Ordering::Relaxed));
+    let options = PgOptions { schema: schema.clone(), pool_size: 4, ..PgOptions::default() };
+    let backend = PgBackend::open(&pg_url(), options).expect("open the PostgreSQL backend");
+    (Arc::new(backend), PgSchema(schema))
 }
 
 pub struct Fixture {
@@ -45,12 +80,16 @@ pub fn fixture_on(kind: Kind) -> Fixture {
             let map = Arc::new(InMemoryBackend::new());
             (map.clone(), Concrete::InMemory(map))
         }
+        Kind::Postgres => {
+            let (pg, schema) = pg_fixture();
+            (pg.clone(), Concrete::Postgres(pg, schema))
+        }
     };
     Fixture { backend, concrete, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
 }
 
 /// `over_backends!(a, b)`: for each test function `fn a(f: Fixture)`, a module `a` with one
-/// `#[test]` per backend (`a::embedded`, `a::in_memory`).
+/// `#[test]` per backend (`a::embedded`, `a::in_memory`, `a::postgres`).
 #[macro_export]
 macro_rules! over_backends {
     ($($name:ident),* $(,)?) => {$(
@@ -62,6 +101,10 @@ macro_rules! over_backends {
             #[test]
             fn in_memory() {
                 super::$name($crate::common::fixture_on($crate::common::Kind::InMemory))
+            }
+            #[test]
+            fn postgres() {
+                super::$name($crate::common::fixture_on($crate::common::Kind::Postgres))
             }
         }
     )*};
@@ -86,7 +129,7 @@ impl Fixture {
     pub fn embedded(&self) -> &Arc<EmbeddedStore> {
         match &self.concrete {
             Concrete::Embedded(store) => store,
-            Concrete::InMemory(_) => panic!("this test needs the embedded backend"),
+            Concrete::InMemory(_) | Concrete::Postgres(..) => panic!("this test needs the embedded backend"),
         }
     }
 
@@ -98,6 +141,7 @@ impl Fixture {
         match &self.concrete {
             Concrete::Embedded(store) => store.stats().commits,
             Concrete::InMemory(map) => map.commits(),
+            Concrete::Postgres(pg, _) => pg.commits(),
         }
     }
 
@@ -105,6 +149,7 @@ impl Fixture {
         match &self.concrete {
             Concrete::Embedded(store) => store.stats().values_read,
             Concrete::InMemory(map) => map.values_read(),
+            Concrete::Postgres(pg, _) => pg.values_read(),
         }
     }
 

@@ -1,0 +1,287 @@
+//! Typed PostgreSQL failures. Every message is either fixed text of ours or the server's message
+//! passed through the redactor, so no host name, address or password can reach a caller (or,
+//! through the binding, the model). The client library's own error is never kept as a source:
+//! its chain may quote the connection target.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::io;
+
+use postgres::error::SqlState;
+
+/// What went wrong, as a caller can act on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum PgErrorKind {
+    /// The URL or an option could not be used.
+    InvalidUrl,
+    /// The server could not be reached (refused, unresolvable, unroutable).
+    Unreachable,
+    /// Connecting or waiting for a pooled connection or a statement took too long.
+    Timeout,
+    /// The server refused the user name or password.
+    AuthenticationFailed,
+    /// The database named in the URL does not exist.
+    DatabaseMissing,
+    /// TLS could not be negotiated or the server's certificate was refused.
+    Tls,
+    /// The connection broke (server restart, network) before the commit was sent: nothing was
+    /// committed. The next call reconnects.
+    ConnectionLost,
+    /// The connection broke while COMMIT was in flight: the transaction may or may not have
+    /// committed. A later read shows which.
+    CommitOutcomeUnknown,
+    /// Serialization failures went on past the retry bound.
+    Conflict,
+    /// The database holds a schema version newer than this build understands.
+    SchemaTooNew,
+    /// The server refused an operation for lack of privilege.
+    PermissionDenied,
+    /// Any other error the server reported.
+    Server,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PgError {
+    kind: PgErrorKind,
+    /// SQLSTATE, when the server sent one.
+    sqlstate: Option<String>,
+    message: String,
+}
+
+impl PgError {
+    pub(crate) fn new(kind: PgErrorKind, message: impl Into<String>) -> PgError {
+        PgError { kind, sqlstate: None, message: message.into() }
+    }
+
+    pub fn kind(&self) -> PgErrorKind {
+        self.kind
+    }
+
+    pub fn sqlstate(&self) -> Option<&str> {
+        self.sqlstate.as_deref()
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// A stable machine-readable code, in the family of the engine's codes.
+    pub fn code(&self) -> &'static str {
+        match self.kind {
+            PgErrorKind::InvalidUrl => "RABOSH_PG_INVALID_URL",
+            PgErrorKind::Unreachable => "RABOSH_PG_UNREACHABLE",
+            PgErrorKind::Timeout => "RABOSH_PG_TIMEOUT",
+            PgErrorKind::AuthenticationFailed => "RABOSH_PG_AUTHENTICATION_FAILED",
+            PgErrorKind::DatabaseMissing => "RABOSH_PG_DATABASE_MISSING",
+            PgErrorKind::Tls => "RABOSH_PG_TLS",
+            PgErrorKind::ConnectionLost => "RABOSH_PG_CONNECTION_LOST",
+            PgErrorKind::CommitOutcomeUnknown => "RABOSH_PG_COMMIT_OUTCOME_UNKNOWN",
+            PgErrorKind::Conflict => "RABOSH_PG_CONFLICT",
+            PgErrorKind::SchemaTooNew => "RABOSH_PG_SCHEMA_TOO_NEW",
+            PgErrorKind::PermissionDenied => "RABOSH_PG_PERMISSION_DENIED",
+            PgErrorKind::Server => "RABOSH_PG_SERVER",
+        }
+    }
+
+    /// A serialization failure or deadlock: the transaction was rolled back and may be rerun.
+    pub(crate) fn is_retryable(&self) -> bool {
+        matches!(self.sqlstate.as_deref(), Some("40001") | Some("40P01"))
+    }
+
+    /// The connection is unusable afterwards.
+    pub(crate) fn breaks_connection(&self) -> bool {
+        matches!(self.kind, PgErrorKind::ConnectionLost | PgErrorKind::CommitOutcomeUnknown | PgErrorKind::Unreachable)
+    }
+}
+
+impl fmt::Display for PgError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PostgreSQL: ")?;
+        f.write_str(&self.message)?;
+        if let Some(code) = &self.sqlstate {
+            write!(f, " (SQLSTATE {code})")?;
+        }
+        Ok(())
+    }
+}
+
+impl StdError for PgError {}
+
+impl From<PgError> for crate::Error {
+    fn from(e: PgError) -> Self {
+        crate::Error::Postgres(e)
+    }
+}
+
+/// Removes the connection's secrets from text that came from outside this module.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Redactor {
+    secrets: Vec<String>,
+}
+
+impl Redactor {
+    pub(crate) fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+        let mut secrets: Vec<String> = secrets.into_iter().filter(|s| !s.is_empty()).collect();
+        // Longest first, so a host that contains another secret is removed whole.
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
+        Redactor { secrets }
+    }
+
+    pub(crate) fn clean(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for s in &self.secrets {
+            if out.contains(s.as_str()) {
+                out = out.replace(s.as_str(), "[redacted]");
+            }
+        }
+        out
+    }
+}
+
+/// Where the failure happened, which decides what a broken connection means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Phase {
+    Connect,
+    Statement,
+    Commit,
+}
+
+/// Turns a client-library error into a typed, redacted one.
+pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -> PgError {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        let sqlstate = Some(code.code().to_string());
+        let (kind, message) = match code {
+            c if *c == SqlState::INVALID_PASSWORD || *c == SqlState::INVALID_AUTHORIZATION_SPECIFICATION => {
+                (PgErrorKind::AuthenticationFailed, "authentication failed: wrong user name or password".into())
+            }
+            c if *c == SqlState::INVALID_CATALOG_NAME => {
+                (PgErrorKind::DatabaseMissing, "the database named in the URL does not exist".into())
+            }
+            c if *c == SqlState::ADMIN_SHUTDOWN
+                || *c == SqlState::CRASH_SHUTDOWN
+                || *c == SqlState::CANNOT_CONNECT_NOW
+                || c.code().starts_with("08") =>
+            {
+                let kind = if phase == Phase::Commit {
+                    PgErrorKind::CommitOutcomeUnknown
+                } else if phase == Phase::Connect {
+                    PgErrorKind::Unreachable
+                } else {
+                    PgErrorKind::ConnectionLost
+                };
+                (kind, format!("the server ended the connection: {}", redactor.clean(db.message())))
+            }
+            c if *c == SqlState::QUERY_CANCELED => (PgErrorKind::Timeout, "statement timed out".into()),
+            c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
+                (PgErrorKind::PermissionDenied, format!("permission denied: {}", redactor.clean(db.message())))
+            }
+            c if *c == SqlState::T_R_SERIALIZATION_FAILURE || *c == SqlState::T_R_DEADLOCK_DETECTED => {
+                (PgErrorKind::Conflict, "the transaction conflicted with a concurrent one".into())
+            }
+            _ => (PgErrorKind::Server, redactor.clean(db.message())),
+        };
+        return PgError { kind, sqlstate, message };
+    }
+    if is_tls(e) {
+        return PgError::new(PgErrorKind::Tls, "TLS negotiation with the server failed");
+    }
+    match io_kind(e) {
+        Some(io::ErrorKind::TimedOut) => {
+            return PgError::new(PgErrorKind::Timeout, "timed out connecting to or waiting for the server");
+        }
+        Some(io::ErrorKind::ConnectionRefused) if phase == Phase::Connect => {
+            return PgError::new(PgErrorKind::Unreachable, "could not connect to the server: connection refused");
+        }
+        _ => {}
+    }
+    match phase {
+        Phase::Connect => {
+            let why = match io_kind(e) {
+                Some(k) => io_kind_text(k),
+                None if e.to_string() == "invalid connection string" => {
+                    return PgError::new(PgErrorKind::InvalidUrl, "the PostgreSQL URL could not be parsed");
+                }
+                None => "the server did not complete the handshake".into(),
+            };
+            PgError::new(PgErrorKind::Unreachable, format!("could not connect to the server: {why}"))
+        }
+        Phase::Statement => PgError::new(PgErrorKind::ConnectionLost, "the connection to the server was lost"),
+        Phase::Commit => PgError::new(
+            PgErrorKind::CommitOutcomeUnknown,
+            "the connection to the server was lost during COMMIT; the transaction may or may not have committed",
+        ),
+    }
+}
+
+fn is_tls(e: &postgres::Error) -> bool {
+    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text.
+    if e.to_string() == "error performing TLS handshake" {
+        return true;
+    }
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if s.downcast_ref::<rustls::Error>().is_some() {
+            return true;
+        }
+        if let Some(io) = s.downcast_ref::<io::Error>()
+            && io.get_ref().is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
+        {
+            return true;
+        }
+        cur = s.source();
+    }
+    false
+}
+
+fn io_kind(e: &postgres::Error) -> Option<io::ErrorKind> {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return Some(io.kind());
+        }
+        cur = s.source();
+    }
+    None
+}
+
+/// The io error's kind in words; never its message, which may name the address.
+fn io_kind_text(k: io::ErrorKind) -> String {
+    match k {
+        io::ErrorKind::ConnectionRefused => "connection refused".into(),
+        io::ErrorKind::ConnectionReset => "connection reset".into(),
+        io::ErrorKind::NotFound => "host name not found".into(),
+        io::ErrorKind::PermissionDenied => "permission denied".into(),
+        io::ErrorKind::AddrNotAvailable => "address not available".into(),
+        io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
+        io::ErrorKind::HostUnreachable => "host unreachable".into(),
+        io::ErrorKind::NetworkUnreachable => "network unreachable".into(),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redactor_removes_every_secret_longest_first() {
+        let r = Redactor::new(["db.internal".to_string(), "db".to_string(), "hunter2".to_string(), String::new()]);
+        assert_eq!(
+            r.clean("no route to db.internal for user with hunter2 (db)"),
+            "no route to [redacted] for user with [redacted] ([redacted])"
+        );
+        assert_eq!(r.clean("nothing secret"), "nothing secret");
+    }
+
+    #[test]
+    fn codes_are_stable_and_messages_carry_the_sqlstate() {
+        let e = PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into() };
+        assert_eq!(e.code(), "RABOSH_PG_CONFLICT");
+        assert_eq!(e.to_string(), "PostgreSQL: m (SQLSTATE 40001)");
+        assert!(e.is_retryable());
+        assert!(!PgError::new(PgErrorKind::ConnectionLost, "x").is_retryable());
+        assert!(PgError::new(PgErrorKind::ConnectionLost, "x").breaks_connection());
+    }
+}

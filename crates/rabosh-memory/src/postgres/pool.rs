@@ -1,0 +1,102 @@
+//! Pooled connections: r2d2 with a manager that knows which connections broke and remembers the
+//! last typed connect failure (r2d2 itself reports a pool timeout only as text).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use postgres::{Client, Config, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+use super::error::{PgError, PgErrorKind, Phase, Redactor, classify};
+use super::sql::{Q, Sql};
+
+/// One server connection and its prepared statements.
+pub struct Conn {
+    pub client: Client,
+    statements: Vec<Option<Statement>>,
+    /// Set when a statement failed in a way that leaves the session unusable (connection lost,
+    /// or a transaction that could not be ended): r2d2 then discards it instead of reusing it.
+    pub broken: bool,
+    /// True until the connection has served a transaction: a failure at BEGIN on a reused
+    /// connection is a stale socket, safe to retry on another.
+    pub fresh: bool,
+    /// A transaction body is running on it; still set if the body panicked, so the pool drops
+    /// the connection instead of handing its open transaction to the next caller.
+    pub in_body: bool,
+}
+
+impl Conn {
+    /// The prepared statement for `q`, prepared once per connection (saves a round trip per use).
+    pub fn statement(&mut self, sql: &Sql, q: Q, redactor: &Redactor) -> Result<Statement, PgError> {
+        let i = q as usize;
+        if let Some(s) = &self.statements[i] {
+            return Ok(s.clone());
+        }
+        let s = self.client.prepare(sql.text(q)).map_err(|e| self.fail(&e, Phase::Statement, redactor))?;
+        self.statements[i] = Some(s.clone());
+        Ok(s)
+    }
+
+    /// Classifies `e` and marks the connection broken when it is.
+    pub fn fail(&mut self, e: &postgres::Error, phase: Phase, redactor: &Redactor) -> PgError {
+        let err = classify(e, phase, redactor);
+        if err.breaks_connection() || self.client.is_closed() {
+            self.broken = true;
+        }
+        err
+    }
+}
+
+pub struct Manager {
+    pub config: Config,
+    pub tls: MakeRustlsConnect,
+    pub redactor: Redactor,
+    pub statement_timeout: Duration,
+    pub last_error: Arc<Mutex<Option<PgError>>>,
+}
+
+impl Manager {
+    /// Connects on the calling thread and sets the session up.
+    pub fn open(&self) -> Result<Conn, PgError> {
+        let mut client =
+            self.config.connect(self.tls.clone()).map_err(|e| classify(&e, Phase::Connect, &self.redactor))?;
+        // A statement bound keeps a stuck query from holding a pool slot and a libuv thread forever.
+        let ms = self.statement_timeout.as_millis();
+        client
+            .batch_execute(&format!("SET statement_timeout = '{ms}ms'"))
+            .map_err(|e| classify(&e, Phase::Connect, &self.redactor))?;
+        Ok(Conn { client, statements: vec![None; Q::COUNT], broken: false, fresh: true, in_body: false })
+    }
+}
+
+impl r2d2::ManageConnection for Manager {
+    type Connection = Conn;
+    type Error = PgError;
+
+    fn connect(&self) -> Result<Conn, PgError> {
+        let r = self.open();
+        if let Err(e) = &r {
+            *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+        }
+        r
+    }
+
+    fn is_valid(&self, conn: &mut Conn) -> Result<(), PgError> {
+        conn.client.simple_query("").map(|_| ()).map_err(|e| conn.fail(&e, Phase::Statement, &self.redactor))
+    }
+
+    fn has_broken(&self, conn: &mut Conn) -> bool {
+        conn.broken || conn.in_body || conn.client.is_closed()
+    }
+}
+
+/// A pool timeout, explained by the last connect failure when there was one.
+pub fn checkout_error(last: &Mutex<Option<PgError>>, waited: Duration) -> PgError {
+    match last.lock().unwrap_or_else(|p| p.into_inner()).take() {
+        Some(e) => e,
+        None => PgError::new(
+            PgErrorKind::Timeout,
+            format!("no pooled connection became free within {} ms", waited.as_millis()),
+        ),
+    }
+}

@@ -1,0 +1,98 @@
+//! Every statement the backend runs on the key table, written once per schema. Kept to SQL that
+//! CockroachDB and YugabyteDB also accept: bytea keys compared as bytes, `ON CONFLICT`,
+//! multi-array `unnest`, `= ANY`, no advisory locks, no server-side functions.
+
+/// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
+pub const SCAN_PAGE: i64 = 512;
+/// Bounds on one write statement, so a large write set is sent as several statements of one
+/// transaction rather than one unbounded message.
+pub const WRITE_CHUNK_ROWS: usize = 500;
+pub const WRITE_CHUNK_BYTES: usize = 8 << 20;
+
+#[derive(Debug, Clone, Copy)]
+pub enum Q {
+    Get,
+    Meta,
+    /// `k` in `[$1, $2)`, first `$3` rows.
+    ScanBounded,
+    /// `k >= $1`, first `$2` rows (the prefix has no successor: empty or all 0xFF).
+    ScanOpen,
+    Upsert,
+    Delete,
+}
+
+impl Q {
+    pub const COUNT: usize = 6;
+}
+
+pub struct Sql {
+    texts: [String; Q::COUNT],
+}
+
+impl Sql {
+    /// `schema` was validated as a plain lower-case identifier, so quoting it is enough.
+    pub fn new(schema: &str) -> Sql {
+        let t = format!("\"{schema}\".kv");
+        Sql {
+            texts: [
+                format!("SELECT v FROM {t} WHERE k = $1"),
+                format!("SELECT m FROM {t} WHERE k = $1"),
+                format!("SELECT k, m FROM {t} WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"),
+                format!("SELECT k, m FROM {t} WHERE k >= $1 ORDER BY k LIMIT $2"),
+                format!(
+                    "INSERT INTO {t} (k, v, m) SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BYTEA[]) \
+                     ON CONFLICT (k) DO UPDATE SET v = excluded.v, m = excluded.m"
+                ),
+                format!("DELETE FROM {t} WHERE k = ANY($1::BYTEA[])"),
+            ],
+        }
+    }
+
+    pub fn text(&self, q: Q) -> &str {
+        &self.texts[q as usize]
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`, if any.
+pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xFF {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
+}
+
+/// Whether `name` may name the schema: a plain identifier that needs no escaping.
+pub fn valid_schema(name: &str) -> bool {
+    let b = name.as_bytes();
+    !b.is_empty()
+        && b.len() <= 63
+        && (b[0].is_ascii_lowercase() || b[0] == b'_')
+        && b.iter().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || *c == b'_')
+        && !name.starts_with("pg_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefix_end_is_the_byte_order_successor() {
+        assert_eq!(prefix_end(b"ab"), Some(b"ac".to_vec()));
+        assert_eq!(prefix_end(&[1, 0xFF]), Some(vec![2]));
+        assert_eq!(prefix_end(&[0xFF, 0xFF]), None);
+        assert_eq!(prefix_end(b""), None);
+    }
+
+    #[test]
+    fn schema_names_need_no_quoting() {
+        assert!(valid_schema("rabosh"));
+        assert!(valid_schema("_t_1"));
+        for bad in ["", "Rabosh", "a-b", "a\"b", "1a", "pg_x", &"a".repeat(64)] {
+            assert!(!valid_schema(bad), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,99 @@
+//! Read views: queries on a connection that holds an open transaction. A snapshot view owns a
+//! pooled connection in a REPEATABLE READ READ ONLY transaction and ends it on drop; a
+//! transaction's view borrows the connection of the SERIALIZABLE transaction the body runs in.
+
+use std::ops::DerefMut;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use postgres::Row;
+use postgres::types::ToSql;
+
+use super::Shared;
+use super::error::{PgError, Phase};
+use super::pool::Conn;
+use super::sql::{Q, SCAN_PAGE, prefix_end};
+use crate::Result;
+use crate::backend::{ReadView, Visit};
+
+pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
+    conn: Mutex<C>,
+    shared: Arc<Shared>,
+    /// End the transaction when dropped (the snapshot view's job; a body's view leaves it to
+    /// `transact`).
+    end_on_drop: bool,
+}
+
+impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
+    pub fn new(conn: C, shared: Arc<Shared>, end_on_drop: bool) -> Self {
+        ConnView { conn: Mutex::new(conn), shared, end_on_drop }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, C> {
+        // A panic in another caller of this view cannot leave the connection half-used: every
+        // query below completes or fails before the guard drops.
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn query(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> std::result::Result<Vec<Row>, PgError> {
+        let mut guard = self.lock();
+        let conn: &mut Conn = &mut guard;
+        let statement = conn.statement(&self.shared.sql, q, &self.shared.redactor)?;
+        conn.client.query(&statement, params).map_err(|e| conn.fail(&e, Phase::Statement, &self.shared.redactor))
+    }
+
+    fn one_column(&self, q: Q, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let rows = self.query(q, &[&key])?;
+        Ok(rows.first().map(|r| r.get::<_, Vec<u8>>(0)))
+    }
+}
+
+impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let value = self.one_column(Q::Get, key)?;
+        if value.is_some() {
+            self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        Ok(value)
+    }
+
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.one_column(Q::Meta, key)
+    }
+
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        let end = prefix_end(prefix);
+        let mut from = prefix.to_vec();
+        loop {
+            // Pages are fetched with the connection locked and visited after it is released, so
+            // a visitor may itself call `get`/`meta` on this view.
+            let rows = match &end {
+                Some(end) => self.query(Q::ScanBounded, &[&from, end, &SCAN_PAGE])?,
+                None => self.query(Q::ScanOpen, &[&from, &SCAN_PAGE])?,
+            };
+            for row in &rows {
+                if visit(row.get::<_, &[u8]>(0), row.get::<_, &[u8]>(1)).is_break() {
+                    return Ok(());
+                }
+            }
+            match rows.last() {
+                Some(last) if rows.len() as i64 == SCAN_PAGE => {
+                    // The byte-order successor of the last key: the next page starts after it.
+                    from = last.get::<_, Vec<u8>>(0);
+                    from.push(0);
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+}
+
+impl<C: DerefMut<Target = Conn> + Send> Drop for ConnView<C> {
+    fn drop(&mut self) {
+        if self.end_on_drop {
+            let conn: &mut Conn = self.conn.get_mut().unwrap_or_else(|p| p.into_inner());
+            if conn.client.batch_execute("COMMIT").is_err() {
+                conn.broken = true;
+            }
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! PostgreSQL tests that need another process or the whole server: SIGKILL of a client mid-commit,
+//! a server restart under connected clients, and the round-trip latency figure. Own `main`
+//! (harness = false): the binary re-executes itself as the child, and the steps run one after
+//! another because the restart interrupts every connection to the server.
+
+mod postgres_util;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use postgres_util::{Schema, url};
+use rabosh_memory::postgres::{PgBackend, PgErrorKind, PgOptions};
+use rabosh_memory::{Backend, Error};
+
+const SUBTREE: usize = 1_000;
+
+fn main() {
+    if let Ok(schema) = std::env::var("RABOSH_PG_CHILD_SCHEMA") {
+        child_writer(&schema);
+        return;
+    }
+    if let Ok(schema) = std::env::var("RABOSH_PG_CHILD_INCREMENTS") {
+        child_incrementer(&schema);
+        return;
+    }
+    let steps: [(&str, fn()); 4] = [
+        ("sigkill_mid_commit_is_all_or_nothing", sigkill_mid_commit_is_all_or_nothing),
+        ("client_processes_lose_no_increment", client_processes_lose_no_increment),
+        ("server_restart_fails_in_flight_then_reconnects", server_restart_fails_in_flight_then_reconnects),
+        ("transact_round_trip_latency", transact_round_trip_latency),
+    ];
+    for (name, step) in steps {
+        println!("test {name} ...");
+        step();
+        println!("test {name} ... ok");
+    }
+    println!("\ntest result: ok. {} passed; 0 failed; 0 ignored; 0 measured; 0 filtered out", steps.len());
+}
+
+/// Rewrites the whole subtree to generation 1, 2, 3 … forever, one transaction each, like a
+/// rename of 1,000 memories; prints each acknowledged generation.
+fn child_writer(schema: &str) {
+    let b = PgBackend::open(&url(), PgOptions { schema: schema.into(), ..PgOptions::default() }).unwrap();
+    let start: u64 = match b.read().unwrap().get(b"sub/0000").unwrap() {
+        Some(v) => String::from_utf8(v).unwrap().parse::<u64>().unwrap() + 1,
+        None => 1,
+    };
+    println!("READY");
+    for generation in start.. {
+        b.transact(&mut |_, w| {
+            for i in 0..SUBTREE {
+                w.put(format!("sub/{i:04}").into_bytes(), generation.to_string().into_bytes(), vec![1]);
+            }
+            Ok(())
+        })
+        .unwrap();
+        println!("ACK {generation}");
+    }
+}
+
+const INCREMENTS: u64 = 40;
+
+/// Increments the counter INCREMENTS times from four threads of its own.
+fn child_incrementer(schema: &str) {
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { schema: schema.into(), ..PgOptions::default() }).unwrap());
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let b = b.clone();
+            std::thread::spawn(move || {
+                for _ in 0..INCREMENTS / 4 {
+                    b.transact(&mut |view, w| {
+                        let n: u64 = match view.get(b"counter")? {
+                            Some(v) => String::from_utf8(v).unwrap().parse().unwrap(),
+                            None => 0,
+                        };
+                        w.put(b"counter".to_vec(), (n + 1).to_string().into_bytes(), vec![]);
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+fn client_processes_lose_no_increment() {
+    let s = Schema::new("procincr");
+    let b = s.open(); // migrate first, so the children race on the counter, not the schema
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(std::env::current_exe().unwrap()).env("RABOSH_PG_CHILD_INCREMENTS", &s.name).spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success(), "an incrementing client failed");
+    }
+    let v = b.read().unwrap().get(b"counter").unwrap().expect("the counter exists");
+    assert_eq!(String::from_utf8(v).unwrap(), (3 * INCREMENTS).to_string());
+}
+
+fn sigkill_mid_commit_is_all_or_nothing() {
+    let s = Schema::new("sigkill");
+    let b = s.open();
+    let mut last_ack = 0u64;
+    for round in 0..8u64 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env("RABOSH_PG_CHILD_SCHEMA", &s.name)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = BufReader::new(child.stdout.take().unwrap());
+        let mut line = String::new();
+        out.read_line(&mut line).unwrap();
+        assert_eq!(line.trim(), "READY");
+        // Let a varying number of commits land, then kill at a varying point of the next one.
+        for _ in 0..=round % 3 {
+            line.clear();
+            out.read_line(&mut line).unwrap();
+            last_ack = line.trim().strip_prefix("ACK ").expect("an ACK line").parse().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(round * 7 % 23));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        // Count every generation present in the subtree.
+        let view = b.read().unwrap();
+        let mut generations = std::collections::BTreeMap::<u64, usize>::new();
+        view.scan_prefix(b"sub/", &mut |k, _| {
+            let v = view.get(k).unwrap().unwrap();
+            *generations.entry(String::from_utf8(v).unwrap().parse().unwrap()).or_default() += 1;
+            std::ops::ControlFlow::Continue(())
+        })
+        .unwrap();
+        assert_eq!(generations.len(), 1, "round {round}: a torn subtree {generations:?}");
+        let (&generation, &count) = generations.iter().next().unwrap();
+        assert_eq!(count, SUBTREE, "round {round}");
+        assert!(generation >= last_ack, "round {round}: acknowledged generation {last_ack} lost ({generation})");
+    }
+}
+
+fn restart_server() {
+    let cmd = std::env::var("RABOSH_PG_RESTART").unwrap_or_else(|_| {
+        panic!(
+            "RABOSH_PG_RESTART is not set: the restart test needs a command that restarts the server \
+             (scripts/with-postgres.mjs sets it for the server it starts)"
+        )
+    });
+    let status = Command::new("sh").arg("-c").arg(&cmd).stdout(Stdio::null()).status().unwrap();
+    assert!(status.success(), "restarting the server failed");
+}
+
+fn server_restart_fails_in_flight_then_reconnects() {
+    let s = Schema::new("restart");
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { pool_size: 4, ..s.options() }).unwrap());
+    b.transact(&mut |_, w| {
+        w.put(b"acked".to_vec(), b"before".to_vec(), vec![]);
+        Ok(())
+    })
+    .unwrap();
+    // Fill the pool with idle connections, all of which the restart will leave stale.
+    let views: Vec<_> = (0..4).map(|_| b.read().unwrap()).collect();
+    drop(views);
+
+    let (reached, go) = (mpsc::channel(), mpsc::channel::<()>());
+    let (reached_tx, reached_rx) = reached;
+    let (go_tx, go_rx) = go;
+    let in_flight = {
+        let b = b.clone();
+        std::thread::spawn(move || {
+            let mut runs = 0;
+            let r = b.transact(&mut |view, w| {
+                runs += 1;
+                view.get(b"acked")?;
+                if runs == 1 {
+                    reached_tx.send(()).unwrap();
+                    go_rx.recv().unwrap();
+                }
+                w.put(b"in-flight".to_vec(), b"x".to_vec(), vec![]);
+                Ok(())
+            });
+            (r, runs)
+        })
+    };
+    reached_rx.recv().unwrap();
+    restart_server();
+    go_tx.send(()).unwrap();
+    let (r, runs) = in_flight.join().unwrap();
+    match r {
+        Err(Error::Postgres(e)) => {
+            assert_eq!(e.kind(), PgErrorKind::ConnectionLost, "{e}");
+            assert!(!e.to_string().contains("127.0.0.1"), "{e}");
+        }
+        other => panic!("the in-flight transaction should fail with ConnectionLost: {other:?}"),
+    }
+    assert_eq!(runs, 1, "a lost connection is not a conflict: the body is not rerun");
+
+    // Every stale pooled connection is replaced on the way; the next calls succeed.
+    for i in 0..6 {
+        b.transact(&mut |_, w| {
+            w.put(format!("after/{i}").into_bytes(), b"y".to_vec(), vec![]);
+            Ok(())
+        })
+        .unwrap_or_else(|e| panic!("transact {i} after the restart: {e}"));
+    }
+    let view = b.read().unwrap();
+    assert_eq!(view.get(b"acked").unwrap(), Some(b"before".to_vec()), "an acknowledged commit survives");
+    assert_eq!(view.get(b"in-flight").unwrap(), None, "the failed transaction committed nothing");
+    assert_eq!(view.get(b"after/5").unwrap(), Some(b"y".to_vec()));
+}
+
+/// One transact (read a key, write it back) on loopback, median and p99 of 1,000, and the
+/// throughput of 64 callers. Printed, not asserted: the figures go in the README.
+fn transact_round_trip_latency() {
+    let s = Schema::new("latency");
+    let b = s.open();
+    let mut times = Vec::with_capacity(1_000);
+    for i in 0..1_050u32 {
+        let t = Instant::now();
+        b.transact(&mut |view, w| {
+            view.get(b"k")?;
+            w.put(b"k".to_vec(), i.to_le_bytes().to_vec(), vec![0; 16]);
+            Ok(())
+        })
+        .unwrap();
+        if i >= 50 {
+            times.push(t.elapsed());
+        }
+    }
+    let mut reads = Vec::with_capacity(1_000);
+    for _ in 0..1_000 {
+        let t = Instant::now();
+        b.read().unwrap().get(b"k").unwrap();
+        reads.push(t.elapsed());
+    }
+    // 64 callers on a pool of 8, each writing its own key: commits per second.
+    let shared = Arc::new(b);
+    let t = Instant::now();
+    let callers: Vec<_> = (0..64u32)
+        .map(|c| {
+            let b = shared.clone();
+            std::thread::spawn(move || {
+                for i in 0..25u32 {
+                    b.transact(&mut |view, w| {
+                        let key = format!("caller/{c}").into_bytes();
+                        view.get(&key)?;
+                        w.put(key, i.to_le_bytes().to_vec(), vec![]);
+                        Ok(())
+                    })
+                    .unwrap();
+                }
+            })
+        })
+        .collect();
+    for c in callers {
+        c.join().unwrap();
+    }
+    let throughput = 64.0 * 25.0 / t.elapsed().as_secs_f64();
+    times.sort();
+    reads.sort();
+    println!(
+        "  transact (get + put) x{}: median {:?}, p99 {:?}; read view + get: median {:?}",
+        times.len(),
+        times[times.len() / 2],
+        times[times.len() * 99 / 100],
+        reads[reads.len() / 2]
+    );
+    println!("  64 callers, pool of 8, own keys: {throughput:.0} transacts/s");
+}
