@@ -17,12 +17,13 @@
 // Usage: node scripts/with-postgres.mjs "cmd && other"   (one argument: run by the shell)
 //        node scripts/with-postgres.mjs cmd arg...        (several: run directly)
 
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const args = process.argv.slice(2);
 if (args.length === 0) {
@@ -34,7 +35,7 @@ if (process.env.RABOSH_PG_URL) {
   process.exit(await run(process.env));
 }
 
-const bin = findBin();
+const bin = findOrInstallBin();
 const asRoot = process.getuid?.() === 0;
 const owner = asRoot ? userIds('postgres') : null;
 const dir = mkdtempSync(join(tmpdir(), 'rabosh-pg-'));
@@ -156,6 +157,18 @@ function makeCertificates() {
     chownSync(f('server.crt'), owner.uid, owner.gid);
   }
   return { ca: f('ca.crt'), cert: f('server.crt'), key: f('server.key') };
+}
+
+/** A fresh machine of the project's kind (root, Debian) gets the binaries installed, once. */
+function findOrInstallBin() {
+  try {
+    return findBin();
+  } catch (e) {
+    const script = fileURLToPath(new URL('./install-postgres.sh', import.meta.url));
+    const r = spawnSync('bash', [script], { stdio: 'inherit' });
+    if (r.status !== 0) throw e;
+    return findBin();
+  }
 }
 
 function findBin() {
