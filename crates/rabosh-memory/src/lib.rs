@@ -15,6 +15,7 @@ mod edit;
 mod embedded;
 mod error;
 mod expiry;
+mod history;
 mod in_memory;
 mod keys;
 mod listing;
@@ -32,6 +33,10 @@ pub use embedded::{
 };
 pub use error::{Error, LockHolder, Result};
 pub use expiry::Expired;
+pub use history::{
+    Actor, Current, HistoryOptions, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
+    Version, VersionPage, VersionQuery, hex, id_hex, parse_id, sha256,
+};
 pub use in_memory::InMemoryBackend;
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
@@ -78,6 +83,9 @@ pub struct Memories {
     backend: Arc<dyn Backend>,
     options: MemoryOptions,
     clock: Clock,
+    /// Some: every change this handler commits records its versions (`history/`).
+    history: Option<HistoryOptions>,
+    actor: Option<Actor>,
 }
 
 impl Memories {
@@ -92,7 +100,7 @@ impl Memories {
                 value: options.max_memory_bytes.to_string(),
             });
         }
-        Ok(Memories { backend, options, clock: Clock::system() })
+        Ok(Memories { backend, options, clock: Clock::system(), history: None, actor: None })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).
