@@ -6,6 +6,7 @@
 
 mod bulk;
 mod fault;
+mod history;
 mod memories;
 mod outcome;
 mod store;

@@ -19,6 +19,10 @@ pub struct NativeMemoryOptions {
     pub create_overwrites: bool,
     pub track_access: bool,
     pub listing_index: bool,
+    /// The store's history settings; absent: history off.
+    pub history: Option<crate::history::NativeHistoryOptions>,
+    /// Who this handler's versions name as their author.
+    pub actor: Option<crate::history::NativeActor>,
 }
 
 #[napi]
@@ -63,7 +67,9 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
-            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
+            let memories =
+                crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
+            Ok(NativeMemories { inner: Arc::new(memories) })
         })
     }
 
