@@ -1,0 +1,327 @@
+/**
+ * Version history, redaction, a read-only view of the past, and host edits with preconditions
+ * (issue 13). Everything is decided in the Rust crate (one commit per change, its versions in the
+ * same commit); this module checks arguments, words answers and throws the typed errors. See
+ * docs/history.md.
+ */
+
+import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, native, nativeSync } from './errors.js';
+import type { NativeMemories, NativeOutcome } from './native.js';
+import { MemoryPath } from './path.js';
+import * as S from './strings.js';
+
+/** `Rabosh.open(dir, { history })`: `true`, or limits on what is kept. */
+export interface HistoryOptions {
+  /** Versions older than this many days are dropped at expiry and `pruneHistory()`. Default: kept. */
+  retainDays?: number;
+  /** Only this many newest versions of each memory are kept (same times). Default: all. */
+  maxVersionsPerMemory?: number;
+}
+
+/** Who made a change: the handler option `actor`, e.g. `{ type: 'session', id }`. */
+export interface Actor {
+  type: string;
+  id: string;
+}
+
+export type VersionOperation = 'created' | 'modified' | 'renamed' | 'deleted';
+
+/** One recorded change of one memory. */
+export interface MemoryVersion {
+  /** 32 hex digits, ordered as the commits were (newer is greater). */
+  id: string;
+  /** The memory's id, stable across its edits and renames (the id of its first version). */
+  memoryId: string;
+  /** The path after this change; null once redacted. */
+  path: string | null;
+  operation: VersionOperation;
+  actor: Actor | null;
+  createdAt: Date;
+  /** Hex SHA-256 of the UTF-8 content; null for a deletion and once redacted. */
+  contentSha256: string | null;
+  /** UTF-8 bytes of the content; null for a deletion and once redacted. */
+  sizeBytes: number | null;
+  redactedAt: Date | null;
+}
+
+/** A version with its content (null for a deletion and once redacted). */
+export interface MemoryVersionWithContent extends MemoryVersion {
+  content: string | null;
+}
+
+/** Filters of `versions()`; every one given must match. */
+export interface VersionQuery {
+  path?: string;
+  /** The directory (or memory) and everything below it. */
+  pathPrefix?: string;
+  memoryId?: string;
+  operation?: VersionOperation;
+  actor?: Actor;
+  since?: Date;
+  until?: Date;
+  /** Page size, 1–10,000; default 100. */
+  limit?: number;
+  /** `nextCursor` of the previous page. */
+  cursor?: string;
+}
+
+export interface VersionPage {
+  /** Newest first. */
+  data: MemoryVersion[];
+  /** Present when more versions match: pass it as `cursor`. */
+  nextCursor?: string;
+}
+
+/** A memory as the host reads it. */
+export interface HostMemory {
+  path: string;
+  content: string;
+  contentSha256: string;
+  /** The version holding this content; null when it was written with history off. */
+  versionId: string | null;
+}
+
+export interface PutOptions {
+  /** Write only if the memory's content hash is this one (else `PreconditionFailedError`). */
+  ifMatch?: string;
+  /** `'*'`: write only if no memory exists at the path. */
+  ifNoneMatch?: '*';
+}
+
+export interface PutResult {
+  contentSha256: string;
+  versionId: string | null;
+  /** False when the memory already held this content: nothing was written. */
+  written: boolean;
+}
+
+export interface RemoveResult {
+  /** False when there was no memory (its removal already holds). */
+  removed: boolean;
+  versionId: string | null;
+}
+
+/** The history's own size, apart from `usage()`. */
+export interface HistoryUsage {
+  versions: number;
+  /** Content bytes the versions hold. */
+  bytes: number;
+}
+
+/** What a view of the past answers: the tool's strings as the model would have seen them. */
+export interface HistoricView {
+  /** The instant this view shows. */
+  readonly at: Date;
+  /** Like the handler's `execute`; any command but `view` is refused (`isError`). */
+  execute(input: unknown): Promise<{ text: string; isError: boolean }>;
+  /** Like the handler's `view`: the text alone. */
+  view(command: { path: string; view_range?: [number, number] }): Promise<string>;
+}
+
+type NativeHistoryOptions = { retainDays?: number; maxVersionsPerMemory?: number };
+
+const refuse = (option: string, value: unknown, why: string): never => {
+  throw new InvalidOptionError(`invalid option ${option}: ${JSON.stringify(value) ?? String(value)} (${why})`);
+};
+
+/** The store option `history`, validated; null when off. */
+export function historyOption(value: unknown): NativeHistoryOptions | null {
+  if (value === undefined || value === false) return null;
+  if (value === true) return {};
+  if (typeof value !== 'object' || value === null) refuse('history', value, 'must be a boolean or { retainDays, maxVersionsPerMemory }');
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (key !== 'retainDays' && key !== 'maxVersionsPerMemory') refuse(`history.${key}`, o[key], 'unknown option');
+  }
+  const out: NativeHistoryOptions = {};
+  const days = o['retainDays'];
+  if (days !== undefined) {
+    if (typeof days !== 'number' || !Number.isFinite(days) || days <= 0) refuse('history.retainDays', days, 'must be a positive number');
+    out.retainDays = days as number;
+  }
+  const max = o['maxVersionsPerMemory'];
+  if (max !== undefined) {
+    if (typeof max !== 'number' || !Number.isSafeInteger(max) || max < 1) {
+      refuse('history.maxVersionsPerMemory', max, 'must be a positive integer');
+    }
+    out.maxVersionsPerMemory = max as number;
+  }
+  return out;
+}
+
+/** The handler option `actor`, validated. */
+export function actorOption(value: unknown): Actor | undefined {
+  if (value === undefined) return undefined;
+  const a = value as Record<string, unknown> | null;
+  if (typeof a !== 'object' || a === null || typeof a['type'] !== 'string' || typeof a['id'] !== 'string') {
+    return refuse('actor', value, 'must be { type: string, id: string }');
+  }
+  if (a['type'].length === 0 || Buffer.byteLength(a['type']) > 255 || Buffer.byteLength(a['id']) > 65_535) {
+    return refuse('actor', value, 'type must be 1–255 bytes, id at most 65,535');
+  }
+  return { type: a['type'], id: a['id'] };
+}
+
+function pathArg(raw: unknown, what = 'path'): string {
+  const path = typeof raw === 'string' ? MemoryPath.normalise(raw) : null;
+  if (path === null) throw new InvalidArgumentError(`${what} is not a valid memory path: ${JSON.stringify(raw)}`);
+  return path;
+}
+
+function memoryPathArg(raw: unknown): string {
+  const path = pathArg(raw);
+  if (path === '/memories') throw new InvalidArgumentError('/memories is a directory, not a memory');
+  return path;
+}
+
+function dateArg(name: string, d: unknown): number | undefined {
+  if (d === undefined) return undefined;
+  const ms = d instanceof Date ? d.getTime() : NaN;
+  if (!Number.isFinite(ms)) throw new TypeError(`${name} must be a valid Date`);
+  return ms;
+}
+
+type NativeVersion = Awaited<ReturnType<NativeMemories['versions']>>['data'][number] & { content?: string };
+
+function version(v: NativeVersion): MemoryVersion {
+  return {
+    id: v.id,
+    memoryId: v.memoryId,
+    path: v.path ?? null,
+    operation: v.operation as VersionOperation,
+    actor: v.actor ? { type: v.actor.type, id: v.actor.id } : null,
+    createdAt: new Date(v.createdAtMs),
+    contentSha256: v.contentSha256 ?? null,
+    sizeBytes: v.contentSha256 === undefined ? null : v.sizeBytes,
+    redactedAt: v.redactedAtMs === undefined ? null : new Date(v.redactedAtMs),
+  };
+}
+
+export async function versions(m: NativeMemories, q: VersionQuery = {}): Promise<VersionPage> {
+  const page = await native(() =>
+    m.versions({
+      path: q.path === undefined ? undefined : pathArg(q.path),
+      pathPrefix: q.pathPrefix === undefined ? undefined : pathArg(q.pathPrefix, 'pathPrefix'),
+      memoryId: q.memoryId,
+      operation: q.operation,
+      actor: q.actor,
+      sinceMs: dateArg('since', q.since),
+      untilMs: dateArg('until', q.until),
+      limit: q.limit,
+      cursor: q.cursor,
+    }),
+  );
+  const out: VersionPage = { data: page.data.map(version) };
+  if (page.nextCursor !== undefined) out.nextCursor = page.nextCursor;
+  return out;
+}
+
+export async function versionById(m: NativeMemories, id: string): Promise<MemoryVersionWithContent | null> {
+  const v = await native(() => m.version(String(id)));
+  return v === null ? null : { ...version(v), content: v.content ?? null };
+}
+
+export async function revert(m: NativeMemories, path: string, versionId: string): Promise<{ versionId: string | null }> {
+  const p = memoryPathArg(path);
+  const o = await native(() => m.revert(p, String(versionId)));
+  switch (o.status) {
+    case 'reverted':
+      return { versionId: o.versionId ?? null };
+    case 'unknown_version':
+      throw new InvalidArgumentError(`no version ${versionId}`);
+    case 'no_content':
+      throw new InvalidArgumentError(`version ${versionId} has no content to revert to (a deletion, or redacted)`);
+    default:
+      throw new InvalidArgumentError(`version ${versionId} is larger than maxMemoryBytes (${o.limit})`);
+  }
+}
+
+export async function redact(m: NativeMemories, versionId: string): Promise<MemoryVersion> {
+  const o = await native(() => m.redact(String(versionId)));
+  if (o.status === 'unknown_version') throw new InvalidArgumentError(`no version ${versionId}`);
+  const v = await versionById(m, versionId);
+  if (v === null) throw new InvalidArgumentError(`no version ${versionId}`);
+  const { content: _content, ...row } = v;
+  return row;
+}
+
+export async function get(m: NativeMemories, path: string): Promise<HostMemory | null> {
+  const p = memoryPathArg(path);
+  const c = await native(() => m.hostGet(p));
+  return c === null ? null : { path: c.path, content: c.content, contentSha256: c.contentSha256, versionId: c.versionId ?? null };
+}
+
+export async function put(m: NativeMemories, path: string, content: string, options: PutOptions = {}): Promise<PutResult> {
+  const p = memoryPathArg(path);
+  if (typeof content !== 'string') throw new TypeError('put needs string content');
+  if (options.ifNoneMatch !== undefined && options.ifNoneMatch !== '*') {
+    throw new InvalidArgumentError(`ifNoneMatch must be '*', got ${JSON.stringify(options.ifNoneMatch)}`);
+  }
+  const o = await native(() => m.hostPut(p, content, options.ifMatch ?? null, options.ifNoneMatch === '*'));
+  switch (o.status) {
+    case 'written':
+    case 'unchanged':
+      return { contentSha256: o.contentSha256 ?? '', versionId: o.versionId ?? null, written: o.status === 'written' };
+    case 'precondition_failed':
+      throw preconditionFailed(p, o.currentSha256 ?? null);
+    default:
+      throw new InvalidArgumentError(`content of ${p} is larger than maxMemoryBytes (${o.limit})`);
+  }
+}
+
+export async function remove(m: NativeMemories, path: string, options: { ifMatch?: string } = {}): Promise<RemoveResult> {
+  const p = memoryPathArg(path);
+  const o = await native(() => m.hostRemove(p, options.ifMatch ?? null));
+  if (o.status === 'precondition_failed') throw preconditionFailed(p, o.currentSha256 ?? null);
+  return { removed: o.status === 'removed', versionId: o.versionId ?? null };
+}
+
+function preconditionFailed(path: string, current: string | null): PreconditionFailedError {
+  const now = current === null ? 'no memory exists there' : `its content hash is ${current}`;
+  return new PreconditionFailedError(`precondition failed for ${path}: ${now}`, current);
+}
+
+export async function historyUsage(m: NativeMemories): Promise<HistoryUsage> {
+  return native(() => m.historyUsage());
+}
+
+export async function pruneHistory(m: NativeMemories): Promise<number> {
+  return native(() => m.pruneHistory());
+}
+
+export async function at(m: NativeMemories, when: Date, viewMaxChars: number): Promise<HistoricView> {
+  const ms = dateArg('at', when);
+  if (ms === undefined) throw new TypeError('at needs a Date');
+  const past = await native(() => m.at(ms));
+  const answer = (raw: string, viewRange: unknown): { text: string; isError: boolean } => {
+    const path = MemoryPath.normalise(raw);
+    if (path === null) return { text: S.viewNotFound(raw), isError: true };
+    const o: NativeOutcome = nativeSync(() => past.view(path));
+    switch (o.kind) {
+      case 'file':
+        return { text: S.fileView(path, o.content ?? '', viewRange, viewMaxChars), isError: false };
+      case 'dir':
+        return { text: S.dirView(path, o.total ?? 0, o.entries ?? []), isError: false };
+      case 'too_many_lines':
+        return { text: S.viewTooManyLines(path), isError: true };
+      default:
+        return { text: S.viewNotFound(path), isError: true };
+    }
+  };
+  const text = (v: unknown): string => (typeof v === 'string' ? v : '');
+  return {
+    at: new Date(ms),
+    async execute(input: unknown) {
+      const i = (typeof input === 'object' && input !== null ? input : {}) as Record<string, unknown>;
+      const command = i['command'];
+      if (command === 'view') return answer(text(i['path']), i['view_range']);
+      if (typeof command === 'string' && ['create', 'str_replace', 'insert', 'delete', 'rename'].includes(command)) {
+        return { text: `Error: the memory directory is read-only as of ${new Date(ms).toISOString()}; ${command} is refused`, isError: true };
+      }
+      return { text: S.unknownCommand(String(command)), isError: true };
+    },
+    async view(command) {
+      return answer(text(command.path), command.view_range).text;
+    },
+  };
+}
