@@ -10,6 +10,21 @@ export type {
 } from './src/store.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
 export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
+export type {
+  Actor,
+  HistoricView,
+  HistoryOptions,
+  HistoryUsage,
+  HostMemory,
+  MemoryVersion,
+  MemoryVersionWithContent,
+  PutOptions,
+  PutResult,
+  RemoveResult,
+  VersionOperation,
+  VersionPage,
+  VersionQuery,
+} from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
 export { memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
@@ -20,6 +35,7 @@ export {
   InvalidOptionError,
   IoError,
   PoisonedError,
+  PreconditionFailedError,
   RaboshError,
   StoreClosedError,
   StoreLockedError,

@@ -16,8 +16,9 @@ import type {
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { InvalidOptionError, RaboshError, StoreClosedError, native, nativeSync } from './errors.js';
 import { NativeMemories, type NativeOutcome } from './native.js';
+import * as H from './history.js';
 import { MemoryPath } from './path.js';
-import { Rabosh, STORE_OPTION_KEYS, storeNative, storeOptions, type RaboshOptions } from './store.js';
+import { Rabosh, STORE_OPTION_KEYS, storeHistory, storeNative, type RaboshOptions } from './store.js';
 import * as S from './strings.js';
 
 /**
@@ -47,8 +48,8 @@ export interface MemoryToolOptions {
    * stores on memory-tight hosts that rarely list.
    */
   listingIndex?: boolean;
-  /** Version history does not exist yet: `true` is refused. */
-  history?: boolean;
+  /** Who this handler's changes are recorded as, in version history: e.g. `{ type: 'session', id }`. */
+  actor?: H.Actor;
 }
 
 /** What a command answers: the text for the model, and whether it is a failure outcome. */
@@ -74,7 +75,7 @@ const HANDLER_OPTION_KEYS = [
   'createOverwrites',
   'trackAccess',
   'listingIndex',
-  'history',
+  'actor',
 ] as const;
 
 function show(value: unknown): string {
@@ -111,6 +112,7 @@ interface Settings {
   createOverwrites: boolean;
   trackAccess: boolean;
   listingIndex: boolean;
+  actor: H.Actor | undefined;
 }
 
 /** Types and ranges here; the scope pattern is checked by the store, which owns the key layout. */
@@ -118,19 +120,14 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object') throw new InvalidOptionError(`invalid options: ${show(options)} (must be an object)`);
   const o = options as Record<string, unknown>;
+  if (o['history'] !== undefined && !extraKeys.includes('history')) {
+    refuse('history', o['history'], 'history is a store option: Rabosh.open(dir, { history: true })');
+  }
   for (const key of Object.keys(o)) {
     if (!(HANDLER_OPTION_KEYS as readonly string[]).includes(key) && !extraKeys.includes(key)) {
       refuse(key, o[key], 'unknown option');
     }
   }
-  if (o['history'] === true) {
-    refuse(
-      'history',
-      true,
-      'version history does not exist yet; use db.snapshot() for a consistent read view or db.checkpoint(dir) for a durable copy instead',
-    );
-  }
-  flag('history', o['history']);
   const scope = o['scope'] ?? 'default';
   if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
   return {
@@ -140,6 +137,7 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
     createOverwrites: flag('createOverwrites', o['createOverwrites']),
     trackAccess: flag('trackAccess', o['trackAccess']),
     listingIndex: flag('listingIndex', o['listingIndex'], true),
+    actor: H.actorOption(o['actor']),
   };
 }
 
@@ -206,6 +204,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
         createOverwrites: s.createOverwrites,
         trackAccess: s.trackAccess,
         listingIndex: s.listingIndex,
+        history: storeHistory(db) ?? undefined,
+        actor: s.actor,
       }),
     );
     this.#viewMaxChars = s.viewMaxChars;
@@ -214,8 +214,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** Opens `dir`, owns the store, and closes it with the handler. */
   static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
     settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
-    const { durability, ...handlerOptions } = options ?? {};
-    const db = await Rabosh.open(dir, storeOptions({ durability }));
+    const { durability, history, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, { durability, history });
     try {
       const h = new RaboshMemoryToolHandler(db, handlerOptions);
       h.#owned = true;
@@ -372,6 +372,68 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   async importMemories(files: readonly MemoryFile[], options?: ImportOptions): Promise<ImportResult> {
     this.#assertOpen();
     return importInto(this.#memories, files, options);
+  }
+
+  // ---- version history and host edits (docs/history.md; decided in src/history.ts) -----------
+
+  /** Recorded versions matching `query`, newest first, one page (`nextCursor` for the next). */
+  versions(query?: H.VersionQuery): Promise<H.VersionPage> {
+    this.#assertOpen();
+    return H.versions(this.#memories, query);
+  }
+
+  /** One version with its content (null once redacted); null for an unknown id. */
+  version(id: string): Promise<H.MemoryVersionWithContent | null> {
+    this.#assertOpen();
+    return H.versionById(this.#memories, id);
+  }
+
+  /** Writes version `versionId`'s content back at `path`, as a new version. */
+  revert(path: string, versionId: string): Promise<{ versionId: string | null }> {
+    this.#assertOpen();
+    return H.revert(this.#memories, path, versionId);
+  }
+
+  /** Forgets a version's content, path, hash and size for good (then compacts); the row stays. */
+  redact(versionId: string): Promise<H.MemoryVersion> {
+    this.#assertOpen();
+    return H.redact(this.#memories, versionId);
+  }
+
+  /** A read-only view of the scope as history recorded it at `when`. */
+  at(when: Date): Promise<H.HistoricView> {
+    this.#assertOpen();
+    return H.at(this.#memories, when, this.#viewMaxChars);
+  }
+
+  /** Host read of a memory with its content hash (for `ifMatch`). */
+  get(path: string): Promise<H.HostMemory | null> {
+    this.#assertOpen();
+    return H.get(this.#memories, path);
+  }
+
+  /** Host write; a stale `ifMatch` or `ifNoneMatch: '*'` on an existing memory throws `PreconditionFailedError`. */
+  put(path: string, content: string, options?: H.PutOptions): Promise<H.PutResult> {
+    this.#assertOpen();
+    return H.put(this.#memories, path, content, options);
+  }
+
+  /** Host removal of one memory; a stale `ifMatch` throws `PreconditionFailedError`. */
+  remove(path: string, options?: { ifMatch?: string }): Promise<H.RemoveResult> {
+    this.#assertOpen();
+    return H.remove(this.#memories, path, options);
+  }
+
+  /** How many versions the scope holds and their content bytes (apart from `usage()`). */
+  historyUsage(): Promise<H.HistoryUsage> {
+    this.#assertOpen();
+    return H.historyUsage(this.#memories);
+  }
+
+  /** Drops versions past the store's retention now, then compacts; how many were dropped. */
+  pruneHistory(): Promise<number> {
+    this.#assertOpen();
+    return H.pruneHistory(this.#memories);
   }
 
   /** Closes the handler (and its store, when opened by `open`). Idempotent. */

@@ -1,6 +1,7 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
 import { InvalidOptionError, native, nativeSync } from './errors.js';
+import { historyOption, type HistoryOptions } from './history.js';
 import { NativeStore } from './native.js';
 
 /**
@@ -25,6 +26,11 @@ export interface RaboshOptions {
    * See {@link Durability} for what each mode survives.
    */
   durability?: Durability;
+  /**
+   * Record a version of every change any handler over this store makes (see docs/history.md):
+   * `true`, or `{ retainDays, maxVersionsPerMemory }`. Default off.
+   */
+  history?: boolean | HistoryOptions;
 }
 
 /**
@@ -102,20 +108,28 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'history'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
-export function storeOptions(options: RaboshOptions | undefined): { durability: Durability } {
+export function storeOptions(
+  options: RaboshOptions | undefined,
+): { durability: Durability; history: ReturnType<typeof historyOption> } {
   const durability = options?.durability ?? 'sync';
   if (durability !== 'sync' && durability !== 'buffered') {
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability };
+  return { durability, history: historyOption(options?.history) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
+let historyOf: (db: Rabosh) => ReturnType<typeof historyOption>;
+
+/** The store's history settings, for the handlers built over it; not part of the public API. */
+export function storeHistory(db: Rabosh): ReturnType<typeof historyOption> {
+  return historyOf(db);
+}
 
 /** The handler's way to the native store; not part of the public API. */
 export function storeNative(db: Rabosh): NativeStore {
@@ -131,6 +145,7 @@ export function storeNative(db: Rabosh): NativeStore {
  */
 export class Rabosh {
   readonly #native: NativeStore;
+  readonly #history: ReturnType<typeof historyOption>;
   #closing: Promise<void> | null = null;
 
   static {
@@ -138,10 +153,12 @@ export class Rabosh {
       if (!(db instanceof Rabosh)) throw new TypeError('expected a Rabosh store (from Rabosh.open)');
       return db.#native;
     };
+    historyOf = (db) => db.#history;
   }
 
-  private constructor(store: NativeStore) {
+  private constructor(store: NativeStore, history: ReturnType<typeof historyOption>) {
     this.#native = store;
+    this.#history = history;
   }
 
   /**
@@ -151,7 +168,7 @@ export class Rabosh {
   static async open(dir: string, options?: RaboshOptions): Promise<Rabosh> {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path');
     const opts = storeOptions(options);
-    return new Rabosh(await native(() => NativeStore.open(dir, opts)));
+    return new Rabosh(await native(() => NativeStore.open(dir, { durability: opts.durability })), opts.history);
   }
 
   /** True once close() was called. */
