@@ -234,7 +234,29 @@ fn sixteen_conditional_puts_one_winner(f: Fixture) {
     assert_eq!(m.history_usage().unwrap().versions, 2);
 }
 
+fn import_expiry_and_access_stamps(f: Fixture) {
+    let m = f.handler(|o| o.track_access = true).with_history(HistoryOptions::default());
+    m.create("/memories/keep.md", "k").unwrap();
+    let files =
+        vec![("/memories/i.md".to_string(), "i".to_string()), ("/memories/keep.md".to_string(), "K".to_string())];
+    m.import_all(&files, true).unwrap();
+    f.set_now(5_000);
+    m.view("/memories/keep.md").unwrap(); // an access stamp: a commit, not a version
+    assert_eq!(m.expire_before(5_000).unwrap().count, 1);
+    use Operation::*;
+    assert_eq!(
+        ops(&m),
+        vec![
+            (Created, p("/memories/keep.md")),
+            (Created, p("/memories/i.md")),
+            (Modified, p("/memories/keep.md")),
+            (Deleted, p("/memories/i.md")),
+        ]
+    );
+}
+
 over_backends!(
+    import_expiry_and_access_stamps,
     every_command_records_its_versions,
     refusals_and_history_off_record_nothing,
     pages_filters_and_cursor,
