@@ -66,6 +66,8 @@ export interface MemoryUsage {
   memories: number;
   /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
   bytes: number;
+  /** With history on (a store opened with `history`): the versions kept, apart from the memories. */
+  history?: H.HistoryUsage;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -186,6 +188,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   #owned: boolean;
   readonly #memories: NativeMemories;
   readonly #viewMaxChars: number;
+  readonly #history: boolean;
   #closing: Promise<void> | null = null;
 
   /**
@@ -209,6 +212,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
       }),
     );
     this.#viewMaxChars = s.viewMaxChars;
+    this.#history = storeHistory(db) !== null;
   }
 
   /** Opens `dir`, owns the store, and closes it with the handler. */
@@ -338,7 +342,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** How many memories the scope holds and their total content bytes (reported, not enforced). */
   async usage(): Promise<MemoryUsage> {
     this.#assertOpen();
-    return native(() => this.#memories.usage());
+    const usage: MemoryUsage = await native(() => this.#memories.usage());
+    return this.#history ? { ...usage, history: await H.historyUsage(this.#memories) } : usage;
   }
 
   /**
