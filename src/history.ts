@@ -9,6 +9,7 @@ import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, nati
 import type { NativeMemories, NativeOutcome } from './native.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
+import type { ToolOutput } from './handler.js';
 
 /** `Rabosh.open(dir, { history })`: `true`, or limits on what is kept. */
 export interface HistoryOptions {
@@ -20,10 +21,13 @@ export interface HistoryOptions {
 
 /** Who made a change: the handler option `actor`, e.g. `{ type: 'session', id }`. */
 export interface Actor {
+  /** What kind of author, e.g. `'session'`, `'user'`, `'app'` (1–255 UTF-8 bytes). */
   type: string;
+  /** Which one of that kind (at most 65,535 UTF-8 bytes). */
   id: string;
 }
 
+/** What a version did to its memory (the hosted stores' names). */
 export type VersionOperation = 'created' | 'modified' | 'renamed' | 'deleted';
 
 /** One recorded change of one memory. */
@@ -34,30 +38,41 @@ export interface MemoryVersion {
   memoryId: string;
   /** The path after this change; null once redacted. */
   path: string | null;
+  /** What the change did. */
   operation: VersionOperation;
+  /** The handler's `actor` option when it made the change, else null. */
   actor: Actor | null;
+  /** When the change was committed. */
   createdAt: Date;
   /** Hex SHA-256 of the UTF-8 content; null for a deletion and once redacted. */
   contentSha256: string | null;
   /** UTF-8 bytes of the content; null for a deletion and once redacted. */
   sizeBytes: number | null;
+  /** When the version was redacted; null while it is not. */
   redactedAt: Date | null;
 }
 
 /** A version with its content (null for a deletion and once redacted). */
 export interface MemoryVersionWithContent extends MemoryVersion {
+  /** The content after the change. */
   content: string | null;
 }
 
 /** Filters of `versions()`; every one given must match. */
 export interface VersionQuery {
+  /** Versions whose path is exactly this one. */
   path?: string;
   /** The directory (or memory) and everything below it. */
   pathPrefix?: string;
+  /** Versions of one memory (its `memoryId`), whatever its path was. */
   memoryId?: string;
+  /** Versions of one kind. */
   operation?: VersionOperation;
+  /** Versions made by this actor (type and id both match). */
   actor?: Actor;
+  /** Versions committed at or after this instant. */
   since?: Date;
+  /** Versions committed at or before this instant. */
   until?: Date;
   /** Page size, 1–10,000; default 100. */
   limit?: number;
@@ -65,6 +80,7 @@ export interface VersionQuery {
   cursor?: string;
 }
 
+/** One page of {@link RaboshMemoryToolHandler.versions}. */
 export interface VersionPage {
   /** Newest first. */
   data: MemoryVersion[];
@@ -74,13 +90,17 @@ export interface VersionPage {
 
 /** A memory as the host reads it. */
 export interface HostMemory {
+  /** The normalised path. */
   path: string;
+  /** The memory's content. */
   content: string;
+  /** Hex SHA-256 of the UTF-8 content: pass it as `ifMatch`. */
   contentSha256: string;
   /** The version holding this content; null when it was written with history off. */
   versionId: string | null;
 }
 
+/** Preconditions of {@link RaboshMemoryToolHandler.put}. */
 export interface PutOptions {
   /** Write only if the memory's content hash is this one (else `PreconditionFailedError`). */
   ifMatch?: string;
@@ -88,21 +108,27 @@ export interface PutOptions {
   ifNoneMatch?: '*';
 }
 
+/** What {@link RaboshMemoryToolHandler.put} did. */
 export interface PutResult {
+  /** Hex SHA-256 of the memory's content now. */
   contentSha256: string;
+  /** The version holding it (null with history off). */
   versionId: string | null;
   /** False when the memory already held this content: nothing was written. */
   written: boolean;
 }
 
+/** What {@link RaboshMemoryToolHandler.remove} did. */
 export interface RemoveResult {
   /** False when there was no memory (its removal already holds). */
   removed: boolean;
+  /** The `deleted` version recorded (null with history off or when nothing was removed). */
   versionId: string | null;
 }
 
 /** The history's own size, apart from `usage()`. */
 export interface HistoryUsage {
+  /** Versions kept in the scope, redacted ones included. */
   versions: number;
   /** Content bytes the versions hold. */
   bytes: number;
@@ -113,9 +139,15 @@ export interface HistoricView {
   /** The instant this view shows. */
   readonly at: Date;
   /** Like the handler's `execute`; any command but `view` is refused (`isError`). */
-  execute(input: unknown): Promise<{ text: string; isError: boolean }>;
+  execute(input: unknown): Promise<ToolOutput>;
   /** Like the handler's `view`: the text alone. */
   view(command: { path: string; view_range?: [number, number] }): Promise<string>;
+}
+
+/** What {@link RaboshMemoryToolHandler.revert} wrote. */
+export interface RevertResult {
+  /** The new version (null when the memory already held that content: nothing was written). */
+  versionId: string | null;
 }
 
 type NativeHistoryOptions = { retainDays?: number; maxVersionsPerMemory?: number };
@@ -221,7 +253,7 @@ export async function versionById(m: NativeMemories, id: string): Promise<Memory
   return v === null ? null : { ...version(v), content: v.content ?? null };
 }
 
-export async function revert(m: NativeMemories, path: string, versionId: string): Promise<{ versionId: string | null }> {
+export async function revert(m: NativeMemories, path: string, versionId: string): Promise<RevertResult> {
   const p = memoryPathArg(path);
   const o = await native(() => m.revert(p, String(versionId)));
   switch (o.status) {
@@ -293,7 +325,7 @@ export async function at(m: NativeMemories, when: Date, viewMaxChars: number): P
   const ms = dateArg('at', when);
   if (ms === undefined) throw new TypeError('at needs a Date');
   const past = await native(() => m.at(ms));
-  const answer = (raw: string, viewRange: unknown): { text: string; isError: boolean } => {
+  const answer = (raw: string, viewRange: unknown): ToolOutput => {
     const path = MemoryPath.normalise(raw);
     if (path === null) return { text: S.viewNotFound(raw), isError: true };
     const o: NativeOutcome = nativeSync(() => past.view(path));
