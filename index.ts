@@ -21,6 +21,7 @@ export type {
   PutOptions,
   PutResult,
   RemoveResult,
+  RevertResult,
   VersionOperation,
   VersionPage,
   VersionQuery,

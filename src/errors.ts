@@ -60,6 +60,7 @@ export class UnsupportedFormatError extends RaboshError {
  * is no memory). Read it again, merge, and retry with the new hash.
  */
 export class PreconditionFailedError extends RaboshError {
+  /** The memory's content hash now (hex SHA-256), or null when there is no memory. */
   readonly currentSha256: string | null;
   constructor(message: string, currentSha256: string | null) {
     super('RABOSH_PRECONDITION_FAILED', message);

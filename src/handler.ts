@@ -394,7 +394,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   }
 
   /** Writes version `versionId`'s content back at `path`, as a new version. */
-  revert(path: string, versionId: string): Promise<{ versionId: string | null }> {
+  revert(path: string, versionId: string): Promise<H.RevertResult> {
     this.#assertOpen();
     return H.revert(this.#memories, path, versionId);
   }
