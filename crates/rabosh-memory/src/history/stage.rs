@@ -36,21 +36,20 @@ impl Memories {
         let now = self.clock.now_ms();
         let mut ids = IdGen::read(view, scope, now)?;
         let mut recorded = Vec::new();
-        let mut i = 0;
-        while i < ops.len() {
-            match &ops[i] {
+        let mut ops = ops.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            match op {
                 WriteOp::Put { key, value, meta } if key.starts_with(&mine) => {
-                    let new = MemMeta::decode(key, meta)?;
-                    let old = stored(view, key)?;
+                    let new = MemMeta::decode(&key, &meta)?;
+                    let old = stored(view, &key)?;
                     let mut moved_from = None;
                     let (operation, prior) = match old {
-                        Some(o) if same_but_access(o, new) && view.get(key)?.as_deref() == Some(value) => {
-                            ws.put(key.clone(), value.clone(), meta.clone());
-                            i += 1;
+                        Some(o) if same_but_access(o, new) && view.get(&key)?.as_deref() == Some(&value[..]) => {
+                            ws.put(key, value, meta);
                             continue;
                         }
                         Some(o) => (Operation::Modified, o.memory_id),
-                        None => match renamed_from(view, &ops, i, &mine, new)? {
+                        None => match renamed_from(view, ops.peek(), &mine, new)? {
                             Some((from, o)) => {
                                 moved_from = Some(from);
                                 (Operation::Renamed, o.memory_id)
@@ -64,31 +63,30 @@ impl Memories {
                     let version = Version {
                         id,
                         memory_id,
-                        path: parse(key).map(|(_, p)| p.to_string()),
+                        path: parse(&key).map(|(_, p)| p.to_string()),
                         operation,
                         actor: self.actor.clone(),
                         created_ms: now,
-                        content_sha256: Some(sha256(value)),
+                        content_sha256: Some(sha256(&value)),
                         size: value.len() as u64,
                         redacted_ms: None,
                     };
-                    ws.put(key.clone(), value.clone(), stamped.encode());
+                    ws.put(version_key(scope, id), value.clone(), version.encode());
+                    ws.put(key, value, stamped.encode());
                     if let Some(from) = moved_from {
                         // The delete is the move's other half, not a deletion.
+                        ops.next();
                         ws.delete(from);
-                        i += 1;
                     }
-                    ws.put(version_key(scope, id), value.clone(), version.encode());
                     recorded.push(id);
                 }
                 WriteOp::Delete { key } if key.starts_with(&mine) => {
-                    ws.delete(key.clone());
-                    if let Some(old) = stored(view, key)? {
+                    if let Some(old) = stored(view, &key)? {
                         let id = ids.next();
                         let version = Version {
                             id,
                             memory_id: old.memory_id.unwrap_or(id),
-                            path: parse(key).map(|(_, p)| p.to_string()),
+                            path: parse(&key).map(|(_, p)| p.to_string()),
                             operation: Operation::Deleted,
                             actor: self.actor.clone(),
                             created_ms: now,
@@ -99,13 +97,11 @@ impl Memories {
                         ws.put(version_key(scope, id), Vec::new(), version.encode());
                         recorded.push(id);
                     }
+                    ws.delete(key);
                 }
-                other => match other.clone() {
-                    WriteOp::Put { key, value, meta } => ws.put(key, value, meta),
-                    WriteOp::Delete { key } => ws.delete(key),
-                },
+                WriteOp::Put { key, value, meta } => ws.put(key, value, meta),
+                WriteOp::Delete { key } => ws.delete(key),
             }
-            i += 1;
         }
         if !recorded.is_empty() {
             ws.put(last_id_key(scope), Vec::new(), ids.last.to_le_bytes().to_vec());
@@ -123,15 +119,14 @@ fn same_but_access(old: MemMeta, new: MemMeta) -> bool {
         == MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..new }
 }
 
-/// The memory a put at `ops[i]` moves, when the next op deletes it.
+/// The memory a put moves, when the op after it (`next`) deletes it.
 fn renamed_from(
     view: &dyn ReadView,
-    ops: &[WriteOp],
-    i: usize,
+    next: Option<&WriteOp>,
     mine: &[u8],
     new: MemMeta,
 ) -> Result<Option<(Vec<u8>, MemMeta)>> {
-    let Some(WriteOp::Delete { key: from }) = ops.get(i + 1) else { return Ok(None) };
+    let Some(WriteOp::Delete { key: from }) = next else { return Ok(None) };
     if !from.starts_with(mine) {
         return Ok(None);
     }
