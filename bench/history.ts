@@ -1,8 +1,8 @@
 /**
  * The cost of version history (issue 13): create and str_replace with history off and on, each
  * command durable before it answers (`sync`) and, to show the CPU share without the fsync,
- * `buffered`; and the resident memory an open store adds with and without history. Runs are
- * interleaved off/on so a noisy moment hits both alike. `npx tsx bench/history.ts [--runs N]`.
+ * `buffered`; and the resident memory an open store adds with and without history. The two
+ * stores alternate command by command, so a noisy moment hits both alike. `npx tsx bench/history.ts [--runs N]`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -15,27 +15,39 @@ import { Rabosh, RaboshMemoryToolHandler, type Durability } from '../index.js';
 const CONTENT = 'x'.repeat(4095) + '\n';
 const N = 200;
 
+interface Timing {
+  create: number;
+  replace: number;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function commands(history: boolean, durability: Durability): Promise<{ create: number; replace: number }> {
+/** Medians per command, history off and on, the two stores alternating command by command. */
+async function commands(durability: Durability): Promise<{ off: Timing; on: Timing }> {
   const dir = mkdtempSync(join(tmpdir(), 'rabosh-bench-history-'));
   try {
-    const db = await Rabosh.open(dir, { durability, history });
-    const h = new RaboshMemoryToolHandler(db);
-    const create: number[] = [];
-    const replace: number[] = [];
+    const dbs = [await Rabosh.open(join(dir, 'off'), { durability }), await Rabosh.open(join(dir, 'on'), { durability, history: true })];
+    const handlers = dbs.map((db) => new RaboshMemoryToolHandler(db));
+    const t = [
+      { create: [] as number[], replace: [] as number[] },
+      { create: [] as number[], replace: [] as number[] },
+    ];
+    const timed = async (h: number, k: 'create' | 'replace', input: Record<string, unknown>) => {
+      const start = process.hrtime.bigint();
+      await handlers[h]!.execute(input);
+      t[h]![k].push(Number(process.hrtime.bigint() - start) / 1e3);
+    };
     for (let i = 0; i < N; i++) {
-      const t = process.hrtime.bigint();
-      await h.execute({ command: 'create', path: `/memories/n${i}.md`, file_text: `${i}\n${CONTENT}` });
-      create.push(Number(process.hrtime.bigint() - t) / 1e3);
+      // Alternate which store goes first so neither always follows the other's fsync.
+      const order = i % 2 === 0 ? [0, 1] : [1, 0];
+      for (const h of order) await timed(h, 'create', { command: 'create', path: `/memories/n${i}.md`, file_text: `${i}\n${CONTENT}` });
+      for (const h of order) {
+        await timed(h, 'replace', { command: 'str_replace', path: `/memories/n${i}.md`, old_str: `${i}\n`, new_str: `${i} edited\n` });
+      }
     }
-    for (let i = 0; i < N; i++) {
-      const t = process.hrtime.bigint();
-      await h.execute({ command: 'str_replace', path: `/memories/n${i}.md`, old_str: `${i}\n`, new_str: `${i} edited\n` });
-      replace.push(Number(process.hrtime.bigint() - t) / 1e3);
-    }
-    await db.close();
-    return { create: median(create), replace: median(replace) };
+    for (const db of dbs) await db.close();
+    const med = (x: { create: number[]; replace: number[] }) => ({ create: median(x.create), replace: median(x.replace) });
+    return { off: med(t[0]!), on: med(t[1]!) };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -75,12 +87,11 @@ async function main(): Promise<void> {
     const off = { create: [] as number[], replace: [] as number[] };
     const on = { create: [] as number[], replace: [] as number[] };
     for (let r = 0; r < runs; r++) {
-      const a = await commands(false, durability);
-      const b = await commands(true, durability);
-      off.create.push(a.create);
-      off.replace.push(a.replace);
-      on.create.push(b.create);
-      on.replace.push(b.replace);
+      const m = await commands(durability);
+      off.create.push(m.off.create);
+      off.replace.push(m.off.replace);
+      on.create.push(m.on.create);
+      on.replace.push(m.on.replace);
     }
     for (const k of ['create', 'replace'] as const) {
       const [x, y] = [median(off[k]), median(on[k])];
