@@ -6,6 +6,11 @@
 //! transaction, so read-modify-write commands are atomic, and each command that changes anything
 //! is exactly one commit. [`EmbeddedStore`] (the rabosh engine) and [`InMemoryBackend`] implement
 //! it.
+//!
+//! A handler built [`Memories::with_history`] also records a version of every change in the same
+//! commit as the change (`history/`: versions, revert, redaction, retention, a view of the past,
+//! and host edits with SHA-256 preconditions); every handler over a store must be built so for
+//! the history to be complete (the Node binding does it from the store's option).
 
 mod backend;
 mod bulk;
