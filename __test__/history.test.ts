@@ -59,6 +59,8 @@ describe('version history', () => {
     const h = new RaboshMemoryToolHandler(db);
     await h.execute({ command: 'create', path: '/memories/a.md', file_text: 'x' });
     expect((await h.versions()).data).toEqual([]);
+    expect(db.stats().history).toBeUndefined();
+    expect((await h.usage()).history).toBeUndefined();
     expect(() => new RaboshMemoryToolHandler(db, { history: true } as never)).toThrow(/store option/);
     await db.close();
   });
@@ -144,6 +146,7 @@ describe('version history', () => {
     expect(await h.pruneHistory()).toBe(3);
     expect(await h.historyUsage()).toEqual({ versions: 2, bytes: 4 });
     expect(await h.usage()).toEqual({ memories: 1, bytes: 2, history: { versions: 2, bytes: 4 } });
+    expect(db.stats().history).toEqual({ versions: 2, bytes: 4 });
     const other = makeTempDir('rabosh-history');
     dirs.push(other);
     await expect(Rabosh.open(other, { history: { retainDays: -1 } })).rejects.toThrow(/retainDays/);

@@ -40,7 +40,7 @@ pub use error::{Error, LockHolder, Result};
 pub use expiry::Expired;
 pub use history::{
     Actor, Current, HistoryOptions, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
-    Version, VersionPage, VersionQuery, hex, id_hex, parse_id, sha256,
+    Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
 };
 pub use in_memory::InMemoryBackend;
 

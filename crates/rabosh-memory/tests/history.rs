@@ -255,7 +255,19 @@ fn import_expiry_and_access_stamps(f: Fixture) {
     );
 }
 
+fn store_wide_history_usage_counts_every_scope(f: Fixture) {
+    let a = recording(&f);
+    let b = f.handler(|o| o.scope = "other".into()).with_history(HistoryOptions::default());
+    a.create("/memories/x.md", "12345").unwrap();
+    b.create("/memories/x.md", "12").unwrap();
+    b.delete("/memories/x.md").unwrap();
+    let all = rabosh_memory::history_usage_of(&*f.backend.read().unwrap()).unwrap();
+    assert_eq!((all.versions, all.bytes), (3, 7));
+    assert_eq!(a.history_usage().unwrap().versions, 1);
+}
+
 over_backends!(
+    store_wide_history_usage_counts_every_scope,
     import_expiry_and_access_stamps,
     every_command_records_its_versions,
     refusals_and_history_off_record_nothing,

@@ -8,13 +8,14 @@ use napi::Env;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use rabosh_memory::{
-    Actor, HistoryOptions, HostRemove, HostWrite, Memories, Operation, Precondition, ReadView, Redact, Revert, Version,
-    VersionQuery, hex, id_hex, parse_id,
+    Actor, Backend, HistoryOptions, HostRemove, HostWrite, Memories, Operation, Precondition, ReadView, Redact, Revert,
+    Version, VersionQuery, hex, history_usage_of, id_hex, parse_id,
 };
 
 use crate::fault::{Fault, on_js_thread};
 use crate::memories::NativeMemories;
 use crate::outcome::NativeOutcome;
+use crate::store::NativeStore;
 use crate::work::{Work, work};
 
 /// Store-level history settings, passed to every handler over the store.
@@ -299,6 +300,19 @@ impl NativeMemories {
             }
             let view = m.at(when_ms as i64)?;
             Ok(NativeAt { memories: m, view })
+        })
+    }
+}
+
+#[napi]
+impl NativeStore {
+    /// Versions of every scope and their content bytes; reads metadata in memory only.
+    #[napi]
+    pub fn history_stats(&self, env: Env) -> napi::Result<NativeHistoryUsage> {
+        on_js_thread(&env, || {
+            let store: Arc<dyn Backend> = self.memory_store();
+            let u = history_usage_of(&*store.read()?)?;
+            Ok(NativeHistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 })
         })
     }
 }

@@ -17,12 +17,12 @@ use std::collections::HashMap;
 use crate::commands::corrupt;
 use crate::listing::try_scan;
 use crate::meta::MemMeta;
-use crate::{Error, Memories, ROOT, Result};
+use crate::{Error, Memories, ROOT, ReadView, Result};
 
 pub use host::{Current, HostRemove, HostWrite, Precondition};
 pub use record::{Actor, Operation, Version, hex, id_hex, parse_id, sha256};
 
-use record::{version_key, versions_prefix};
+use record::{is_version_key, version_key, versions_prefix};
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -233,6 +233,19 @@ impl Memories {
     }
 }
 
+/// The versions of every scope in `view` and their content bytes (a store-wide figure, for stats).
+pub fn history_usage_of(view: &dyn ReadView) -> Result<HistoryUsage> {
+    let mut usage = HistoryUsage::default();
+    try_scan(view, b"h:", &mut |key, meta| {
+        if is_version_key(key) {
+            usage.versions += 1;
+            usage.bytes += Version::decode(key, meta)?.size;
+        }
+        Ok(())
+    })?;
+    Ok(usage)
+}
+
 fn matches(q: &VersionQuery, v: &Version) -> bool {
     let path = v.path.as_deref();
     q.path.as_deref().is_none_or(|p| path == Some(p))
@@ -250,6 +263,6 @@ fn under(path: &str, prefix: &str) -> bool {
     path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
 }
 
-pub(crate) fn stored_meta(view: &dyn crate::ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
+pub(crate) fn stored_meta(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
     view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
 }

@@ -181,6 +181,11 @@ pub fn last_id_key(scope: &str) -> Vec<u8> {
     format!("h:{scope}:last").into_bytes()
 }
 
+/// `h:{scope}:v:{id}` (not the scope's last-id key).
+pub fn is_version_key(key: &[u8]) -> bool {
+    key.len() > 35 && &key[key.len() - 35..key.len() - 32] == b":v:" && parse_key_id(key).is_some()
+}
+
 fn parse_key_id(key: &[u8]) -> Option<u128> {
     let tail = key.get(key.len().checked_sub(32)?..)?;
     parse_id(std::str::from_utf8(tail).ok()?)
