@@ -66,6 +66,8 @@ export declare class NativeSnapshot {
 }
 
 export declare class NativeStore {
+  /** Versions of every scope and their content bytes; reads metadata in memory only. */
+  historyStats(): NativeHistoryUsage
   /** Open (creating if needed) the store in `dir`; takes the directory's lock. */
   static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
   /** Release the lock and every file; idempotent. */
