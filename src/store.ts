@@ -1,7 +1,7 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
 import { InvalidOptionError, native, nativeSync } from './errors.js';
-import { historyOption, type HistoryOptions } from './history.js';
+import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore } from './native.js';
 
 /**
@@ -67,6 +67,11 @@ export interface RaboshStats {
   compactions: number;
   /** Sequence number of the last commit (persisted: it does not restart at zero on open). */
   seq: number;
+  /**
+   * With `history` on: the versions of every scope and their content bytes, apart from the
+   * memories (`keys` and the byte figures above include them).
+   */
+  history?: HistoryUsage;
 }
 
 /** What {@link Rabosh.checkpoint} wrote. */
@@ -190,7 +195,8 @@ export class Rabosh {
 
   /** Counters of the work done so far. */
   stats(): RaboshStats {
-    return nativeSync(() => this.#native.stats());
+    const stats: RaboshStats = nativeSync(() => this.#native.stats());
+    return this.#history === null ? stats : { ...stats, history: nativeSync(() => this.#native.historyStats()) };
   }
 
   /** Reclaim space held by overwritten and deleted data (explicit maintenance). */
