@@ -835,6 +835,7 @@ function __napiStampBindingTarget(exportsObject, target) {
 // linked import resolves to `undefined`.
 module.exports.__napiBindingTarget = __napiStampBindingTarget(nativeBinding, __napiLoadedBindingTarget)
 module.exports = nativeBinding
+module.exports.NativeAt = nativeBinding.NativeAt
 module.exports.NativeMemories = nativeBinding.NativeMemories
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeStore = nativeBinding.NativeStore

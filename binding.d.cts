@@ -9,11 +9,35 @@
  */
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
+/**
+ * A read-only view of an earlier instant, held in memory. Its views run on the pool like any
+ * other: a listing of the past grows with the store as a listing of the present does.
+ */
+export declare class NativeAt {
+  view(path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
+}
+
 export declare class NativeMemories {
   /** Every memory of the scope, hidden ones included, read at one snapshot. */
   exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
   importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
+  /** Versions matching the query, newest first, one page. */
+  versions(q: NativeVersionQuery): Promise<NativeVersionPage>
+  /** One version with its content; null for an unknown id. */
+  version(id: string): Promise<NativeVersion | null>
+  revert(path: string, versionId: string): Promise<NativeHistoryOutcome>
+  /** Forgets a version's content, path, hash and size, then compacts the store. */
+  redact(id: string): Promise<NativeHistoryOutcome>
+  hostGet(path: string): Promise<NativeCurrent | null>
+  hostPut(path: string, content: string, ifMatch: string | undefined | null, ifNoneMatchAny: boolean): Promise<NativeHistoryOutcome>
+  hostRemove(path: string, ifMatch?: string | undefined | null): Promise<NativeHistoryOutcome>
+  /** The history's own size, apart from `usage()`. */
+  historyUsage(): Promise<NativeHistoryUsage>
+  /** Drops versions past the store's retention, then compacts; how many were dropped. */
+  pruneHistory(): Promise<number>
+  /** The scope as history recorded it at `when_ms`, read-only. */
+  at(whenMs: number): Promise<NativeAt>
   /** A handler over `store` for one scope; validates the options (no disk access). */
   constructor(store: NativeStore, options: NativeMemoryOptions)
   /** `view`; a file view crosses only the lines `range` and `maxChars` let it show. */
@@ -51,6 +75,8 @@ export declare class NativeSnapshot {
 }
 
 export declare class NativeStore {
+  /** Versions of every scope and their content bytes; reads metadata in memory only. */
+  historyStats(): NativeHistoryUsage
   /** Open (creating if needed) the store in `dir`; takes the directory's lock. */
   static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
   /** Release the lock and every file; idempotent. */
@@ -68,6 +94,11 @@ export declare class NativeStore {
   snapshot(): NativeSnapshot
 }
 
+export interface NativeActor {
+  type: string
+  id: string
+}
+
 export interface NativeCheckpointInfo {
   seq: number
   hardLinked: boolean
@@ -83,6 +114,13 @@ export type NativeCreate =
   | { type: 'Created' }
   | { type: 'Exists' }
   | { type: 'TooLarge'; limit: number }
+
+export interface NativeCurrent {
+  path: string
+  content: string
+  contentSha256: string
+  versionId?: string
+}
 
 /** `delete`. `count`: memories deleted. */
 export type NativeDelete =
@@ -102,6 +140,30 @@ export interface NativeExportedMemory {
   content: string
   createdAt: number
   updatedAt: number
+}
+
+/** Store-level history settings, passed to every handler over the store. */
+export interface NativeHistoryOptions {
+  retainDays?: number
+  maxVersionsPerMemory?: number
+}
+
+/**
+ * `status`: `written`, `unchanged`, `removed`, `absent`, `precondition_failed`, `too_large`,
+ * `is_root`, `reverted`, `unknown_version`, `no_content`, `redacted`, `already_redacted`.
+ */
+export interface NativeHistoryOutcome {
+  status: string
+  contentSha256?: string
+  versionId?: string
+  /** For `precondition_failed`: the memory's hash now (absent: there is no memory). */
+  currentSha256?: string
+  limit?: number
+}
+
+export interface NativeHistoryUsage {
+  versions: number
+  bytes: number
 }
 
 /** What an import did; anything but `Imported` wrote nothing. */
@@ -130,6 +192,10 @@ export interface NativeMemoryOptions {
   createOverwrites: boolean
   trackAccess: boolean
   listingIndex: boolean
+  /** The store's history settings; absent: history off. */
+  history?: NativeHistoryOptions
+  /** Who this handler's versions name as their author. */
+  actor?: NativeActor
 }
 
 /** `rename`. `count`: memories moved. */
@@ -185,6 +251,37 @@ export interface NativeVerifyReport {
 
 /** The version of the native addon. */
 export declare function nativeVersion(): string
+
+export interface NativeVersion {
+  id: string
+  memoryId: string
+  path?: string
+  operation: string
+  actor?: NativeActor
+  createdAtMs: number
+  contentSha256?: string
+  sizeBytes: number
+  redactedAtMs?: number
+  /** Only from `version(id)`: the content, absent once redacted and for a deletion. */
+  content?: string
+}
+
+export interface NativeVersionPage {
+  data: Array<NativeVersion>
+  nextCursor?: string
+}
+
+export interface NativeVersionQuery {
+  path?: string
+  pathPrefix?: string
+  memoryId?: string
+  operation?: string
+  actor?: NativeActor
+  sinceMs?: number
+  untilMs?: number
+  limit?: number
+  cursor?: string
+}
 
 /**
  * `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on

@@ -10,6 +10,22 @@ export type {
 } from './src/store.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
 export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
+export type {
+  Actor,
+  HistoricView,
+  HistoryOptions,
+  HistoryUsage,
+  HostMemory,
+  MemoryVersion,
+  MemoryVersionWithContent,
+  PutOptions,
+  PutResult,
+  RemoveResult,
+  RevertResult,
+  VersionOperation,
+  VersionPage,
+  VersionQuery,
+} from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
 export { memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
@@ -21,6 +37,7 @@ export {
   IoError,
   NotAStoreError,
   PoisonedError,
+  PreconditionFailedError,
   RaboshError,
   StoreClosedError,
   StoreLockedError,

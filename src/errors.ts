@@ -13,6 +13,7 @@ export type RaboshErrorCode =
   | 'RABOSH_NOT_A_STORE'
   | 'RABOSH_INVALID_ARGUMENT'
   | 'RABOSH_INVALID_OPTION'
+  | 'RABOSH_PRECONDITION_FAILED'
   | 'RABOSH_PANIC';
 
 /** Base of every fault; `code` is stable, the message is for operators. */
@@ -57,6 +58,21 @@ export class UnsupportedFormatError extends RaboshError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('RABOSH_UNSUPPORTED_FORMAT', message, options);
     this.name = 'UnsupportedFormatError';
+  }
+}
+
+/**
+ * A host edit's precondition did not hold: `ifMatch` named a hash the memory no longer has, or
+ * `ifNoneMatch: '*'` met an existing memory. `currentSha256` is the memory's hash now (null: there
+ * is no memory). Read it again, merge, and retry with the new hash.
+ */
+export class PreconditionFailedError extends RaboshError {
+  /** The memory's content hash now (hex SHA-256), or null when there is no memory. */
+  readonly currentSha256: string | null;
+  constructor(message: string, currentSha256: string | null) {
+    super('RABOSH_PRECONDITION_FAILED', message);
+    this.name = 'PreconditionFailedError';
+    this.currentSha256 = currentSha256;
   }
 }
 

@@ -15,10 +15,20 @@ import type {
 
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { InvalidOptionError, StoreClosedError, native, nativeSync } from './errors.js';
+import * as H from './history.js';
 import { Limit } from './limit.js';
-import { NativeMemories, type NativeView } from './native.js';
+import { NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
-import { Rabosh, STORE_OPTION_KEYS, snapshotNative, storeNative, storeOptions, type RaboshOptions, type Snapshot } from './store.js';
+import { viewRange, viewed } from './view-answer.js';
+import {
+  Rabosh,
+  STORE_OPTION_KEYS,
+  snapshotNative,
+  storeHistory,
+  storeNative,
+  type RaboshOptions,
+  type Snapshot,
+} from './store.js';
 import * as S from './strings.js';
 
 /**
@@ -49,8 +59,8 @@ export interface MemoryToolOptions {
    * rarely list.
    */
   listingIndex?: boolean;
-  /** Version history does not exist yet: `true` is refused. */
-  history?: boolean;
+  /** Who this handler's changes are recorded as, in version history: e.g. `{ type: 'session', id }`. */
+  actor?: H.Actor;
 }
 
 /** What a command answers: the text for the model, and whether it is a failure outcome. */
@@ -67,6 +77,8 @@ export interface MemoryUsage {
   memories: number;
   /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
   bytes: number;
+  /** With history on (a store opened with `history`): the versions kept, apart from the memories. */
+  history?: H.HistoryUsage;
 }
 
 const HANDLER_OPTION_KEYS = [
@@ -76,7 +88,7 @@ const HANDLER_OPTION_KEYS = [
   'createOverwrites',
   'trackAccess',
   'listingIndex',
-  'history',
+  'actor',
 ] as const;
 
 function show(value: unknown): string {
@@ -113,6 +125,7 @@ interface Settings {
   createOverwrites: boolean;
   trackAccess: boolean;
   listingIndex: boolean;
+  actor: H.Actor | undefined;
 }
 
 /** Types and ranges here; the scope pattern is checked by the store, which owns the key layout. */
@@ -120,19 +133,14 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
   if (options === undefined || options === null) options = {};
   if (typeof options !== 'object') throw new InvalidOptionError(`invalid options: ${show(options)} (must be an object)`);
   const o = options as Record<string, unknown>;
+  if (o['history'] !== undefined && !extraKeys.includes('history')) {
+    refuse('history', o['history'], 'history is a store option: Rabosh.open(dir, { history: true })');
+  }
   for (const key of Object.keys(o)) {
     if (!(HANDLER_OPTION_KEYS as readonly string[]).includes(key) && !extraKeys.includes(key)) {
       refuse(key, o[key], 'unknown option');
     }
   }
-  if (o['history'] === true) {
-    refuse(
-      'history',
-      true,
-      'version history does not exist yet; use db.snapshot() for a consistent read view or db.checkpoint(dir) for a durable copy instead',
-    );
-  }
-  flag('history', o['history']);
   const scope = o['scope'] ?? 'default';
   if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
   return {
@@ -142,6 +150,7 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
     createOverwrites: flag('createOverwrites', o['createOverwrites']),
     trackAccess: flag('trackAccess', o['trackAccess']),
     listingIndex: flag('listingIndex', o['listingIndex'], true),
+    actor: H.actorOption(o['actor']),
   };
 }
 
@@ -176,11 +185,6 @@ type Input = Record<string, unknown>;
  */
 const POOL_VIEWS = 2;
 
-/** `view_range` as the store takes it: exactly two integers, else null (the whole file). */
-function viewRange(r: unknown): number[] | null {
-  return Array.isArray(r) && r.length === 2 && Number.isInteger(r[0]) && Number.isInteger(r[1]) ? [r[0], r[1]] : null;
-}
-
 /**
  * An `old_str` holding an unpaired surrogate, which stored (UTF-8) text can never contain. With
  * the `u` flag a surrogate class matches only an unpaired one (a pair is one code point).
@@ -204,6 +208,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   readonly #memories: NativeMemories;
   readonly #viewMaxChars: number;
   readonly #poolViews = new Limit(POOL_VIEWS);
+  readonly #history: boolean;
   #closing: Promise<void> | null = null;
 
   /**
@@ -222,16 +227,19 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
         createOverwrites: s.createOverwrites,
         trackAccess: s.trackAccess,
         listingIndex: s.listingIndex,
+        history: storeHistory(db) ?? undefined,
+        actor: s.actor,
       }),
     );
     this.#viewMaxChars = s.viewMaxChars;
+    this.#history = storeHistory(db) !== null;
   }
 
   /** Opens `dir`, owns the store, and closes it with the handler. */
   static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
     settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
-    const { durability, create, ...handlerOptions } = options ?? {};
-    const db = await Rabosh.open(dir, storeOptions({ durability, create }));
+    const { durability, create, history, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, { durability, create, history });
     try {
       const h = new RaboshMemoryToolHandler(db, handlerOptions);
       h.#owned = true;
@@ -373,7 +381,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** How many memories the scope holds and their total content bytes (reported, not enforced). */
   async usage(): Promise<MemoryUsage> {
     this.#assertOpen();
-    return native(() => this.#memories.usage());
+    const usage: MemoryUsage = await native(() => this.#memories.usage());
+    return this.#history ? { ...usage, history: await H.historyUsage(this.#memories) } : usage;
   }
 
   /**
@@ -406,6 +415,68 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   async importMemories(files: readonly MemoryFile[], options?: ImportOptions): Promise<ImportResult> {
     this.#assertOpen();
     return importInto(this.#memories, files, options);
+  }
+
+  // ---- version history and host edits (docs/history.md; decided in src/history.ts) -----------
+
+  /** Recorded versions matching `query`, newest first, one page (`nextCursor` for the next). */
+  versions(query?: H.VersionQuery): Promise<H.VersionPage> {
+    this.#assertOpen();
+    return H.versions(this.#memories, query);
+  }
+
+  /** One version with its content (null once redacted); null for an unknown id. */
+  version(id: string): Promise<H.MemoryVersionWithContent | null> {
+    this.#assertOpen();
+    return H.versionById(this.#memories, id);
+  }
+
+  /** Writes version `versionId`'s content back at `path`, as a new version. */
+  revert(path: string, versionId: string): Promise<H.RevertResult> {
+    this.#assertOpen();
+    return H.revert(this.#memories, path, versionId);
+  }
+
+  /** Forgets a version's content, path, hash and size for good (then compacts); the row stays. */
+  redact(versionId: string): Promise<H.MemoryVersion> {
+    this.#assertOpen();
+    return H.redact(this.#memories, versionId);
+  }
+
+  /** A read-only view of the scope as history recorded it at `when`. */
+  at(when: Date): Promise<H.HistoricView> {
+    this.#assertOpen();
+    return H.at(this.#memories, when, this.#viewMaxChars);
+  }
+
+  /** Host read of a memory with its content hash (for `ifMatch`). */
+  get(path: string): Promise<H.HostMemory | null> {
+    this.#assertOpen();
+    return H.get(this.#memories, path);
+  }
+
+  /** Host write; a stale `ifMatch` or `ifNoneMatch: '*'` on an existing memory throws `PreconditionFailedError`. */
+  put(path: string, content: string, options?: H.PutOptions): Promise<H.PutResult> {
+    this.#assertOpen();
+    return H.put(this.#memories, path, content, options);
+  }
+
+  /** Host removal of one memory; a stale `ifMatch` throws `PreconditionFailedError`. */
+  remove(path: string, options?: { ifMatch?: string }): Promise<H.RemoveResult> {
+    this.#assertOpen();
+    return H.remove(this.#memories, path, options);
+  }
+
+  /** How many versions the scope holds and their content bytes (apart from `usage()`). */
+  historyUsage(): Promise<H.HistoryUsage> {
+    this.#assertOpen();
+    return H.historyUsage(this.#memories);
+  }
+
+  /** Drops versions past the store's retention now, then compacts; how many were dropped. */
+  pruneHistory(): Promise<number> {
+    this.#assertOpen();
+    return H.pruneHistory(this.#memories);
   }
 
   /** Closes the handler (and its store, when opened by `open`). Idempotent. */
@@ -544,20 +615,6 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
       case 'DestinationExists':
         return fail(S.destinationExists(newPath));
     }
-  }
-}
-
-/** A view's answer; every variant of the union is handled (the compiler checks it). */
-function viewed(path: string, o: NativeView): ToolOutput {
-  switch (o.type) {
-    case 'File':
-      return ok(S.fileView(path, o));
-    case 'Dir':
-      return ok(o.text);
-    case 'TooManyLines':
-      return fail(S.viewTooManyLines(path));
-    case 'NotFound':
-      return fail(S.viewNotFound(path));
   }
 }
 

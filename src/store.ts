@@ -1,6 +1,7 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
+import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
 
 /**
@@ -30,6 +31,11 @@ export interface RaboshOptions {
    * empty or non-store directory fails instead, and nothing is written (read-only tools).
    */
   create?: boolean;
+  /**
+   * Record a version of every change any handler over this store makes (see docs/history.md):
+   * `true`, or `{ retainDays, maxVersionsPerMemory }`. Default off.
+   */
+  history?: boolean | HistoryOptions;
 }
 
 /**
@@ -66,6 +72,11 @@ export interface RaboshStats {
   compactions: number;
   /** Sequence number of the last commit (persisted: it does not restart at zero on open). */
   seq: number;
+  /**
+   * With `history` on: the versions of every scope and their content bytes, apart from the
+   * memories (`keys` and the byte figures above include them).
+   */
+  history?: HistoryUsage;
 }
 
 /** What {@link Rabosh.checkpoint} wrote. */
@@ -111,10 +122,12 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability', 'create'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'history'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
-export function storeOptions(options: RaboshOptions | undefined): NativeStoreOptions {
+export function storeOptions(
+  options: RaboshOptions | undefined,
+): NativeStoreOptions & { history: ReturnType<typeof historyOption> } {
   const durability = options?.durability ?? 'sync';
   const create = options?.create ?? true;
   if (typeof create !== 'boolean') {
@@ -125,10 +138,16 @@ export function storeOptions(options: RaboshOptions | undefined): NativeStoreOpt
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create };
+  return { durability, create, history: historyOption(options?.history) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
+let historyOf: (db: Rabosh) => ReturnType<typeof historyOption>;
+
+/** The store's history settings, for the handlers built over it; not part of the public API. */
+export function storeHistory(db: Rabosh): ReturnType<typeof historyOption> {
+  return historyOf(db);
+}
 
 /** Which store took each snapshot, and its native view. */
 const pinned = new WeakMap<Snapshot, { db: Rabosh; snap: NativeSnapshot }>();
@@ -156,6 +175,7 @@ export function storeNative(db: Rabosh): NativeStore {
  */
 export class Rabosh {
   readonly #native: NativeStore;
+  readonly #history: ReturnType<typeof historyOption>;
   #closing: Promise<void> | null = null;
 
   static {
@@ -163,10 +183,12 @@ export class Rabosh {
       if (!(db instanceof Rabosh)) throw new TypeError('expected a Rabosh store (from Rabosh.open)');
       return db.#native;
     };
+    historyOf = (db) => db.#history;
   }
 
-  private constructor(store: NativeStore) {
+  private constructor(store: NativeStore, history: ReturnType<typeof historyOption>) {
     this.#native = store;
+    this.#history = history;
   }
 
   /**
@@ -176,7 +198,10 @@ export class Rabosh {
   static async open(dir: string, options?: RaboshOptions): Promise<Rabosh> {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path');
     const opts = storeOptions(options);
-    return new Rabosh(await native(() => NativeStore.open(dir, opts)));
+    return new Rabosh(
+      await native(() => NativeStore.open(dir, { durability: opts.durability, create: opts.create })),
+      opts.history,
+    );
   }
 
   /** True once close() was called. */
@@ -200,7 +225,8 @@ export class Rabosh {
 
   /** Counters of the work done so far. */
   stats(): RaboshStats {
-    return nativeSync(() => this.#native.stats());
+    const stats: RaboshStats = nativeSync(() => this.#native.stats());
+    return this.#history === null ? stats : { ...stats, history: nativeSync(() => this.#native.historyStats()) };
   }
 
   /** Reclaim space held by overwritten and deleted data (explicit maintenance). */

@@ -6,6 +6,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
 import { parseBefore } from './dates.js';
+import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { readTree, writeTree } from './tree.js';
@@ -225,6 +226,8 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         );
       });
     });
+
+  addHistoryCommands(sub, out, done);
 
   return program;
 }

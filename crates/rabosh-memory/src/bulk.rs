@@ -85,8 +85,8 @@ impl Memories {
                     ws.clear();
                     return Ok(Import::Exists { path: path.clone() });
                 }
-                let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
-                let meta = MemMeta::for_content(content, created, now, accessed);
+                let meta =
+                    old.map_or(MemMeta::for_content(content, now, now, 0), |m| MemMeta::rewritten(content, m, now));
                 ws.put(key, content.as_bytes().to_vec(), meta.encode());
                 bytes += content.len() as u64;
             }

@@ -93,8 +93,8 @@ impl Memories {
                 return Ok(Create::Exists);
             }
             let now = self.clock.now_ms();
-            let (created, accessed) = old.map_or((now, 0), |m| (m.created_ms, m.accessed_ms));
-            let meta = MemMeta::for_content(file_text, created, now, accessed);
+            let meta =
+                old.map_or(MemMeta::for_content(file_text, now, now, 0), |m| MemMeta::rewritten(file_text, m, now));
             ws.put(key.clone(), file_text.as_bytes().to_vec(), meta.encode());
             Ok(Create::Created)
         })
@@ -222,10 +222,19 @@ impl Memories {
     }
 
     /// Runs `body` as one backend transaction and returns what its last run decided.
-    pub(crate) fn transact<T>(&self, mut body: impl FnMut(&dyn ReadView, &mut WriteSet) -> Result<T>) -> Result<T> {
+    pub(crate) fn transact<T>(&self, body: impl FnMut(&dyn ReadView, &mut WriteSet) -> Result<T>) -> Result<T> {
+        Ok(self.transact_recorded(body)?.0)
+    }
+
+    /// [`Memories::transact`], with the ids of the versions history staged in the same commit.
+    pub(crate) fn transact_recorded<T>(
+        &self,
+        mut body: impl FnMut(&dyn ReadView, &mut WriteSet) -> Result<T>,
+    ) -> Result<(T, Vec<u128>)> {
         let mut decided = None;
         self.backend.transact(&mut |view, ws| {
-            decided = Some(body(view, ws)?);
+            let answer = body(view, ws)?;
+            decided = Some((answer, self.stage_versions(view, ws)?));
             Ok(())
         })?;
         Ok(decided.expect("a committed transaction ran its body"))
@@ -263,7 +272,7 @@ impl Memories {
     }
 
     fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: &str, old: MemMeta) {
-        let meta = MemMeta::for_content(content, old.created_ms, self.clock.now_ms(), old.accessed_ms);
+        let meta = MemMeta::rewritten(content, old, self.clock.now_ms());
         ws.put(key.to_vec(), content.as_bytes().to_vec(), meta.encode());
     }
 }

@@ -44,8 +44,9 @@ impl Memories {
             })?;
             Ok(ws.len() as u64)
         })?;
-        // After the commit: commands need not wait for the space to come back.
-        let reclaim_error = self.backend.reclaim().err();
+        // After the commit: commands need not wait for the space to come back. History retention
+        // runs here too (its own commit); its reclaim is the one below.
+        let reclaim_error = self.prune_history_unreclaimed().and_then(|_| self.backend.reclaim()).err();
         Ok(Expired { count, reclaim_error })
     }
 }

@@ -6,6 +6,11 @@
 //! transaction, so read-modify-write commands are atomic, and each command that changes anything
 //! is exactly one commit. [`EmbeddedStore`] (the rabosh engine) and [`InMemoryBackend`] implement
 //! it.
+//!
+//! A handler built [`Memories::with_history`] also records a version of every change in the same
+//! commit as the change (`history/`: versions, revert, redaction, retention, a view of the past,
+//! and host edits with SHA-256 preconditions); every handler over a store must be built so for
+//! the history to be complete (the Node binding does it from the store's option).
 
 mod backend;
 mod bulk;
@@ -15,6 +20,7 @@ mod edit;
 mod embedded;
 mod error;
 mod expiry;
+mod history;
 mod in_memory;
 mod keys;
 mod listing;
@@ -35,6 +41,10 @@ pub use embedded::{
 };
 pub use error::{Error, LockHolder, Result};
 pub use expiry::Expired;
+pub use history::{
+    Actor, Current, HistoryOptions, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
+    Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
+};
 pub use in_memory::InMemoryBackend;
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
@@ -81,6 +91,9 @@ pub struct Memories {
     backend: Arc<dyn Backend>,
     options: MemoryOptions,
     clock: Clock,
+    /// Some: every change this handler commits records its versions (`history/`).
+    history: Option<HistoryOptions>,
+    actor: Option<Actor>,
 }
 
 impl Memories {
@@ -95,7 +108,7 @@ impl Memories {
                 value: options.max_memory_bytes.to_string(),
             });
         }
-        Ok(Memories { backend, options, clock: Clock::system() })
+        Ok(Memories { backend, options, clock: Clock::system(), history: None, actor: None })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).

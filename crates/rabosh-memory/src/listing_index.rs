@@ -20,7 +20,12 @@ pub(crate) type Change = (Vec<u8>, Option<u64>);
 
 /// What each staged op does to a listing.
 pub(crate) fn changes(ops: &[WriteOp]) -> Result<Vec<Change>> {
+    // Only memory keys carry a MemMeta; history records (`h:` keys) are not listed.
+    let memory_key = |op: &&WriteOp| match op {
+        WriteOp::Put { key, .. } | WriteOp::Delete { key } => key.starts_with(b"m:"),
+    };
     ops.iter()
+        .filter(memory_key)
         .map(|op| match op {
             WriteOp::Put { key, meta, .. } => Ok((key.clone(), Some(MemMeta::decode(key, meta)?.size))),
             WriteOp::Delete { key } => Ok((key.clone(), None)),

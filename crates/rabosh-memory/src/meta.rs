@@ -3,11 +3,17 @@
 //! updated_ms i64, accessed_ms i64 (0 = never). Size and line count are stored so listings,
 //! usage and expiry never read a value. Bytes past the 40 are ignored, so a later version can
 //! append fields without a backend format change.
+//!
+//! Appended by version history (`history/`): memory_id u128 (16 bytes, stable across renames),
+//! then version_id u128 (16 bytes, 0 = the content was written while history was off). A memory
+//! never touched with history on has the 40 bytes only.
 
 use crate::{Error, Result};
 
 /// Encoded length of the fields this version writes.
 pub(crate) const META_BYTES: usize = 40;
+/// With the memory id and the version id appended.
+const META_BYTES_HISTORY: usize = META_BYTES + 32;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct MemMeta {
@@ -16,6 +22,10 @@ pub(crate) struct MemMeta {
     pub created_ms: i64,
     pub updated_ms: i64,
     pub accessed_ms: i64,
+    /// Set once history recorded a version of this memory; kept by every later write.
+    pub memory_id: Option<u128>,
+    /// The version holding the current content; None when it was written with history off.
+    pub version_id: Option<u128>,
 }
 
 impl MemMeta {
@@ -26,16 +36,31 @@ impl MemMeta {
             created_ms,
             updated_ms,
             accessed_ms,
+            memory_id: None,
+            version_id: None,
+        }
+    }
+
+    /// New content for an existing memory: keeps its identity, forgets its version (the caller's
+    /// history hook, when on, stamps the new one).
+    pub fn rewritten(content: &str, old: MemMeta, updated_ms: i64) -> Self {
+        MemMeta {
+            memory_id: old.memory_id,
+            ..MemMeta::for_content(content, old.created_ms, updated_ms, old.accessed_ms)
         }
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut m = Vec::with_capacity(META_BYTES);
+        let mut m = Vec::with_capacity(if self.memory_id.is_some() { META_BYTES_HISTORY } else { META_BYTES });
         m.extend_from_slice(&self.size.to_le_bytes());
         m.extend_from_slice(&self.lines.to_le_bytes());
         m.extend_from_slice(&self.created_ms.to_le_bytes());
         m.extend_from_slice(&self.updated_ms.to_le_bytes());
         m.extend_from_slice(&self.accessed_ms.to_le_bytes());
+        if let Some(id) = self.memory_id {
+            m.extend_from_slice(&id.to_le_bytes());
+            m.extend_from_slice(&self.version_id.unwrap_or(0).to_le_bytes());
+        }
         m
     }
 
@@ -49,7 +74,14 @@ impl MemMeta {
             )));
         }
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().expect("8 bytes"));
+        let id = |i: usize| {
+            let v = u128::from_le_bytes(m[i..i + 16].try_into().expect("16 bytes"));
+            (v != 0).then_some(v)
+        };
+        let history = m.len() >= META_BYTES_HISTORY;
         Ok(MemMeta {
+            memory_id: if history { id(40) } else { None },
+            version_id: if history { id(56) } else { None },
             size: u(0),
             lines: u(8),
             created_ms: u(16) as i64,
@@ -65,7 +97,15 @@ mod tests {
 
     #[test]
     fn layout_is_fixed() {
-        let m = MemMeta { size: 1, lines: 2, created_ms: -3, updated_ms: 4, accessed_ms: 0 };
+        let m = MemMeta {
+            size: 1,
+            lines: 2,
+            created_ms: -3,
+            updated_ms: 4,
+            accessed_ms: 0,
+            memory_id: None,
+            version_id: None,
+        };
         let e = m.encode();
         assert_eq!(e.len(), META_BYTES);
         assert_eq!(&e[0..8], &[1, 0, 0, 0, 0, 0, 0, 0]);
@@ -76,10 +116,24 @@ mod tests {
 
     #[test]
     fn later_fields_are_ignored_and_short_metadata_is_corruption() {
-        let m = MemMeta { size: 7, lines: 1, created_ms: 1, updated_ms: 2, accessed_ms: 3 };
+        let m = MemMeta {
+            size: 7,
+            lines: 1,
+            created_ms: 1,
+            updated_ms: 2,
+            accessed_ms: 3,
+            memory_id: None,
+            version_id: None,
+        };
         let mut longer = m.encode();
         longer.extend_from_slice(b"future");
         assert_eq!(MemMeta::decode(b"k", &longer).unwrap(), m);
+        let with_ids = MemMeta { memory_id: Some(9), version_id: Some(1 << 100), ..m };
+        let mut e = with_ids.encode();
+        assert_eq!(e.len(), META_BYTES_HISTORY);
+        assert_eq!(MemMeta::decode(b"k", &e).unwrap(), with_ids);
+        e.extend_from_slice(b"future");
+        assert_eq!(MemMeta::decode(b"k", &e).unwrap(), with_ids);
         assert!(matches!(MemMeta::decode(b"k", &[0; 39]), Err(Error::Corruption(_))));
     }
 

@@ -6,6 +6,7 @@
 
 mod bulk;
 mod fault;
+mod history;
 mod listing_text;
 mod memories;
 mod outcome;

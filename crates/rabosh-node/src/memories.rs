@@ -28,6 +28,10 @@ pub struct NativeMemoryOptions {
     pub create_overwrites: bool,
     pub track_access: bool,
     pub listing_index: bool,
+    /// The store's history settings; absent: history off.
+    pub history: Option<crate::history::NativeHistoryOptions>,
+    /// Who this handler's versions name as their author.
+    pub actor: Option<crate::history::NativeActor>,
 }
 
 #[napi]
@@ -52,7 +56,7 @@ impl NativeMemories {
 }
 
 /// `view_range` as `[start, end]` when the facade found two integers, and the character budget.
-fn view_shape(range: Option<Vec<f64>>, max_chars: f64) -> (Range, usize) {
+pub(crate) fn view_shape(range: Option<Vec<f64>>, max_chars: f64) -> (Range, usize) {
     let range = match range.as_deref() {
         Some(&[start, end]) => Some((start, end)),
         _ => None,
@@ -83,7 +87,9 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
-            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
+            let memories =
+                crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
+            Ok(NativeMemories { inner: Arc::new(memories) })
         })
     }
 

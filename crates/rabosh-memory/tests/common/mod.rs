@@ -125,6 +125,11 @@ impl Fixture {
         self.handler(|_| {})
     }
 
+    /// The directory of the embedded store (a test that reads its files).
+    pub fn embedded_dir(&self) -> std::path::PathBuf {
+        self._dir.path().join("store")
+    }
+
     /// The embedded store under this fixture (a test of an engine-only feature).
     pub fn embedded(&self) -> &Arc<EmbeddedStore> {
         match &self.concrete {

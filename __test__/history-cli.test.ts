@@ -1,0 +1,45 @@
+// The history subcommands as a real process: list, show, revert, redact, with --json.
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { RaboshMemoryToolHandler } from '../index.js';
+import { cli, json } from './cli-harness.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach(removeDir));
+
+describe('rabosh-memory history / show / revert / redact', () => {
+  it('lists, shows, reverts and redacts', async () => {
+    const dir = makeTempDir('rabosh-history-cli');
+    dirs.push(dir);
+    const h = await RaboshMemoryToolHandler.open(dir, { history: true, actor: { type: 'user', id: 'u1' } });
+    await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'first' });
+    await h.execute({ command: 'str_replace', path: '/memories/n.md', old_str: 'first', new_str: 'second' });
+    await h.close();
+
+    const listed = cli('history', dir, '/memories/n.md', '--json');
+    expect(listed.status).toBe(0);
+    const versions = json(listed).data;
+    expect(versions.map((v: { operation: string }) => v.operation)).toEqual(['modified', 'created']);
+    expect(versions[0].actor).toEqual({ type: 'user', id: 'u1' });
+    const human = cli('history', dir, '/memories', '--prefix');
+    expect(human.stdout.trim().split('\n')).toHaveLength(2);
+    expect(human.stdout).toContain('user:u1');
+
+    const shown = json(cli('show', dir, versions[1].id, '--json'));
+    expect(shown).toMatchObject({ content: 'first', operation: 'created', path: '/memories/n.md' });
+    expect(cli('show', dir, '0'.repeat(32)).status).toBe(1);
+
+    const reverted = cli('revert', dir, '/memories/n.md', versions[1].id, '--json');
+    expect(reverted.status).toBe(0);
+    expect(json(reverted).versionId).toMatch(/^[0-9a-f]{32}$/);
+    expect(cli('view', dir, '/memories/n.md').stdout).toContain('first');
+
+    const redacted = json(cli('redact', dir, versions[1].id, '--json'));
+    expect(redacted).toMatchObject({ id: versions[1].id, path: null, contentSha256: null });
+    expect(json(cli('show', dir, versions[1].id, '--json')).content).toBeNull();
+    const bad = cli('redact', dir, 'nope', '--json');
+    expect(bad.status).toBe(1);
+    expect(JSON.parse(bad.stderr).error.code).toBe('RABOSH_INVALID_ARGUMENT');
+  });
+});

@@ -1,0 +1,160 @@
+//! The hook every mutation goes through: [`Memories::transact`] calls it after the command's
+//! body, on the same view and write set, so each change to a memory and its version record are
+//! one commit — never one without the other, on every backend.
+//!
+//! The versions are read off what the body staged, compared with the state it decided on:
+//! - a put at a key that had a memory: `modified`, unless the content is the same and only
+//!   accessedAt changed (a view that records access is not a version; the old content is read
+//!   only when the metadata cannot tell);
+//! - a put at an empty key directly followed by the delete of a memory with the same createdAt:
+//!   `renamed` (that pair is how `rename` moves each memory, and no other command stages it);
+//! - any other put at an empty key: `created`; the delete of a memory: `deleted`.
+//!
+//! A memory's id is the id of the first version recorded for it; every put carries it (and the
+//! version id) in the memory's metadata.
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+
+use crate::backend::{ReadView, WriteOp, WriteSet};
+use crate::keys::parse;
+use crate::meta::MemMeta;
+use crate::{Memories, Result};
+
+use super::record::{Operation, Version, last_id_key, sha256, version_key};
+
+impl Memories {
+    /// Stages a version record for each change `ws` makes to this scope's memories, and stamps
+    /// the memories' metadata; returns the new versions' ids. Does nothing with history off.
+    pub(crate) fn stage_versions(&self, view: &dyn ReadView, ws: &mut WriteSet) -> Result<Vec<u128>> {
+        if self.history.is_none() || ws.is_empty() {
+            return Ok(Vec::new());
+        }
+        let scope = &self.options.scope;
+        let mine = format!("m:{scope}:").into_bytes();
+        let ops = std::mem::take(ws).into_ops();
+        let now = self.clock.now_ms();
+        let mut ids = IdGen::read(view, scope, now)?;
+        let mut recorded = Vec::new();
+        let mut ops = ops.into_iter().peekable();
+        while let Some(op) = ops.next() {
+            match op {
+                WriteOp::Put { key, value, meta } if key.starts_with(&mine) => {
+                    let new = MemMeta::decode(&key, &meta)?;
+                    let old = stored(view, &key)?;
+                    let mut moved_from = None;
+                    let (operation, prior) = match old {
+                        Some(o) if same_but_access(o, new) && view.get(&key)?.as_deref() == Some(&value[..]) => {
+                            ws.put(key, value, meta);
+                            continue;
+                        }
+                        Some(o) => (Operation::Modified, o.memory_id),
+                        None => match renamed_from(view, ops.peek(), &mine, new)? {
+                            Some((from, o)) => {
+                                moved_from = Some(from);
+                                (Operation::Renamed, o.memory_id)
+                            }
+                            None => (Operation::Created, None),
+                        },
+                    };
+                    let id = ids.next();
+                    let memory_id = prior.unwrap_or(id);
+                    let stamped = MemMeta { memory_id: Some(memory_id), version_id: Some(id), ..new };
+                    let version = Version {
+                        id,
+                        memory_id,
+                        path: parse(&key).map(|(_, p)| p.to_string()),
+                        operation,
+                        actor: self.actor.clone(),
+                        created_ms: now,
+                        content_sha256: Some(sha256(&value)),
+                        size: value.len() as u64,
+                        redacted_ms: None,
+                    };
+                    ws.put(version_key(scope, id), value.clone(), version.encode());
+                    ws.put(key, value, stamped.encode());
+                    if let Some(from) = moved_from {
+                        // The delete is the move's other half, not a deletion.
+                        ops.next();
+                        ws.delete(from);
+                    }
+                    recorded.push(id);
+                }
+                WriteOp::Delete { key } if key.starts_with(&mine) => {
+                    if let Some(old) = stored(view, &key)? {
+                        let id = ids.next();
+                        let version = Version {
+                            id,
+                            memory_id: old.memory_id.unwrap_or(id),
+                            path: parse(&key).map(|(_, p)| p.to_string()),
+                            operation: Operation::Deleted,
+                            actor: self.actor.clone(),
+                            created_ms: now,
+                            content_sha256: None,
+                            size: 0,
+                            redacted_ms: None,
+                        };
+                        ws.put(version_key(scope, id), Vec::new(), version.encode());
+                        recorded.push(id);
+                    }
+                    ws.delete(key);
+                }
+                WriteOp::Put { key, value, meta } => ws.put(key, value, meta),
+                WriteOp::Delete { key } => ws.delete(key),
+            }
+        }
+        if !recorded.is_empty() {
+            ws.put(last_id_key(scope), Vec::new(), ids.last.to_le_bytes().to_vec());
+        }
+        Ok(recorded)
+    }
+}
+
+fn stored(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
+    view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
+}
+
+fn same_but_access(old: MemMeta, new: MemMeta) -> bool {
+    MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..old }
+        == MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..new }
+}
+
+/// The memory a put moves, when the op after it (`next`) deletes it.
+fn renamed_from(
+    view: &dyn ReadView,
+    next: Option<&WriteOp>,
+    mine: &[u8],
+    new: MemMeta,
+) -> Result<Option<(Vec<u8>, MemMeta)>> {
+    let Some(WriteOp::Delete { key: from }) = next else { return Ok(None) };
+    if !from.starts_with(mine) {
+        return Ok(None);
+    }
+    Ok(stored(view, from)?.filter(|o| o.created_ms == new.created_ms).map(|o| (from.clone(), o)))
+}
+
+/// Version ids: 48 bits of milliseconds, 80 random bits, and never below the scope's last id + 1,
+/// so they order as the commits did even when the clock steps back.
+struct IdGen {
+    last: u128,
+    now_ms: i64,
+}
+
+impl IdGen {
+    fn read(view: &dyn ReadView, scope: &str, now_ms: i64) -> Result<IdGen> {
+        let last = view
+            .meta(&last_id_key(scope))?
+            .and_then(|m| m.get(..16).map(|b| u128::from_le_bytes(b.try_into().expect("16 bytes"))))
+            .unwrap_or(0);
+        Ok(IdGen { last, now_ms })
+    }
+
+    fn next(&mut self) -> u128 {
+        let state = RandomState::new();
+        let random =
+            ((state.hash_one(self.last) as u128) << 16 | state.hash_one(1u8) as u128 & 0xffff) & ((1 << 80) - 1);
+        let ms = (self.now_ms.max(0) as u128) & ((1 << 48) - 1);
+        self.last = ((ms << 80) | random).max(self.last + 1);
+        self.last
+    }
+}

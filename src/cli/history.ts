@@ -1,0 +1,102 @@
+/**
+ * The history subcommands (docs/history.md): `history`, `show`, `revert`, `redact`. The store is
+ * opened with history on, so a revert from the shell is recorded like any other change.
+ */
+import { existsSync } from 'node:fs';
+import type { Command } from 'commander';
+import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
+import { CliError, EXIT, asCliError } from './exit.js';
+
+interface Common {
+  json?: boolean;
+  scope?: string;
+}
+
+type Sub = (name: string, description: string) => Command;
+type Out = (opts: Common, human: string, json: unknown) => void;
+
+async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
+  if (!existsSync(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
+  let db: Rabosh;
+  try {
+    db = await Rabosh.open(dir, { history: true });
+  } catch (e) {
+    throw asCliError(e, dir);
+  }
+  try {
+    return await work(new RaboshMemoryToolHandler(db, opts.scope === undefined ? {} : { scope: opts.scope }));
+  } finally {
+    await db.close();
+  }
+}
+
+const json = (v: MemoryVersion) => ({
+  ...v,
+  createdAt: v.createdAt.toISOString(),
+  redactedAt: v.redactedAt?.toISOString() ?? null,
+});
+
+function line(v: MemoryVersion): string {
+  const who = v.actor === null ? '' : `  ${v.actor.type}:${v.actor.id}`;
+  const what = v.redactedAt !== null ? `redacted ${v.redactedAt.toISOString()}` : `${v.path ?? ''}  ${v.sizeBytes ?? '-'} B`;
+  return `${v.id}  ${v.createdAt.toISOString()}  ${v.operation.padEnd(8)}  ${what}${who}`;
+}
+
+function positiveInt(raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 10_000) {
+    throw new CliError(`invalid --limit ${JSON.stringify(raw)}: an integer from 1 to 10000`, EXIT.usage, 'CLI_USAGE');
+  }
+  return n;
+}
+
+export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) => void): void {
+  sub('history', 'list the recorded versions of a memory (or of a directory with --prefix), newest first')
+    .argument('<dir>', 'store directory')
+    .argument('<path>', 'memory path')
+    .option('--prefix', 'every memory at or below <path>')
+    .option('--limit <n>', 'at most this many versions (default 100)', positiveInt)
+    .action(async (dir: string, path: string, opts: Common & { prefix?: boolean; limit?: number }) => {
+      await withHandler(dir, opts, async (h) => {
+        const page = await h.versions({ ...(opts.prefix ? { pathPrefix: path } : { path }), limit: opts.limit ?? 100 });
+        const human = page.data.length === 0 ? `no versions of ${path}` : page.data.map(line).join('\n');
+        out(opts, human, { data: page.data.map(json), nextCursor: page.nextCursor ?? null });
+      });
+    });
+
+  sub('show', 'print one version and its content')
+    .argument('<dir>', 'store directory')
+    .argument('<versionId>', 'version id (32 hex digits)')
+    .action(async (dir: string, id: string, opts: Common) => {
+      await withHandler(dir, opts, async (h) => {
+        const v = await h.version(id);
+        if (v === null) {
+          out(opts, `no version ${id}`, { error: { code: 'CLI_NO_VERSION', message: `no version ${id}` } });
+          done(EXIT.failed);
+          return;
+        }
+        out(opts, `${line(v)}\n${v.contentSha256 ?? ''}\n\n${v.content ?? '(no content)'}`, { ...json(v), content: v.content });
+      });
+    });
+
+  sub('revert', "write a version's content back at a path, as a new version")
+    .argument('<dir>', 'store directory')
+    .argument('<path>', 'memory path')
+    .argument('<versionId>', 'version id (32 hex digits)')
+    .action(async (dir: string, path: string, id: string, opts: Common) => {
+      await withHandler(dir, opts, async (h) => {
+        const r = await h.revert(path, id);
+        out(opts, r.versionId === null ? `${path} already holds that content` : `reverted ${path}: version ${r.versionId}`, { path, ...r });
+      });
+    });
+
+  sub('redact', "forget a version's content, path, hash and size, then compact the store")
+    .argument('<dir>', 'store directory')
+    .argument('<versionId>', 'version id (32 hex digits)')
+    .action(async (dir: string, id: string, opts: Common) => {
+      await withHandler(dir, opts, async (h) => {
+        const v = await h.redact(id);
+        out(opts, `redacted ${v.id} at ${v.redactedAt?.toISOString() ?? ''}; the store is compacted`, json(v));
+      });
+    });
+}

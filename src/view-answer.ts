@@ -1,0 +1,29 @@
+/** How a view's native outcome reads to the model: shared by the live handler and `at()` views. */
+
+import type { NativeView } from './native.js';
+import * as S from './strings.js';
+
+/** What a command answers: the text for the model, and whether it is a failure outcome. */
+export interface ViewAnswer {
+  text: string;
+  isError: boolean;
+}
+
+/** A `view_range` the store can apply: two integers, else none (the whole file). */
+export function viewRange(r: unknown): number[] | null {
+  return Array.isArray(r) && r.length === 2 && Number.isInteger(r[0]) && Number.isInteger(r[1]) ? [r[0], r[1]] : null;
+}
+
+/** A view's answer; every variant of the union is handled (the compiler checks it). */
+export function viewed(path: string, o: NativeView): ViewAnswer {
+  switch (o.type) {
+    case 'File':
+      return { text: S.fileView(path, o), isError: false };
+    case 'Dir':
+      return { text: o.text, isError: false };
+    case 'TooManyLines':
+      return { text: S.viewTooManyLines(path), isError: true };
+    case 'NotFound':
+      return { text: S.viewNotFound(path), isError: true };
+  }
+}
