@@ -4,6 +4,11 @@ import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './
 import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
 
+// The public name is a plain union, documented here; it must stay the binding's string enum.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const durabilityMatchesBinding: Same<Durability, NativeDurability> = true;
+void durabilityMatchesBinding;
+
 /**
  * When an acknowledged commit is durable.
  *
@@ -17,7 +22,7 @@ import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeSto
  * In both modes a crash never leaves a half-applied commit: recovery keeps a prefix of whole
  * commits.
  */
-export type Durability = NativeDurability;
+export type Durability = 'sync' | 'buffered';
 
 /** Options of {@link Rabosh.open} (and of `RaboshMemoryToolHandler.open`, which passes them on). */
 export interface RaboshOptions {
