@@ -9,6 +9,7 @@ mod fault;
 mod listing_text;
 mod memories;
 mod outcome;
+mod pg;
 mod store;
 mod window;
 mod work;

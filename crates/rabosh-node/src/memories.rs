@@ -33,6 +33,9 @@ pub struct NativeMemoryOptions {
 #[napi]
 pub struct NativeMemories {
     inner: Arc<Memories>,
+    /// Reads are in process memory (embedded), so a bounded view may run on the JS thread; on
+    /// PostgreSQL every read is a network round trip and goes to the pool.
+    cheap_views: bool,
 }
 
 impl NativeMemories {
@@ -83,7 +86,8 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
-            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?) })
+            let cheap_views = store.reads_in_process();
+            Ok(NativeMemories { inner: Arc::new(Memories::new(store.memory_store(), opts)?), cheap_views })
         })
     }
 
@@ -107,6 +111,9 @@ impl NativeMemories {
     ) -> napi::Result<Option<NativeView>> {
         let (range, max_chars) = view_shape(range, max_chars);
         on_js_thread(&env, || {
+            if !self.cheap_views {
+                return Ok(None);
+            }
             let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
             Ok(view.map(|v| NativeView::new(&path, v, range, max_chars)))
         })
