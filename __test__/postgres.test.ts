@@ -1,7 +1,8 @@
 // The PostgreSQL store through the public API, against the real server of with-postgres.mjs:
 // open by URL, the six commands, listing, usage, expiry, export/import, close; what the engine's
 // maintenance answers there; typed connection faults that name no host or password; and
-// several client processes incrementing counters through view + str_replace losing nothing.
+// several client processes incrementing counters through view + str_replace losing nothing; a
+// client SIGKILLed mid-rename of a 1,000-memory subtree leaves all-old or all-new.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
@@ -128,6 +129,52 @@ describe('PostgreSQL store by URL', () => {
         expect(err.message).not.toContain(leak);
         expect(String(err.stack)).not.toContain(leak);
       }
+    }
+  });
+
+  it('SIGKILL of a client mid-rename of a 1,000-memory subtree: all old or all new', async () => {
+    const url = freshPgUrl('kill');
+    const N = 1_000;
+    const setup = await RaboshMemoryToolHandler.open(url);
+    const files = Array.from({ length: N }, (_, i) => ({ path: `/memories/tree/d${i % 10}/m${i}.md`, content: `memory ${i}` }));
+    expect((await setup.importMemories(files)).memories).toBe(N);
+    const t0 = performance.now();
+    await setup.execute({ command: 'rename', old_path: '/memories/tree', new_path: '/memories/moved' });
+    await setup.execute({ command: 'rename', old_path: '/memories/moved', new_path: '/memories/tree' });
+    const perRename = (performance.now() - t0) / 2;
+    try {
+      for (let round = 0; round < 8; round++) {
+        const target = 1 + (round % 3);
+        const killed = await new Promise<{ lines: string[]; err: string }>((resolve, reject) => {
+          const child = spawn(process.execPath, [fixture('crash-rename.mjs'), url], { stdio: ['ignore', 'pipe', 'pipe'] });
+          const lines: string[] = [];
+          let partial = '';
+          let err = '';
+          child.stderr.on('data', (d) => (err += d));
+          child.stdout.on('data', (d: Buffer) => {
+            partial += d.toString();
+            for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
+              const line = partial.slice(0, nl);
+              partial = partial.slice(nl + 1);
+              lines.push(line);
+              // The next rename is already on its way when this line arrives; the kill lands
+              // at a random point of it or of the one after (half the time of one rename apart).
+              if (line.startsWith(`R ${target} `)) setTimeout(() => child.kill('SIGKILL'), Math.random() * 2 * perRename);
+            }
+          });
+          child.on('error', reject);
+          child.on('close', () => resolve({ lines, err }));
+        });
+        expect(killed.err, `round ${round}`).toBe('');
+        expect(killed.lines.some((l) => l.startsWith(`R ${target} `)), `round ${round}`).toBe(true);
+        const paths = (await setup.exportMemories()).map((m) => m.path);
+        const under = (root: string) => paths.filter((p) => p.startsWith(`${root}/`)).length;
+        expect([paths.length, under('/memories/tree'), under('/memories/moved')], `round ${round}`).toSatisfy(
+          ([all, a, b]: number[]) => all === N && ((a === N && b === 0) || (a === 0 && b === N)),
+        );
+      }
+    } finally {
+      await setup.close();
     }
   });
 
