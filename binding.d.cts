@@ -77,7 +77,10 @@ export declare class NativeSnapshot {
 export declare class NativeStore {
   /** Versions of every scope and their content bytes; reads metadata in memory only. */
   historyStats(): NativeHistoryUsage
-  /** Open (creating if needed) the store in `dir`; takes the directory's lock. */
+  /**
+   * Open (creating if needed) the store in `dir`, taking the directory's lock; or, for a
+   * `postgres://` / `postgresql://` URL, connect and create or migrate the schema.
+   */
   static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
   /** Release the lock and every file; idempotent. */
   close(): Promise<void>

@@ -31,6 +31,8 @@ export { memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
 export { MemoryPath } from './src/path.js';
 export {
+  BackendUnavailableError,
+  CommitOutcomeUnknownError,
   CorruptionError,
   InvalidArgumentError,
   InvalidOptionError,
@@ -38,9 +40,11 @@ export {
   NotAStoreError,
   PoisonedError,
   PreconditionFailedError,
+  PostgresError,
   RaboshError,
   StoreClosedError,
   StoreLockedError,
+  UnsupportedError,
   UnsupportedFormatError,
 } from './src/errors.js';
-export type { LockHolder, RaboshErrorCode } from './src/errors.js';
+export type { LockHolder, PostgresErrorCode, RaboshErrorCode } from './src/errors.js';

@@ -2,6 +2,8 @@
 // model in fixtures/contract-model.ts (a Map from normalised path to content, with its own path
 // rules and its own string formatting — it shares no code with src/). After every command the answer text and
 // isError must be identical; after close + reopen the store must hold exactly what the model holds.
+// Every script runs against both backends at once — the embedded store (a directory) and
+// PostgreSQL (a fresh schema on RABOSH_PG_URL) — so the two also agree byte for byte.
 //
 // Knobs: RABOSH_FC_SEED replays a failing run, RABOSH_FC_RUNS scripts (default 100),
 // RABOSH_FC_LEN commands per script (default 30).
@@ -9,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
+import { freshPgUrl } from './pg-url.js';
 import { ContractModel as Model, ROOT, bytesOf, normalise, size } from './fixtures/contract-model.js';
 
 // ---------------------------------------------------------------- generators
@@ -198,32 +201,41 @@ async function wholeStoreMatches(handler: RaboshMemoryToolHandler, model: Model)
   }
 }
 
+/** Where a script's store lives, per backend; `drop` removes what `make` made. */
+const BACKENDS = [
+  { name: 'embedded', make: () => makeTempDir('rabosh-diff'), drop: (dir: string) => removeDir(dir) },
+  // A fresh schema per script; the throwaway server goes with everything in it.
+  { name: 'postgres', make: () => freshPgUrl('diff'), drop: () => {} },
+] as const;
+
 describe('differential: handler vs reference model', () => {
-  it(`${RUNS} scripts of up to ${LEN} commands give identical answers, and the store survives a reopen`, async () => {
+  it(`${RUNS} scripts of up to ${LEN} commands give identical answers on both backends, and the stores survive a reopen`, async () => {
     await fc.assert(
       fc.asyncProperty(handlerOptions, fc.array(step, { minLength: 1, maxLength: LEN, size: 'max' }), async (options, steps) => {
-        const dir = makeTempDir('rabosh-diff');
+        const targets = BACKENDS.map((b) => b.make());
         const model = new Model(options);
-        let handler = await RaboshMemoryToolHandler.open(dir, options);
+        let handlers = await Promise.all(targets.map((t) => RaboshMemoryToolHandler.open(t, options)));
         try {
           for (const [i, s] of steps.entries()) {
             const input = toInput(s, model);
-            const got = await handler.execute(input);
             const want = model.execute(input);
-            if (got.text !== want.text || got.isError !== want.isError) {
-              expect({ step: i, input, ...got }).toEqual({ step: i, input, ...want });
+            for (const [b, handler] of handlers.entries()) {
+              const got = await handler.execute(input);
+              if (got.text !== want.text || got.isError !== want.isError) {
+                expect({ backend: BACKENDS[b]!.name, step: i, input, ...got }).toEqual({ backend: BACKENDS[b]!.name, step: i, input, ...want });
+              }
             }
           }
-          await handler.close();
+          await Promise.all(handlers.map((h) => h.close()));
           // Reopened with the listing index flipped and no view cap, so every byte is compared.
           const wide = { ...options, viewMaxChars: 10_000_000, listingIndex: !options.listingIndex };
-          handler = await RaboshMemoryToolHandler.open(dir, wide);
+          handlers = await Promise.all(targets.map((t) => RaboshMemoryToolHandler.open(t, wide)));
           const reread = new Model(wide);
           for (const [k, v] of model.memories) reread.memories.set(k, v);
-          await wholeStoreMatches(handler, reread);
+          for (const handler of handlers) await wholeStoreMatches(handler, reread);
         } finally {
-          await handler.close();
-          removeDir(dir);
+          await Promise.all(handlers.map((h) => h.close()));
+          BACKENDS.forEach((b, i) => b.drop(targets[i]!));
         }
       }),
       { numRuns: RUNS, seed: SEED },

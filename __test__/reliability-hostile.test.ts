@@ -3,9 +3,13 @@
 // traversal spellings, absurd view_range / insert_line values, non-object inputs and unknown
 // commands. Every answer must be exactly the contract's answer for that input against a longhand
 // model (fed only by the answers), nothing may throw or hang, and afterwards — and after a
-// reopen — the store holds exactly what the model holds.
+// reopen — the store holds exactly what the model holds. It runs on both backends, the
+// embedded store and PostgreSQL (a fresh schema on RABOSH_PG_URL), from the same seed: the
+// PostgreSQL run is the first RABOSH_HOSTILE_PG_INPUTS (default: all) of the same inputs, so on
+// those the two give the same answers byte for byte.
 //
-// Knobs: RABOSH_HOSTILE_INPUTS (default 100,000), RABOSH_HOSTILE_SEED (replay a run).
+// Knobs: RABOSH_HOSTILE_INPUTS (default 100,000), RABOSH_HOSTILE_PG_INPUTS, RABOSH_HOSTILE_SEED
+// (replay a run).
 import { inspect } from 'node:util';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -22,8 +26,10 @@ import {
 } from './fixtures/contract-model.ts';
 import { startWatchdog, within } from './fixtures/reliability-watchdog.ts';
 import { makeTempDir, removeDir } from './tmp-dir.ts';
+import { freshPgUrl } from './pg-url.ts';
 
 const INPUTS = Number(process.env['RABOSH_HOSTILE_INPUTS'] ?? 100_000);
+const PG_INPUTS = Math.min(INPUTS, Number(process.env['RABOSH_HOSTILE_PG_INPUTS'] ?? INPUTS));
 const SEED = Number(process.env['RABOSH_HOSTILE_SEED'] ?? (Date.now() ^ (process.pid << 8)) >>> 0);
 const BATCH = 1_000;
 const CALL_MS = 30_000;
@@ -216,17 +222,17 @@ async function assertStoreIs(db: Rabosh, model: Memories, where: string): Promis
   await reader.close();
 }
 
-describe('hostile tool input', () => {
-  it(`${INPUTS} generated inputs: exactly the contract answer each, no throw, no hang, store = model`, async () => {
-    const dir = makeTempDir('rabosh-hostile');
-    dirs.push(dir);
+/** `target`: a directory or a PostgreSQL URL; `inputs` of the seed's sequence, from the first. */
+async function hostileRun(target: string, inputs: number, durability: 'sync' | 'buffered', label: string): Promise<void> {
+  const INPUTS = inputs;
+  const dir = target;
+  {
     const lim: Limits = { maxMemoryBytes: 1_048_576, viewMaxChars: 16_000 };
     const protoBefore = Object.getOwnPropertyNames(Object.prototype).sort();
     const model: Memories = new Map();
     const tally = new Map<string, number>();
     const dog = startWatchdog(CALL_MS * 2, `hostile seed ${SEED}`);
-    // Buffered: this test is about answers, not durability; the reopen below syncs first.
-    let db = await Rabosh.open(dir, { durability: 'buffered' });
+    let db = await Rabosh.open(dir, { durability });
     const handler = new RaboshMemoryToolHandler(db);
     let n = 0;
     try {
@@ -266,7 +272,20 @@ describe('hostile tool input', () => {
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(({} as Record<string, unknown>)['path']).toBeUndefined();
     const summary = [...tally].sort().map(([k, c]) => `${k}=${c}`).join(' ');
-    console.log(`hostile: seed ${SEED}, ${n} inputs; ${summary}; model holds ${model.size} memories`);
+    console.log(`hostile (${label}): seed ${SEED}, ${n} inputs; ${summary}; model holds ${model.size} memories`);
     expect(n).toBe(INPUTS);
+  }
+}
+
+describe('hostile tool input', () => {
+  it(`${INPUTS} generated inputs: exactly the contract answer each, no throw, no hang, store = model`, async () => {
+    const dir = makeTempDir('rabosh-hostile');
+    dirs.push(dir);
+    // Buffered: this test is about answers, not durability; the reopen syncs first.
+    await hostileRun(dir, INPUTS, 'buffered', 'embedded');
+  });
+
+  it(`the first ${PG_INPUTS} of the same inputs on PostgreSQL: the same answers, store = model`, async () => {
+    await hostileRun(freshPgUrl('hostile'), PG_INPUTS, 'sync', 'postgres');
   });
 });

@@ -14,7 +14,24 @@ export type RaboshErrorCode =
   | 'RABOSH_INVALID_ARGUMENT'
   | 'RABOSH_INVALID_OPTION'
   | 'RABOSH_PRECONDITION_FAILED'
-  | 'RABOSH_PANIC';
+  | 'RABOSH_UNSUPPORTED'
+  | 'RABOSH_PANIC'
+  | PostgresErrorCode;
+
+/** The codes of a PostgreSQL store's faults (a URL passed to `Rabosh.open`). */
+export type PostgresErrorCode =
+  | 'RABOSH_PG_INVALID_URL'
+  | 'RABOSH_PG_UNREACHABLE'
+  | 'RABOSH_PG_TIMEOUT'
+  | 'RABOSH_PG_AUTHENTICATION_FAILED'
+  | 'RABOSH_PG_DATABASE_MISSING'
+  | 'RABOSH_PG_TLS'
+  | 'RABOSH_PG_CONNECTION_LOST'
+  | 'RABOSH_PG_COMMIT_OUTCOME_UNKNOWN'
+  | 'RABOSH_PG_CONFLICT'
+  | 'RABOSH_PG_SCHEMA_TOO_NEW'
+  | 'RABOSH_PG_PERMISSION_DENIED'
+  | 'RABOSH_PG_SERVER';
 
 /** Base of every fault; `code` is stable, the message is for operators. */
 export class RaboshError extends Error {
@@ -116,6 +133,58 @@ export class InvalidArgumentError extends RaboshError {
   }
 }
 
+/** The store cannot do this at all (the engine's maintenance on a PostgreSQL store). */
+export class UnsupportedError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_UNSUPPORTED', message, options);
+    this.name = 'UnsupportedError';
+  }
+}
+
+/**
+ * A PostgreSQL store's fault; `code` says which (`RABOSH_PG_*`). Messages never hold a host
+ * name, an address or a password. Subclasses group what a caller does about it.
+ */
+export class PostgresError extends RaboshError {
+  declare readonly code: PostgresErrorCode;
+  constructor(code: PostgresErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'PostgresError';
+  }
+}
+
+/**
+ * The server could not be used: unreachable or refused, a timeout, a wrong user or password, a
+ * missing database, TLS refused, or the connection lost before the commit was sent (nothing
+ * was committed; the next call reconnects).
+ */
+export class BackendUnavailableError extends PostgresError {
+  constructor(code: PostgresErrorCode, message: string, options?: { cause?: unknown }) {
+    super(code, message, options);
+    this.name = 'BackendUnavailableError';
+  }
+}
+
+/**
+ * The connection broke while COMMIT was in flight: the command may or may not have committed.
+ * The handle is poisoned (every later call refuses); reopen, and read to learn which.
+ */
+export class CommitOutcomeUnknownError extends PostgresError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_PG_COMMIT_OUTCOME_UNKNOWN', message, options);
+    this.name = 'CommitOutcomeUnknownError';
+  }
+}
+
+const UNAVAILABLE: readonly string[] = [
+  'RABOSH_PG_UNREACHABLE',
+  'RABOSH_PG_TIMEOUT',
+  'RABOSH_PG_AUTHENTICATION_FAILED',
+  'RABOSH_PG_DATABASE_MISSING',
+  'RABOSH_PG_TLS',
+  'RABOSH_PG_CONNECTION_LOST',
+];
+
 /** Who holds a store's lock. */
 export interface LockHolder {
   /** Process id of the holder, or null when the lock file does not say. */
@@ -180,9 +249,19 @@ export function fromNative(e: unknown): unknown {
       return new InvalidOptionError(msg, cause);
     case 'RABOSH_INVALID_ARGUMENT':
       return new InvalidArgumentError(msg, cause);
+    case 'RABOSH_UNSUPPORTED':
+      return new UnsupportedError(msg, cause);
     case 'RABOSH_PANIC':
       return new RaboshError('RABOSH_PANIC', msg, cause);
+    case 'RABOSH_PG_COMMIT_OUTCOME_UNKNOWN':
+      return new CommitOutcomeUnknownError(msg, cause);
     default:
+      if (typeof code === 'string' && UNAVAILABLE.includes(code)) {
+        return new BackendUnavailableError(code as PostgresErrorCode, msg, cause);
+      }
+      if (typeof code === 'string' && code.startsWith('RABOSH_PG_')) {
+        return new PostgresError(code as PostgresErrorCode, msg, cause);
+      }
       return e;
   }
 }

@@ -199,9 +199,20 @@ export class Rabosh {
   /**
    * Open (creating if needed) the store in `dir` and take its lock. A second open of the same
    * directory fails with `StoreLockedError`, carrying the holder.
+   *
+   * A `postgres://` or `postgresql://` URL instead of a directory opens a PostgreSQL store: the
+   * same commands, strings, scopes, size cap, usage, expiry, listing and export/import, shared
+   * by every process that opens the same URL (no lock; commands are SERIALIZABLE transactions,
+   * retried on conflict). The schema is created or migrated on first open. Besides the server's
+   * own URL parameters (`sslmode`, `sslrootcert`, `connect_timeout` …) the query may carry
+   * `schema` (default `rabosh`), `pool_size` (8), `statement_timeout` (seconds, 30) and
+   * `max_attempts` (64). Durability is the server's: `durability: 'buffered'` is refused,
+   * `create` is ignored. `checkpoint`, `compact`, `verify` and `snapshot` throw
+   * `UnsupportedError`; `sync` resolves at once; `stats` counts commits and values read only.
+   * Connection faults are `BackendUnavailableError`s and never name the host or password.
    */
   static async open(dir: string, options?: RaboshOptions): Promise<Rabosh> {
-    if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path');
+    if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path or a postgres:// URL');
     const opts = storeOptions(options);
     return new Rabosh(
       await native(() => NativeStore.open(dir, { durability: opts.durability, create: opts.create })),

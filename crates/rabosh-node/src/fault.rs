@@ -31,6 +31,16 @@ impl Fault {
         Error::InvalidArgument(message).into()
     }
 
+    /// An operation the store's backend does not have (the engine's maintenance on PostgreSQL).
+    pub fn unsupported(what: &str) -> Fault {
+        Fault {
+            code: "RABOSH_UNSUPPORTED",
+            message: format!("{what} is not supported on a PostgreSQL store (the server owns storage and durability)"),
+            holder: None,
+            expired: None,
+        }
+    }
+
     /// An expiry that committed its deletions and then failed to reclaim the space: an IO fault
     /// that says both, with the count on the error (`expired`).
     pub fn expired_but_not_reclaimed(count: u64, reclaim: Error) -> Fault {

@@ -10,6 +10,7 @@ mod history;
 mod listing_text;
 mod memories;
 mod outcome;
+mod pg;
 mod store;
 mod window;
 mod work;

@@ -37,6 +37,9 @@ pub struct NativeMemoryOptions {
 #[napi]
 pub struct NativeMemories {
     inner: Arc<Memories>,
+    /// Reads are in process memory (embedded), so a bounded view may run on the JS thread; on
+    /// PostgreSQL every read is a network round trip and goes to the pool.
+    cheap_views: bool,
 }
 
 impl NativeMemories {
@@ -87,9 +90,10 @@ impl NativeMemories {
                 track_access: options.track_access,
                 listing_index: options.listing_index,
             };
+            let cheap_views = store.reads_in_process();
             let memories =
                 crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
-            Ok(NativeMemories { inner: Arc::new(memories) })
+            Ok(NativeMemories { inner: Arc::new(memories), cheap_views })
         })
     }
 
@@ -113,6 +117,9 @@ impl NativeMemories {
     ) -> napi::Result<Option<NativeView>> {
         let (range, max_chars) = view_shape(range, max_chars);
         on_js_thread(&env, || {
+            if !self.cheap_views {
+                return Ok(None);
+            }
             let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
             Ok(view.map(|v| NativeView::new(&path, v, range, max_chars)))
         })

@@ -1,13 +1,21 @@
-//! `NativeStore`: one open embedded store, shared by every handler built on it.
+//! `NativeStore`: one open store, embedded (a directory) or PostgreSQL (a URL), shared by every
+//! handler built on it.
+//!
+//! On PostgreSQL the engine's maintenance has no meaning: `checkpoint`, `compact`, `verify` and
+//! `snapshot` answer `RABOSH_UNSUPPORTED` (a pinned view would hold a pooled connection and an
+//! old server snapshot for as long as the host keeps it), `sync` resolves at once (a commit is
+//! acknowledged only once the server committed it), and `stats` counts commits and values read,
+//! every other figure zero.
 
 use std::sync::Arc;
 
 use napi::Env;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
-use rabosh_memory::{Durability, EmbeddedOptions, EmbeddedStore};
+use rabosh_memory::{Backend, Durability, EmbeddedOptions, EmbeddedStore};
 
 use crate::fault::{Fault, on_js_thread};
+use crate::pg::{PgStore, is_url};
 use crate::work::{Work, work};
 
 /// When a commit is durable: `sync` (fsynced before it is acknowledged) or `buffered` (at
@@ -40,6 +48,24 @@ pub struct NativeStats {
     pub seq: f64,
 }
 
+impl NativeStats {
+    fn zero() -> NativeStats {
+        NativeStats {
+            commits: 0.0,
+            fsyncs: 0.0,
+            values_read: 0.0,
+            bytes_written: 0.0,
+            live_bytes: 0.0,
+            dead_bytes: 0.0,
+            files: 0.0,
+            keys: 0.0,
+            open_snapshots: 0.0,
+            compactions: 0.0,
+            seq: 0.0,
+        }
+    }
+}
+
 #[napi(object)]
 pub struct NativeCheckpointInfo {
     pub seq: f64,
@@ -59,24 +85,42 @@ pub struct NativeVerifyReport {
     pub keys: f64,
 }
 
+#[derive(Clone)]
+enum Backing {
+    Embedded(Arc<EmbeddedStore>),
+    Postgres(Arc<PgStore>),
+}
+
 #[napi]
 pub struct NativeStore {
-    inner: Arc<EmbeddedStore>,
+    inner: Backing,
 }
 
 impl NativeStore {
-    pub(crate) fn memory_store(&self) -> Arc<EmbeddedStore> {
-        self.inner.clone()
+    pub(crate) fn memory_store(&self) -> Arc<dyn Backend> {
+        match &self.inner {
+            Backing::Embedded(s) => s.clone(),
+            Backing::Postgres(s) => s.clone(),
+        }
     }
 
-    /// Runs `f` on the libuv pool with the store.
-    fn off_thread<T, F>(&self, f: F) -> AsyncTask<Work<T>>
+    /// Whether a read is in this process's memory (embedded) rather than a network round trip:
+    /// only then may a view run on the JS thread.
+    pub(crate) fn reads_in_process(&self) -> bool {
+        matches!(self.inner, Backing::Embedded(_))
+    }
+
+    /// Runs `f` on the libuv pool with the embedded store; on PostgreSQL, `what` is refused.
+    fn off_thread<T, F>(&self, what: &'static str, f: F) -> AsyncTask<Work<T>>
     where
         T: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName + Send + 'static,
         F: FnOnce(&EmbeddedStore) -> Result<T, Fault> + Send + 'static,
     {
         let store = self.inner.clone();
-        work(move || f(&store))
+        work(move || match store {
+            Backing::Embedded(s) => f(&s),
+            Backing::Postgres(_) => Err(Fault::unsupported(what)),
+        })
     }
 }
 
@@ -91,35 +135,56 @@ impl From<NativeDurability> for Durability {
 
 #[napi]
 impl NativeStore {
-    /// Open (creating if needed) the store in `dir`; takes the directory's lock.
+    /// Open (creating if needed) the store in `dir`, taking the directory's lock; or, for a
+    /// `postgres://` / `postgresql://` URL, connect and create or migrate the schema.
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
+            if is_url(&dir) {
+                if let NativeDurability::Buffered = options.durability {
+                    return Err(Fault::invalid_option(
+                        "durability",
+                        "buffered (a PostgreSQL store's durability is the server's: every commit is acknowledged once the server committed it)",
+                    ));
+                }
+                return Ok(NativeStore { inner: Backing::Postgres(Arc::new(PgStore::open(&dir)?)) });
+            }
             let opts = EmbeddedOptions {
                 durability: options.durability.into(),
                 create_if_missing: options.create,
                 ..Default::default()
             };
-            Ok(NativeStore { inner: EmbeddedStore::open(&dir, opts)? })
+            Ok(NativeStore { inner: Backing::Embedded(EmbeddedStore::open(&dir, opts)?) })
         })
     }
 
     /// Release the lock and every file; idempotent.
     #[napi(ts_return_type = "Promise<void>")]
     pub fn close(&self) -> AsyncTask<Work<()>> {
-        self.off_thread(|s| Ok(s.close()?))
+        let store = self.inner.clone();
+        work(move || match store {
+            Backing::Embedded(s) => Ok(s.close()?),
+            Backing::Postgres(s) => {
+                s.close();
+                Ok(())
+            }
+        })
     }
 
     /// Make every commit so far durable (for `buffered`).
     #[napi(ts_return_type = "Promise<void>")]
     pub fn sync(&self) -> AsyncTask<Work<()>> {
-        self.off_thread(|s| Ok(s.sync()?))
+        let store = self.inner.clone();
+        work(move || match store {
+            Backing::Embedded(s) => Ok(s.sync()?),
+            Backing::Postgres(s) => Ok(s.check_open()?),
+        })
     }
 
     /// A durable, openable copy of the current state in `dir` (empty or absent).
     #[napi(ts_return_type = "Promise<NativeCheckpointInfo>")]
     pub fn checkpoint(&self, dir: String) -> AsyncTask<Work<NativeCheckpointInfo>> {
-        self.off_thread(move |s| {
+        self.off_thread("checkpoint", move |s| {
             let info = s.checkpoint(&dir)?;
             Ok(NativeCheckpointInfo { seq: info.seq as f64, hard_linked: info.hard_linked })
         })
@@ -127,7 +192,7 @@ impl NativeStore {
 
     #[napi(ts_return_type = "Promise<NativeCompactInfo>")]
     pub fn compact(&self) -> AsyncTask<Work<NativeCompactInfo>> {
-        self.off_thread(|s| {
+        self.off_thread("compact", |s| {
             let info = s.compact()?;
             Ok(NativeCompactInfo { bytes_before: info.bytes_before as f64, bytes_after: info.bytes_after as f64 })
         })
@@ -136,7 +201,7 @@ impl NativeStore {
     /// Read every record and check every checksum.
     #[napi(ts_return_type = "Promise<NativeVerifyReport>")]
     pub fn verify(&self) -> AsyncTask<Work<NativeVerifyReport>> {
-        self.off_thread(|s| {
+        self.off_thread("verify", |s| {
             let r = s.verify()?;
             Ok(NativeVerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 })
         })
@@ -146,7 +211,17 @@ impl NativeStore {
     #[napi]
     pub fn stats(&self, env: Env) -> napi::Result<NativeStats> {
         on_js_thread(&env, || {
-            let s = self.inner.stats();
+            let s = match &self.inner {
+                Backing::Embedded(s) => s.stats(),
+                Backing::Postgres(s) => {
+                    let c = s.counters();
+                    return Ok(NativeStats {
+                        commits: c.commits as f64,
+                        values_read: c.values_read as f64,
+                        ..NativeStats::zero()
+                    });
+                }
+            };
             Ok(NativeStats {
                 commits: s.commits as f64,
                 fsyncs: s.fsyncs as f64,
@@ -167,7 +242,8 @@ impl NativeStore {
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
-            let snap = self.inner.snapshot()?;
+            let Backing::Embedded(store) = &self.inner else { return Err(Fault::unsupported("snapshot")) };
+            let snap = store.snapshot()?;
             Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
         })
     }
