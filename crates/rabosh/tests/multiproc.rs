@@ -100,6 +100,23 @@ fn child_big_writer(dir: &Path) {
     }
 }
 
+/// Takes the commit lock, leaves garbage (a torn frame) after the last commit, and waits to be
+/// killed: the next holder must cut it before appending.
+fn child_tear(dir: &Path) {
+    let store = Store::open(dir, Options { segment_bytes: 64 << 20, ..shared() }).unwrap();
+    let _guard = store.commit_guard().unwrap();
+    let active = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".seg"))
+        .max()
+        .unwrap();
+    let mut f = std::fs::OpenOptions::new().append(true).open(dir.join(active)).unwrap();
+    f.write_all(&[0xAB; 100]).unwrap();
+    println!("TORN");
+    std::thread::sleep(Duration::from_secs(60));
+}
+
 fn spawn(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args(args)
@@ -241,6 +258,26 @@ fn kill_lock_holder() {
     println!("kill lock holder: {rounds} rounds, worst commit after a kill {worst:?}");
 }
 
+/// A holder killed after leaving a torn frame: this process cuts it under the lock before its
+/// own commit, so the log stays clean (strict open refuses any torn tail).
+fn torn_tail_of_dead_holder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let opts = Options { segment_bytes: 64 << 20, ..shared() };
+    let store = Store::open(&dir, opts.clone()).unwrap();
+    increment(&store, "n").unwrap();
+    let (mut child, mut out) = spawn(&["child-tear", dir.to_str().unwrap()]);
+    assert_eq!(read_line(&mut out).as_deref(), Some("TORN"));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(counter("n", &store.snapshot().unwrap()), 1);
+    assert_eq!(increment(&store, "n").unwrap(), 2);
+    drop(store);
+    let strict = Store::open(&dir, Options { strict: true, shared: false, ..opts }).unwrap();
+    assert_eq!(counter("n", &strict.snapshot().unwrap()), 2);
+    strict.verify().unwrap();
+}
+
 /// Exclusive stays exclusive: a shared opener is refused by an exclusive holder and vice versa.
 fn exclusive_refuses_shared() {
     let tmp = tempfile::tempdir().unwrap();
@@ -265,11 +302,13 @@ fn main() {
         }
         Some("child-observer") => return child_observer(&PathBuf::from(&args[2])),
         Some("child-big-writer") => return child_big_writer(&PathBuf::from(&args[2])),
+        Some("child-tear") => return child_tear(&PathBuf::from(&args[2])),
         _ => {}
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
         ("exclusive_refuses_shared", exclusive_refuses_shared),
+        ("torn_tail_of_dead_holder", torn_tail_of_dead_holder),
         ("no_lost_update", no_lost_update),
         ("kill_lock_holder", kill_lock_holder),
     ];
