@@ -294,6 +294,49 @@ fn exclusive_refuses_shared() {
     assert_eq!(counter("x", &a.snapshot().unwrap()), 2);
 }
 
+/// Figures, not a test (run by name only): commit latency exclusive vs shared, two processes
+/// committing at once, and the cost of a read that must catch up on another's commit.
+fn bench() {
+    let n = env_num("MP_BENCH_N", 300);
+    let tmp = tempfile::tempdir().unwrap();
+    let per_commit = |store: &Store, key: &str| {
+        let t = Instant::now();
+        for _ in 0..n {
+            increment(store, key).unwrap();
+        }
+        t.elapsed() / n as u32
+    };
+    let ex = Store::open(tmp.path().join("ex"), Options::default()).unwrap();
+    println!("exclusive, one process: {:?} per commit", per_commit(&ex, "k"));
+    drop(ex);
+    let dir = tmp.path().join("sh");
+    let sh = Store::open(&dir, shared()).unwrap();
+    println!("shared, one process: {:?} per commit", per_commit(&sh, "k"));
+    let d = dir.to_str().unwrap().to_string();
+    let (mut c, mut out) = spawn(&["child-counter", &d, "1", &n.to_string()]);
+    assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
+    let here = per_commit(&sh, "c0");
+    let mut acks = vec![0u64; KEYS as usize];
+    count_acks(&mut out, &mut acks, None);
+    c.wait().unwrap();
+    println!("shared, two processes committing at once: {here:?} per commit in this one");
+    // Reads: nothing new vs one commit by another handle (a second shared handle, same costs).
+    let other = Store::open(&dir, shared()).unwrap();
+    let t = Instant::now();
+    for _ in 0..n {
+        counter("k", &sh.snapshot().unwrap());
+    }
+    let idle = t.elapsed() / n as u32;
+    let mut caught = Duration::ZERO;
+    for _ in 0..n {
+        increment(&other, "o").unwrap();
+        let t = Instant::now();
+        counter("o", &sh.snapshot().unwrap());
+        caught += t.elapsed();
+    }
+    println!("shared read: {idle:?} when nothing changed, {:?} catching up one commit", caught / n as u32);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -306,6 +349,9 @@ fn main() {
         _ => {}
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
+    if filters.iter().any(|f| f.as_str() == "bench") {
+        return bench();
+    }
     let tests: [(&str, fn()); 4] = [
         ("exclusive_refuses_shared", exclusive_refuses_shared),
         ("torn_tail_of_dead_holder", torn_tail_of_dead_holder),
