@@ -230,8 +230,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** Opens `dir`, owns the store, and closes it with the handler. */
   static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
     settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
-    const { durability, create, ...handlerOptions } = options ?? {};
-    const db = await Rabosh.open(dir, storeOptions({ durability, create }));
+    const { durability, create, exclusive, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, storeOptions({ durability, create, exclusive }));
     try {
       const h = new RaboshMemoryToolHandler(db, handlerOptions);
       h.#owned = true;

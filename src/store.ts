@@ -30,6 +30,13 @@ export interface RaboshOptions {
    * empty or non-store directory fails instead, and nothing is written (read-only tools).
    */
   create?: boolean;
+  /**
+   * Hold the directory alone; default `true`: a second opener, in any process, fails with
+   * `StoreLockedError` naming the holder. `false` lets several processes on one machine (local
+   * filesystems only) open the store at once, every commit serialised by a cross-process lock
+   * and every read caught up with the others' commits; it needs `durability: 'sync'`.
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -111,7 +118,7 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability', 'create'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(options: RaboshOptions | undefined): NativeStoreOptions {
@@ -120,12 +127,21 @@ export function storeOptions(options: RaboshOptions | undefined): NativeStoreOpt
   if (typeof create !== 'boolean') {
     throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
   }
+  const exclusive = options?.exclusive ?? true;
+  if (typeof exclusive !== 'boolean') {
+    throw new InvalidOptionError(
+      `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
+    );
+  }
   if (durability !== 'sync' && durability !== 'buffered') {
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create };
+  if (!exclusive && durability !== 'sync') {
+    throw new InvalidOptionError("invalid option exclusive: false needs durability: 'sync'");
+  }
+  return { durability, create, exclusive };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
