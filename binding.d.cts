@@ -227,6 +227,8 @@ export interface NativeStoreOptions {
   durability: NativeDurability
   /** Create the store when the directory holds none (false: refuse, touching nothing). */
   create: boolean
+  /** Hold the directory alone (false: several processes may share it; needs 'sync'). */
+  exclusive: boolean
 }
 
 /**

@@ -238,8 +238,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** Opens `dir`, owns the store, and closes it with the handler. */
   static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
     settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
-    const { durability, create, history, ...handlerOptions } = options ?? {};
-    const db = await Rabosh.open(dir, { durability, create, history });
+    const { durability, create, exclusive, history, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, { durability, create, exclusive, history });
     try {
       const h = new RaboshMemoryToolHandler(db, handlerOptions);
       h.#owned = true;

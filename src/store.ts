@@ -41,6 +41,13 @@ export interface RaboshOptions {
    * `true`, or `{ retainDays, maxVersionsPerMemory }`. Default off.
    */
   history?: boolean | HistoryOptions;
+  /**
+   * Hold the directory alone; default `true`: a second opener, in any process, fails with
+   * `StoreLockedError` naming the holder. `false` lets several processes on one machine (local
+   * filesystems only) open the store at once, every commit serialised by a cross-process lock
+   * and every read caught up with the others' commits; it needs `durability: 'sync'`.
+   */
+  exclusive?: boolean;
 }
 
 /**
@@ -127,7 +134,7 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability', 'create', 'history'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history'] as const;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(
@@ -138,12 +145,21 @@ export function storeOptions(
   if (typeof create !== 'boolean') {
     throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
   }
+  const exclusive = options?.exclusive ?? true;
+  if (typeof exclusive !== 'boolean') {
+    throw new InvalidOptionError(
+      `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
+    );
+  }
   if (durability !== 'sync' && durability !== 'buffered') {
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create, history: historyOption(options?.history) };
+  if (!exclusive && durability !== 'sync') {
+    throw new InvalidOptionError("invalid option exclusive: false needs durability: 'sync'");
+  }
+  return { durability, create, exclusive, history: historyOption(options?.history) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
@@ -215,7 +231,9 @@ export class Rabosh {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path or a postgres:// URL');
     const opts = storeOptions(options);
     return new Rabosh(
-      await native(() => NativeStore.open(dir, { durability: opts.durability, create: opts.create })),
+      await native(() =>
+        NativeStore.open(dir, { durability: opts.durability, create: opts.create, exclusive: opts.exclusive }),
+      ),
       opts.history,
     );
   }

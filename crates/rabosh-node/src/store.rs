@@ -31,6 +31,8 @@ pub struct NativeStoreOptions {
     pub durability: NativeDurability,
     /// Create the store when the directory holds none (false: refuse, touching nothing).
     pub create: bool,
+    /// Hold the directory alone (false: several processes may share it; needs 'sync').
+    pub exclusive: bool,
 }
 
 #[napi(object)]
@@ -152,6 +154,7 @@ impl NativeStore {
             let opts = EmbeddedOptions {
                 durability: options.durability.into(),
                 create_if_missing: options.create,
+                shared: !options.exclusive,
                 ..Default::default()
             };
             Ok(NativeStore { inner: Backing::Embedded(EmbeddedStore::open(&dir, opts)?) })

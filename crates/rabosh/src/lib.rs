@@ -15,6 +15,7 @@ mod manifest;
 mod metabuf;
 mod recovery;
 mod segment;
+mod shared;
 mod snapshot;
 mod store;
 mod synced;
@@ -24,6 +25,7 @@ mod vfs;
 
 pub use error::{Error, LockHolder, Result};
 pub use format::FORMAT_VERSION;
+pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
 pub use store::Store;
 #[doc(hidden)]
@@ -56,6 +58,11 @@ pub struct Options {
     /// absent, empty or has no MANIFEST is `Error::NotAStore`, and nothing is created — for
     /// read-only tools, which must never turn a stray directory into a store.
     pub create_if_missing: bool,
+    /// Several processes may open the store at once (FORMAT.md, "Several processes"): a shared
+    /// directory lock, a cross-process commit lock, catch-up before every decision and read.
+    /// Off: the first opener holds the directory exclusively (`Error::Locked` for the others).
+    /// Requires `Durability::Sync`; local filesystems only.
+    pub shared: bool,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: Option<Arc<dyn Vfs>>,
@@ -68,6 +75,7 @@ impl Default for Options {
             segment_bytes: 64 << 20,
             strict: false,
             create_if_missing: true,
+            shared: false,
             vfs: None,
         }
     }

@@ -22,7 +22,8 @@ fn open_dirs() -> &'static Mutex<HashSet<PathBuf>> {
 
 /// Held for the store's lifetime; dropping releases both the OS lock and the in-process claim.
 pub struct DirLock {
-    canon: PathBuf,
+    /// The in-process claim; `None` in shared mode (several handles may share the directory).
+    canon: Option<PathBuf>,
     vfs: Arc<dyn Vfs>,
     dir: PathBuf,
     _guard: LockGuard,
@@ -34,8 +35,12 @@ impl Drop for DirLock {
         // Blank the record while the lock is still held (the guard drops after this body): a
         // record left behind would name a holder that may still run — this very process, after
         // a close and a later open — and a contender racing the next winner could report it.
+        let Some(canon) = &self.canon else {
+            // Shared: other holders may still run; the record names the last one to open.
+            return;
+        };
         let _ = replace_file(&*self.vfs, &self.dir, HOLDER, HOLDER_TMP, b"", None);
-        open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(&self.canon);
+        open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(canon);
     }
 }
 
@@ -71,7 +76,27 @@ pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
     let me = own_record();
     let _ = replace_file(&**vfs, dir, HOLDER, HOLDER_TMP, me.as_bytes(), None);
     std::mem::forget(claim);
-    Ok(DirLock { canon, vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard, _dir_guard: dir_guard })
+    Ok(DirLock { canon: Some(canon), vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard, _dir_guard: dir_guard })
+}
+
+/// Shared mode: a shared lock on `LOCK` and the directory. Any number of shared holders (in
+/// this process or others) coexist; an exclusive holder refuses them and they refuse it.
+pub fn acquire_shared(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
+    let path = dir.join(LOCK);
+    let locked = || Error::Locked { dir: dir.to_path_buf(), holder: read_holder_retrying(&**vfs, dir) };
+    let guard = match vfs.try_lock_shared(&path) {
+        Ok(Some(g)) => g,
+        Ok(None) => return Err(locked()),
+        Err(e) => return Err(Error::io("lock", &path, e)),
+    };
+    let dir_guard = match vfs.try_lock_dir_shared(dir) {
+        Ok(Some(g)) => g,
+        Ok(None) => return Err(locked()),
+        Err(e) => return Err(Error::io("lock", dir, e)),
+    };
+    // An exclusive contender names the last shared holder to open (best effort, never fsynced).
+    let _ = replace_file(&**vfs, dir, HOLDER, HOLDER_TMP, own_record().as_bytes(), None);
+    Ok(DirLock { canon: None, vfs: vfs.clone(), dir: dir.to_path_buf(), _guard: guard, _dir_guard: dir_guard })
 }
 
 /// Releases the in-process claim if acquiring fails half-way.

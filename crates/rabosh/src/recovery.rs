@@ -24,7 +24,12 @@ fn foreign(name: &str) -> bool {
 fn ours_but_not_data(name: &str) -> bool {
     matches!(
         name,
-        crate::lock::LOCK | crate::lock::HOLDER | crate::lock::HOLDER_TMP | MANIFEST_TMP | crate::synced::SYNCED
+        crate::lock::LOCK
+            | crate::shared::WRITER
+            | crate::lock::HOLDER
+            | crate::lock::HOLDER_TMP
+            | MANIFEST_TMP
+            | crate::synced::SYNCED
     )
 }
 
@@ -38,7 +43,16 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         return Err(Error::NotAStore { dir: dir.to_path_buf() });
     }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
-    let lock = crate::lock::acquire(&vfs, dir)?;
+    if options.shared && options.durability != crate::Durability::Sync {
+        return Err(Error::InvalidArgument("a shared store needs Durability::Sync".into()));
+    }
+    let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
+    let shared = if options.shared { Some(crate::shared::SharedState::open(dir)?) } else { None };
+    // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers.
+    let held = match &shared {
+        Some(sh) => Some(sh.lock_file(dir)?),
+        None => None,
+    };
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
@@ -64,14 +78,73 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let mut manifest = Manifest::read(&*vfs, dir)?;
     check_shape(&manifest, &dir.join(MANIFEST))?;
 
+    let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
+    let synced_point = synced.read();
+    check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
+    let Loaded { map, live, seq, mut disk, mut segments, mut log } =
+        load(&vfs, dir, &manifest, &synced, options.strict, &counters)?;
+    sweep(&*vfs, dir, &names, &manifest);
+
+    if log.is_none() {
+        let number = manifest.next_segment;
+        let mut m = manifest.clone();
+        m.next_segment += 1;
+        let seg = create_log_segment(&vfs, dir, number, seq + 1, &fsyncs)?;
+        m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
+        m.write(&*vfs, dir, &fsyncs)?;
+        manifest = m;
+        disk += SEG_HEADER as u64;
+        segments.push(seg.clone());
+        log = Some(ActiveLog::fresh(seg));
+    }
+    counters.disk_bytes.store(disk, Ordering::Relaxed);
+    segments.sort_by_key(|s| s.number);
+
+    let version = Version { map, seq, segments: Arc::new(segments), live_bytes: live };
+    drop(held);
+    let store = Store {
+        dir: dir.to_path_buf(),
+        options,
+        vfs,
+        current: ArcSwap::from_pointee(version),
+        writer: Mutex::new(Writer { manifest, log, lock: Some(lock), synced: Some(synced) }),
+        syncer: Mutex::new(()),
+        counters,
+        closed: AtomicBool::new(false),
+        poisoned: std::sync::OnceLock::new(),
+        shared,
+    };
+    Ok(store)
+}
+
+/// What the segments of one MANIFEST hold.
+pub(crate) struct Loaded {
+    pub map: KeyMap,
+    pub live: u64,
+    pub seq: u64,
+    pub disk: u64,
+    pub segments: Vec<Arc<Segment>>,
+    pub log: Option<ActiveLog>,
+}
+
+/// Loads every segment `manifest` lists (hint or scan), cutting a torn tail of the active one.
+/// Open runs it; in shared mode so does a catch-up that finds the MANIFEST replaced — always
+/// under the commit lock, so the tail it may cut is never a commit being written.
+pub(crate) fn load(
+    vfs: &Arc<dyn Vfs>,
+    dir: &Path,
+    manifest: &Manifest,
+    synced: &SyncedFile,
+    strict: bool,
+    counters: &Counters,
+) -> Result<Loaded> {
+    let fsyncs = || counters.fsync();
     let mut map = KeyMap::new();
     let mut live = 0u64;
     let mut seq = 0u64;
     let mut disk = 0u64;
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
-    let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
     let synced_point = synced.read();
-    check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
     let mut log: Option<ActiveLog> = None;
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
@@ -104,7 +177,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            let recs = match crate::hint::load(&*vfs, dir, sm.number, sm.len) {
+            let recs = match crate::hint::load(&**vfs, dir, sm.number, sm.len) {
                 Some(r) => r,
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed)?;
@@ -117,7 +190,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
                         });
                     }
                     // Best effort: a hint that cannot be written is rebuilt again next time.
-                    let _ = crate::hint::write(&*vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
+                    let _ = crate::hint::write(&**vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
                     sc.recs
                 }
             };
@@ -129,7 +202,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
             let sc = scan(&*f, &path, (sm.number, version, KIND_LOG), seq + 1, ScanMode::Active { synced: durable })?;
             if let Some(why) = &sc.torn {
-                if options.strict {
+                if strict {
                     return Err(Error::Corruption {
                         file: path,
                         offset: sc.valid_len,
@@ -165,35 +238,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         }
     }
 
-    sweep(&*vfs, dir, &names, &manifest);
-
-    if log.is_none() {
-        let number = manifest.next_segment;
-        let mut m = manifest.clone();
-        m.next_segment += 1;
-        let seg = create_log_segment(&vfs, dir, number, seq + 1, &fsyncs)?;
-        m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
-        m.write(&*vfs, dir, &fsyncs)?;
-        manifest = m;
-        disk += SEG_HEADER as u64;
-        segments.push(seg.clone());
-        log = Some(ActiveLog::fresh(seg));
-    }
-    counters.disk_bytes.store(disk, Ordering::Relaxed);
-    segments.sort_by_key(|s| s.number);
-
-    let version = Version { map, seq, segments: Arc::new(segments), live_bytes: live };
-    Ok(Store {
-        dir: dir.to_path_buf(),
-        options,
-        vfs,
-        current: ArcSwap::from_pointee(version),
-        writer: Mutex::new(Writer { manifest, log, lock: Some(lock), synced: Some(synced) }),
-        syncer: Mutex::new(()),
-        counters,
-        closed: AtomicBool::new(false),
-        poisoned: std::sync::OnceLock::new(),
-    })
+    Ok(Loaded { map, live, seq, disk, segments, log })
 }
 
 /// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the
@@ -241,7 +286,7 @@ fn check_not_rolled_back(
 }
 
 /// A MANIFEST that checksums but describes an impossible layout is damage, not a torn write.
-fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
+pub(crate) fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
     let bad = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
     let mut seen = HashSet::new();
     for (i, s) in m.segments.iter().enumerate() {

@@ -217,10 +217,17 @@ pub enum ScanMode {
 
 /// Scans a segment from its first frame.
 /// `next_seq`: for a log segment, the seq its first commit must carry. `version`: its header's.
-pub fn scan(
+pub fn scan(f: &dyn VFile, path: &Path, id: (u64, u32, u8), next_seq: u64, mode: ScanMode) -> Result<Scanned> {
+    scan_from(f, path, id, SEG_HEADER as u64, next_seq, mode)
+}
+
+/// Scans from offset `from` (a frame boundary already read): shared mode's catch-up reads only
+/// the tail other processes appended. `recs`, `records` and `valid_len` cover `[from, ..)`.
+pub fn scan_from(
     f: &dyn VFile,
     path: &Path,
     (number, version, kind): (u64, u32, u8),
+    from: u64,
     next_seq: u64,
     mode: ScanMode,
 ) -> Result<Scanned> {
@@ -230,13 +237,13 @@ pub fn scan(
     let mut out = Scanned {
         recs: SegRecs::new(),
         last_seq: None,
-        valid_len: SEG_HEADER as u64,
+        valid_len: from,
         records: 0,
         torn: None,
         ends_with_commit: false,
     };
     let mut expect = next_seq;
-    let mut off = SEG_HEADER as u64;
+    let mut off = from;
     while off < file_len {
         // A bad frame: classify, then stop.
         let bad = match read_frame(&mut ch, off, file_len, path)? {

@@ -106,6 +106,8 @@ pub struct Store {
     /// Set by the first failed write/fsync (or a panic under the writer mutex): from then on
     /// every call answers `Poisoned` until reopen, so nothing answers from a failed commit.
     pub(crate) poisoned: OnceLock<String>,
+    /// Shared mode's commit lock and what this process last saw of the files.
+    pub(crate) shared: Option<crate::shared::SharedState>,
 }
 
 impl Store {
@@ -173,6 +175,7 @@ impl Store {
     /// Apply a batch as one commit; returns its sequence number once durable (per durability).
     /// An empty batch commits nothing and returns the current sequence number.
     pub fn write(&self, batch: Batch) -> Result<u64> {
+        let _guard = self.commit_guard()?;
         let seq = self.append(batch)?;
         self.wait_durable(seq)?;
         Ok(seq)
@@ -195,7 +198,14 @@ impl Store {
     /// mode it is neither fsynced nor visible to [`Store::snapshot`] until
     /// [`Store::wait_durable`] (by this caller or any other) covers it; in Buffered mode it is
     /// published at once. An empty batch commits nothing and returns the latest sequence number.
+    ///
+    /// Shared mode: call it while holding [`Store::commit_guard`] (decide on
+    /// [`Store::latest_snapshot`] under the same guard); the commit is fsynced before it
+    /// returns, so no other process ever reads a commit that is not durable.
     pub fn append(&self, batch: Batch) -> Result<u64> {
+        if !self.holds_commit_lock() {
+            return Err(Error::InvalidArgument("in shared mode, append only while holding commit_guard()".into()));
+        }
         let mut w = self.writable()?;
         let cur = w.log().tail.clone().unwrap_or_else(|| self.current.load_full());
         if batch.is_empty() {
@@ -293,6 +303,10 @@ impl Store {
             self.current.store(v);
         } else {
             log.tail = Some(v);
+        }
+        if self.shared.is_some() {
+            // The commit lock is released after this: the next holder must find it durable.
+            self.settle(&mut w)?;
         }
         Ok(seq)
     }
@@ -476,22 +490,31 @@ impl Store {
         Ok(())
     }
 
+    /// The last commit published, as this process knows it: no catch-up on other processes
+    /// (for bookkeeping under locks a catch-up must not wait behind).
+    pub fn published_seq(&self) -> u64 {
+        self.current.load().seq
+    }
+
     /// A consistent read view that later commits do not change.
     pub fn snapshot(&self) -> Result<Snapshot> {
         if self.closed.load(Ordering::SeqCst) {
             return Err(Error::Closed);
         }
         self.check_poison()?;
+        self.catch_up_for_read()?;
         Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
     }
 
     /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
     pub fn compact(&self) -> Result<CompactInfo> {
+        let _guard = self.commit_guard()?;
         crate::compact::compact(self)
     }
 
     /// Write a durable, openable copy of the current state into `target` (empty or absent).
     pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        let _guard = self.commit_guard()?;
         crate::checkpoint::checkpoint(self, target.as_ref())
     }
 
@@ -570,6 +593,12 @@ impl Store {
     /// Close the store: release the lock and every file handle this handle holds (open snapshots
     /// keep the segments they see). Buffered commits are synced first. Idempotent.
     pub fn close(&self) -> Result<()> {
+        // Shared mode: the clean-close record is written under the commit lock, after catching
+        // up, so it never names less than another process already recorded.
+        let _guard = match self.shared.is_some() && !self.is_closed() && self.poisoned.get().is_none() {
+            true => self.commit_guard().ok(),
+            false => None,
+        };
         let mut w = self.lock_writer_anyway();
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());

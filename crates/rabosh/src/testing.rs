@@ -253,6 +253,12 @@ impl Vfs for FaultFs {
     fn try_lock_dir(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock_dir(dir)
     }
+    fn try_lock_shared(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock_shared(path)
+    }
+    fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
+        self.inner.try_lock_dir_shared(dir)
+    }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         self.inner.canonicalize(dir)
     }

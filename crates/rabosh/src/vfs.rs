@@ -52,6 +52,16 @@ pub trait Vfs: Send + Sync + Debug {
     fn try_lock_dir(&self, _dir: &Path) -> io::Result<Option<LockGuard>> {
         Ok(Some(Box::new(())))
     }
+    /// Shared mode (several processes, one store): a shared OS lock on `path` (created if
+    /// absent), compatible with other shared holders and refused while an exclusive one holds
+    /// it. Default: unsupported, so a filesystem that cannot lock cannot be shared.
+    fn try_lock_shared(&self, _path: &Path) -> io::Result<Option<LockGuard>> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "shared locks are not supported by this filesystem"))
+    }
+    /// Shared counterpart of [`Vfs::try_lock_dir`].
+    fn try_lock_dir_shared(&self, _dir: &Path) -> io::Result<Option<LockGuard>> {
+        Ok(Some(Box::new(())))
+    }
     /// A stable identity for `dir` (the process-wide open-store set is keyed by it).
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf>;
 }
@@ -113,6 +123,14 @@ pub fn create_dir_durable(vfs: &dyn Vfs, dir: &Path) -> io::Result<()> {
 
 fn exclusive(f: File) -> io::Result<Option<LockGuard>> {
     match f.try_lock() {
+        Ok(()) => Ok(Some(Box::new(f))),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+fn shared(f: File) -> io::Result<Option<LockGuard>> {
+    match f.try_lock_shared() {
         Ok(()) => Ok(Some(Box::new(f))),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
@@ -230,6 +248,24 @@ impl Vfs for StdFs {
         #[cfg(unix)]
         {
             exclusive(File::open(dir)?)
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = dir;
+            Ok(Some(Box::new(())))
+        }
+    }
+    fn try_lock_shared(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        let mut o = OpenOptions::new();
+        o.read(true).write(true).create(true).truncate(false);
+        #[cfg(windows)]
+        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
+        shared(o.open(path)?)
+    }
+    fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
+        #[cfg(unix)]
+        {
+            shared(File::open(dir)?)
         }
         #[cfg(not(unix))]
         {

@@ -27,6 +27,7 @@ impl Engine {
             segment_bytes: options.segment_bytes,
             strict: options.strict,
             create_if_missing: options.create_if_missing,
+            shared: options.shared,
             vfs: options.vfs.clone(),
         };
         Ok(Engine(rabosh::Store::open(dir, engine)?))
@@ -38,6 +39,17 @@ impl Engine {
     }
 
     /// The newest state, including commits appended but not yet durable.
+    /// Held from the decision through the append: in shared mode the cross-process commit
+    /// lock, taken after catching up with every other process's commits.
+    pub fn commit_guard(&self) -> Result<rabosh::CommitGuard<'_>> {
+        Ok(self.0.commit_guard()?)
+    }
+
+    /// The published seq as this process knows it, without a catch-up.
+    pub fn published_seq(&self) -> u64 {
+        self.0.published_seq()
+    }
+
     pub fn latest(&self) -> Result<EngineSnap> {
         Ok(EngineSnap(self.0.latest_snapshot()?))
     }

@@ -39,6 +39,10 @@ pub struct EmbeddedOptions {
     pub strict: bool,
     /// Create the store when the directory holds none; false refuses (`NotAStore`), writing nothing.
     pub create_if_missing: bool,
+    /// Several processes may open the store at once (the engine's shared mode): commits are
+    /// serialised by a cross-process lock and every decision and read first catches up with
+    /// other processes' commits. Off: the directory is held exclusively. Requires `Sync`.
+    pub shared: bool,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: SharedVfs,
@@ -51,6 +55,7 @@ impl Default for EmbeddedOptions {
             segment_bytes: 64 << 20,
             strict: false,
             create_if_missing: true,
+            shared: false,
             vfs: None,
         }
     }
@@ -234,8 +239,11 @@ impl Shared {
         build: bool,
         f: impl FnOnce(&ScopeIndex, &mut u64) -> R,
     ) -> Result<Option<R>> {
+        // Catch up with other processes before the index lock: a committing thread of this
+        // process holds the commit lock while it waits for the index lock.
+        self.engine.snapshot()?;
         let mut ix = self.lock_indexes();
-        let published = self.engine.snapshot()?.seq();
+        let published = self.engine.published_seq();
         ix.catch_up(published);
         if view.snap.seq() != published {
             return Ok(None);
@@ -330,6 +338,8 @@ impl Backend for EmbeddedStore {
         s.poison.check()?;
         let writer = s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?;
         let _on_panic = s.poison.on_panic();
+        // Shared mode: no other process commits between this decision and its append.
+        let guard = s.engine.commit_guard().map_err(|e| s.failed(e))?;
         // Decide on the newest state, including commits not yet durable, so no update is lost
         // while an fsync is in flight.
         let view = EngineView { snap: s.engine.latest()?, shared: s.clone() };
@@ -337,6 +347,7 @@ impl Backend for EmbeddedStore {
         body(&view, &mut staged)?;
         if staged.is_empty() {
             // Decided on that state: answer once it is durable, without holding the lock.
+            drop(guard);
             drop(writer);
             return s.engine.wait_durable(view.snap.seq()).map_err(|e| s.failed(e));
         }
@@ -360,6 +371,7 @@ impl Backend for EmbeddedStore {
             }
             seq
         };
+        drop(guard);
         drop(writer);
         s.engine.wait_durable(seq).map_err(|e| s.failed(e))
     }

@@ -1,0 +1,39 @@
+// `exclusive: false`: several handles share one store (here two in one process: they hold
+// separate OS locks and separate in-memory state, just as two processes would); the default
+// stays exclusive. The multi-process proofs (SIGKILL, observer) are crates/rabosh/tests/multiproc.rs.
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { InvalidOptionError, Rabosh, RaboshMemoryToolHandler, StoreLockedError } from '../index.ts';
+import { makeTempDir, removeDir } from './tmp-dir.ts';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach(removeDir));
+
+describe('exclusive: false', () => {
+  it('lets two handles edit one store without losing an update, and keeps exclusive openers out', async () => {
+    const dir = makeTempDir();
+    dirs.push(dir);
+    const a = await RaboshMemoryToolHandler.open(dir, { exclusive: false });
+    const b = await RaboshMemoryToolHandler.open(dir, { exclusive: false });
+    await a.execute({ command: 'create', path: '/memories/n', file_text: 'n' });
+    await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        (i % 2 ? a : b).execute({ command: 'str_replace', path: '/memories/n', old_str: 'n', new_str: `${i % 10}n` }),
+      ),
+    );
+    const view = (await b.execute({ command: 'view', path: '/memories/n' })).text;
+    const content = view.split('\t').at(-1)!.trim();
+    expect(content).toHaveLength(41);
+    expect((await b.execute({ command: 'view', path: '/memories' })).text).toContain('/memories/n');
+    await expect(Rabosh.open(dir)).rejects.toBeInstanceOf(StoreLockedError);
+    await a.close();
+    await b.close();
+  });
+
+  it('needs durability sync', async () => {
+    const dir = makeTempDir();
+    dirs.push(dir);
+    await expect(Rabosh.open(dir, { exclusive: false, durability: 'buffered' })).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(Rabosh.open(dir, { exclusive: 'no' as unknown as boolean })).rejects.toBeInstanceOf(InvalidOptionError);
+  });
+});

@@ -1,0 +1,262 @@
+//! Shared mode: several processes, one store (FORMAT.md, "Several processes").
+//!
+//! What serialises commits: an exclusive OS lock on `WRITER`, held from the catch-up that
+//! precedes a decision through the append and its fsync. The kernel drops it when its holder
+//! dies, so a SIGKILL while holding it blocks no one; the next holder cuts the torn tail the
+//! dead one may have left (recovery's own rules, over the tail only).
+//!
+//! How a process learns of others' commits: before a decision (under the lock) and before a
+//! read, it compares what it knows — the MANIFEST inode it last read (replaced whole by
+//! rotation and compaction, so an unlinked one means "changed") and the active segment's
+//! length — with the files; on a difference it takes the lock and catches up: the new tail of
+//! the active segment only, or everything when the MANIFEST was replaced.
+//!
+//! How segments are retired safely: every process keeps its own handle on every segment its
+//! versions see, so a segment another process's compaction unlinked stays readable (Unix). A
+//! process opens only segments named by a MANIFEST read under the lock, and compaction swaps the
+//! MANIFEST under the lock, so a listed segment is never gone when it is opened.
+
+use crate::keydir::{Version, apply_recs};
+use crate::manifest::{MANIFEST, Manifest};
+use crate::segment::{ScanMode, Segment, scan_from};
+use crate::store::Store;
+use crate::vfs::{OpenMode, VFile};
+use crate::{Error, Result};
+use std::cell::RefCell;
+use std::fs::File;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+pub const WRITER: &str = "WRITER";
+
+/// What this process knows of the files, to tell cheaply whether another process changed them.
+struct Seen {
+    manifest: Option<Arc<dyn VFile>>,
+    active: Option<Arc<Segment>>,
+    len: u64,
+}
+
+pub(crate) struct SharedState {
+    /// The commit lock's file (never deleted: a replaced file would let two writers in).
+    writer: File,
+    /// One commit-lock holder per process at a time (the OS lock is per open file).
+    gate: Mutex<()>,
+    seen: Mutex<Seen>,
+}
+
+impl SharedState {
+    pub fn open(dir: &Path) -> Result<SharedState> {
+        let path = dir.join(WRITER);
+        let writer = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| Error::io("open", &path, e))?;
+        Ok(SharedState {
+            writer,
+            gate: Mutex::new(()),
+            seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
+        })
+    }
+
+    /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies).
+    pub fn lock_file(&self, dir: &Path) -> Result<FileLock<'_>> {
+        self.writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
+        Ok(FileLock(&self.writer))
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Seen> {
+        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The OS commit lock, released on drop.
+pub(crate) struct FileLock<'a>(&'a File);
+impl Drop for FileLock<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.unlock();
+    }
+}
+
+thread_local! {
+    /// Stores whose commit lock this thread holds (by address): a read inside a commit is
+    /// already caught up and must not wait for the lock it holds.
+    static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Held while one commit (or maintenance step) decides, appends and syncs: in shared mode the
+/// cross-process commit lock, taken after this process caught up with every other's commits.
+/// Without shared mode it holds nothing (the writer mutex serialises, as always).
+pub struct CommitGuard<'a> {
+    store: &'a Store,
+    file: Option<FileLock<'a>>,
+    _gate: Option<MutexGuard<'a, ()>>,
+}
+
+impl Drop for CommitGuard<'_> {
+    fn drop(&mut self) {
+        if self.file.is_none() {
+            return;
+        }
+        // Still under the lock: what memory holds is what the files hold now.
+        self.store.note_seen();
+        self.file = None;
+        let me = self.store as *const Store as usize;
+        HELD.with(|h| h.borrow_mut().retain(|a| *a != me));
+    }
+}
+
+impl Store {
+    fn held_here(&self) -> bool {
+        let me = self as *const Store as usize;
+        HELD.with(|h| h.borrow().contains(&me))
+    }
+
+    pub(crate) fn holds_commit_lock(&self) -> bool {
+        self.shared.is_none() || self.held_here()
+    }
+
+    /// Takes the commit lock and catches up (shared mode); a no-op guard otherwise. A commit
+    /// decided and appended while holding it can lose no other process's update.
+    pub fn commit_guard(&self) -> Result<CommitGuard<'_>> {
+        let Some(sh) = &self.shared else {
+            return Ok(CommitGuard { store: self, file: None, _gate: None });
+        };
+        if self.held_here() {
+            return Err(Error::InvalidArgument("the commit lock is already held by this thread".into()));
+        }
+        let gate = sh.gate.lock().unwrap_or_else(|p| p.into_inner());
+        let file = sh.lock_file(&self.dir)?;
+        let me = self as *const Store as usize;
+        HELD.with(|h| h.borrow_mut().push(me));
+        let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate) };
+        {
+            let mut w = self.writable()?;
+            self.catch_up(&mut w)?;
+        }
+        Ok(guard)
+    }
+
+    /// Before a read in shared mode: catch up if another process changed the files.
+    pub(crate) fn catch_up_for_read(&self) -> Result<()> {
+        if self.shared.is_none() || self.held_here() || !self.files_changed() {
+            return Ok(());
+        }
+        drop(self.commit_guard()?);
+        Ok(())
+    }
+
+    /// Cheap: two fstat calls, no lock.
+    fn files_changed(&self) -> bool {
+        let Some(sh) = &self.shared else { return false };
+        let seen = sh.seen();
+        let manifest_replaced = seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true));
+        let grew = seen.active.as_ref().is_none_or(|a| a.file().len().map_or(true, |l| l != seen.len));
+        manifest_replaced || grew
+    }
+
+    /// Records the MANIFEST and active segment as this process now knows them (under the lock).
+    pub(crate) fn note_seen(&self) {
+        let Some(sh) = &self.shared else { return };
+        let w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(log) = w.log.as_ref() else { return };
+        let mut seen = sh.seen();
+        if seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
+            seen.manifest = self.vfs.open(&self.dir.join(MANIFEST), OpenMode::Read).ok();
+        }
+        seen.active = Some(log.seg.clone());
+        seen.len = log.len;
+    }
+
+    /// Brings memory up to the files (under the commit lock and the writer mutex).
+    pub(crate) fn catch_up(&self, w: &mut crate::store::Writer) -> Result<()> {
+        let Some(sh) = &self.shared else { return Ok(()) };
+        let replaced = {
+            let seen = sh.seen();
+            seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
+        };
+        if replaced {
+            let on_disk = Manifest::read(&*self.vfs, &self.dir)?;
+            if on_disk != w.manifest {
+                return self.reload(w, on_disk);
+            }
+        }
+        self.catch_up_tail(w)
+    }
+
+    /// Applies the frames other processes appended to the active segment; cuts a torn tail a
+    /// dead holder of the lock left (no live process is writing: we hold the lock).
+    fn catch_up_tail(&self, w: &mut crate::store::Writer) -> Result<()> {
+        let synced = w.synced.as_ref().and_then(|s| s.read());
+        let log = w.log();
+        let seg = log.seg.clone();
+        let file_len = seg.file().len().map_err(|e| Error::io("stat", &seg.path, e))?;
+        if file_len == log.len {
+            return Ok(());
+        }
+        if file_len < log.len {
+            return Err(Error::Corruption {
+                file: seg.path.clone(),
+                offset: file_len,
+                reason: format!("active segment shrank to {file_len} bytes; {} were read", log.len),
+            });
+        }
+        let cur = self.current.load_full();
+        let durable = synced.filter(|p| p.segment == seg.number).map_or(0, |p| p.len);
+        let sc = scan_from(
+            seg.file(),
+            &seg.path,
+            (seg.number, seg.version, crate::format::KIND_LOG),
+            log.len,
+            cur.seq + 1,
+            ScanMode::Active { synced: durable },
+        )?;
+        if sc.torn.is_some() {
+            seg.file().set_len(sc.valid_len).map_err(|e| self.poison(Error::io("truncate", &seg.path, e)))?;
+            seg.file().sync_data().map_err(|e| self.poison(Error::io("fsync", &seg.path, e)))?;
+            self.counters.fsync();
+        }
+        let mut map = cur.map.clone();
+        let mut live = cur.live_bytes;
+        apply_recs(&mut map, &mut live, &sc.recs);
+        let grown = sc.valid_len - log.len;
+        log.recs.extend(sc.recs);
+        log.len = sc.valid_len;
+        log.synced_len = log.synced_len.max(durable);
+        self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
+        let seq = sc.last_seq.unwrap_or(cur.seq);
+        self.current.store(Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live }));
+        Ok(())
+    }
+
+    /// Another process rotated or compacted: load what the new MANIFEST lists, from scratch.
+    /// The segments the old version saw stay open for the snapshots that hold them.
+    fn reload(&self, w: &mut crate::store::Writer, manifest: Manifest) -> Result<()> {
+        crate::recovery::check_shape(&manifest, &self.dir.join(MANIFEST))?;
+        let synced = w.synced.as_ref().ok_or(Error::Closed)?;
+        let loaded =
+            crate::recovery::load(&self.vfs, &self.dir, &manifest, synced, self.options.strict, &self.counters)?;
+        let Some(log) = loaded.log else {
+            return Err(Error::Corruption {
+                file: self.dir.join(MANIFEST),
+                offset: 0,
+                reason: "the MANIFEST lists no active segment".into(),
+            });
+        };
+        let mut segments = loaded.segments;
+        segments.sort_by_key(|s| s.number);
+        w.manifest = manifest;
+        w.log = Some(log);
+        self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
+        self.current.store(Arc::new(Version {
+            map: loaded.map,
+            seq: loaded.seq,
+            segments: Arc::new(segments),
+            live_bytes: loaded.live,
+        }));
+        Ok(())
+    }
+}
