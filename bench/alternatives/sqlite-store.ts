@@ -13,6 +13,10 @@ function upper(prefix: string): string {
 
 export interface SqliteStore extends TxStore {
   bulkPut(entries: Iterable<readonly [string, string]>): void;
+  /** Whether a memory is stored at exactly `path`. */
+  has(path: string): boolean;
+  /** [path, size] of every memory under `prefix` in one call, from the covering index. */
+  sizesUnderAll(prefix: string): [string, number][];
 }
 
 export function openSqliteStore(dir: string): SqliteStore {
@@ -36,6 +40,7 @@ export function openSqliteStore(dir: string): SqliteStore {
   const sizesStmt = db
     .prepare('SELECT path, size FROM memories INDEXED BY memories_listing WHERE path >= ? AND path < ?')
     .raw();
+  const hasStmt = db.prepare('SELECT 1 FROM memories WHERE path = ?').pluck();
   const anyStmt = db.prepare('SELECT 1 FROM memories WHERE path >= ? AND path < ? LIMIT 1').pluck();
   const putStmt = db.prepare(`
     INSERT INTO memories (path, size, lines, created_at, updated_at, content) VALUES (?, ?, ?, ?, ?, ?)
@@ -75,6 +80,8 @@ export function openSqliteStore(dir: string): SqliteStore {
         return Promise.reject(err);
       }
     },
+    has: (path) => hasStmt.get(path) !== undefined,
+    sizesUnderAll: (prefix) => sizesStmt.all(prefix, upper(prefix)) as [string, number][],
     bulkPut(entries) {
       const now = Date.now();
       db.transaction(() => {

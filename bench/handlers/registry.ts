@@ -13,6 +13,7 @@ export const BACKENDS: readonly BackendInfo[] = [
   { id: 'rabosh-index', label: 'ours (listingIndex on)', family: 'rabosh', ours: true },
   { id: 'sdk-fs', label: 'SDK filesystem tool', family: 'sdk-fs', ours: false },
   { id: 'sqlite', label: 'SQLite (better-sqlite3)', family: 'sqlite', ours: false },
+  { id: 'sqlite-tuned', label: 'SQLite+ (covering index, tuned listing)', family: 'sqlite', ours: false },
   { id: 'lmdb', label: 'LMDB (lmdb-js)', family: 'lmdb', ours: false },
 ];
 
@@ -27,6 +28,8 @@ export async function loadBackend(id: string): Promise<Backend> {
       return (await import('./sdk-fs.js')).sdkFsBackend;
     case 'sqlite':
       return (await import('./alternatives.js')).sqliteBackend;
+    case 'sqlite-tuned':
+      return (await import('./alternatives.js')).sqliteTunedBackend;
     case 'lmdb':
       return (await import('./alternatives.js')).lmdbBackend;
     default:
