@@ -39,7 +39,7 @@ describe('npm run bench at a tiny size', () => {
     expect(report.failures).toEqual([]);
     expect(report.mismatches).toEqual([]);
     expect(run.status, run.stderr.slice(-3000)).toBe(0);
-    expect(report.backends.map((b) => b.id)).toEqual(['rabosh', 'rabosh-index', 'sdk-fs', 'sqlite', 'lmdb']);
+    expect(report.backends.map((b) => b.id)).toEqual(['rabosh', 'rabosh-index', 'sdk-fs', 'sqlite', 'sqlite-tuned', 'lmdb']);
     for (const row of report.rows) {
       const expected = row.floor ? ['none'] : report.backends.map((b) => b.id);
       expect(Object.keys(row.cells).sort(), row.label).toEqual([...expected].sort());
