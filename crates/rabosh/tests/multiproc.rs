@@ -1,6 +1,8 @@
 //! Several processes, one store (shared mode): lost updates, SIGKILL of a commit-lock holder, a
 //! long-lived observer. Own `main` (harness = false): the binary re-executes itself as children.
 
+mod common;
+
 use rabosh::{Batch, Error, Options, Store};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
@@ -358,14 +360,5 @@ fn main() {
         ("no_lost_update", no_lost_update),
         ("kill_lock_holder", kill_lock_holder),
     ];
-    let mut ran = 0;
-    for (name, f) in tests {
-        if filters.is_empty() || filters.iter().any(|p| name.contains(p.as_str())) {
-            println!("test {name} ...");
-            f();
-            println!("test {name} ... ok");
-            ran += 1;
-        }
-    }
-    println!("test result: ok. {ran} passed");
+    common::run_named(&filters, &tests);
 }

@@ -1,6 +1,8 @@
 //! Tests that need a second, real process: SIGKILL crash rounds and the directory lock.
 //! Own `main` (harness = false): the binary re-executes itself as the child.
 
+mod common;
+
 use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
@@ -242,14 +244,5 @@ fn main() {
         ("lock_between_processes", lock_between_processes),
         ("lock_file_deleted_or_replaced", lock_file_deleted_or_replaced),
     ];
-    let mut ran = 0;
-    for (name, f) in tests {
-        if filters.is_empty() || filters.iter().any(|p| name.contains(p.as_str())) {
-            println!("test {name} ...");
-            f();
-            println!("test {name} ... ok");
-            ran += 1;
-        }
-    }
-    println!("test result: ok. {ran} passed");
+    common::run_named(&filters, &tests);
 }

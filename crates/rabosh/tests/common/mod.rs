@@ -60,3 +60,19 @@ pub fn contents(store: &Store) -> rabosh::Result<Model> {
 pub fn is_corruption(e: &Error) -> bool {
     matches!(e, Error::Corruption { .. })
 }
+
+/// The main of a harness-less test binary (one that re-execs itself as a child): runs the tests
+/// whose names contain one of the non-flag arguments (all when there are none), printing the
+/// closing line the CI reads.
+pub fn run_named(filters: &[&String], tests: &[(&str, fn())]) {
+    let mut ran = 0;
+    for (name, f) in tests {
+        if filters.is_empty() || filters.iter().any(|p| name.contains(p.as_str())) {
+            println!("test {name} ...");
+            f();
+            println!("test {name} ... ok");
+            ran += 1;
+        }
+    }
+    println!("test result: ok. {ran} passed");
+}
