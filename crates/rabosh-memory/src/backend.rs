@@ -4,6 +4,7 @@
 //! implement them. Keys and metadata are opaque here: their layout belongs to this crate
 //! (`keys.rs`, `meta.rs`), never to a backend's storage format.
 
+use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use crate::listing::{scan_summary, scan_usage};
@@ -20,6 +21,9 @@ pub enum WriteOp {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteSet {
     ops: Vec<WriteOp>,
+    /// Destination key → source key of each memory moved with [`WriteSet::moved`]: what the
+    /// history hook records as `renamed`, told by the command instead of guessed from the ops.
+    moves: HashMap<Vec<u8>, Vec<u8>>,
 }
 
 impl WriteSet {
@@ -28,6 +32,17 @@ impl WriteSet {
     }
     pub fn delete(&mut self, key: Vec<u8>) {
         self.ops.push(WriteOp::Delete { key });
+    }
+    /// Moves a value from `from` to `to`: a put and a delete to every backend (none has a move),
+    /// one `renamed` version to history.
+    pub fn moved(&mut self, from: Vec<u8>, to: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
+        self.moves.insert(to.clone(), from.clone());
+        self.put(to, value, meta);
+        self.delete(from);
+    }
+    /// The moves staged so far (destination → source), leaving the ops in place.
+    pub fn take_moves(&mut self) -> HashMap<Vec<u8>, Vec<u8>> {
+        std::mem::take(&mut self.moves)
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -44,6 +59,7 @@ impl WriteSet {
     /// Forget what was staged (a retried body starts from nothing).
     pub fn clear(&mut self) {
         self.ops.clear();
+        self.moves.clear();
     }
 }
 

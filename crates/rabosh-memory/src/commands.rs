@@ -210,8 +210,7 @@ impl Memories {
                 let meta = stored_meta(view, key)?.ok_or_else(|| corrupt(key, "listed key without metadata"))?;
                 let mut moved = new_key.clone();
                 moved.extend_from_slice(&key[old_key_len..]);
-                ws.put(moved, value, MemMeta { updated_ms: now, ..meta }.encode());
-                ws.delete(key.clone());
+                ws.moved(key.clone(), moved, value, MemMeta { updated_ms: now, ..meta }.encode());
             }
             Ok(Rename::Renamed { count: moving.len() as u64 })
         })

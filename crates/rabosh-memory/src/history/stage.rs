@@ -6,13 +6,14 @@
 //! - a put at a key that had a memory: `modified`, unless the content is the same and only
 //!   accessedAt changed (a view that records access is not a version; the old content is read
 //!   only when the metadata cannot tell);
-//! - a put at an empty key directly followed by the delete of a memory with the same createdAt:
-//!   `renamed` (that pair is how `rename` moves each memory, and no other command stages it);
+//! - a put that the command staged as a move ([`WriteSet::moved`], what `rename` does for each
+//!   memory): `renamed`, carrying the moved memory's id; the move's delete records nothing;
 //! - any other put at an empty key: `created`; the delete of a memory: `deleted`.
 //!
 //! A memory's id is the id of the first version recorded for it; every put carries it (and the
 //! version id) in the memory's metadata.
 
+use std::collections::HashSet;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 
@@ -32,27 +33,28 @@ impl Memories {
         }
         let scope = &self.options.scope;
         let mine = format!("m:{scope}:").into_bytes();
+        let moves = ws.take_moves();
         let ops = std::mem::take(ws).into_ops();
         let now = self.clock.now_ms();
         let mut ids = IdGen::read(view, scope, now)?;
         let mut recorded = Vec::new();
-        let mut ops = ops.into_iter().peekable();
-        while let Some(op) = ops.next() {
+        let mut moved_away = HashSet::new();
+        for op in ops {
             match op {
                 WriteOp::Put { key, value, meta } if key.starts_with(&mine) => {
                     let new = MemMeta::decode(&key, &meta)?;
                     let old = stored(view, &key)?;
-                    let mut moved_from = None;
                     let (operation, prior) = match old {
                         Some(o) if same_but_access(o, new) && view.get(&key)?.as_deref() == Some(&value[..]) => {
                             ws.put(key, value, meta);
                             continue;
                         }
                         Some(o) => (Operation::Modified, o.memory_id),
-                        None => match renamed_from(view, ops.peek(), &mine, new)? {
-                            Some((from, o)) => {
-                                moved_from = Some(from);
-                                (Operation::Renamed, o.memory_id)
+                        None => match moves.get(&key) {
+                            Some(from) => {
+                                let source = stored(view, from)?;
+                                moved_away.insert(from.clone());
+                                (Operation::Renamed, source.and_then(|o| o.memory_id))
                             }
                             None => (Operation::Created, None),
                         },
@@ -73,14 +75,10 @@ impl Memories {
                     };
                     ws.put(version_key(scope, id), value.clone(), version.encode());
                     ws.put(key, value, stamped.encode());
-                    if let Some(from) = moved_from {
-                        // The delete is the move's other half, not a deletion.
-                        ops.next();
-                        ws.delete(from);
-                    }
                     recorded.push(id);
                 }
-                WriteOp::Delete { key } if key.starts_with(&mine) => {
+                // A move's delete is its other half, not a deletion.
+                WriteOp::Delete { key } if key.starts_with(&mine) && !moved_away.contains(&key) => {
                     if let Some(old) = stored(view, &key)? {
                         let id = ids.next();
                         let version = Version {
@@ -117,20 +115,6 @@ fn stored(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
 fn same_but_access(old: MemMeta, new: MemMeta) -> bool {
     MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..old }
         == MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..new }
-}
-
-/// The memory a put moves, when the op after it (`next`) deletes it.
-fn renamed_from(
-    view: &dyn ReadView,
-    next: Option<&WriteOp>,
-    mine: &[u8],
-    new: MemMeta,
-) -> Result<Option<(Vec<u8>, MemMeta)>> {
-    let Some(WriteOp::Delete { key: from }) = next else { return Ok(None) };
-    if !from.starts_with(mine) {
-        return Ok(None);
-    }
-    Ok(stored(view, from)?.filter(|o| o.created_ms == new.created_ms).map(|o| (from.clone(), o)))
 }
 
 /// Version ids: 48 bits of milliseconds, 80 random bits, and never below the scope's last id + 1,
