@@ -31,10 +31,17 @@ describe('a shared store (the default)', () => {
     await b.close();
   });
 
-  it('needs durability sync', async () => {
+  it('shares with buffered durability too: a buffered handle and a sync one see each other', async () => {
     const dir = makeTempDir();
     dirs.push(dir);
-    await expect(Rabosh.open(dir, { exclusive: false, durability: 'buffered' })).rejects.toBeInstanceOf(InvalidOptionError);
+    const a = await RaboshMemoryToolHandler.open(dir, { durability: 'buffered' });
+    const b = await RaboshMemoryToolHandler.open(dir);
+    await a.execute({ command: 'create', path: '/memories/b', file_text: 'from a' });
+    expect((await b.execute({ command: 'view', path: '/memories/b' })).text).toContain('from a');
+    await b.execute({ command: 'str_replace', path: '/memories/b', old_str: 'from a', new_str: 'from b' });
+    expect((await a.execute({ command: 'view', path: '/memories/b' })).text).toContain('from b');
+    await a.close();
+    await b.close();
     await expect(Rabosh.open(dir, { exclusive: 'no' as unknown as boolean })).rejects.toBeInstanceOf(InvalidOptionError);
   });
 });

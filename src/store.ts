@@ -18,6 +18,8 @@ void durabilityMatchesBinding;
  *   process (the kernel still writes it out) but not a power loss or OS crash until
  *   {@link Rabosh.sync} (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
  *   `sync()`.
+ *   In a shared store (the default) other processes may read a buffered commit before it is
+ *   durable; it can still be lost at power loss, exactly as in one process.
  *
  * In both modes a crash never leaves a half-applied commit: recovery keeps a prefix of whole
  * commits.
@@ -147,8 +149,7 @@ export function storeOptions(
   if (typeof create !== 'boolean') {
     throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
   }
-  // Interim: buffered commits are not yet shareable, so a buffered store stays exclusive by default.
-  const exclusive = options?.exclusive ?? durability === 'buffered';
+  const exclusive = options?.exclusive ?? false;
   if (typeof exclusive !== 'boolean') {
     throw new InvalidOptionError(
       `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
@@ -158,9 +159,6 @@ export function storeOptions(
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
-  }
-  if (!exclusive && durability !== 'sync') {
-    throw new InvalidOptionError("invalid option exclusive: false needs durability: 'sync'");
   }
   return { durability, create, exclusive, history: historyOption(options?.history) };
 }
