@@ -20,10 +20,9 @@ use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
 use crate::segment::{ScanMode, Segment, scan_from};
 use crate::store::Store;
-use crate::vfs::{OpenMode, VFile};
+use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
 use crate::{Error, Result};
 use std::cell::RefCell;
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -39,22 +38,16 @@ struct Seen {
 
 pub(crate) struct SharedState {
     /// The commit lock's file (never deleted: a replaced file would let two writers in).
-    writer: File,
+    writer: Box<dyn CommitLock>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
 }
 
 impl SharedState {
-    pub fn open(dir: &Path) -> Result<SharedState> {
+    pub fn open(vfs: &dyn Vfs, dir: &Path) -> Result<SharedState> {
         let path = dir.join(WRITER);
-        let writer = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let writer = vfs.commit_lock(&path).map_err(|e| Error::io("open", &path, e))?;
         Ok(SharedState {
             writer,
             gate: Mutex::new(()),
@@ -65,7 +58,7 @@ impl SharedState {
     /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies).
     pub fn lock_file(&self, dir: &Path) -> Result<FileLock<'_>> {
         self.writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
-        Ok(FileLock(&self.writer))
+        Ok(FileLock(&*self.writer))
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -74,10 +67,10 @@ impl SharedState {
 }
 
 /// The OS commit lock, released on drop.
-pub(crate) struct FileLock<'a>(&'a File);
+pub(crate) struct FileLock<'a>(&'a dyn CommitLock);
 impl Drop for FileLock<'_> {
     fn drop(&mut self) {
-        let _ = self.0.unlock();
+        self.0.unlock();
     }
 }
 
