@@ -316,7 +316,8 @@ impl Store {
     /// commits, or this one's). What this process knows durable comes from its own fsyncs and
     /// the synced record it read while catching up, which is never ahead of the disk.
     fn unsynced_before(&self, log: &ActiveLog) -> bool {
-        self.shared.is_some() && log.synced_len < log.len
+        // A fresh segment's header is durable (created with an fsync) before anything is known.
+        self.shared.is_some() && log.synced_len.max(SEG_HEADER as u64) < log.len
     }
 
     /// Whether a buffered commit must be preceded by a synced marker: one process knows this
