@@ -37,8 +37,9 @@ struct Seen {
 }
 
 pub(crate) struct SharedState {
-    /// The commit lock's file (never deleted: a replaced file would let two writers in).
-    writer: Box<dyn CommitLock>,
+    /// The commit lock's file (never deleted: a replaced file would let two writers in);
+    /// `None` once closed, so close releases its descriptor whenever the handle is dropped.
+    writer: Mutex<Option<Arc<dyn CommitLock>>>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
@@ -47,18 +48,28 @@ pub(crate) struct SharedState {
 impl SharedState {
     pub fn open(vfs: &dyn Vfs, dir: &Path) -> Result<SharedState> {
         let path = dir.join(WRITER);
-        let writer = vfs.commit_lock(&path).map_err(|e| Error::io("open", &path, e))?;
+        let writer: Arc<dyn CommitLock> = Arc::from(vfs.commit_lock(&path).map_err(|e| Error::io("open", &path, e))?);
         Ok(SharedState {
-            writer,
+            writer: Mutex::new(Some(writer)),
             gate: Mutex::new(()),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
         })
     }
 
     /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies).
-    pub fn lock_file(&self, dir: &Path) -> Result<FileLock<'_>> {
-        self.writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
-        Ok(FileLock(&*self.writer))
+    pub fn lock_file(&self, dir: &Path) -> Result<FileLock> {
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)?;
+        writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
+        Ok(FileLock(writer))
+    }
+
+    /// Close: drop the handles this process kept to notice others' changes, and the commit
+    /// lock's file (its descriptor goes once no guard holds it).
+    pub fn release(&self) {
+        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let mut seen = self.seen();
+        seen.manifest = None;
+        seen.active = None;
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -67,8 +78,8 @@ impl SharedState {
 }
 
 /// The OS commit lock, released on drop.
-pub(crate) struct FileLock<'a>(&'a dyn CommitLock);
-impl Drop for FileLock<'_> {
+pub(crate) struct FileLock(Arc<dyn CommitLock>);
+impl Drop for FileLock {
     fn drop(&mut self) {
         self.0.unlock();
     }
@@ -85,7 +96,7 @@ thread_local! {
 /// Without shared mode it holds nothing (the writer mutex serialises, as always).
 pub struct CommitGuard<'a> {
     store: &'a Store,
-    file: Option<FileLock<'a>>,
+    file: Option<FileLock>,
     _gate: Option<MutexGuard<'a, ()>>,
 }
 

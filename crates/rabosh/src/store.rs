@@ -648,6 +648,9 @@ impl Store {
             live_bytes: 0,
         }));
         w.lock = None;
+        if let Some(sh) = &self.shared {
+            sh.release();
+        }
         result
     }
 
