@@ -77,6 +77,17 @@ impl SharedState {
     }
 }
 
+/// Whether the MANIFEST this process last read may have been replaced. Unix tells by its link
+/// count (replacement unlinks it). Elsewhere (Windows) an open file's link count is not known
+/// here, so the answer is always "maybe": every catch-up rereads the small MANIFEST and every
+/// read takes the commit lock — slower reads, never a stale view or an append to a sealed segment.
+fn manifest_maybe_replaced(seen: &Seen) -> bool {
+    if cfg!(not(unix)) {
+        return true;
+    }
+    seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
+}
+
 /// The OS commit lock, released on drop.
 pub(crate) struct FileLock(Arc<dyn CommitLock>);
 impl Drop for FileLock {
@@ -157,7 +168,7 @@ impl Store {
     fn files_changed(&self) -> bool {
         let Some(sh) = &self.shared else { return false };
         let seen = sh.seen();
-        let manifest_replaced = seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true));
+        let manifest_replaced = manifest_maybe_replaced(&seen);
         let grew = seen.active.as_ref().is_none_or(|a| a.file().len().map_or(true, |l| l != seen.len));
         manifest_replaced || grew
     }
@@ -168,7 +179,9 @@ impl Store {
         let w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let Some(log) = w.log.as_ref() else { return };
         let mut seen = sh.seen();
-        if seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
+        // Not on Windows: an open handle there could make another process's MANIFEST
+        // replacement fail, and it would tell nothing (see `manifest_maybe_replaced`).
+        if cfg!(unix) && seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
             seen.manifest = self.vfs.open(&self.dir.join(MANIFEST), OpenMode::Read).ok();
         }
         seen.active = Some(log.seg.clone());
@@ -178,10 +191,7 @@ impl Store {
     /// Brings memory up to the files (under the commit lock and the writer mutex).
     pub(crate) fn catch_up(&self, w: &mut crate::store::Writer) -> Result<()> {
         let Some(sh) = &self.shared else { return Ok(()) };
-        let replaced = {
-            let seen = sh.seen();
-            seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
-        };
+        let replaced = manifest_maybe_replaced(&sh.seen());
         if replaced {
             let on_disk = Manifest::read(&*self.vfs, &self.dir)?;
             if on_disk != w.manifest {
