@@ -227,7 +227,7 @@ export interface NativeStoreOptions {
   durability: NativeDurability
   /** Create the store when the directory holds none (false: refuse, touching nothing). */
   create: boolean
-  /** Hold the directory alone (false: several processes may share it; needs 'sync'). */
+  /** Hold the directory alone (false: several processes may share it). */
   exclusive: boolean
 }
 

@@ -98,7 +98,7 @@ describe('SIGKILL mid-stream of creates', () => {
 });
 
 describe('the lock across processes', () => {
-  it('a live writer process holds the store: a second open fails naming it; once killed, the store opens', async () => {
+  it('a live writer process holds the store (shared): an exclusive open fails naming it; once killed, the store opens', async () => {
     const dir = makeTempDir('rabosh-crash-lock');
     try {
       const child = spawn(process.execPath, [fixture('crash-create.mjs'), dir], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -114,7 +114,7 @@ describe('the lock across processes', () => {
       });
       let locked: any;
       try {
-        await (await Rabosh.open(dir)).close();
+        await (await Rabosh.open(dir, { exclusive: true })).close();
       } catch (e) {
         locked = e;
       }
@@ -124,7 +124,7 @@ describe('the lock across processes', () => {
       expect(locked?.code).toBe('RABOSH_STORE_LOCKED');
       expect(locked.holder).toMatchObject({ pid: child.pid, isRunning: true, thisProcess: false });
       // the dead holder's lock does not block: no lock file to delete by hand
-      const handler = await RaboshMemoryToolHandler.open(dir);
+      const handler = await RaboshMemoryToolHandler.open(dir, { exclusive: true });
       expect((await handler.usage()).memories).toBeGreaterThanOrEqual(4);
       await handler.close();
     } finally {

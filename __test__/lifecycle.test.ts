@@ -117,21 +117,34 @@ describe('closing', () => {
 });
 
 describe('the store lock', () => {
-  it('a second open of the same directory in one process fails with StoreLockedError naming the holder', async () => {
-    const db = await Rabosh.open(dir);
+  it('with exclusive: true, a second open of the same directory in one process fails with StoreLockedError naming the holder', async () => {
+    const db = await Rabosh.open(dir, { exclusive: true });
     try {
       const e = await rejection(Rabosh.open(dir));
       expect(e).toBeInstanceOf(StoreLockedError);
       expect(e.code).toBe('RABOSH_STORE_LOCKED');
       expect(e.holder.pid).toBe(process.pid);
       expect(typeof e.holder.host).toBe('string');
-      const viaHandler = await rejection(RaboshMemoryToolHandler.open(dir));
+      const viaHandler = await rejection(RaboshMemoryToolHandler.open(dir, { exclusive: true }));
       expect(viaHandler).toBeInstanceOf(StoreLockedError);
     } finally {
       await db.close();
     }
     // released on close
-    await (await Rabosh.open(dir)).close();
+    await (await Rabosh.open(dir, { exclusive: true })).close();
+  });
+
+  it('by default a second open shares the store; an exclusive open is refused while it is shared', async () => {
+    const a = await Rabosh.open(dir);
+    const b = await Rabosh.open(dir);
+    try {
+      const e = await rejection(Rabosh.open(dir, { exclusive: true }));
+      expect(e).toBeInstanceOf(StoreLockedError);
+      expect(e.holder.pid).toBe(process.pid);
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
 

@@ -35,8 +35,8 @@ interface Child {
   exited: Promise<number | null>;
 }
 
-async function spawnChild(dir: string): Promise<Child> {
-  const proc = spawn(process.execPath, [CHILD, dir], { stdio: ['pipe', 'pipe', 'pipe'] });
+async function spawnChild(dir: string, mode: 'exclusive' | 'shared' = 'exclusive'): Promise<Child> {
+  const proc = spawn(process.execPath, [CHILD, dir, mode], { stdio: ['pipe', 'pipe', 'pipe'] });
   let stderr = '';
   proc.stderr.on('data', (b: Buffer) => (stderr += b.toString()));
   const queue: string[] = [];
@@ -142,6 +142,7 @@ describe('the store lock under contention', () => {
     const holder = await spawnChild(dir);
     holder.send('GO');
     expect(await holder.next()).toBe(`WON ${holder.pid}`);
+    // The holder is exclusive: even a default (shared) open is refused, naming it.
     const err = await Rabosh.open(dir).then(
       () => null,
       (e: unknown) => e,
@@ -156,10 +157,40 @@ describe('the store lock under contention', () => {
     await db.close();
   });
 
+  it('a shared holder in another process: default opens share the store, an exclusive open is refused naming it', async () => {
+    const dir = makeTempDir('rabosh-lock-shared');
+    dirs.push(dir);
+    const holder = await spawnChild(dir, 'shared');
+    holder.send('GO');
+    expect(await holder.next()).toBe(`WON ${holder.pid}`);
+    const err = await Rabosh.open(dir, { exclusive: true }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(StoreLockedError);
+    expect((err as StoreLockedError).holder).toMatchObject({ pid: holder.pid, isRunning: true, thisProcess: false });
+    const db = await Rabosh.open(dir);
+    await db.close();
+    holder.send('CLOSE');
+    expect(await holder.next()).toBe('CLOSED');
+    // The other direction: this process holds it exclusively, the child's shared open is refused.
+    const exclusive = await Rabosh.open(dir, { exclusive: true });
+    try {
+      holder.send('GO');
+      const answer = await holder.next();
+      expect(answer).toMatch(/^LOCKED /);
+      expect(JSON.parse(answer.slice('LOCKED '.length))).toMatchObject({ pid: process.pid, isRunning: true });
+    } finally {
+      await exclusive.close();
+    }
+    holder.send('EXIT');
+    expect(await holder.exited).toBe(0);
+  });
+
   it('a second open in the same process names this process', async () => {
     const dir = makeTempDir('rabosh-lock-self');
     dirs.push(dir);
-    const db = await Rabosh.open(dir);
+    const db = await Rabosh.open(dir, { exclusive: true });
     try {
       const err = await Rabosh.open(dir).then(
         () => null,

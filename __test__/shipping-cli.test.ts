@@ -151,9 +151,24 @@ describe('checkpoint and verify', () => {
 });
 
 describe('a locked store', () => {
-  it('names the holder and exits 3', async () => {
+  it('read-only commands work beside a live (shared) holder', async () => {
     await seed(store, { '/memories/a.md': 'x' });
     const db = await Rabosh.open(store);
+    try {
+      const r = cli('usage', store, '--json');
+      expect(r.status).toBe(0);
+      expect(json(r)).toMatchObject({ memories: 1 });
+      const v = cli('view', store, '/memories/a.md');
+      expect(v.status).toBe(0);
+      expect(v.stdout).toContain('x');
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('names an exclusive holder and exits 3', async () => {
+    await seed(store, { '/memories/a.md': 'x' });
+    const db = await Rabosh.open(store, { exclusive: true });
     try {
       const r = cli('usage', store);
       expect(r.status).toBe(3);

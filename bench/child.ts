@@ -6,6 +6,7 @@ import { fingerprint } from './agreement.js';
 import { loadBackend } from './handlers/registry.js';
 import { bigFile, readStore } from './scenarios/reads.js';
 import type { Job, Scenario } from './scenarios/types.js';
+import { sharedStore } from './scenarios/shared.js';
 import { bulkSeed, concurrent, durableWrites, rawAppendSync, subtree } from './scenarios/writes.js';
 import { entries, type Dataset } from './workload.js';
 
@@ -17,6 +18,7 @@ const SCENARIOS: Record<string, Scenario> = {
   subtree,
   concurrent,
   bulkSeed,
+  sharedStore,
   // Builds a dataset the measurements then reopen; its time is reported but not tabled.
   seedDataset: async (backend, job) => {
     const t0 = performance.now();

@@ -10,6 +10,8 @@ export interface Row {
   unit: Unit;
   /** Rows whose value is a throughput: a ratio above 1 means ours is ahead. */
   higherIsBetter?: boolean;
+  /** Measured for the `rabosh` column only (set from the instance's `oursOnly`). */
+  oursOnly?: boolean;
 }
 
 export interface Instance {
@@ -20,6 +22,8 @@ export interface Instance {
   params: Record<string, unknown>;
   /** `floor` instances measure the disk itself, not a handler. */
   floor?: boolean;
+  /** Measures a property of ours alone (shared mode): run for the `rabosh` column only. */
+  oursOnly?: boolean;
   rows: Row[];
 }
 
@@ -139,6 +143,48 @@ export function makePlan(scale: number): Plan {
         label: `throughput of ${callers} concurrent callers (higher is better)`,
         unit: 'ops/s',
         higherIsBetter: true,
+      },
+    ],
+  });
+  const sharedCallers = 8;
+  const perCaller = count(25, scale, 3);
+  const line = 'str_replace in 4 KiB, durable';
+  instances.push({
+    id: 'shared',
+    scenario: 'sharedStore',
+    oursOnly: true,
+    params: { ops, warmup, callers: sharedCallers, perCaller },
+    rows: [
+      { metric: 'excl_ms', label: `${line}: exclusive store, one process (per command)`, unit: 'ms', oursOnly: true },
+      { metric: 'shared_ms', label: `${line}: shared store, one process (per command)`, unit: 'ms', oursOnly: true },
+      { metric: 'shared_two_ms', label: `${line}: shared store, two processes at once (per command, in one)`, unit: 'ms', oursOnly: true },
+      {
+        metric: 'excl_ops_per_s',
+        label: `${line}: exclusive store, ${sharedCallers} callers in one process (higher is better)`,
+        unit: 'ops/s',
+        higherIsBetter: true,
+        oursOnly: true,
+      },
+      {
+        metric: 'shared_ops_per_s',
+        label: `${line}: shared store, ${sharedCallers} callers in one process (higher is better)`,
+        unit: 'ops/s',
+        higherIsBetter: true,
+        oursOnly: true,
+      },
+      {
+        metric: 'shared_two_ops_per_s',
+        label: `${line}: shared store, ${sharedCallers} callers in each of two processes, both counted (higher is better)`,
+        unit: 'ops/s',
+        higherIsBetter: true,
+        oursOnly: true,
+      },
+      { metric: 'view_idle_ms', label: 'view of one 4 KiB memory, shared store, nothing new', unit: 'ms', oursOnly: true },
+      {
+        metric: 'view_catch_up_ms',
+        label: 'view of one 4 KiB memory, shared store, right after another process committed (catch-up)',
+        unit: 'ms',
+        oursOnly: true,
       },
     ],
   });

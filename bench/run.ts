@@ -143,7 +143,11 @@ async function main(): Promise<number> {
   };
   for (let run = 1; run <= runs; run++) {
     for (const inst of plan.instances) {
-      const targets = inst.floor ? [{ id: 'none', family: 'none' }] : backends;
+      const targets = inst.floor
+        ? [{ id: 'none', family: 'none' }]
+        : inst.oursOnly
+          ? backends.filter((b) => b.id === 'rabosh')
+          : backends;
       for (const b of targets) {
         let dir: string;
         if (inst.dataset) {

@@ -18,6 +18,8 @@ void durabilityMatchesBinding;
  *   process (the kernel still writes it out) but not a power loss or OS crash until
  *   {@link Rabosh.sync} (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
  *   `sync()`.
+ *   In a shared store (the default) other processes may read a buffered commit before it is
+ *   durable; it can still be lost at power loss, exactly as in one process.
  *
  * In both modes a crash never leaves a half-applied commit: recovery keeps a prefix of whole
  * commits.
@@ -42,10 +44,12 @@ export interface RaboshOptions {
    */
   history?: boolean | HistoryOptions;
   /**
-   * Hold the directory alone; default `true`: a second opener, in any process, fails with
-   * `StoreLockedError` naming the holder. `false` lets several processes on one machine (local
-   * filesystems only) open the store at once, every commit serialised by a cross-process lock
-   * and every read caught up with the others' commits; it needs `durability: 'sync'`.
+   * Hold the directory alone; default `false`: several processes on one machine (local
+   * filesystems only) may open the store at once, every commit serialised by a cross-process
+   * lock and every read caught up with the others' commits, so no process loses another's
+   * update. `true` refuses to share: this open fails with `StoreLockedError` naming the holder
+   * while any other handle (in any process) has the store open, and while it is open every other
+   * open fails the same way.
    */
   exclusive?: boolean;
 }
@@ -145,7 +149,7 @@ export function storeOptions(
   if (typeof create !== 'boolean') {
     throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
   }
-  const exclusive = options?.exclusive ?? true;
+  const exclusive = options?.exclusive ?? false;
   if (typeof exclusive !== 'boolean') {
     throw new InvalidOptionError(
       `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
@@ -155,9 +159,6 @@ export function storeOptions(
     throw new InvalidOptionError(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
-  }
-  if (!exclusive && durability !== 'sync') {
-    throw new InvalidOptionError("invalid option exclusive: false needs durability: 'sync'");
   }
   return { durability, create, exclusive, history: historyOption(options?.history) };
 }
@@ -188,7 +189,8 @@ export function storeNative(db: Rabosh): NativeStore {
 }
 
 /**
- * An open store: one directory, held under an exclusive lock for as long as it is open. Build
+ * An open store: one directory, shared with other processes that open it (or held alone with
+ * `exclusive: true`) for as long as it is open. Build
  * {@link RaboshMemoryToolHandler}s over it (one per scope), or let
  * `RaboshMemoryToolHandler.open` open and own one. Methods of a closed store reject (or throw)
  * `StoreClosedError`; IO failures surface as `IoError`, and after a failed write or fsync
@@ -213,8 +215,10 @@ export class Rabosh {
   }
 
   /**
-   * Open (creating if needed) the store in `dir` and take its lock. A second open of the same
-   * directory fails with `StoreLockedError`, carrying the holder.
+   * Open (creating if needed) the store in `dir` and take its lock: a shared one by default, so
+   * other processes (and other handles in this one) may open it too; with `exclusive: true`, a
+   * second open of the same directory fails with `StoreLockedError`, carrying the holder (and so
+   * does this one while any other handle has it open).
    *
    * A `postgres://` or `postgresql://` URL instead of a directory opens a PostgreSQL store: the
    * same commands, strings, scopes, size cap, usage, expiry, listing and export/import, shared

@@ -10,12 +10,13 @@ interface Db {
   sync(): Promise<void>;
   close(): Promise<void>;
 }
-interface RaboshModule {
-  Rabosh: { open(dir: string, opts: { durability: 'sync' | 'buffered' }): Promise<Db> };
+export interface RaboshModule {
+  Rabosh: { open(dir: string, opts: { durability: 'sync' | 'buffered'; exclusive?: boolean }): Promise<Db> };
   RaboshMemoryToolHandler: new (db: Db, opts: { listingIndex: boolean }) => Omit<BenchHandler, 'close'>;
 }
 
-async function load(): Promise<RaboshModule> {
+/** Ours as the bench imports it (the source, or RABOSH_BENCH_MODULE). */
+export async function load(): Promise<RaboshModule> {
   const override = process.env.RABOSH_BENCH_MODULE;
   if (!override) return (await import('../../index.js')) as unknown as RaboshModule;
   const target = isAbsolute(override) || override.startsWith('.') ? pathToFileURL(resolve(override)).href : override;

@@ -31,7 +31,7 @@ pub struct NativeStoreOptions {
     pub durability: NativeDurability,
     /// Create the store when the directory holds none (false: refuse, touching nothing).
     pub create: bool,
-    /// Hold the directory alone (false: several processes may share it; needs 'sync').
+    /// Hold the directory alone (false: several processes may share it).
     pub exclusive: bool,
 }
 

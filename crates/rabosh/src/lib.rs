@@ -61,7 +61,8 @@ pub struct Options {
     /// Several processes may open the store at once (FORMAT.md, "Several processes"): a shared
     /// directory lock, a cross-process commit lock, catch-up before every decision and read.
     /// Off: the first opener holds the directory exclusively (`Error::Locked` for the others).
-    /// Requires `Durability::Sync`; local filesystems only.
+    /// Local filesystems only. With `Durability::Buffered` a commit is appended whole under the
+    /// commit lock but not fsynced: other processes may read it before it is durable.
     pub shared: bool,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]

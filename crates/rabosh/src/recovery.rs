@@ -43,11 +43,8 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         return Err(Error::NotAStore { dir: dir.to_path_buf() });
     }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
-    if options.shared && options.durability != crate::Durability::Sync {
-        return Err(Error::InvalidArgument("a shared store needs Durability::Sync".into()));
-    }
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
-    let shared = if options.shared { Some(crate::shared::SharedState::open(dir)?) } else { None };
+    let shared = if options.shared { Some(crate::shared::SharedState::open(&*vfs, dir)?) } else { None };
     // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers.
     let held = match &shared {
         Some(sh) => Some(sh.lock_file(dir)?),

@@ -20,10 +20,9 @@ use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
 use crate::segment::{ScanMode, Segment, scan_from};
 use crate::store::Store;
-use crate::vfs::{OpenMode, VFile};
+use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
 use crate::{Error, Result};
 use std::cell::RefCell;
-use std::fs::File;
 use std::path::Path;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -38,34 +37,39 @@ struct Seen {
 }
 
 pub(crate) struct SharedState {
-    /// The commit lock's file (never deleted: a replaced file would let two writers in).
-    writer: File,
+    /// The commit lock's file (never deleted: a replaced file would let two writers in);
+    /// `None` once closed, so close releases its descriptor whenever the handle is dropped.
+    writer: Mutex<Option<Arc<dyn CommitLock>>>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
 }
 
 impl SharedState {
-    pub fn open(dir: &Path) -> Result<SharedState> {
+    pub fn open(vfs: &dyn Vfs, dir: &Path) -> Result<SharedState> {
         let path = dir.join(WRITER);
-        let writer = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io("open", &path, e))?;
+        let writer: Arc<dyn CommitLock> = Arc::from(vfs.commit_lock(&path).map_err(|e| Error::io("open", &path, e))?);
         Ok(SharedState {
-            writer,
+            writer: Mutex::new(Some(writer)),
             gate: Mutex::new(()),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
         })
     }
 
     /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies).
-    pub fn lock_file(&self, dir: &Path) -> Result<FileLock<'_>> {
-        self.writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
-        Ok(FileLock(&self.writer))
+    pub fn lock_file(&self, dir: &Path) -> Result<FileLock> {
+        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)?;
+        writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
+        Ok(FileLock(writer))
+    }
+
+    /// Close: drop the handles this process kept to notice others' changes, and the commit
+    /// lock's file (its descriptor goes once no guard holds it).
+    pub fn release(&self) {
+        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        let mut seen = self.seen();
+        seen.manifest = None;
+        seen.active = None;
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -73,11 +77,22 @@ impl SharedState {
     }
 }
 
+/// Whether the MANIFEST this process last read may have been replaced. Unix tells by its link
+/// count (replacement unlinks it). Elsewhere (Windows) an open file's link count is not known
+/// here, so the answer is always "maybe": every catch-up rereads the small MANIFEST and every
+/// read takes the commit lock — slower reads, never a stale view or an append to a sealed segment.
+fn manifest_maybe_replaced(seen: &Seen) -> bool {
+    if cfg!(not(unix)) {
+        return true;
+    }
+    seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
+}
+
 /// The OS commit lock, released on drop.
-pub(crate) struct FileLock<'a>(&'a File);
-impl Drop for FileLock<'_> {
+pub(crate) struct FileLock(Arc<dyn CommitLock>);
+impl Drop for FileLock {
     fn drop(&mut self) {
-        let _ = self.0.unlock();
+        self.0.unlock();
     }
 }
 
@@ -92,7 +107,7 @@ thread_local! {
 /// Without shared mode it holds nothing (the writer mutex serialises, as always).
 pub struct CommitGuard<'a> {
     store: &'a Store,
-    file: Option<FileLock<'a>>,
+    file: Option<FileLock>,
     _gate: Option<MutexGuard<'a, ()>>,
 }
 
@@ -153,7 +168,7 @@ impl Store {
     fn files_changed(&self) -> bool {
         let Some(sh) = &self.shared else { return false };
         let seen = sh.seen();
-        let manifest_replaced = seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true));
+        let manifest_replaced = manifest_maybe_replaced(&seen);
         let grew = seen.active.as_ref().is_none_or(|a| a.file().len().map_or(true, |l| l != seen.len));
         manifest_replaced || grew
     }
@@ -164,7 +179,9 @@ impl Store {
         let w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let Some(log) = w.log.as_ref() else { return };
         let mut seen = sh.seen();
-        if seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
+        // Not on Windows: an open handle there could make another process's MANIFEST
+        // replacement fail, and it would tell nothing (see `manifest_maybe_replaced`).
+        if cfg!(unix) && seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
             seen.manifest = self.vfs.open(&self.dir.join(MANIFEST), OpenMode::Read).ok();
         }
         seen.active = Some(log.seg.clone());
@@ -174,10 +191,7 @@ impl Store {
     /// Brings memory up to the files (under the commit lock and the writer mutex).
     pub(crate) fn catch_up(&self, w: &mut crate::store::Writer) -> Result<()> {
         let Some(sh) = &self.shared else { return Ok(()) };
-        let replaced = {
-            let seen = sh.seen();
-            seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
-        };
+        let replaced = manifest_maybe_replaced(&sh.seen());
         if replaced {
             let on_disk = Manifest::read(&*self.vfs, &self.dir)?;
             if on_disk != w.manifest {

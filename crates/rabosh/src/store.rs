@@ -246,8 +246,9 @@ impl Store {
         let buffered = self.options.durability == Durability::Buffered;
         // A Sync-mode frame unflagged says "every byte before me was durable when I was
         // written" (FORMAT.md, recovery rule 6). Behind a pending group that is not so: flag it
-        // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail.
-        let flagged = buffered || w.log().tail.is_some();
+        // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail. In shared
+        // mode another process's buffered commits may precede it, unsynced: the same.
+        let flagged = buffered || w.log().tail.is_some() || self.unsynced_before(w.log());
         let frame = pb.finish(flagged);
         let log = w.log();
         if (log.len > SEG_HEADER as u64 && log.len + frame.len() as u64 > self.options.segment_bytes)
@@ -262,7 +263,7 @@ impl Store {
         let active = log.seg.clone();
         // Everything before the marker is durable already (open fsynced it), so marker and
         // commit go out in one write.
-        let lead = if buffered && log.mark_first { synced_marker(cur.seq) } else { Vec::new() };
+        let lead = if buffered && self.mark_before_buffered(log) { synced_marker(cur.seq) } else { Vec::new() };
         let off = log.len + lead.len() as u64;
         let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
         if let Err(e) = write_all_at(active.file(), &bytes, log.len) {
@@ -304,11 +305,29 @@ impl Store {
         } else {
             log.tail = Some(v);
         }
-        if self.shared.is_some() {
+        if self.shared.is_some() && !buffered {
             // The commit lock is released after this: the next holder must find it durable.
             self.settle(&mut w)?;
         }
         Ok(seq)
+    }
+
+    /// Shared mode: bytes of the active segment not known durable (another process's buffered
+    /// commits, or this one's). What this process knows durable comes from its own fsyncs and
+    /// the synced record it read while catching up, which is never ahead of the disk.
+    fn unsynced_before(&self, log: &ActiveLog) -> bool {
+        // A fresh segment's header is durable (created with an fsync) before anything is known.
+        self.shared.is_some() && log.synced_len.max(SEG_HEADER as u64) < log.len
+    }
+
+    /// Whether a buffered commit must be preceded by a synced marker: one process knows this
+    /// from open (`mark_first`); in shared mode, when everything before is known durable and the
+    /// segment holds frames (a marker right after a marker is allowed, and costs a few bytes).
+    fn mark_before_buffered(&self, log: &ActiveLog) -> bool {
+        match self.shared {
+            None => log.mark_first,
+            Some(_) => log.synced_len == log.len && log.len > SEG_HEADER as u64,
+        }
     }
 
     /// Return once commit `seq` (from [`Store::append`]) is durable and published. Concurrent
@@ -414,8 +433,10 @@ impl Store {
         Ok(())
     }
 
-    /// Make every commit so far durable (for `Durability::Buffered`).
+    /// Make every commit so far durable (for `Durability::Buffered`). In shared mode: every
+    /// commit any process appended before it took the commit lock.
     pub fn sync(&self) -> Result<()> {
+        let _guard = self.commit_guard()?;
         let mut w = self.writable()?;
         self.settle(&mut w)?;
         let r = self.sync_active(&mut w);
@@ -426,11 +447,12 @@ impl Store {
     /// synced marker and fsync that too, so recovery can tell a later hole in front of them from
     /// damage (FORMAT.md, recovery rule 6).
     fn sync_active(&self, w: &mut Writer) -> Result<()> {
+        let needs_marker = w.log().unsynced || self.unsynced_before(w.log());
         let log = w.log();
         let active = log.seg.clone();
         active.file().sync_data().map_err(|e| Error::io("fsync", &active.path, e))?;
         self.counters.fsync();
-        if log.unsynced {
+        if needs_marker {
             let marker = synced_marker(self.current.load().seq);
             write_all_at(active.file(), &marker, log.len).map_err(|e| Error::io("write", &active.path, e))?;
             log.len += marker.len() as u64;
@@ -606,7 +628,10 @@ impl Store {
         let mut result = Ok(());
         if self.poisoned.get().is_none() && w.log.is_some() {
             result = self.settle(&mut w);
-            if result.is_ok() && self.options.durability == Durability::Buffered {
+            // Shared: a Sync-mode handle may close behind another process's buffered commits;
+            // the clean-close record must not name bytes that were never fsynced.
+            let unsynced = w.log.as_ref().is_some_and(|l| self.unsynced_before(l));
+            if result.is_ok() && (self.options.durability == Durability::Buffered || unsynced) {
                 result = self.sync_active(&mut w);
             }
             if result.is_ok() {
@@ -623,6 +648,9 @@ impl Store {
             live_bytes: 0,
         }));
         w.lock = None;
+        if let Some(sh) = &self.shared {
+            sh.release();
+        }
         result
     }
 

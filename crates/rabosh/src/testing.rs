@@ -259,6 +259,9 @@ impl Vfs for FaultFs {
     fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock_dir_shared(dir)
     }
+    fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn crate::vfs::CommitLock>> {
+        self.inner.commit_lock(path)
+    }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         self.inner.canonicalize(dir)
     }

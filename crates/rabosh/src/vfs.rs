@@ -33,6 +33,14 @@ pub enum OpenMode {
 /// A held exclusive lock; dropping it releases the lock.
 pub type LockGuard = Box<dyn Any + Send + Sync>;
 
+/// Shared mode's cross-process commit lock (`WRITER`): taken and released around every commit,
+/// on one handle kept for the store's lifetime. Its holder's death releases it.
+pub trait CommitLock: Send + Sync + Debug {
+    /// Waits until this handle holds the lock exclusively.
+    fn lock(&self) -> io::Result<()>;
+    fn unlock(&self);
+}
+
 /// The filesystem as the engine sees it.
 pub trait Vfs: Send + Sync + Debug {
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>>;
@@ -57,6 +65,11 @@ pub trait Vfs: Send + Sync + Debug {
     /// it. Default: unsupported, so a filesystem that cannot lock cannot be shared.
     fn try_lock_shared(&self, _path: &Path) -> io::Result<Option<LockGuard>> {
         Err(io::Error::new(io::ErrorKind::Unsupported, "shared locks are not supported by this filesystem"))
+    }
+    /// Shared mode's commit lock on `path` (created if absent, never truncated or deleted).
+    /// Default: unsupported, like [`Vfs::try_lock_shared`].
+    fn commit_lock(&self, _path: &Path) -> io::Result<Box<dyn CommitLock>> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, "commit locks are not supported by this filesystem"))
     }
     /// Shared counterpart of [`Vfs::try_lock_dir`].
     fn try_lock_dir_shared(&self, _dir: &Path) -> io::Result<Option<LockGuard>> {
@@ -140,6 +153,19 @@ fn shared(f: File) -> io::Result<Option<LockGuard>> {
 /// The real filesystem through std.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct StdFs;
+
+/// `flock` (Unix) / `LockFileEx` (Windows) through std's `File::lock`.
+#[derive(Debug)]
+struct StdCommitLock(File);
+
+impl CommitLock for StdCommitLock {
+    fn lock(&self) -> io::Result<()> {
+        self.0.lock()
+    }
+    fn unlock(&self) {
+        let _ = self.0.unlock();
+    }
+}
 
 #[derive(Debug)]
 struct StdFile(File);
@@ -261,6 +287,10 @@ impl Vfs for StdFs {
         #[cfg(windows)]
         std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
         shared(o.open(path)?)
+    }
+    fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn CommitLock>> {
+        let f = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
+        Ok(Box::new(StdCommitLock(f)))
     }
     fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
         #[cfg(unix)]

@@ -10,12 +10,12 @@
 //! promises less than, so whatever survives it survives them.
 
 use super::Rng;
-use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
+use crate::vfs::{CommitLock, LockGuard, OpenMode, VFile, Vfs};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 #[derive(Debug, Clone)]
 enum FileOp {
@@ -77,6 +77,12 @@ struct Shared {
     capturing: AtomicBool,
     captures: Mutex<Vec<Capture>>,
     locks: Mutex<HashSet<PathBuf>>,
+    /// Shared holders per path (shared mode's directory lock); an exclusive one is refused
+    /// while any is counted, and they while it is held. Locked after `locks`.
+    shared_locks: Mutex<HashMap<PathBuf, usize>>,
+    /// Commit locks held now; waiters sleep on `commit_freed`.
+    commit_locks: Mutex<HashSet<PathBuf>>,
+    commit_freed: Condvar,
     no_links: AtomicBool,
 }
 
@@ -525,6 +531,50 @@ impl VFile for SimFile {
     fn len(&self) -> io::Result<u64> {
         Ok(self.fs.sim().inodes[&self.ino].cur.len() as u64)
     }
+    fn unlinked(&self) -> io::Result<bool> {
+        let sim = self.fs.sim();
+        Ok(!sim.dirs.values().any(|d| d.cur.values().any(|n| *n == Node::File(self.ino))))
+    }
+}
+
+struct SimSharedLock {
+    fs: SimFs,
+    path: PathBuf,
+}
+
+impl Drop for SimSharedLock {
+    fn drop(&mut self) {
+        let mut shared = self.fs.sh.shared_locks.lock().unwrap();
+        if let Some(n) = shared.get_mut(&self.path) {
+            *n -= 1;
+            if *n == 0 {
+                shared.remove(&self.path);
+            }
+        }
+    }
+}
+
+/// A commit lock on one SimFs: handles on the same machine (modelling processes) exclude each
+/// other; a crash image is a new machine, with no lock held.
+#[derive(Debug)]
+struct SimCommitLock {
+    fs: SimFs,
+    path: PathBuf,
+}
+
+impl CommitLock for SimCommitLock {
+    fn lock(&self) -> io::Result<()> {
+        let mut held = self.fs.sh.commit_locks.lock().unwrap();
+        while held.contains(&self.path) {
+            held = self.fs.sh.commit_freed.wait(held).unwrap();
+        }
+        held.insert(self.path.clone());
+        Ok(())
+    }
+    fn unlock(&self) {
+        self.fs.sh.commit_locks.lock().unwrap().remove(&self.path);
+        self.fs.sh.commit_freed.notify_all();
+    }
 }
 
 struct SimLock {
@@ -663,10 +713,31 @@ impl Vfs for SimFs {
             self.open(path, OpenMode::CreateNew)?;
         }
         let p = norm(path);
-        if !self.sh.locks.lock().unwrap().insert(p.clone()) {
+        let mut locks = self.sh.locks.lock().unwrap();
+        if self.sh.shared_locks.lock().unwrap().contains_key(&p) || !locks.insert(p.clone()) {
             return Ok(None);
         }
         Ok(Some(Box::new(SimLock { fs: self.clone(), path: p })))
+    }
+
+    fn try_lock_shared(&self, path: &Path) -> io::Result<Option<LockGuard>> {
+        if self.sim().lookup(path).is_err() {
+            self.open(path, OpenMode::CreateNew)?;
+        }
+        let p = norm(path);
+        let locks = self.sh.locks.lock().unwrap();
+        if locks.contains(&p) {
+            return Ok(None);
+        }
+        *self.sh.shared_locks.lock().unwrap().entry(p.clone()).or_insert(0) += 1;
+        Ok(Some(Box::new(SimSharedLock { fs: self.clone(), path: p })))
+    }
+
+    fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn CommitLock>> {
+        if self.sim().lookup(path).is_err() {
+            self.open(path, OpenMode::CreateNew)?;
+        }
+        Ok(Box::new(SimCommitLock { fs: self.clone(), path: norm(path) }))
     }
 
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
