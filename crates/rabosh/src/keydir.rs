@@ -39,6 +39,50 @@ pub struct Rec {
 /// Per-segment summary, in key order.
 pub type SegRecs = BTreeMap<Key, Rec>;
 
+/// What the writer remembers of the active segment to write its hint later. The puts are in
+/// the key directory already (every entry whose `seg` is this segment, since later segments
+/// carry later commits), so only the deletes are kept: a full copy of the segment's summary
+/// would double the resident memory of a store whose keys all live in the active segment.
+#[derive(Debug, Default)]
+pub struct ActiveRecs {
+    /// Keys whose last operation in this segment is a delete, with that delete's seq.
+    deleted: BTreeMap<Key, u64>,
+}
+
+impl ActiveRecs {
+    pub fn new() -> ActiveRecs {
+        ActiveRecs::default()
+    }
+
+    pub fn insert(&mut self, key: Key, rec: Rec) {
+        match rec.entry {
+            Some(_) => {
+                self.deleted.remove(&key);
+            }
+            None => {
+                self.deleted.insert(key, rec.seq);
+            }
+        }
+    }
+
+    pub fn extend(&mut self, recs: impl IntoIterator<Item = (Key, Rec)>) {
+        for (k, r) in recs {
+            self.insert(k, r);
+        }
+    }
+
+    /// The segment's summary: its puts as `map` holds them (a map that reflects every commit of
+    /// segment `number`), its deletes as remembered.
+    pub fn summary(&self, map: &KeyMap, number: u64) -> SegRecs {
+        let puts = map
+            .iter()
+            .filter(|(_, e)| e.seg == number)
+            .map(|(k, e)| (k.clone(), Rec { seq: e.seq, entry: Some(e.clone()) }));
+        let dels = self.deleted.iter().map(|(k, seq)| (k.clone(), Rec { seq: *seq, entry: None }));
+        puts.chain(dels).collect()
+    }
+}
+
 /// One published state: the map, the seq it reflects, and the segments its entries point into.
 pub struct Version {
     pub map: KeyMap,

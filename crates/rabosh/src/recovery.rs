@@ -2,7 +2,8 @@
 //! segment, sweep our own orphans, publish the first version.
 
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::keydir::{KeyMap, Version, apply_recs};
+use crate::hint::ActiveTail;
+use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Rec, Version};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
 use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::store::{ActiveLog, Counters, Store, Writer, create_log_segment};
@@ -98,6 +99,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     segments.sort_by_key(|s| s.number);
 
     let version = Version { map, seq, segments: Arc::new(segments), live_bytes: live };
+    release_freed_memory();
     drop(held);
     let store = Store {
         dir: dir.to_path_buf(),
@@ -113,6 +115,26 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     };
     Ok(store)
 }
+
+/// Open's transient data (hint files, every segment's records while the key directory is built
+/// from them, a scan's summary) is freed by now, but glibc keeps the freed pages of its heaps
+/// resident until asked, and they sit between the key directory's allocations, where its
+/// automatic trim (top of the heap only) never reaches: hand them back, so a process that opens
+/// a store stays resident only for what the store keeps.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn release_freed_memory() {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: glibc's malloc_trim takes no pointer; it only returns wholly free pages of its
+    // own heaps to the kernel, and is safe to call from any thread at any time.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+fn release_freed_memory() {}
 
 /// What the segments of one MANIFEST hold.
 pub(crate) struct Loaded {
@@ -136,8 +158,8 @@ pub(crate) fn load(
     counters: &Counters,
 ) -> Result<Loaded> {
     let fsyncs = || counters.fsync();
-    let mut map = KeyMap::new();
-    let mut live = 0u64;
+    // Every segment's records, in segment order; the key directory is built from them once.
+    let mut recs_all: Vec<(Key, Option<Entry>)> = Vec::new();
     let mut seq = 0u64;
     let mut disk = 0u64;
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
@@ -174,8 +196,8 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            let recs = match crate::hint::load(&**vfs, dir, sm.number, sm.len) {
-                Some(r) => r,
+            match crate::hint::load(&**vfs, dir, sm.number, sm.len, &mut recs_all) {
+                Some(_) => {}
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed)?;
                     let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
@@ -188,54 +210,155 @@ pub(crate) fn load(
                     }
                     // Best effort: a hint that cannot be written is rebuilt again next time.
                     let _ = crate::hint::write(&**vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
-                    sc.recs
+                    recs_all.extend(sc.recs.into_iter().map(|(k, r)| (k, r.entry)));
                 }
-            };
-            apply_recs(&mut map, &mut live, &recs);
+            }
             seq = sm.last_seq;
             disk += sm.len;
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let sc = scan(&*f, &path, (sm.number, version, KIND_LOG), seq + 1, ScanMode::Active { synced: durable })?;
-            if let Some(why) = &sc.torn {
-                if strict {
-                    return Err(Error::Corruption {
-                        file: path,
-                        offset: sc.valid_len,
-                        reason: format!("torn tail (strict mode refuses to drop it): {why}"),
-                    });
+            let a = match active_hint(&**vfs, dir, &*f, sm.number, durable, seq, &mut recs_all) {
+                Some(a) => a,
+                None => {
+                    let sc = scan(
+                        &*f,
+                        &path,
+                        (sm.number, version, KIND_LOG),
+                        seq + 1,
+                        ScanMode::Active { synced: durable },
+                    )?;
+                    if let Some(why) = &sc.torn {
+                        if strict {
+                            return Err(Error::Corruption {
+                                file: path,
+                                offset: sc.valid_len,
+                                reason: format!("torn tail (strict mode refuses to drop it): {why}"),
+                            });
+                        }
+                        // Cut before appending: every later commit must follow readable bytes.
+                        f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
+                    }
+                    let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
+                    recs_all.extend(sc.recs.iter().map(|(k, r)| (k.clone(), r.entry.clone())));
+                    let dels =
+                        sc.recs.into_iter().filter(|(_, r)| r.entry.is_none()).map(|(k, r)| (k, r.seq)).collect();
+                    ActiveLoaded { dels, len: sc.valid_len, tail }
                 }
-                // Cut before appending: every later commit must follow readable bytes.
-                f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
-            }
+            };
             // What open reports must be durable: after a failed fsync (or a buffered writer's
-            // exit) the frames just read may exist only in the page cache.
-            f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
-            counters.fsync();
-            apply_recs(&mut map, &mut live, &sc.recs);
-            seq = sc.last_seq.unwrap_or(seq);
-            disk += sc.valid_len;
+            // exit) the frames just read may exist only in the page cache. Not when the synced
+            // record already names every byte (the hint's condition): it is written only after
+            // an fsync that covered them.
+            if a.len != durable {
+                f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
+                counters.fsync();
+                // Open's fsync made every commit read durable: record it (no fsync needed; a
+                // failed write only means less protection against later damage).
+                let _ = synced.write(SyncedPoint { segment: sm.number, len: a.len });
+            }
+            seq = a.tail.last_seq.unwrap_or(seq);
+            disk += a.len;
             let seg = Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone()));
             segments.push(seg.clone());
-            // Open's fsync above made every commit read durable: record it (no fsync needed;
-            // a failed write only means less protection against later damage).
-            let _ = synced.write(SyncedPoint { segment: sm.number, len: sc.valid_len });
+            let mut recs = ActiveRecs::new();
+            recs.extend(a.dels.into_iter().map(|(k, seq)| (k, Rec { seq, entry: None })));
             log = Some(ActiveLog {
                 seg,
-                len: sc.valid_len,
-                recs: sc.recs,
+                len: a.len,
+                recs,
                 version,
                 unsynced: false,
                 // Open's fsync made that commit durable; a buffered writer marks it so.
-                mark_first: sc.ends_with_commit,
+                mark_first: a.tail.ends_with_commit,
                 tail: None,
-                synced_len: sc.valid_len,
+                synced_len: a.len,
             });
         }
     }
 
+    let (map, live) = build_map(recs_all);
     Ok(Loaded { map, live, seq, disk, segments, log })
+}
+
+/// What open knows of the active segment, from its hint or from a scan.
+struct ActiveLoaded {
+    /// Its deletes (its puts are in the records open collects), with their seqs.
+    dels: Vec<(Key, u64)>,
+    /// Bytes of intact frames (the whole file once a torn tail is cut).
+    len: u64,
+    tail: ActiveTail,
+}
+
+/// The active segment from the hint a clean close wrote, when that hint still describes it:
+/// the synced record vouches for every byte of the file (a clean close's record, untouched
+/// since: any later commit moves the length or the record) and the hint is intact, names this
+/// segment at this length and carries seqs that continue from `prev_seq`. Anything else: `None`,
+/// and open scans as it always did.
+fn active_hint(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    f: &dyn crate::vfs::VFile,
+    number: u64,
+    durable: u64,
+    prev_seq: u64,
+    out: &mut Vec<(Key, Option<Entry>)>,
+) -> Option<ActiveLoaded> {
+    let len = f.len().ok()?;
+    if len != durable || len <= SEG_HEADER as u64 {
+        return None;
+    }
+    let start = out.len();
+    let fits = |h: &crate::hint::Decoded, recs: &[(Key, Option<Entry>)]| {
+        let Some(tail) = h.tail else { return false };
+        let last = tail.last_seq.unwrap_or(prev_seq);
+        let fresh = |seq: u64| seq > prev_seq && seq <= last;
+        last >= prev_seq
+            && recs.iter().all(|(_, e)| e.as_ref().is_none_or(|e| fresh(e.seq)))
+            && h.dels.iter().all(|&(_, seq)| fresh(seq))
+    };
+    match crate::hint::load(vfs, dir, number, len, out) {
+        Some(h) if fits(&h, &out[start..]) => Some(ActiveLoaded { dels: h.dels, len, tail: h.tail? }),
+        _ => {
+            out.truncate(start);
+            None
+        }
+    }
+}
+
+/// The key directory of every segment's records (in segment order, each segment's in any
+/// order): the last record of each key wins, a delete removes it.
+///
+/// Built in two passes of every other key: inserted in key order, a B-tree splits each full
+/// leaf in half and never refills it, leaving every leaf half empty; the second pass fills
+/// each of those halves exactly, so the leaves end up full (half the memory per key).
+pub(crate) fn build_map(mut recs: Vec<(Key, Option<Entry>)>) -> (KeyMap, u64) {
+    // Stable: for one key, records keep their segment order.
+    recs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut last: Vec<(Key, Entry)> = Vec::with_capacity(recs.len());
+    let mut it = recs.into_iter().peekable();
+    while let Some((k, e)) = it.next() {
+        if it.peek().is_some_and(|(next, _)| *next == k) {
+            continue;
+        }
+        if let Some(e) = e {
+            last.push((k, e));
+        }
+    }
+    let live = last.iter().map(|(k, e)| e.disk_bytes(k.len())).sum();
+    let mut map = KeyMap::new();
+    let mut odd = Vec::with_capacity(last.len() / 2);
+    for (i, (k, e)) in last.into_iter().enumerate() {
+        if i % 2 == 0 {
+            map.insert(k, e);
+        } else {
+            odd.push((k, e));
+        }
+    }
+    for (k, e) in odd {
+        map.insert(k, e);
+    }
+    (map, live)
 }
 
 /// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the
@@ -257,9 +380,8 @@ fn check_not_rolled_back(
     };
     if let Some(p) = synced.filter(|p| p.segment >= m.next_segment) {
         return Err(rolled_back(format!(
-            "the synced record names segment {} but the MANIFEST allocated only up to {}",
-            p.segment,
-            m.next_segment - 1
+            "the synced record names segment {} but the MANIFEST allocated only below {}",
+            p.segment, m.next_segment
         )));
     }
     for n in names {
@@ -314,6 +436,54 @@ fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
         };
         if stale {
             let _ = vfs.remove(&dir.join(n));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keydir::apply_one;
+    use crate::metabuf::MetaBuf;
+
+    /// The bulk build gives the same map and live bytes as applying each segment's records in
+    /// turn (the way commits landed), whatever the mix of puts, overwrites and deletes.
+    #[test]
+    fn build_map_agrees_with_applying_records_one_by_one() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for keys in [0u64, 1, 2, 15, 16, 17, 33, 500, 2000] {
+            let mut all = Vec::new();
+            let (mut model, mut live) = (KeyMap::new(), 0u64);
+            let mut seq = 0;
+            for seg in 1..=4u64 {
+                let mut run = std::collections::BTreeMap::new();
+                for _ in 0..keys {
+                    seq += 1;
+                    let key: Key = format!("k{:05}", rnd(keys.max(1) * 2)).into_bytes().into();
+                    let entry = (rnd(4) != 0).then(|| Entry {
+                        seq,
+                        meta: MetaBuf::new(&seq.to_le_bytes()),
+                        seg,
+                        off: 40 + seq,
+                        len: rnd(100) as u32,
+                        crc: 0,
+                    });
+                    run.insert(key, entry);
+                }
+                for (k, e) in &run {
+                    apply_one(&mut model, &mut live, k.clone(), e.clone());
+                }
+                all.extend(run);
+            }
+            let (map, built_live) = build_map(all);
+            assert_eq!(map, model, "{keys} keys");
+            assert_eq!(built_live, live, "{keys} keys");
         }
     }
 }

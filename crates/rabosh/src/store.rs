@@ -1,7 +1,7 @@
 //! The store handle and the write path: append → fsync → apply → publish, one writer at a time.
 
 use crate::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header, synced_marker};
-use crate::keydir::{Entry, Key, KeyMap, Rec, SegRecs, Version, apply_one};
+use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Rec, Version, apply_one};
 use crate::lock::DirLock;
 use crate::manifest::{Manifest, SegMeta};
 use crate::metabuf::MetaBuf;
@@ -50,8 +50,8 @@ pub(crate) struct Writer {
 pub(crate) struct ActiveLog {
     pub seg: Arc<Segment>,
     pub len: u64,
-    /// The segment's hint, built as commits land.
-    pub recs: SegRecs,
+    /// What the segment's hint needs beyond the key directory, kept as commits land.
+    pub recs: ActiveRecs,
     /// Format version of the segment's header: frames are written only into a segment of the
     /// current version (an older one is sealed first), so each file has one layout.
     pub version: u32,
@@ -74,7 +74,7 @@ impl ActiveLog {
         ActiveLog {
             seg,
             len: SEG_HEADER as u64,
-            recs: SegRecs::new(),
+            recs: ActiveRecs::new(),
             version: FORMAT_VERSION,
             unsynced: false,
             mark_first: false,
@@ -486,7 +486,8 @@ impl Store {
         }
         let seq = self.current.load().seq;
         let old_len = w.log().len;
-        crate::hint::write(&*self.vfs, &self.dir, old.number, old_len, &w.log().recs, &self.fsyncs())?;
+        let recs = w.log().recs.summary(&self.current.load().map, old.number);
+        crate::hint::write(&*self.vfs, &self.dir, old.number, old_len, &recs, &self.fsyncs())?;
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
         last.sealed = true;
@@ -637,6 +638,9 @@ impl Store {
             if result.is_ok() {
                 result = self.record_clean_close(&mut w);
             }
+            if result.is_ok() && self.shared.is_none() {
+                self.write_active_hint(&mut w);
+            }
         }
         w.log = None;
         w.synced = None;
@@ -669,6 +673,28 @@ impl Store {
         }
         self.counters.fsync();
         Ok(())
+    }
+
+    /// After a clean close: the active segment's hint, so the next open reads it instead of
+    /// scanning the segment. Best effort: without it the next open scans, as after a crash.
+    /// Only when the synced record names every byte, the condition under which open uses it.
+    fn write_active_hint(&self, w: &mut Writer) {
+        let first_seq = w.manifest.segments.last().map_or(u64::MAX, |s| s.first_seq);
+        let log = w.log();
+        if log.synced_len != log.len || log.len <= SEG_HEADER as u64 {
+            return;
+        }
+        let cur = self.current.load();
+        let tail = crate::hint::ActiveTail {
+            last_seq: (cur.seq >= first_seq).then_some(cur.seq),
+            // A frame exists; whether the last is a commit or a marker is not tracked. Saying
+            // "commit" costs at most one spare marker before the next buffered commit (a marker
+            // naming the last commit is valid after a marker or a header too); saying "marker"
+            // wrongly would weaken damage detection.
+            ends_with_commit: true,
+        };
+        let recs = log.recs.summary(&cur.map, log.seg.number);
+        let _ = crate::hint::write_active(&*self.vfs, &self.dir, log.seg.number, log.len, &recs, tail);
     }
 
     pub fn is_closed(&self) -> bool {

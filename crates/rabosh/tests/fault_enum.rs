@@ -249,12 +249,16 @@ fn scenario(op: Op, kind: IoKind, n: u64, images: u64, tally: &mut Tally) {
             // a hard link (copy fallback), a best-effort cleanup remove, the hint rebuilt at
             // open (rebuilt again next time), an unsynced LOCK.holder record (blanked on close:
             // close's only creates and renames), the unsynced SYNCED record (a stale or torn
-            // record only makes recovery lenient). The crash images below prove nothing was lost.
+            // record only makes recovery lenient), the active segment's hint a clean close
+            // writes (derived: without it the next open scans). The crash images below prove
+            // nothing was lost.
             let on_record = w.ff.fired_at().is_some_and(|p| p.ends_with("SYNCED"));
+            let on_hint = w.ff.fired_at().is_some_and(|p| p.to_string_lossy().contains(".hint"));
             let harmless = kind == IoKind::Link
                 || (kind == IoKind::Write && on_record)
                 || kind == IoKind::Remove
                 || (op == Op::BufferedClose && matches!(kind, IoKind::Create | IoKind::Rename))
+                || (op == Op::BufferedClose && on_hint && matches!(kind, IoKind::Write | IoKind::Remove))
                 || (recovery_op
                     && matches!(
                         kind,

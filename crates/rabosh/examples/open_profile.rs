@@ -1,0 +1,88 @@
+//! Open-path profile (not a test): where open time and resident memory go.
+//!
+//! `cargo run --release -p rabosh --example open_profile -- seed DIR flat|nested COUNT BYTES`
+//! writes a store shaped like the project bench's (one commit per memory, `m:default:` keys,
+//! 40-byte metadata); `... -- open DIR [ROUNDS]` opens it in this fresh process and prints the
+//! open time and the resident growth per key (after the first open, which is what a process
+//! that opens once pays).
+
+use rabosh::{Batch, Durability, Options, Store};
+use std::time::Instant;
+
+fn rss() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    s.split_whitespace().nth(1).and_then(|p| p.parse::<u64>().ok()).unwrap_or(0) * 4096
+}
+
+/// CPU time this thread has run, in ns (Linux): open's cost without the machine's other load.
+fn cpu_ns() -> u64 {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    s.split_whitespace().next().and_then(|t| t.parse().ok()).unwrap_or(0)
+}
+
+fn path(layout: &str, i: usize) -> String {
+    let name = format!("note{i:05}.md");
+    match layout {
+        "flat" => format!("/memories/{name}"),
+        _ => {
+            let leaf = i % 500;
+            format!("/memories/d{}/e{}/f{}/{name}", leaf / 50, (leaf / 5) % 10, leaf % 5)
+        }
+    }
+}
+
+fn seed(dir: &str, layout: &str, count: usize, bytes: usize) {
+    let store = Store::open(dir, Options { durability: Durability::Buffered, ..Options::default() }).unwrap();
+    for i in 0..count {
+        let mut meta = Vec::with_capacity(40);
+        for f in [bytes as u64, (bytes / 64) as u64, 1_700_000_000_000, 1_700_000_000_000, 0] {
+            meta.extend_from_slice(&f.to_le_bytes());
+        }
+        let mut b = Batch::new();
+        b.put(format!("m:default:{}", path(layout, i)).into_bytes(), vec![b'x'; bytes], meta);
+        store.write(b).unwrap();
+    }
+    store.close().unwrap();
+}
+
+fn open(dir: &str, rounds: usize) {
+    for round in 0..rounds {
+        let before = rss();
+        let (t, cpu) = (Instant::now(), cpu_ns());
+        let store = Store::open(dir, Options::default()).unwrap();
+        let el = t.elapsed();
+        let cpu = cpu_ns() - cpu;
+        let mut after = rss();
+        if std::env::var_os("TRIM").is_some() {
+            unsafe extern "C" {
+                fn malloc_trim(pad: usize) -> i32;
+            }
+            // SAFETY: glibc's malloc_trim only returns free heap pages to the kernel.
+            unsafe { malloc_trim(0) };
+            println!("  before trim {:.1} MiB", after.saturating_sub(before) as f64 / 1048576.0);
+            after = rss();
+        }
+        let keys = store.stats().keys;
+        println!(
+            "round {round}: open {:.2} ms wall, {:.2} ms CPU, resident growth {:.1} MiB = {:.0} B/key ({keys} keys)",
+            el.as_secs_f64() * 1e3,
+            cpu as f64 / 1e6,
+            after.saturating_sub(before) as f64 / 1048576.0,
+            after.saturating_sub(before) as f64 / keys.max(1) as f64
+        );
+        if std::env::var_os("NO_CLOSE").is_some() {
+            // As after a crash: the next open finds no hint for the active segment.
+            std::process::exit(0);
+        }
+        store.close().unwrap();
+    }
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().skip(1).collect();
+    match a.first().map(String::as_str) {
+        Some("seed") => seed(&a[1], &a[2], a[3].parse().unwrap(), a[4].parse().unwrap()),
+        Some("open") => open(&a[1], a.get(2).map_or(1, |r| r.parse().unwrap())),
+        _ => eprintln!("usage: open_profile seed DIR flat|nested COUNT BYTES | open DIR [ROUNDS]"),
+    }
+}
