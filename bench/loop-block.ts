@@ -120,8 +120,10 @@ export interface Blocks {
   blockedTurns: number;
   /** The longest blocked turn's wall time, before the run-queue wait is taken off; ms. */
   blockedWallMs: number;
-  /** Whether the longest busy turn was a blocked one (then it is wall time, not CPU time). */
+  /** The longest busy turn: whether it blocked (then it counts wall time, not CPU), its CPU and wall, ms. */
   busiestBlocked: boolean;
+  busiestCpuMs: number;
+  busiestWallMs: number;
 }
 
 export interface BlockSampler {
@@ -135,7 +137,16 @@ export function sampleBlocks(): BlockSampler {
   let lastCpu = thread?.cpuMs() ?? 0;
   let lastSwitches = thread?.voluntarySwitches() ?? 0;
   let lastQueued = thread?.runQueueMs() ?? 0;
-  const seen: Blocks = { wallMs: 0, busyMs: thread ? 0 : null, turns: 0, blockedTurns: 0, blockedWallMs: 0, busiestBlocked: false };
+  const seen: Blocks = {
+    wallMs: 0,
+    busyMs: thread ? 0 : null,
+    turns: 0,
+    blockedTurns: 0,
+    blockedWallMs: 0,
+    busiestBlocked: false,
+    busiestCpuMs: 0,
+    busiestWallMs: 0,
+  };
   let running = true;
   const tick = () => {
     const now = nowMs();
@@ -147,7 +158,8 @@ export function sampleBlocks(): BlockSampler {
       const cpu = thread.cpuMs();
       const switches = thread.voluntarySwitches();
       const queued = thread.runQueueMs();
-      let busy = cpu - lastCpu;
+      const cpuUsed = cpu - lastCpu;
+      let busy = cpuUsed;
       const blocked = switches !== lastSwitches;
       if (blocked) {
         seen.blockedTurns++;
@@ -158,6 +170,8 @@ export function sampleBlocks(): BlockSampler {
       if (busy > seen.busyMs!) {
         seen.busyMs = busy;
         seen.busiestBlocked = blocked;
+        seen.busiestCpuMs = cpuUsed;
+        seen.busiestWallMs = wall;
       }
       lastCpu = cpu;
       lastSwitches = switches;
