@@ -131,12 +131,27 @@ export interface BlockSampler {
   stop(): Promise<Blocks>;
 }
 
+/**
+ * The wall clock and the thread's run-queue total at one instant: read again until no wait for a
+ * core fell between the two reads. Otherwise a preemption there (common on a loaded machine: the
+ * reads are most of a turn's own work) would be counted in one turn's queue time but the next
+ * turn's wall time, and a blocked turn would come out shorter than it blocked.
+ */
+function wallAndQueue(thread: ThreadProbe): [now: number, queued: number] {
+  let queued = thread.runQueueMs();
+  for (;;) {
+    const now = nowMs();
+    const again = thread.runQueueMs();
+    if (again === queued) return [now, queued];
+    queued = again;
+  }
+}
+
 export function sampleBlocks(): BlockSampler {
   const thread = threadProbe();
-  let last = nowMs();
+  let [last, lastQueued] = thread ? wallAndQueue(thread) : [nowMs(), 0];
   let lastCpu = thread?.cpuMs() ?? 0;
   let lastSwitches = thread?.voluntarySwitches() ?? 0;
-  let lastQueued = thread?.runQueueMs() ?? 0;
   const seen: Blocks = {
     wallMs: 0,
     busyMs: thread ? 0 : null,
@@ -149,7 +164,7 @@ export function sampleBlocks(): BlockSampler {
   };
   let running = true;
   const tick = () => {
-    const now = nowMs();
+    const [now, queued] = thread ? wallAndQueue(thread) : [nowMs(), 0];
     const wall = now - last;
     seen.wallMs = Math.max(seen.wallMs, wall);
     seen.turns++;
@@ -157,14 +172,13 @@ export function sampleBlocks(): BlockSampler {
     if (thread) {
       const cpu = thread.cpuMs();
       const switches = thread.voluntarySwitches();
-      const queued = thread.runQueueMs();
       const cpuUsed = cpu - lastCpu;
       let busy = cpuUsed;
       const blocked = switches !== lastSwitches;
       if (blocked) {
         seen.blockedTurns++;
         seen.blockedWallMs = Math.max(seen.blockedWallMs, wall);
-        // Never below the CPU it did: the reads are not one atomic snapshot.
+        // Never below the CPU it did: the CPU clock is read a moment after the wall clock.
         busy = Math.max(busy, wall - (queued - lastQueued));
       }
       if (busy > seen.busyMs!) {
