@@ -11,24 +11,28 @@
 // Busy time (`busyMs`, Linux only): the largest turn counted in what the JS thread itself did.
 // Each callback reads the thread's CPU clock, clock_gettime(CLOCK_THREAD_CPUTIME_ID), which is
 // nanosecond-precise (the kernel brings the running task's runtime up to date when asked; /proc's
-// CPU times and getrusage's are not), and excludes time spent waiting for a core. CPU time alone would hide a turn in which the thread blocked off-CPU — on a lock, a GC
-// helper, a page read from disk — so each callback also reads the thread's count of voluntary
-// context switches (getrusage(RUSAGE_THREAD).ru_nvcsw; a thread switches voluntarily only when it
-// sleeps). While the chain runs there is always an immediate pending, so libuv polls without
-// waiting and the loop itself never sleeps in a turn: a turn with a voluntary switch blocked on
-// something, and its wall time is counted instead of its CPU time — less the time the thread then
-// sat runnable in the run queue waiting for a core (/proc/thread-self/schedstat's run_delay,
-// nanoseconds), which is the machine's load, not the thread's blocking. What stays in such a turn
-// is CPU, time asleep and any hypervisor steal while it ran; measured here, 2–5 turns in 300 ms
-// of an idle Node block (V8's helper threads), each a few microseconds asleep but up to several
-// milliseconds in the run queue after waking on a loaded machine.
+// CPU times and getrusage's are not) and leaves out time spent waiting for a core and hypervisor
+// steal (this kernel accounts steal: CONFIG_PARAVIRT_TIME_ACCOUNTING). CPU time alone would hide
+// a turn in which the thread blocked off-CPU — on a lock, a GC helper, a page read from disk — so
+// each callback also reads the thread's count of voluntary context switches
+// (getrusage(RUSAGE_THREAD).ru_nvcsw; a thread switches voluntarily only when it sleeps). While
+// the chain runs there is always an immediate pending, so libuv polls without waiting and the loop
+// itself never sleeps in a turn: a turn with a voluntary switch blocked on something, and its wall
+// time is counted instead of its CPU time. So a block never hides, and load moves the figure only
+// through such turns. They are not rare: measured on the loaded development VM with perf's
+// sched_switch stacks, V8 blocks the JS thread on its own helper threads — a GC safepoint waiting
+// for them (Heap::PerformGarbageCollection → IsolateSafepoint::EnterLocalSafepointScope), glibc's
+// pthread_cond_signal waiting for a woken compile worker while queueing an optimising compile
+// (OptimizingCompileDispatcher::QueueForOptimization) — for as long as those helpers wait for a
+// core: tens of ms at load 10+, a few µs on a quiet machine. (Subtracting the thread's own
+// run-queue wait from such turns was tried and dropped: a timed wait woken early to serve an
+// interrupt spends part of its span runnable, so a planted 20 ms Atomics.wait then showed as 6 ms.)
 //
 // Both calls go through koffi (an FFI package with prebuilt binaries, a devDependency): Node 20
 // has no per-thread CPU clock, and the process.threadCpuUsage of later lines returns getrusage's
 // per-thread times, which the kernel splits from tick samples: measured here, they move in steps
 // of up to 4 ms. Elsewhere than Linux the busy figure is null ("n/a"), never a stand-in number.
 
-import { openSync, readSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { nowMs } from './stats.js';
 
@@ -38,8 +42,6 @@ interface ThreadProbe {
   cpuMs(): number;
   /** How many times this thread gave up its core to wait for something. */
   voluntarySwitches(): number;
-  /** Time this thread has spent runnable but waiting for a core, in milliseconds. */
-  runQueueMs(): number;
 }
 
 // Linux's values (uapi/linux/time.h, uapi/linux/resource.h); the same on every architecture.
@@ -72,10 +74,6 @@ function threadProbe(): ThreadProbe | null {
   const nsecAt = koffi.offsetof(timespec, 'tv_nsec') / 8;
   const ru = new BigInt64Array(koffi.sizeof(rusage) / 8);
   const nvcswAt = koffi.offsetof(rusage, 'ru_nvcsw') / 8;
-  // Opened here, on the thread being measured: thread-self is resolved at open. Read with pread
-  // into one buffer, parsed without making a string.
-  const schedstat = openSync('/proc/thread-self/schedstat', 'r');
-  const line = Buffer.alloc(96);
   const check = (rc: number, what: string) => {
     if (rc !== 0) throw new Error(`${what} failed (returned ${rc})`);
   };
@@ -87,15 +85,6 @@ function threadProbe(): ThreadProbe | null {
     voluntarySwitches() {
       check(getrusage(RUSAGE_THREAD, ru) as number, 'getrusage(RUSAGE_THREAD)');
       return Number(ru[nvcswAt]!);
-    },
-    runQueueMs() {
-      const n = readSync(schedstat, line, 0, line.length, 0);
-      // "<on-cpu ns> <run_delay ns> <timeslices>\n": the second field.
-      let i = line.indexOf(0x20);
-      if (i < 0 || i >= n) throw new Error('unexpected /proc/thread-self/schedstat');
-      let ns = 0;
-      for (i++; i < n && line[i]! >= 0x30 && line[i]! <= 0x39; i++) ns = ns * 10 + (line[i]! - 0x30);
-      return ns / 1e6;
     },
   });
 }
@@ -115,11 +104,9 @@ export interface Blocks {
   wallMs: number;
   /** The longest turn in JS-thread busy time (CPU, or wall when it blocked), ms; null off Linux. */
   busyMs: number | null;
-  /** Turns seen, and how many of them blocked off-CPU (counted in wall time less run-queue wait). */
+  /** Turns seen, and how many of them blocked off-CPU (counted in wall time). */
   turns: number;
   blockedTurns: number;
-  /** The longest blocked turn's wall time, before the run-queue wait is taken off; ms. */
-  blockedWallMs: number;
   /** The longest busy turn: whether it blocked (then it counts wall time, not CPU), its CPU and wall, ms. */
   busiestBlocked: boolean;
   busiestCpuMs: number;
@@ -131,25 +118,9 @@ export interface BlockSampler {
   stop(): Promise<Blocks>;
 }
 
-/**
- * The wall clock and the thread's run-queue total at one instant: read again until no wait for a
- * core fell between the two reads. Otherwise a preemption there (common on a loaded machine: the
- * reads are most of a turn's own work) would be counted in one turn's queue time but the next
- * turn's wall time, and a blocked turn would come out shorter than it blocked.
- */
-function wallAndQueue(thread: ThreadProbe): [now: number, queued: number] {
-  let queued = thread.runQueueMs();
-  for (;;) {
-    const now = nowMs();
-    const again = thread.runQueueMs();
-    if (again === queued) return [now, queued];
-    queued = again;
-  }
-}
-
 export function sampleBlocks(): BlockSampler {
   const thread = threadProbe();
-  let [last, lastQueued] = thread ? wallAndQueue(thread) : [nowMs(), 0];
+  let last = nowMs();
   let lastCpu = thread?.cpuMs() ?? 0;
   let lastSwitches = thread?.voluntarySwitches() ?? 0;
   const seen: Blocks = {
@@ -157,14 +128,13 @@ export function sampleBlocks(): BlockSampler {
     busyMs: thread ? 0 : null,
     turns: 0,
     blockedTurns: 0,
-    blockedWallMs: 0,
     busiestBlocked: false,
     busiestCpuMs: 0,
     busiestWallMs: 0,
   };
   let running = true;
   const tick = () => {
-    const [now, queued] = thread ? wallAndQueue(thread) : [nowMs(), 0];
+    const now = nowMs();
     const wall = now - last;
     seen.wallMs = Math.max(seen.wallMs, wall);
     seen.turns++;
@@ -177,9 +147,8 @@ export function sampleBlocks(): BlockSampler {
       const blocked = switches !== lastSwitches;
       if (blocked) {
         seen.blockedTurns++;
-        seen.blockedWallMs = Math.max(seen.blockedWallMs, wall);
         // Never below the CPU it did: the CPU clock is read a moment after the wall clock.
-        busy = Math.max(busy, wall - (queued - lastQueued));
+        busy = Math.max(busy, wall);
       }
       if (busy > seen.busyMs!) {
         seen.busyMs = busy;
@@ -189,7 +158,6 @@ export function sampleBlocks(): BlockSampler {
       }
       lastCpu = cpu;
       lastSwitches = switches;
-      lastQueued = queued;
     }
     if (running) setImmediate(tick);
   };
