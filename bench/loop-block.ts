@@ -25,7 +25,7 @@
 // pthread_cond_signal waiting for a woken compile worker while queueing an optimising compile
 // (OptimizingCompileDispatcher::QueueForOptimization), mprotect of new JIT code space
 // (v8::base::OS::SetPermissions) — for as long as those helpers wait for a core: tens of ms at
-// load 10+, a few µs on a quiet machine. (Subtracting the thread's own
+// load 10+ (no quiet machine was at hand to measure the other end). (Subtracting the thread's own
 // run-queue wait from such turns was tried and dropped: a timed wait woken early to serve an
 // interrupt spends part of its span runnable, so a planted 20 ms Atomics.wait then showed as 6 ms.)
 //
