@@ -1,5 +1,6 @@
 // What one `npm run bench` measures, at a size set by RABOSH_BENCH_SCALE (1 = the published sizes).
 
+import { busyTurnUnavailable } from './loop-block.js';
 import { entries, noteName, type Dataset } from './workload.js';
 
 export type Unit = 'ms' | 's' | 'MiB' | 'ops/s';
@@ -12,6 +13,8 @@ export interface Row {
   higherIsBetter?: boolean;
   /** Measured for the `rabosh` column only (set from the instance's `oursOnly`). */
   oursOnly?: boolean;
+  /** Why this row cannot be measured on this machine; its cells then stay empty. */
+  unavailable?: string;
 }
 
 export interface Instance {
@@ -63,6 +66,15 @@ export function makePlan(scale: number): Plan {
   // Long enough for a stable median at full size, short for a smoke run.
   const budgetMs = Math.round(Math.max(50, Math.min(1000, 5000 * scale)));
   const firstFile = (ds: Dataset) => entries(ds).next().value![0];
+  // Beside each wall-time event-loop row: the same stretch in JS-thread busy time (loop-block.ts),
+  // which machine load does not inflate. Linux only; elsewhere the row says n/a.
+  const busyNa = busyTurnUnavailable();
+  const busyRow = (metric: string, what: string): Row => ({
+    metric,
+    label: `longest JS-thread busy turn: ${what}${busyNa ? ` (n/a: ${busyNa})` : ''}`,
+    unit: 'ms',
+    ...(busyNa ? { unavailable: busyNa } : {}),
+  });
   const instances: Instance[] = [];
   for (const ds of [small64, small4k, big64, big4k, nested]) {
     const rows: Row[] = [{ metric: 'view_ms', label: `view /memories: ${ds.label}`, unit: 'ms' }];
@@ -78,10 +90,14 @@ export function makePlan(scale: number): Plan {
       rows.push(
         { metric: 'open_ms', label: `open of the ${ds.label} store + first view`, unit: 'ms' },
         { metric: 'open_block_ms', label: `longest event-loop block: open of ${ds.label} + first view`, unit: 'ms' },
+        busyRow('open_busy_ms', `open of ${ds.label} + first view`),
       );
     }
     if (ds === big64 || ds === big4k) {
-      rows.push({ metric: 'list_block_ms', label: `longest event-loop block: first view /memories, ${ds.label}`, unit: 'ms' });
+      rows.push(
+        { metric: 'list_block_ms', label: `longest event-loop block: first view /memories, ${ds.label}`, unit: 'ms' },
+        busyRow('list_busy_ms', `first view /memories, ${ds.label}`),
+      );
     }
     if (ds === nested) {
       rows.push({
@@ -98,7 +114,9 @@ export function makePlan(scale: number): Plan {
     params: { views: 5 },
     rows: [
       { metric: 'view_1mib_block_ms', label: 'longest event-loop block: 5 views of a 1 MiB memory', unit: 'ms' },
+      busyRow('view_1mib_busy_ms', '5 views of a 1 MiB memory'),
       { metric: 'idle_block_ms', label: 'longest event-loop block: 300 ms of nothing (the noise floor)', unit: 'ms' },
+      busyRow('idle_busy_ms', '300 ms of nothing (its floor)'),
     ],
   });
   const ops = count(200, scale, 5);
