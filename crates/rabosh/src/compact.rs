@@ -7,7 +7,7 @@ use crate::keydir::{Entry, Rec, SegRecs, Version};
 use crate::manifest::SegMeta;
 use crate::segment::{Segment, seg_name};
 use crate::store::Store;
-use crate::vfs::{OpenMode, VFile, write_all_at};
+use crate::vfs::{VFile, write_all_at};
 use crate::{CompactInfo, Error, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -34,7 +34,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
 
     // Until the MANIFEST names the new segment a failure changes nothing: drop the file, go on.
     let built = (|| -> Result<(Arc<dyn VFile>, u64, SegRecs)> {
-        let f = store.vfs.open(&path, OpenMode::CreateNew).map_err(|e| Error::io("create", &path, e))?;
+        let f = crate::store::create_unlisted(&*store.vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
         write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;

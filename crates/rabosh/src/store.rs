@@ -7,7 +7,7 @@ use crate::manifest::{Manifest, SegMeta};
 use crate::metabuf::MetaBuf;
 use crate::segment::{Segment, seg_name};
 use crate::synced::{SyncedFile, SyncedPoint};
-use crate::vfs::{OpenMode, Vfs, write_all_at};
+use crate::vfs::{OpenMode, VFile, Vfs, write_all_at};
 use crate::{
     Batch, CheckpointInfo, CompactInfo, Durability, Error, Op, Options, Result, Snapshot, Stats, VerifyReport,
 };
@@ -638,7 +638,10 @@ impl Store {
             if result.is_ok() {
                 result = self.record_clean_close(&mut w);
             }
-            if result.is_ok() && self.shared.is_none() {
+            // Shared: still under the commit lock taken above, so no process appends while the
+            // hint is written; one that appends later makes the segment longer than the hint
+            // names, and the next open then scans instead of using it.
+            if result.is_ok() {
                 self.write_active_hint(&mut w);
             }
         }
@@ -710,6 +713,20 @@ impl Drop for Store {
 
 const PANICKED: &str = "a panic interrupted a commit; the in-memory state may be half-updated";
 
+/// Creates a segment the MANIFEST does not list yet. Called with the writer held (and, shared,
+/// the commit lock, after catching up), so a file already there under that number is a dead
+/// process's leftover — created before its MANIFEST swap, never read by anyone — and goes.
+pub(crate) fn create_unlisted(vfs: &dyn Vfs, path: &Path) -> Result<Arc<dyn VFile>> {
+    match vfs.open(path, OpenMode::CreateNew) {
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            vfs.remove(path).map_err(|e| Error::io("remove", path, e))?;
+            vfs.open(path, OpenMode::CreateNew)
+        }
+        other => other,
+    }
+    .map_err(|e| Error::io("create", path, e))
+}
+
 /// A new, empty log segment whose header is durable. Its name becomes durable with the next
 /// MANIFEST write (which fsyncs the directory) — and nothing relies on it before that.
 pub(crate) fn create_log_segment(
@@ -720,7 +737,7 @@ pub(crate) fn create_log_segment(
     fsyncs: &dyn Fn(),
 ) -> Result<Arc<Segment>> {
     let path = dir.join(seg_name(number));
-    let f = vfs.open(&path, OpenMode::CreateNew).map_err(|e| Error::io("create", &path, e))?;
+    let f = create_unlisted(&**vfs, &path)?;
     write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq), 0).map_err(|e| Error::io("write", &path, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
     fsyncs();
