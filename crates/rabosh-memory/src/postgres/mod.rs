@@ -99,6 +99,7 @@ pub struct PgBackend {
     max_attempts: u32,
     poison: Poison,
     commits: AtomicU64,
+    attempts: AtomicU64,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
@@ -167,12 +168,18 @@ impl PgBackend {
             max_attempts: options.max_attempts,
             poison: Poison::default(),
             commits: AtomicU64::new(0),
+            attempts: AtomicU64::new(0),
         })
     }
 
     /// Transactions that committed a non-empty write set through this handle.
     pub fn commits(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Runs of transaction bodies through this handle: commands plus serialization retries.
+    pub fn attempts(&self) -> u64 {
+        self.attempts.load(Ordering::Relaxed)
     }
 
     /// Values returned by `get` on this handle's views.
@@ -278,6 +285,7 @@ impl Backend for PgBackend {
         let mut writes = WriteSet::default();
         for attempt in 1..=self.max_attempts {
             let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
             conn.in_body = true;
             let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), false), &mut writes);
