@@ -35,6 +35,7 @@ mod pool;
 mod retry;
 mod schema;
 mod sql;
+mod summary;
 mod tls;
 mod view;
 
@@ -90,6 +91,8 @@ pub(crate) struct Shared {
     redactor: Redactor,
     /// Values returned by `get` (tests prove listings read none).
     values_read: AtomicU64,
+    /// Rows returned to views by every query (tests prove a listing reads only its entries).
+    rows_read: AtomicU64,
 }
 
 pub struct PgBackend {
@@ -104,7 +107,7 @@ pub struct PgBackend {
 
 type Pooled = r2d2::PooledConnection<Manager>;
 /// A staged row: value and metadata.
-type Row<'a> = (&'a [u8], &'a [u8]);
+pub(crate) type Row<'a> = (&'a [u8], &'a [u8]);
 
 impl PgBackend {
     /// Connects (on this thread, so a refused connection, a wrong password or a missing
@@ -163,7 +166,12 @@ impl PgBackend {
             .build_unchecked(manager);
         Ok(PgBackend {
             pool,
-            shared: Arc::new(Shared { sql: Sql::new(&options.schema), redactor, values_read: AtomicU64::new(0) }),
+            shared: Arc::new(Shared {
+                sql: Sql::new(&options.schema),
+                redactor,
+                values_read: AtomicU64::new(0),
+                rows_read: AtomicU64::new(0),
+            }),
             last_error,
             max_attempts: options.max_attempts,
             poison: Poison::default(),
@@ -180,6 +188,11 @@ impl PgBackend {
     /// Runs of transaction bodies through this handle: commands plus serialization retries.
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Rows returned by the queries of this handle's views (reads, scans, summaries).
+    pub fn rows_read(&self) -> u64 {
+        self.shared.rows_read.load(Ordering::Relaxed)
     }
 
     /// Values returned by `get` on this handle's views.
@@ -212,8 +225,9 @@ impl PgBackend {
         }
     }
 
-    /// Sends the write set and commits; the caller ends the transaction on error.
-    fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> std::result::Result<(), PgError> {
+    /// Sends the write set and the summary rows it changes, and commits; the caller ends the
+    /// transaction on error.
+    fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> Result<()> {
         // Last write to a key wins; one statement may not touch a row twice.
         let mut last: BTreeMap<&[u8], Option<Row<'_>>> = BTreeMap::new();
         for op in writes.ops() {
@@ -223,6 +237,7 @@ impl PgBackend {
             };
         }
         let redactor = &self.shared.redactor;
+        let deltas = summary::deltas(conn, &self.shared.sql, redactor, &last)?;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
         for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
             let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;
@@ -248,7 +263,8 @@ impl PgBackend {
                 .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
             start = end;
         }
-        conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))
+        summary::apply(conn, &self.shared.sql, redactor, deltas)?;
+        Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
     }
 }
 
@@ -291,7 +307,7 @@ impl Backend for PgBackend {
             let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), false), &mut writes);
             conn.in_body = false;
             let result = match decided {
-                Ok(()) => self.commit(&mut conn, &writes).map_err(crate::Error::from),
+                Ok(()) => self.commit(&mut conn, &writes),
                 Err(e) => Err(e),
             };
             let Err(e) = result else {
