@@ -1,6 +1,7 @@
 //! The PostgreSQL directory summary (schema version 2) against a real server: a listing reads its
 //! entries and not the content below them, a version-1 store is migrated in place and summarised
-//! correctly, and the summary agrees with the scan after arbitrary changes.
+//! correctly, and the summary agrees with the scan after arbitrary changes; an open without
+//! `create` refuses a schema that holds no store and creates nothing.
 
 mod postgres_util;
 
@@ -179,4 +180,34 @@ fn the_summary_agrees_with_the_scan_after_arbitrary_changes() {
     let empty: i64 =
         c.query_one(&format!("SELECT count(*) FROM \"{}\".dirs WHERE n <= 0", s.name), &[]).unwrap().get(0);
     assert_eq!(empty, 0);
+}
+
+/// Whether the schema exists at all, per the server's catalogue.
+fn schema_exists(s: &Schema) -> bool {
+    let mut c = s.client();
+    c.query_opt("SELECT 1 FROM information_schema.schemata WHERE schema_name = $1", &[&s.name]).unwrap().is_some()
+}
+
+#[test]
+fn without_create_a_missing_store_is_refused_and_nothing_is_made() {
+    let s = Schema::new("nocreate");
+    let no_create = PgOptions { create: false, ..s.options() };
+    let e = PgBackend::open(&url(), no_create.clone()).err().expect("no store there");
+    assert!(matches!(&e, rabosh_memory::Error::NotAStore(m) if m.contains(&s.name)), "{e:?}");
+    assert!(!schema_exists(&s), "a refused open created the schema");
+    // A schema that exists but holds no store (someone else's) is refused too and left alone.
+    s.client().batch_execute(&format!("CREATE SCHEMA \"{}\"", s.name)).unwrap();
+    let e = PgBackend::open(&url(), no_create.clone()).err().expect("an empty schema is not a store");
+    assert!(matches!(e, rabosh_memory::Error::NotAStore(_)), "{e:?}");
+    let tables: i64 = s
+        .client()
+        .query_one("SELECT count(*) FROM information_schema.tables WHERE table_schema = $1", &[&s.name])
+        .unwrap()
+        .get(0);
+    assert_eq!(tables, 0, "a refused open created tables");
+    // Once a store is there, the same options open it.
+    let m = handler(&Arc::new(s.open()), true);
+    put(&m, "/memories/a", 2);
+    let b = Arc::new(PgBackend::open(&url(), no_create).expect("the store exists now"));
+    assert_eq!(handler(&b, true).usage().unwrap(), Usage { memories: 1, bytes: 2 });
 }

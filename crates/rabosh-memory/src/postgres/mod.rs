@@ -71,6 +71,10 @@ pub struct PgOptions {
     pub statement_timeout: Duration,
     /// Most runs of one transaction body before answering Conflict.
     pub max_attempts: u32,
+    /// Create the schema and its tables when the store is not there yet; false answers
+    /// [`crate::Error::NotAStore`] instead, having created nothing. An existing store of an older
+    /// version is migrated either way (it is a store; this build cannot read it unmigrated).
+    pub create: bool,
 }
 
 impl Default for PgOptions {
@@ -81,6 +85,7 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(10),
             statement_timeout: Duration::from_secs(30),
             max_attempts: 64,
+            create: true,
         }
     }
 }
@@ -153,7 +158,7 @@ impl PgBackend {
             last_error: last_error.clone(),
         };
         let mut first = manager.open()?;
-        schema::ensure(&mut first, &options.schema, &redactor)?;
+        schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)

@@ -68,7 +68,7 @@ fn raced(e: &PgError) -> bool {
     e.is_retryable() || matches!(e.sqlstate(), Some("23505") | Some("42P06") | Some("42P07") | Some("42710"))
 }
 
-pub fn ensure(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<()> {
+pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) -> crate::Result<()> {
     let s = format!("\"{schema}\"");
     // Fast path: an up-to-date schema needs no DDL (and no CREATE privilege).
     let probe = conn.client.query_opt(&format!("SELECT version FROM {s}.rabosh_schema WHERE id = 1"), &[]);
@@ -82,6 +82,9 @@ pub fn ensure(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Resu
         // Missing schema (3F000) or table (42P01) is the first open; anything else is real.
         if !matches!(err.sqlstate(), Some("3F000") | Some("42P01")) {
             return Err(err.into());
+        }
+        if !create {
+            return Err(Error::NotAStore(format!("the PostgreSQL schema {schema} holds no rabosh store")));
         }
     }
     let mut backoff = Backoff::new(Duration::from_millis(2), Duration::from_millis(200));
