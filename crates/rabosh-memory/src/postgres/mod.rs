@@ -1,9 +1,10 @@
 //! The backend seam over PostgreSQL (and the Postgres-wire databases that accept the same SQL:
 //! CockroachDB, YugabyteDB).
 //!
-//! One table per schema, `kv (k BYTEA PRIMARY KEY, v BYTEA, m BYTEA)`: bytea compares as bytes,
-//! which is the trait's key order, and a prefix scan is a range on the primary key reading only
-//! `k` and `m`.
+//! Per schema, `kv (k BYTEA PRIMARY KEY, v BYTEA, m BYTEA)`: bytea compares as bytes, which is
+//! the trait's key order, and a prefix scan is a range on the primary key reading only `k` and
+//! `m`. Beside it the directory summary (`summary.rs`), updated in each commit's transaction,
+//! answers `dir_summary` and `usage` from a directory's depth-1/2 rows.
 //!
 //! Concurrency: `transact` runs the body in a SERIALIZABLE transaction and reruns it on a
 //! serialization failure (SQLSTATE 40001) or deadlock (40P01), a bounded number of times with
