@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import {
   BackendUnavailableError,
   InvalidOptionError,
+  NotAStoreError,
   Rabosh,
   RaboshMemoryToolHandler,
   StoreClosedError,
@@ -102,6 +103,28 @@ describe('PostgreSQL store by URL', () => {
       await db.close();
     }
     await expect(db.sync()).rejects.toBeInstanceOf(StoreClosedError);
+  });
+
+  it('create: false refuses a schema without a store (NotAStoreError, nothing created) and opens one that has it', async () => {
+    const url = freshPgUrl('nocreate');
+    const refused = Rabosh.open(url, { create: false });
+    await expect(refused).rejects.toBeInstanceOf(NotAStoreError);
+    await expect(refused).rejects.toThrow(`the PostgreSQL schema ${new URL(url).searchParams.get('schema')} holds no rabosh store`);
+    // Still nothing there: a second refusal, then a creating open finds an empty store.
+    await expect(Rabosh.open(url, { create: false })).rejects.toBeInstanceOf(NotAStoreError);
+    const h = await RaboshMemoryToolHandler.open(url);
+    try {
+      expect(await h.usage()).toEqual({ memories: 0, bytes: 0 });
+      await h.execute({ command: 'create', path: '/memories/a', file_text: 'xy' });
+    } finally {
+      await h.close();
+    }
+    const db = await Rabosh.open(url, { create: false });
+    try {
+      expect(await new RaboshMemoryToolHandler(db).usage()).toEqual({ memories: 1, bytes: 2 });
+    } finally {
+      await db.close();
+    }
   });
 
   it('wrong password, refused connection and missing database: typed, without host or password', async () => {

@@ -226,8 +226,9 @@ export class Rabosh {
    * retried on conflict). The schema is created or migrated on first open. Besides the server's
    * own URL parameters (`sslmode`, `sslrootcert`, `connect_timeout` …) the query may carry
    * `schema` (default `rabosh`), `pool_size` (8), `statement_timeout` (seconds, 30) and
-   * `max_attempts` (64). Durability is the server's: `durability: 'buffered'` is refused,
-   * `create` is ignored. `checkpoint`, `compact`, `verify` and `snapshot` throw
+   * `max_attempts` (64). Durability is the server's: `durability: 'buffered'` is refused.
+   * `create: false` refuses a schema that holds no store with `NotAStoreError`, creating no
+   * schema and no table (a store of an older schema version is still migrated). `checkpoint`, `compact`, `verify` and `snapshot` throw
    * `UnsupportedError`; `sync` resolves at once; `stats` counts commits and values read only.
    * Connection faults are `BackendUnavailableError`s and never name the host or password.
    */

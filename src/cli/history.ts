@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
 import { CliError, EXIT, asCliError } from './exit.js';
+import { isNotAStore, isUrl, noStore, storeName } from './target.js';
 
 interface Common {
   json?: boolean;
@@ -16,12 +17,14 @@ type Sub = (name: string, description: string) => Command;
 type Out = (opts: Common, human: string, json: unknown) => void;
 
 async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
-  if (!existsSync(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
+  const url = isUrl(dir);
+  if (!url && !existsSync(dir)) throw noStore(dir);
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir, { history: true });
+    db = await Rabosh.open(dir, url ? { history: true, create: false } : { history: true });
   } catch (e) {
-    throw asCliError(e, dir);
+    if (url && isNotAStore(e)) throw noStore(dir);
+    throw asCliError(e, storeName(dir));
   }
   try {
     return await work(new RaboshMemoryToolHandler(db, opts.scope === undefined ? {} : { scope: opts.scope }));
@@ -52,7 +55,7 @@ function positiveInt(raw: string): number {
 
 export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) => void): void {
   sub('history', 'list the recorded versions of a memory (or of a directory with --prefix), newest first')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<path>', 'memory path')
     .option('--prefix', 'every memory at or below <path>')
     .option('--limit <n>', 'at most this many versions (default 100)', positiveInt)
@@ -65,7 +68,7 @@ export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) 
     });
 
   sub('show', 'print one version and its content')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<versionId>', 'version id (32 hex digits)')
     .action(async (dir: string, id: string, opts: Common) => {
       await withHandler(dir, opts, async (h) => {
@@ -80,7 +83,7 @@ export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) 
     });
 
   sub('revert', "write a version's content back at a path, as a new version")
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<path>', 'memory path')
     .argument('<versionId>', 'version id (32 hex digits)')
     .action(async (dir: string, path: string, id: string, opts: Common) => {
@@ -91,7 +94,7 @@ export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) 
     });
 
   sub('redact', "forget a version's content, path, hash and size, then compact the store")
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<versionId>', 'version id (32 hex digits)')
     .action(async (dir: string, id: string, opts: Common) => {
       await withHandler(dir, opts, async (h) => {

@@ -9,6 +9,7 @@ import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
+import { isNotAStore, isUrl, noStore, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
 
 export interface Io {
@@ -62,17 +63,18 @@ function holdsNothing(dir: string): boolean {
 }
 
 /**
- * Opens the store in `dir` for one command. Only `import` may create one (`create`); every other
- * command opens with `create: false`, so a missing, empty or non-store directory is refused and
- * left exactly as it was.
+ * Opens the store in `dir` (a directory or a PostgreSQL URL) for one command. Only `import` may
+ * create one (`create`); every other command opens with `create: false`, so a missing, empty or
+ * non-store directory, or a schema without a store, is refused and left exactly as it was.
  */
 async function withStore<T>(dir: string, create: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
-  if (!create && holdsNothing(dir)) throw new CliError(`no store at ${dir}`, EXIT.failed, 'CLI_NO_STORE');
+  if (!create && !isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
   let db: Rabosh;
   try {
     db = await Rabosh.open(dir, { create });
   } catch (e) {
-    throw asCliError(e, dir);
+    if (isNotAStore(e) && isUrl(dir)) throw noStore(dir);
+    throw asCliError(e, storeName(dir));
   }
   try {
     return await work(db);
@@ -120,7 +122,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       .addOption(new Option('--scope <scope>', 'memory scope inside the store').default(undefined, '"default"').argParser(scopeArg));
 
   sub('view', 'print what the model sees for a path (default /memories)')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('[path]', 'memory path', '/memories')
     .option('--range <start,end>', 'lines to show, like view_range', parseRange)
     .option('--max-chars <n>', 'cap on a rendered file view (viewMaxChars)', positiveInt('--max-chars'))
@@ -134,7 +136,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('usage', 'count the memories of a scope and their bytes')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
         const u = await handlerFor(db, opts).usage();
@@ -143,7 +145,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('export', 'write every memory of a scope as plain files under <to>/memories/')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
@@ -161,7 +163,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
 
   sub('import', 'load <from>/memories/** into a scope, all in one commit')
     .argument('<from>', 'source directory (holding memories/)')
-    .argument('<dir>', 'store directory (created if absent)')
+    .argument('<dir>', 'store directory or postgres:// URL (created if absent)')
     .option('--overwrite', 'replace memories that already exist instead of refusing the import')
     .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
       const tty = wantProgress(io.stdout.isTTY, opts.json === true);
@@ -179,7 +181,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('expire', 'delete memories last updated before a date, then compact')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .requiredOption('--before <date>', 'ISO 8601 date, epoch ms, or an age like 30d / 12h / 90m', (v) => v)
     .action(async (dir: string, opts: Common & { before: string }) => {
       const before = parseBefore(opts.before);
@@ -193,7 +195,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('checkpoint', 'write a durable, openable copy of the store into <to> (empty or absent)')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<to>', 'checkpoint directory')
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
@@ -203,7 +205,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('verify', 'read every record and check every checksum')
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
         const r = await db.verify();
@@ -212,7 +214,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   sub('stats', "print the store's counters")
-    .argument('<dir>', 'store directory')
+    .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
         const s = db.stats();

@@ -62,9 +62,11 @@ pub struct PgStore {
 }
 
 impl PgStore {
-    /// Connects on the calling thread (a pool thread under the binding).
-    pub fn open(url: &str) -> std::result::Result<PgStore, Fault> {
-        let (url, options) = split_options(url)?;
+    /// Connects on the calling thread (a pool thread under the binding). Without `create`, a
+    /// schema that holds no store is refused (`RABOSH_NOT_A_STORE`) and nothing is created.
+    pub fn open(url: &str, create: bool) -> std::result::Result<PgStore, Fault> {
+        let (url, mut options) = split_options(url)?;
+        options.create = create;
         let backend = PgBackend::open(&url, options)?;
         Ok(PgStore { live: Mutex::new(Some(Arc::new(backend))), at_close: Mutex::new(PgCounters::default()) })
     }

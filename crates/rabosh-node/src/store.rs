@@ -149,7 +149,7 @@ impl NativeStore {
                         "buffered (a PostgreSQL store's durability is the server's: every commit is acknowledged once the server committed it)",
                     ));
                 }
-                return Ok(NativeStore { inner: Backing::Postgres(Arc::new(PgStore::open(&dir)?)) });
+                return Ok(NativeStore { inner: Backing::Postgres(Arc::new(PgStore::open(&dir, options.create)?)) });
             }
             let opts = EmbeddedOptions {
                 durability: options.durability.into(),

@@ -1,9 +1,10 @@
 //! The backend seam over PostgreSQL (and the Postgres-wire databases that accept the same SQL:
 //! CockroachDB, YugabyteDB).
 //!
-//! One table per schema, `kv (k BYTEA PRIMARY KEY, v BYTEA, m BYTEA)`: bytea compares as bytes,
-//! which is the trait's key order, and a prefix scan is a range on the primary key reading only
-//! `k` and `m`.
+//! Per schema, `kv (k BYTEA PRIMARY KEY, v BYTEA, m BYTEA)`: bytea compares as bytes, which is
+//! the trait's key order, and a prefix scan is a range on the primary key reading only `k` and
+//! `m`. Beside it the directory summary (`summary.rs`), updated in each commit's transaction,
+//! answers `dir_summary` and `usage` from a directory's depth-1/2 rows.
 //!
 //! Concurrency: `transact` runs the body in a SERIALIZABLE transaction and reruns it on a
 //! serialization failure (SQLSTATE 40001) or deadlock (40P01), a bounded number of times with
@@ -35,6 +36,7 @@ mod pool;
 mod retry;
 mod schema;
 mod sql;
+mod summary;
 mod tls;
 mod view;
 
@@ -70,6 +72,10 @@ pub struct PgOptions {
     pub statement_timeout: Duration,
     /// Most runs of one transaction body before answering Conflict.
     pub max_attempts: u32,
+    /// Create the schema and its tables when the store is not there yet; false answers
+    /// [`crate::Error::NotAStore`] instead, having created nothing. An existing store of an older
+    /// version is migrated either way (it is a store; this build cannot read it unmigrated).
+    pub create: bool,
 }
 
 impl Default for PgOptions {
@@ -80,6 +86,7 @@ impl Default for PgOptions {
             connect_timeout: Duration::from_secs(10),
             statement_timeout: Duration::from_secs(30),
             max_attempts: 64,
+            create: true,
         }
     }
 }
@@ -90,6 +97,8 @@ pub(crate) struct Shared {
     redactor: Redactor,
     /// Values returned by `get` (tests prove listings read none).
     values_read: AtomicU64,
+    /// Rows returned to views by every query (tests prove a listing reads only its entries).
+    rows_read: AtomicU64,
 }
 
 pub struct PgBackend {
@@ -99,11 +108,12 @@ pub struct PgBackend {
     max_attempts: u32,
     poison: Poison,
     commits: AtomicU64,
+    attempts: AtomicU64,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
 /// A staged row: value and metadata.
-type Row<'a> = (&'a [u8], &'a [u8]);
+pub(crate) type Row<'a> = (&'a [u8], &'a [u8]);
 
 impl PgBackend {
     /// Connects (on this thread, so a refused connection, a wrong password or a missing
@@ -149,7 +159,7 @@ impl PgBackend {
             last_error: last_error.clone(),
         };
         let mut first = manager.open()?;
-        schema::ensure(&mut first, &options.schema, &redactor)?;
+        schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
@@ -162,17 +172,33 @@ impl PgBackend {
             .build_unchecked(manager);
         Ok(PgBackend {
             pool,
-            shared: Arc::new(Shared { sql: Sql::new(&options.schema), redactor, values_read: AtomicU64::new(0) }),
+            shared: Arc::new(Shared {
+                sql: Sql::new(&options.schema),
+                redactor,
+                values_read: AtomicU64::new(0),
+                rows_read: AtomicU64::new(0),
+            }),
             last_error,
             max_attempts: options.max_attempts,
             poison: Poison::default(),
             commits: AtomicU64::new(0),
+            attempts: AtomicU64::new(0),
         })
     }
 
     /// Transactions that committed a non-empty write set through this handle.
     pub fn commits(&self) -> u64 {
         self.commits.load(Ordering::Relaxed)
+    }
+
+    /// Runs of transaction bodies through this handle: commands plus serialization retries.
+    pub fn attempts(&self) -> u64 {
+        self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Rows returned by the queries of this handle's views (reads, scans, summaries).
+    pub fn rows_read(&self) -> u64 {
+        self.shared.rows_read.load(Ordering::Relaxed)
     }
 
     /// Values returned by `get` on this handle's views.
@@ -205,8 +231,9 @@ impl PgBackend {
         }
     }
 
-    /// Sends the write set and commits; the caller ends the transaction on error.
-    fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> std::result::Result<(), PgError> {
+    /// Sends the write set and the summary rows it changes, and commits; the caller ends the
+    /// transaction on error.
+    fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> Result<()> {
         // Last write to a key wins; one statement may not touch a row twice.
         let mut last: BTreeMap<&[u8], Option<Row<'_>>> = BTreeMap::new();
         for op in writes.ops() {
@@ -216,6 +243,7 @@ impl PgBackend {
             };
         }
         let redactor = &self.shared.redactor;
+        let deltas = summary::deltas(conn, &self.shared.sql, redactor, &last)?;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
         for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
             let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;
@@ -241,7 +269,8 @@ impl PgBackend {
                 .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
             start = end;
         }
-        conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))
+        summary::apply(conn, &self.shared.sql, redactor, deltas)?;
+        Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
     }
 }
 
@@ -278,12 +307,13 @@ impl Backend for PgBackend {
         let mut writes = WriteSet::default();
         for attempt in 1..=self.max_attempts {
             let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
             conn.in_body = true;
             let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), false), &mut writes);
             conn.in_body = false;
             let result = match decided {
-                Ok(()) => self.commit(&mut conn, &writes).map_err(crate::Error::from),
+                Ok(()) => self.commit(&mut conn, &writes),
                 Err(e) => Err(e),
             };
             let Err(e) = result else {

@@ -12,23 +12,63 @@ use std::time::Duration;
 use super::error::{PgError, PgErrorKind, Phase, Redactor};
 use super::pool::Conn;
 use super::retry::Backoff;
+use super::sql::Sql;
+use super::summary::{self, Deltas};
+use crate::Error;
+use crate::meta::MemMeta;
 
 /// The version this build writes and reads.
-pub const CURRENT: i32 = 1;
+pub const CURRENT: i32 = 2;
 
-/// Migration `i` takes version `i` to `i + 1`. `{s}` is the quoted schema name.
-const MIGRATIONS: [&str; CURRENT as usize] = [
+/// Migration `i` takes version `i` to `i + 1`: its DDL (`{s}` is the quoted schema name), then,
+/// when set, a step that fills what the DDL made from the data already there.
+const MIGRATIONS: [(&str, Option<Fill>); CURRENT as usize] = [
     // Keys, values and metadata are opaque bytes; bytea compares as bytes, the trait's order.
     // Large values are TOASTed out of line, so scans (key, meta only) do not read them.
-    "CREATE TABLE {s}.kv (k BYTEA PRIMARY KEY, v BYTEA NOT NULL, m BYTEA NOT NULL)",
+    ("CREATE TABLE {s}.kv (k BYTEA PRIMARY KEY, v BYTEA NOT NULL, m BYTEA NOT NULL)", None),
+    // The directory summary (`summary.rs`); a store written by version 1 is summarised in place.
+    (
+        "CREATE TABLE {s}.dirs (d BYTEA NOT NULL, r BYTEA NOT NULL, f BOOL NOT NULL, s INT2 NOT NULL, \
+         n INT8 NOT NULL, b INT8 NOT NULL, vn INT8 NOT NULL, vb INT8 NOT NULL, PRIMARY KEY (d, r, f, s))",
+        Some(summarise_existing),
+    ),
 ];
+
+type Fill = fn(&mut Conn, &str, &Redactor) -> crate::Result<()>;
+
+/// Rows per page when reading the existing memories for the summary.
+const FILL_PAGE: i64 = 4096;
+
+/// Builds the summary table from every memory key already in `kv`, inside the migration's
+/// transaction (no commit can land in between: writers of this version wait for the schema).
+fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<()> {
+    let page = format!("SELECT k, m FROM \"{schema}\".kv WHERE k >= $1 AND k < 'm;'::BYTEA ORDER BY k LIMIT $2");
+    let mut deltas = Deltas::default();
+    let mut from = b"m:".to_vec();
+    loop {
+        let rows =
+            conn.client.query(&page, &[&from, &FILL_PAGE]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+        for row in &rows {
+            let (key, meta): (&[u8], &[u8]) = (row.get(0), row.get(1));
+            deltas.memory(key, MemMeta::decode(key, meta)?.size, 1);
+        }
+        match rows.last() {
+            Some(last) if rows.len() as i64 == FILL_PAGE => {
+                from = last.get::<_, Vec<u8>>(0);
+                from.push(0);
+            }
+            _ => break,
+        }
+    }
+    summary::apply(conn, &Sql::new(schema), redactor, deltas)
+}
 
 /// SQLSTATEs of a lost race between first opens.
 fn raced(e: &PgError) -> bool {
     e.is_retryable() || matches!(e.sqlstate(), Some("23505") | Some("42P06") | Some("42P07") | Some("42710"))
 }
 
-pub fn ensure(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<(), PgError> {
+pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) -> crate::Result<()> {
     let s = format!("\"{schema}\"");
     // Fast path: an up-to-date schema needs no DDL (and no CREATE privilege).
     let probe = conn.client.query_opt(&format!("SELECT version FROM {s}.rabosh_schema WHERE id = 1"), &[]);
@@ -41,26 +81,30 @@ pub fn ensure(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<(), 
         let err = conn.fail(e, Phase::Statement, redactor);
         // Missing schema (3F000) or table (42P01) is the first open; anything else is real.
         if !matches!(err.sqlstate(), Some("3F000") | Some("42P01")) {
-            return Err(err);
+            return Err(err.into());
+        }
+        if !create {
+            return Err(Error::NotAStore(format!("the PostgreSQL schema {schema} holds no rabosh store")));
         }
     }
     let mut backoff = Backoff::new(Duration::from_millis(2), Duration::from_millis(200));
     for _ in 0..32 {
-        match migrate(conn, &s, redactor) {
+        match migrate(conn, schema, redactor) {
             Ok(()) => return Ok(()),
             Err(e) => {
                 let _ = conn.client.batch_execute("ROLLBACK");
-                if !raced(&e) || conn.broken {
+                if !matches!(&e, Error::Postgres(pe) if raced(pe)) || conn.broken {
                     return Err(e);
                 }
                 backoff.sleep();
             }
         }
     }
-    Err(PgError::new(PgErrorKind::Conflict, "the schema migration kept conflicting with another opener"))
+    Err(PgError::new(PgErrorKind::Conflict, "the schema migration kept conflicting with another opener").into())
 }
 
-fn migrate(conn: &mut Conn, s: &str, redactor: &Redactor) -> Result<(), PgError> {
+fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<()> {
+    let s = &format!("\"{schema}\"");
     let exec = |conn: &mut Conn, sql: &str| {
         conn.client.batch_execute(sql).map_err(|e| conn.fail(&e, Phase::Statement, redactor))
     };
@@ -84,12 +128,17 @@ fn migrate(conn: &mut Conn, s: &str, redactor: &Redactor) -> Result<(), PgError>
         return Err(PgError::new(
             PgErrorKind::SchemaTooNew,
             format!("the database holds schema version {version}; this build reads up to {CURRENT}"),
-        ));
+        )
+        .into());
     }
     for v in version..CURRENT {
-        exec(conn, &MIGRATIONS[v as usize].replace("{s}", s))?;
+        let (ddl, fill) = MIGRATIONS[v as usize];
+        exec(conn, &ddl.replace("{s}", s))?;
+        if let Some(fill) = fill {
+            fill(conn, schema, redactor)?;
+        }
         exec(conn, &format!("INSERT INTO {s}.rabosh_migrations (version) VALUES ({})", v + 1))?;
     }
     exec(conn, &format!("UPDATE {s}.rabosh_schema SET version = {CURRENT} WHERE id = 1"))?;
-    conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))
+    Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
 }

@@ -1,6 +1,7 @@
 //! Every statement the backend runs on the key table, written once per schema. Kept to SQL that
 //! CockroachDB and YugabyteDB also accept: bytea keys compared as bytes, `ON CONFLICT`,
-//! multi-array `unnest`, `= ANY`, no advisory locks, no server-side functions.
+//! multi-array `unnest`, `= ANY`, row-value `IN`, no advisory locks, no server-side functions or
+//! triggers.
 
 /// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
 pub const SCAN_PAGE: i64 = 512;
@@ -19,10 +20,18 @@ pub enum Q {
     ScanOpen,
     Upsert,
     Delete,
+    /// `(k, m)` of the keys in `$1` (a commit's old sizes, for the summary table).
+    Metas,
+    /// The summary rows of directory `$1`.
+    DirRows,
+    /// Adds deltas to summary rows, creating missing ones.
+    DirsAdd,
+    /// Deletes the given summary rows that count nothing any more.
+    DirsPrune,
 }
 
 impl Q {
-    pub const COUNT: usize = 6;
+    pub const COUNT: usize = 10;
 }
 
 pub struct Sql {
@@ -33,6 +42,7 @@ impl Sql {
     /// `schema` was validated as a plain lower-case identifier, so quoting it is enough.
     pub fn new(schema: &str) -> Sql {
         let t = format!("\"{schema}\".kv");
+        let dirs = format!("\"{schema}\".dirs");
         Sql {
             texts: [
                 format!("SELECT v FROM {t} WHERE k = $1"),
@@ -44,6 +54,18 @@ impl Sql {
                      ON CONFLICT (k) DO UPDATE SET v = excluded.v, m = excluded.m"
                 ),
                 format!("DELETE FROM {t} WHERE k = ANY($1::BYTEA[])"),
+                format!("SELECT k, m FROM {t} WHERE k = ANY($1::BYTEA[])"),
+                format!("SELECT r, f, n, b, vn, vb FROM {dirs} WHERE d = $1"),
+                format!(
+                    "INSERT INTO {dirs} AS t (d, r, f, s, n, b, vn, vb) SELECT * FROM unnest($1::BYTEA[], \
+                     $2::BYTEA[], $3::BOOL[], $4::INT2[], $5::INT8[], $6::INT8[], $7::INT8[], $8::INT8[]) \
+                     ON CONFLICT (d, r, f, s) DO UPDATE \
+                     SET n = t.n + excluded.n, b = t.b + excluded.b, vn = t.vn + excluded.vn, vb = t.vb + excluded.vb"
+                ),
+                format!(
+                    "DELETE FROM {dirs} WHERE n = 0 AND (d, r, f, s) IN \
+                     (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
+                ),
             ],
         }
     }

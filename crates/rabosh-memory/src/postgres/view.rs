@@ -12,8 +12,10 @@ use super::Shared;
 use super::error::{PgError, Phase};
 use super::pool::Conn;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
-use crate::Result;
-use crate::backend::{ReadView, Visit};
+use super::summary::{self, DirRow};
+use crate::backend::{DirSummary, ReadView, Visit};
+use crate::keys::subtree_prefix;
+use crate::{ROOT, Result, Usage};
 
 pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
     conn: Mutex<C>,
@@ -38,7 +40,29 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
         let mut guard = self.lock();
         let conn: &mut Conn = &mut guard;
         let statement = conn.statement(&self.shared.sql, q, &self.shared.redactor)?;
-        conn.client.query(&statement, params).map_err(|e| conn.fail(&e, Phase::Statement, &self.shared.redactor))
+        let rows = conn
+            .client
+            .query(&statement, params)
+            .map_err(|e| conn.fail(&e, Phase::Statement, &self.shared.redactor))?;
+        self.shared.rows_read.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(rows)
+    }
+
+    /// The summary rows of directory `dir` of `scope`.
+    fn dir_rows(&self, scope: &str, dir: &str) -> Result<Vec<DirRow>> {
+        let rows = self.query(Q::DirRows, &[&subtree_prefix(scope, dir)])?;
+        let size = |row: &Row, i: usize| row.get::<_, i64>(i).max(0) as u64;
+        Ok(rows
+            .iter()
+            .map(|row| DirRow {
+                r: String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned(),
+                f: row.get(1),
+                n: size(row, 2),
+                b: size(row, 3),
+                vn: size(row, 4),
+                vb: size(row, 5),
+            })
+            .collect())
     }
 
     fn one_column(&self, q: Q, key: &[u8]) -> Result<Option<Vec<u8>>> {
@@ -58,6 +82,15 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.one_column(Q::Meta, key)
+    }
+
+    /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
+    fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
+        Ok(summary::summary(&self.dir_rows(scope, dir)?))
+    }
+
+    fn usage(&self, scope: &str) -> Result<Usage> {
+        Ok(summary::usage(&self.dir_rows(scope, ROOT)?))
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {

@@ -1,0 +1,32 @@
+/**
+ * A command's `<dir>` may be a store directory or a PostgreSQL URL. A URL can carry a host name
+ * and a password, so messages never quote it: they name the store by its schema.
+ */
+import { NotAStoreError } from '../../index.js';
+import { CliError, EXIT } from './exit.js';
+
+export function isUrl(target: string): boolean {
+  return target.startsWith('postgres://') || target.startsWith('postgresql://');
+}
+
+/** How a message names the store: a directory by its path, a URL by its schema only. */
+export function storeName(target: string): string {
+  if (!isUrl(target)) return target;
+  const query = target.includes('?') ? target.slice(target.indexOf('?') + 1) : '';
+  let schema: string | null = null;
+  try {
+    schema = new URLSearchParams(query).get('schema');
+  } catch {
+    // A malformed query names the default schema; opening it reports the fault itself.
+  }
+  return `the PostgreSQL store (schema ${schema ?? 'rabosh'})`;
+}
+
+/** The CLI's answer for an open without `create` that found no store at `target`. */
+export function noStore(target: string): CliError {
+  return new CliError(`no store at ${storeName(target)}`, EXIT.failed, 'CLI_NO_STORE');
+}
+
+export function isNotAStore(e: unknown): boolean {
+  return e instanceof NotAStoreError;
+}
