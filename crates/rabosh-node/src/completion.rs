@@ -183,8 +183,12 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
 }
 
 /// The threadsafe function's callback, on the JS thread: settles every promise that is ready.
-/// With a null `env` (the environment is going away) it only drops them.
 unsafe extern "C" fn drain(env: sys::napi_env, _js: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
+    // A null `env`: the environment is going away and Node empties the queue AFTER `finalize`
+    // freed the context, so it must not be touched; what is ready goes with the channel.
+    if env.is_null() {
+        return;
+    }
     let slot = unsafe { &*(context as *const Mutex<Option<Arc<Channel>>>) };
     let Some(channel) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
     let ready = {
@@ -192,9 +196,6 @@ unsafe extern "C" fn drain(env: sys::napi_env, _js: sys::napi_value, context: *m
         s.scheduled = false;
         std::mem::take(&mut s.ready)
     };
-    if env.is_null() {
-        return;
-    }
     let settled = ready.len();
     for r in ready {
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (r.outcome)(env)))

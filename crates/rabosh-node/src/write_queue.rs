@@ -10,7 +10,7 @@
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use rabosh_memory::{EmbeddedStore, Error};
+use rabosh_memory::EmbeddedStore;
 
 use crate::fault::{Fault, FaultResult};
 
@@ -87,32 +87,34 @@ impl WriteQueue {
     }
 
     fn run(&self, batch: Vec<Command>) {
-        match self.store.upgrade() {
+        let (settles, durable) = match self.store.upgrade() {
+            // The store is let go before any command settles: once the last one has, a torn-down
+            // JS environment may expect its store closed and its lock free.
             Some(store) => run_batch(&store, batch),
-            // Unreachable while a command holds a handler (and so the store); refuse cleanly.
-            None => {
-                let closed = Err(Fault::from(Error::Closed));
-                for command in batch {
-                    command()(&closed);
-                }
-            }
-        }
+            // Unreachable while a command holds a handler (and so the store). Were it reached,
+            // each command runs as on the pool: its transaction waits for its own durability.
+            None => (batch.into_iter().map(|command| command()).collect(), Ok(())),
+        };
+        settle(settles, &durable);
     }
 }
 
 /// Runs `batch` in order, each command its own commit appended without waiting, then waits once
-/// until all of them are durable and settles each with that result.
-pub fn run_batch(store: &EmbeddedStore, batch: Vec<Command>) {
+/// until all of them are durable: how to settle each, and that wait's result.
+pub fn run_batch(store: &EmbeddedStore, batch: Vec<Command>) -> (Vec<Settle>, FaultResult<()>) {
     let (settles, appended) = store.appending(|| {
         batch
             .into_iter()
             .filter_map(|command| std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)).ok())
             .collect::<Vec<Settle>>()
     });
-    let durable = store.wait_durable(appended).map_err(Fault::from);
+    (settles, store.wait_durable(appended).map_err(Fault::from))
+}
+
+pub fn settle(settles: Vec<Settle>, durable: &FaultResult<()>) {
     for settle in settles {
         // A settle only posts an outcome; a panic in one must not strand the others.
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settle(&durable)));
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settle(durable)));
     }
 }
 
