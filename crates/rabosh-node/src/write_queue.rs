@@ -126,3 +126,6 @@ pub fn after_fsync<T>(result: FaultResult<T>, durable: &FaultResult<()>) -> Faul
         (result, _) => result,
     }
 }
+
+#[cfg(test)]
+mod tests;
