@@ -143,7 +143,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
         sys::napi_create_string_utf8(env.raw(), label.as_ptr().cast(), label.len() as isize, &mut name)
     })?;
     // The threadsafe function owns one reference to the channel, given back in `finalize`.
-    let slot = Arc::new(Mutex::new(None::<Arc<Channel>>));
+    let slot: Arc<Slot> = Arc::new(Mutex::new(None));
     let context = Arc::into_raw(slot.clone()) as *mut c_void;
     let mut tsfn = ptr::null_mut();
     let made = napi::check_status!(unsafe {
@@ -162,7 +162,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
         )
     });
     if let Err(e) = made {
-        drop(unsafe { Arc::from_raw(context as *const Mutex<Option<Arc<Channel>>>) });
+        drop(unsafe { Arc::from_raw(context as *const Slot) });
         return Err(e);
     }
     let channel = Arc::new(Channel { tsfn, state: Mutex::default(), idle: Condvar::new() });
@@ -182,41 +182,97 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     Ok(channel)
 }
 
-/// The threadsafe function's callback, on the JS thread: settles every promise that is ready.
+/// Promises settled per turn of the event loop. Each settled command's caller continues at once
+/// (formatting its answer, sending its next command); 64 of them in one callback would block the
+/// loop for as long as all of that takes, so the rest wait for the next turn (`setImmediate`).
+const PER_TURN: usize = 8;
+
+type Slot = Mutex<Option<Arc<Channel>>>;
+
+/// The threadsafe function's callback, on the JS thread: settles what is ready.
 unsafe extern "C" fn drain(env: sys::napi_env, _js: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
     // A null `env`: the environment is going away and Node empties the queue AFTER `finalize`
     // freed the context, so it must not be touched; what is ready goes with the channel.
-    if env.is_null() {
-        return;
+    if !env.is_null() {
+        unsafe { settle_ready(env, context) };
     }
-    let slot = unsafe { &*(context as *const Mutex<Option<Arc<Channel>>>) };
+}
+
+/// `setImmediate`'s callback: the next turn's share of what is ready.
+unsafe extern "C" fn next_turn(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    let mut context = ptr::null_mut();
+    let got =
+        unsafe { sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &mut context) };
+    if got == sys::Status::napi_ok {
+        unsafe { settle_ready(env, context) };
+    }
+    ptr::null_mut()
+}
+
+/// Settles up to [`PER_TURN`] ready promises in order; leaves the rest to the next turn of the
+/// loop, or settles them now if that turn cannot be scheduled.
+unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
+    // Valid until `finalize`, which runs only at the environment's teardown, after which
+    // neither the threadsafe function nor an immediate calls back.
+    let slot = unsafe { &*(context as *const Slot) };
     let Some(channel) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
-    let ready = {
-        let mut s = channel.lock();
-        s.scheduled = false;
-        std::mem::take(&mut s.ready)
-    };
-    let settled = ready.len();
-    for r in ready {
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (r.outcome)(env)))
-            .unwrap_or_else(|p| Err(Fault::panic(p).into_napi(&Env::from_raw(env))));
-        unsafe {
-            match outcome {
-                Ok(value) => sys::napi_resolve_deferred(env, r.deferred, value),
-                Err(e) => sys::napi_reject_deferred(env, r.deferred, JsError::from(e).into_value(env)),
-            };
+    let mut limit = PER_TURN;
+    loop {
+        let (ready, more) = {
+            let mut s = channel.lock();
+            let n = limit.min(s.ready.len());
+            let ready: Vec<Ready> = s.ready.drain(..n).collect();
+            let more = !s.ready.is_empty();
+            // While more wait, the turn scheduled below takes what arrives too.
+            s.scheduled = more;
+            (ready, more)
+        };
+        let settled = ready.len();
+        for r in ready {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (r.outcome)(env)))
+                .unwrap_or_else(|p| Err(Fault::panic(p).into_napi(&Env::from_raw(env))));
+            unsafe {
+                match outcome {
+                    Ok(value) => sys::napi_resolve_deferred(env, r.deferred, value),
+                    Err(e) => sys::napi_reject_deferred(env, r.deferred, JsError::from(e).into_value(env)),
+                };
+            }
         }
+        let idle = {
+            let mut s = channel.lock();
+            s.unsettled -= settled;
+            s.unsettled == 0
+        };
+        if idle {
+            unsafe { sys::napi_unref_threadsafe_function(env, channel.tsfn) };
+        }
+        if !more || unsafe { set_immediate(env, context) } {
+            return;
+        }
+        limit = usize::MAX;
     }
-    let idle = {
-        let mut s = channel.lock();
-        s.unsettled -= settled;
-        s.unsettled == 0
-    };
-    if idle {
-        unsafe { sys::napi_unref_threadsafe_function(env, channel.tsfn) };
+}
+
+/// `setImmediate(next_turn)`; false when it could not be called.
+unsafe fn set_immediate(env: sys::napi_env, context: *mut c_void) -> bool {
+    let name = "setImmediate";
+    let (mut global, mut set, mut f, mut ignored) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    unsafe {
+        sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
+            && sys::napi_get_named_property(env, global, c"setImmediate".as_ptr(), &mut set) == sys::Status::napi_ok
+            && sys::napi_create_function(
+                env,
+                name.as_ptr().cast(),
+                name.len() as isize,
+                Some(next_turn),
+                context,
+                &mut f,
+            ) == sys::Status::napi_ok
+            && sys::napi_call_function(env, global, set, 1, &f, &mut ignored) == sys::Status::napi_ok
     }
 }
 
 unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
-    drop(unsafe { Arc::from_raw(data as *const Mutex<Option<Arc<Channel>>>) });
+    drop(unsafe { Arc::from_raw(data as *const Slot) });
 }
