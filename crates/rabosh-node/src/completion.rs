@@ -4,6 +4,7 @@
 //! cleanup hook and an event-loop wake-up per command: under 64 writers that is 64 of each per
 //! group commit, here it is one.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr;
@@ -74,25 +75,67 @@ impl Pending {
     }
 
     fn post(&self, outcome: Outcome) {
-        let call = {
-            let mut s = self.channel.lock();
-            s.ready.push(Ready { deferred: self.deferred, outcome });
-            s.running -= 1;
-            if s.running == 0 {
-                self.channel.idle.notify_all();
+        let ready = Ready { deferred: self.deferred, outcome };
+        let held = HELD.with(|h| match h.borrow_mut().as_mut() {
+            Some(held) => {
+                held.push((self.channel.clone(), ready));
+                None
             }
-            !std::mem::replace(&mut s.scheduled, true)
-        };
-        if call {
-            // Refused only while the environment tears down; its teardown drops what is queued.
-            unsafe {
-                sys::napi_call_threadsafe_function(
-                    self.channel.tsfn,
-                    ptr::null_mut(),
-                    sys::ThreadsafeFunctionCallMode::nonblocking,
-                )
-            };
+            None => Some(ready),
+        });
+        if let Some(ready) = held {
+            deliver(&self.channel, vec![ready]);
         }
+    }
+}
+
+thread_local! {
+    /// Set by [`together`]: outcomes posted on this thread wait here to be delivered at once.
+    static HELD: RefCell<Option<Vec<(Arc<Channel>, Ready)>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f`, delivering the outcomes it posts together at its end: one lock of each channel and
+/// one wake-up of its JS thread for a whole batch, rather than one per promise (the JS thread
+/// takes the same lock to make each promise, and a writer preempted while holding it would
+/// stall the event loop).
+pub fn together(f: impl FnOnce()) {
+    /// Delivers what was held even when `f` unwinds.
+    struct Flush;
+    impl Drop for Flush {
+        fn drop(&mut self) {
+            let mut held = HELD.with(|h| h.borrow_mut().take()).unwrap_or_default();
+            while let Some((channel, _)) = held.first() {
+                let channel = channel.clone();
+                let (mine, rest): (Vec<_>, Vec<_>) = held.into_iter().partition(|(c, _)| Arc::ptr_eq(c, &channel));
+                deliver(&channel, mine.into_iter().map(|(_, r)| r).collect());
+                held = rest;
+            }
+        }
+    }
+    HELD.with(|h| *h.borrow_mut() = Some(Vec::new()));
+    let _flush = Flush;
+    f();
+}
+
+fn deliver(channel: &Channel, ready: Vec<Ready>) {
+    let call = {
+        let mut s = channel.lock();
+        s.running -= ready.len();
+        s.ready.extend(ready);
+        if s.running == 0 {
+            channel.idle.notify_all();
+        }
+        !std::mem::replace(&mut s.scheduled, true)
+    };
+    if call {
+        // Refused only while the environment tears down; its teardown drops what is queued.
+        unsafe {
+            sys::napi_call_threadsafe_function(
+                channel.tsfn,
+                ptr::null_mut(),
+                sys::ThreadsafeFunctionCallMode::nonblocking,
+            )
+        };
     }
 }
 

@@ -95,7 +95,7 @@ impl WriteQueue {
             // each command runs as on the pool: its transaction waits for its own durability.
             None => (batch.into_iter().map(|command| command()).collect(), Ok(())),
         };
-        settle(settles, &durable);
+        crate::completion::together(|| settle(settles, &durable));
     }
 }
 
