@@ -89,9 +89,12 @@ impl Pending {
     }
 }
 
+/// Outcomes posted under [`together`], each with its channel.
+type Held = Vec<(Arc<Channel>, Ready)>;
+
 thread_local! {
     /// Set by [`together`]: outcomes posted on this thread wait here to be delivered at once.
-    static HELD: RefCell<Option<Vec<(Arc<Channel>, Ready)>>> = const { RefCell::new(None) };
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
 /// Runs `f`, delivering the outcomes it posts together at its end: one lock of each channel and

@@ -35,11 +35,18 @@ pub struct WriteQueue {
     store: Weak<EmbeddedStore>,
     state: Mutex<State>,
     wake: Condvar,
+    /// Runs a batch's settles: in a JS environment through the completion channel, delivering
+    /// them together ([`crate::completion::together`]).
+    settling: fn(Box<dyn FnOnce() + '_>),
 }
 
 impl WriteQueue {
     pub fn new(store: &Arc<EmbeddedStore>) -> Arc<WriteQueue> {
-        Arc::new(WriteQueue { store: Arc::downgrade(store), state: Mutex::default(), wake: Condvar::new() })
+        WriteQueue::settling_with(store, |settle| crate::completion::together(settle))
+    }
+
+    fn settling_with(store: &Arc<EmbeddedStore>, settling: fn(Box<dyn FnOnce() + '_>)) -> Arc<WriteQueue> {
+        Arc::new(WriteQueue { store: Arc::downgrade(store), state: Mutex::default(), wake: Condvar::new(), settling })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -95,7 +102,7 @@ impl WriteQueue {
             // each command runs as on the pool: its transaction waits for its own durability.
             None => (batch.into_iter().map(|command| command()).collect(), Ok(())),
         };
-        crate::completion::together(|| settle(settles, &durable));
+        (self.settling)(Box::new(|| settle(settles, &durable)));
     }
 }
 

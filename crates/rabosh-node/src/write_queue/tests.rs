@@ -91,7 +91,7 @@ fn one_fsync_covers_64_queued_commands_and_a_power_cut_keeps_every_acknowledged_
     let sim = SimFs::new();
     let fs = FaultFs::new(Arc::new(sim.clone()));
     let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::new(&store));
+    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
     let before = store.stats().fsyncs;
     let got = batch_behind_held_fsync(&sim, &fs, &m, &q, 64, || {});
     assert!(got.iter().all(|r| matches!(r, Ok(Create::Created))), "{got:?}");
@@ -113,7 +113,7 @@ fn a_failed_fsync_fails_every_command_waiting_on_it_and_acknowledges_none() {
     let sim = SimFs::new();
     let fs = FaultFs::new(Arc::new(sim.clone()));
     let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::new(&store));
+    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
     assert_eq!(m.create("/memories/kept", "kept").unwrap(), Create::Created);
     const N: usize = 16;
     // The held fsync (the first command's) passes; the next one, the batch's, fails.
@@ -143,7 +143,7 @@ fn a_panicking_command_is_a_coded_fault_and_the_rest_of_its_batch_commits() {
     let sim = SimFs::new();
     let fs = FaultFs::new(Arc::new(sim.clone()));
     let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::new(&store));
+    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
     let (tx, rx) = channel();
     let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
