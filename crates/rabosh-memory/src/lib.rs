@@ -37,7 +37,7 @@ pub use backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteOp, WriteSe
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{
-    CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
+    Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
 };
 pub use error::{Error, LockHolder, Result};
 pub use expiry::Expired;

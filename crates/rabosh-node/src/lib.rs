@@ -1,10 +1,12 @@
-//! napi-rs binding: thin, async on the libuv pool, typed errors.
+//! napi-rs binding: thin, async on the libuv pool (commands that commit: a store's write queue),
+//! typed errors.
 //!
 //! Every class here is `Native*`: the TypeScript facade wraps them and owns the public names.
 //! Anything that may touch the disk runs as an `AsyncTask` on the libuv pool; a fault crosses as a
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
 mod bulk;
+mod completion;
 mod fault;
 mod history;
 mod listing_text;
@@ -14,6 +16,7 @@ mod pg;
 mod store;
 mod window;
 mod work;
+mod write_queue;
 
 use napi_derive::napi;
 

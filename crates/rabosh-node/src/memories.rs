@@ -3,17 +3,19 @@
 use std::sync::Arc;
 
 use napi::Env;
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{AsyncTask, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
 use rabosh_memory::{Memories, MemoryOptions};
 
-use crate::fault::{Fault, on_js_thread};
+use crate::completion;
+use crate::fault::{Fault, guard, on_js_thread};
 use crate::outcome::{
     NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
 };
 use crate::store::{NativeSnapshot, NativeStore};
 use crate::window::Range;
-use crate::work::{Work, work};
+use crate::work::{Work, work, work_promise};
+use crate::write_queue::{WriteQueue, after_fsync};
 
 /// The largest memory a view reads on the calling thread, in bytes, and the longest listing it
 /// answers there, in lines: bounded work measured at well under a millisecond (see handler.ts);
@@ -40,6 +42,9 @@ pub struct NativeMemories {
     /// Reads are in process memory (embedded), so a bounded view may run on the JS thread; on
     /// PostgreSQL every read is a network round trip and goes to the pool.
     cheap_views: bool,
+    /// Embedded: the store's write queue, which commands that commit join; PostgreSQL: none
+    /// (each command is its own SQL transaction on the libuv pool).
+    writes: Option<Arc<WriteQueue>>,
 }
 
 impl NativeMemories {
@@ -47,14 +52,26 @@ impl NativeMemories {
         self.inner.clone()
     }
 
-    fn off_thread<F, T, O>(&self, f: F) -> AsyncTask<Work<O>>
+    /// A command that commits: on the store's write queue (one fsync per batch of commands,
+    /// settled through the environment's completion channel), or on PostgreSQL the libuv pool.
+    fn committing<'env, F, T, O>(&self, env: &'env Env, f: F) -> napi::Result<Object<'env>>
     where
         F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,
         T: Into<O>,
-        O: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName + Send + 'static,
+        O: ToNapiValue + TypeName + Send + 'static,
     {
         let m = self.inner.clone();
-        work(move || Ok(f(&m)?.into()))
+        let job = move || -> Result<O, Fault> { Ok(f(&m)?.into()) };
+        let Some(queue) = &self.writes else {
+            return work_promise(env, job);
+        };
+        let (pending, promise) = completion::promise(env)?;
+        queue.submit(Box::new(move || {
+            // The handler (and with it the store) is let go here, before the command settles.
+            let result = guard(job);
+            Box::new(move |durable| pending.settle(after_fsync(result, durable)))
+        }));
+        Ok(Object::from_raw(env.raw(), promise))
     }
 }
 
@@ -93,7 +110,7 @@ impl NativeMemories {
             let cheap_views = store.reads_in_process();
             let memories =
                 crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
-            Ok(NativeMemories { inner: Arc::new(memories), cheap_views })
+            Ok(NativeMemories { inner: Arc::new(memories), cheap_views, writes: store.write_queue() })
         })
     }
 
@@ -148,30 +165,43 @@ impl NativeMemories {
         })
     }
 
+    // The five commands that commit join the store's write queue (write_queue.rs).
     #[napi(ts_return_type = "Promise<NativeCreate>")]
-    pub fn create(&self, path: String, file_text: String) -> AsyncTask<Work<NativeCreate>> {
-        self.off_thread(move |m| m.create(&path, &file_text))
+    pub fn create<'env>(&self, env: &'env Env, path: String, file_text: String) -> napi::Result<Object<'env>> {
+        self.committing::<_, _, NativeCreate>(env, move |m| m.create(&path, &file_text))
     }
 
     #[napi(ts_return_type = "Promise<NativeStrReplace>")]
-    pub fn str_replace(&self, path: String, old_str: String, new_str: String) -> AsyncTask<Work<NativeStrReplace>> {
-        self.off_thread(move |m| m.str_replace(&path, &old_str, &new_str))
+    pub fn str_replace<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        old_str: String,
+        new_str: String,
+    ) -> napi::Result<Object<'env>> {
+        self.committing::<_, _, NativeStrReplace>(env, move |m| m.str_replace(&path, &old_str, &new_str))
     }
 
     /// `insert_line` is null when the model sent something that is not an integer.
     #[napi(ts_return_type = "Promise<NativeInsert>")]
-    pub fn insert(&self, path: String, insert_line: Option<i64>, insert_text: String) -> AsyncTask<Work<NativeInsert>> {
-        self.off_thread(move |m| m.insert(&path, insert_line, &insert_text))
+    pub fn insert<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        insert_line: Option<i64>,
+        insert_text: String,
+    ) -> napi::Result<Object<'env>> {
+        self.committing::<_, _, NativeInsert>(env, move |m| m.insert(&path, insert_line, &insert_text))
     }
 
     #[napi(ts_return_type = "Promise<NativeDelete>")]
-    pub fn delete(&self, path: String) -> AsyncTask<Work<NativeDelete>> {
-        self.off_thread(move |m| m.delete(&path))
+    pub fn delete<'env>(&self, env: &'env Env, path: String) -> napi::Result<Object<'env>> {
+        self.committing::<_, _, NativeDelete>(env, move |m| m.delete(&path))
     }
 
     #[napi(ts_return_type = "Promise<NativeRename>")]
-    pub fn rename(&self, old_path: String, new_path: String) -> AsyncTask<Work<NativeRename>> {
-        self.off_thread(move |m| m.rename(&old_path, &new_path))
+    pub fn rename<'env>(&self, env: &'env Env, old_path: String, new_path: String) -> napi::Result<Object<'env>> {
+        self.committing::<_, _, NativeRename>(env, move |m| m.rename(&old_path, &new_path))
     }
 
     #[napi(ts_return_type = "Promise<NativeUsage>")]

@@ -17,6 +17,7 @@ use rabosh_memory::{Backend, Durability, EmbeddedOptions, EmbeddedStore};
 use crate::fault::{Fault, on_js_thread};
 use crate::pg::{PgStore, is_url};
 use crate::work::{Work, work};
+use crate::write_queue::WriteQueue;
 
 /// When a commit is durable: `sync` (fsynced before it is acknowledged) or `buffered` (at
 /// `sync()` or close).
@@ -96,9 +97,15 @@ enum Backing {
 #[napi]
 pub struct NativeStore {
     inner: Backing,
+    /// Embedded only: the queue its handlers' committing commands join (write_queue.rs).
+    writes: Option<Arc<WriteQueue>>,
 }
 
 impl NativeStore {
+    pub(crate) fn write_queue(&self) -> Option<Arc<WriteQueue>> {
+        self.writes.clone()
+    }
+
     pub(crate) fn memory_store(&self) -> Arc<dyn Backend> {
         match &self.inner {
             Backing::Embedded(s) => s.clone(),
@@ -149,7 +156,10 @@ impl NativeStore {
                         "buffered (a PostgreSQL store's durability is the server's: every commit is acknowledged once the server committed it)",
                     ));
                 }
-                return Ok(NativeStore { inner: Backing::Postgres(Arc::new(PgStore::open(&dir, options.create)?)) });
+                return Ok(NativeStore {
+                    inner: Backing::Postgres(Arc::new(PgStore::open(&dir, options.create)?)),
+                    writes: None,
+                });
             }
             let opts = EmbeddedOptions {
                 durability: options.durability.into(),
@@ -157,7 +167,8 @@ impl NativeStore {
                 shared: !options.exclusive,
                 ..Default::default()
             };
-            Ok(NativeStore { inner: Backing::Embedded(EmbeddedStore::open(&dir, opts)?) })
+            let store = EmbeddedStore::open(&dir, opts)?;
+            Ok(NativeStore { writes: Some(WriteQueue::new(&store)), inner: Backing::Embedded(store) })
         })
     }
 

@@ -1,7 +1,7 @@
 //! One generic `Task`: a boxed job run on the libuv pool, its panics caught there, its fault
 //! turned into a JS error back on the JS thread.
 
-use napi::bindgen_prelude::{AsyncTask, ToNapiValue, TypeName};
+use napi::bindgen_prelude::{AsyncTask, JsValue, Object, ToNapiValue, TypeName};
 use napi::{Env, Task};
 
 use crate::fault::{Fault, FaultResult, guard};
@@ -40,6 +40,17 @@ where
     F: FnOnce() -> FaultResult<T> + Send + 'static,
 {
     AsyncTask::new(Work { job: Some(Box::new(job)) })
+}
+
+/// [`work`] for a method that returns its promise as an object (one that may also settle its
+/// promise some other way).
+pub fn work_promise<'env, T, F>(env: &'env Env, job: F) -> napi::Result<Object<'env>>
+where
+    T: ToNapiValue + TypeName + Send + 'static,
+    F: FnOnce() -> FaultResult<T> + Send + 'static,
+{
+    let promise = env.spawn(Work { job: Some(Box::new(job)) })?.promise_object();
+    Ok(Object::from_raw(env.raw(), promise.raw()))
 }
 
 #[cfg(test)]

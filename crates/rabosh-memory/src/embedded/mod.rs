@@ -2,10 +2,14 @@
 //! shares — the write lock that makes each transaction's decision and append atomic, group
 //! commit (append under the lock, wait for durability outside it, so concurrent commands share
 //! one fsync), the per-scope listing indexes every commit keeps current, and maintenance.
+//! A caller that runs many commands one after another (a write queue) can go further: under
+//! [`EmbeddedStore::appending`] each transaction appends its commit and returns at once, and one
+//! [`EmbeddedStore::wait_durable`] covers them all with one fsync.
 
 mod engine;
 mod indexes;
 
+use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -107,6 +111,21 @@ pub struct VerifyReport {
     pub keys: u64,
 }
 
+thread_local! {
+    /// Set by [`EmbeddedStore::appending`]: this thread's transactions on the store it names
+    /// (by address) append without waiting, and the highest commit they need durable is kept here.
+    static APPENDING: Cell<Option<(usize, u64)>> = const { Cell::new(None) };
+}
+
+/// Commits appended under [`EmbeddedStore::appending`]: none of what they decided may be
+/// acknowledged before [`EmbeddedStore::wait_durable`] returned `Ok` for them.
+#[must_use = "appended commits are not durable until wait_durable says so"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// The last commit the calls decided on or appended; 0 when they decided on nothing.
+    pub seq: u64,
+}
+
 /// An open embedded store. Cheap to share: handlers hold it as `Arc<dyn Backend>`.
 pub struct EmbeddedStore {
     shared: Arc<Shared>,
@@ -192,6 +211,34 @@ impl EmbeddedStore {
         Ok(Snapshot(self.shared.engine.snapshot()?))
     }
 
+    /// Runs `f` with this thread's transactions on this store appending their commits without
+    /// waiting for them to be durable, so that one [`EmbeddedStore::wait_durable`] afterwards
+    /// covers every one of them with a single fsync. Each transaction is still one atomic commit,
+    /// and none is visible to reads before it is durable; what `f` learned from them must not be
+    /// acknowledged until `wait_durable` returned `Ok`. A failed fsync then fails all of them.
+    pub fn appending<R>(&self, f: impl FnOnce() -> R) -> (R, Appended) {
+        /// Restores the thread's previous setting even when `f` unwinds.
+        struct Restore(Option<(usize, u64)>);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                APPENDING.with(|a| a.set(self.0));
+            }
+        }
+        let restore = Restore(APPENDING.with(|a| a.replace(Some((self.shared.key(), 0)))));
+        let r = f();
+        let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
+        drop(restore);
+        (r, Appended { seq })
+    }
+
+    /// Waits until every commit [`EmbeddedStore::appending`] reported is durable (one fsync for
+    /// all of them). An error means none of them may be acknowledged; a failed fsync poisons the
+    /// store, as it does for a single command.
+    pub fn wait_durable(&self, appended: Appended) -> Result<()> {
+        self.shared.poison.check()?;
+        self.shared.durable(appended.seq)
+    }
+
     /// Index nodes every indexed directory view so far has looked at (a work counter).
     pub fn index_nodes_visited(&self) -> u64 {
         self.shared.index_nodes_visited.load(Ordering::Relaxed)
@@ -206,6 +253,29 @@ impl EmbeddedStore {
 }
 
 impl Shared {
+    /// This store's identity for [`EmbeddedStore::appending`].
+    fn key(&self) -> usize {
+        self as *const Shared as usize
+    }
+
+    /// Returns once commit `seq` is durable, or at once under [`EmbeddedStore::appending`] on
+    /// this store, noting `seq` for its `wait_durable`.
+    fn durable_or_deferred(&self, seq: u64) -> Result<()> {
+        let key = self.key();
+        let deferred = APPENDING.with(|a| match a.get() {
+            Some((k, highest)) if k == key => {
+                a.set(Some((k, highest.max(seq))));
+                true
+            }
+            _ => false,
+        });
+        if deferred { Ok(()) } else { self.durable(seq) }
+    }
+
+    fn durable(&self, seq: u64) -> Result<()> {
+        self.engine.wait_durable(seq).map_err(|e| self.failed(e))
+    }
+
     fn lock_indexes(&self) -> MutexGuard<'_, Indexes> {
         match self.indexes.lock() {
             Ok(g) => g,
@@ -349,7 +419,7 @@ impl Backend for EmbeddedStore {
             // Decided on that state: answer once it is durable, without holding the lock.
             drop(guard);
             drop(writer);
-            return s.engine.wait_durable(view.snap.seq()).map_err(|e| s.failed(e));
+            return s.durable_or_deferred(view.snap.seq());
         }
         let changes = changes(staged.ops())?;
         let seq = {
@@ -373,7 +443,7 @@ impl Backend for EmbeddedStore {
         };
         drop(guard);
         drop(writer);
-        s.engine.wait_durable(seq).map_err(|e| s.failed(e))
+        s.durable_or_deferred(seq)
     }
 
     fn reclaim(&self) -> Result<()> {

@@ -1,0 +1,138 @@
+//! One writer thread per embedded store, and a queue every command in flight can join.
+//!
+//! On the libuv pool (4 threads) a durable command's thread sleeps until its group commit is on
+//! disk, so at most 4 commits could share one fsync however many callers waited. Here the writer
+//! thread takes every command queued so far, runs them one after another (each its own atomic
+//! commit, appended without waiting), then ONE fsync covers the batch and every command in it is
+//! settled. Commands that arrive during that fsync form the next batch. None is acknowledged
+//! before the fsync covering it returned; a failed fsync fails every command of its batch.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
+use std::time::Duration;
+
+use rabosh_memory::EmbeddedStore;
+
+use crate::fault::{Fault, FaultResult};
+
+/// How a command is settled once its batch's fsync is known: given that fsync's result.
+pub type Settle = Box<dyn FnOnce(&FaultResult<()>) + Send>;
+/// A command: decides and appends (catching its own panics), then says how to settle it.
+pub type Command = Box<dyn FnOnce() -> Settle + Send>;
+
+/// An idle writer thread lingers this long for the next command before it exits; it holds no
+/// store, so a lingering thread never keeps a store's lock.
+const LINGER: Duration = Duration::from_secs(2);
+
+#[derive(Default)]
+struct State {
+    commands: Vec<Command>,
+    /// A writer thread exists (running a batch, or lingering).
+    serving: bool,
+}
+
+pub struct WriteQueue {
+    /// Weak: the queue lives as long as its handlers, the store only as long as its users.
+    store: Weak<EmbeddedStore>,
+    state: Mutex<State>,
+    wake: Condvar,
+    /// Runs a batch's settles: in a JS environment through the completion channel, delivering
+    /// them together ([`crate::completion::together`]).
+    settling: fn(Box<dyn FnOnce() + '_>),
+}
+
+impl WriteQueue {
+    pub fn new(store: &Arc<EmbeddedStore>) -> Arc<WriteQueue> {
+        WriteQueue::settling_with(store, |settle| crate::completion::together(settle))
+    }
+
+    fn settling_with(store: &Arc<EmbeddedStore>, settling: fn(Box<dyn FnOnce() + '_>)) -> Arc<WriteQueue> {
+        Arc::new(WriteQueue { store: Arc::downgrade(store), state: Mutex::default(), wake: Condvar::new(), settling })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Commands run outside the lock and catch their panics: a poisoned lock is consistent.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues `command` for the writer thread, starting one when there is none. When no thread
+    /// can be started, runs it here as a batch of one rather than lose it.
+    pub fn submit(self: &Arc<Self>, command: Command) {
+        let mut s = self.lock();
+        s.commands.push(command);
+        if s.serving {
+            self.wake.notify_one();
+            return;
+        }
+        let queue = self.clone();
+        let started = std::thread::Builder::new().name("rabosh-writer".into()).spawn(move || queue.serve());
+        if started.is_ok() {
+            s.serving = true;
+            return;
+        }
+        let batch = std::mem::take(&mut s.commands);
+        drop(s);
+        self.run(batch);
+    }
+
+    fn serve(self: Arc<Self>) {
+        let mut s = self.lock();
+        loop {
+            if !s.commands.is_empty() {
+                let batch = std::mem::take(&mut s.commands);
+                drop(s);
+                self.run(batch);
+                s = self.lock();
+                continue;
+            }
+            let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(|p| p.into_inner());
+            s = next;
+            if waited.timed_out() && s.commands.is_empty() {
+                s.serving = false;
+                return;
+            }
+        }
+    }
+
+    fn run(&self, batch: Vec<Command>) {
+        let (settles, durable) = match self.store.upgrade() {
+            // The store is let go before any command settles: once the last one has, a torn-down
+            // JS environment may expect its store closed and its lock free.
+            Some(store) => run_batch(&store, batch),
+            // Unreachable while a command holds a handler (and so the store). Were it reached,
+            // each command runs as on the pool: its transaction waits for its own durability.
+            None => (batch.into_iter().map(|command| command()).collect(), Ok(())),
+        };
+        (self.settling)(Box::new(|| settle(settles, &durable)));
+    }
+}
+
+/// Runs `batch` in order, each command its own commit appended without waiting, then waits once
+/// until all of them are durable: how to settle each, and that wait's result.
+pub fn run_batch(store: &EmbeddedStore, batch: Vec<Command>) -> (Vec<Settle>, FaultResult<()>) {
+    let (settles, appended) = store.appending(|| {
+        batch
+            .into_iter()
+            .filter_map(|command| std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)).ok())
+            .collect::<Vec<Settle>>()
+    });
+    (settles, store.wait_durable(appended).map_err(Fault::from))
+}
+
+pub fn settle(settles: Vec<Settle>, durable: &FaultResult<()>) {
+    for settle in settles {
+        // A settle only posts an outcome; a panic in one must not strand the others.
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| settle(durable)));
+    }
+}
+
+/// The command's own result, unless the fsync its batch waited on failed: then that failure,
+/// whatever the command decided (it is not durable, so it must not be acknowledged).
+pub fn after_fsync<T>(result: FaultResult<T>, durable: &FaultResult<()>) -> FaultResult<T> {
+    match (result, durable) {
+        (Ok(_), Err(f)) => Err(Fault { code: f.code, message: f.message.clone(), holder: None, expired: None }),
+        (result, _) => result,
+    }
+}
+
+#[cfg(test)]
+mod tests;
