@@ -115,6 +115,13 @@ pub trait Backend: Send + Sync {
     /// call.
     fn read(&self) -> Result<Box<dyn ReadView>>;
 
+    /// [`Backend::read`] when it needs no wait for a lock another thread or process may hold
+    /// (catching up on another process's commits, say); `None` when it would. For callers on a
+    /// thread that must not wait, which then read elsewhere.
+    fn read_without_waiting(&self) -> Result<Option<Box<dyn ReadView>>> {
+        self.read().map(Some)
+    }
+
     /// Runs `body` on the newest state with no other commit landing in between (by exclusion,
     /// or by retrying the body on conflict: it may run more than once, so it must not act
     /// beyond what it stages), then commits what it staged as one atomic unit. Returns once

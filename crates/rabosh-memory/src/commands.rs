@@ -53,7 +53,8 @@ impl Memories {
             return Ok(None);
         }
         let key = self.key(path);
-        let view = self.backend.read()?;
+        // Another process's commits to catch up on first: that waits for its commit lock.
+        let Some(view) = self.backend.read_without_waiting()? else { return Ok(None) };
         if let Some(meta) = file_meta(&*view, path, &key)? {
             if meta.size > max_bytes {
                 return Ok(None);

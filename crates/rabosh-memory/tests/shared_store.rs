@@ -60,3 +60,20 @@ fn two_handles_lose_no_update_and_indexes_follow_each_other() {
     assert_eq!(ib.usage().unwrap(), scan.usage().unwrap());
     assert_eq!(content(&ib, "/memories/after-compaction").as_deref(), Some("x"));
 }
+
+/// The JS thread's cheap view never waits for another process's commit lock: with that
+/// process's commit still to catch up on, it declines (the caller then views off-thread), and
+/// once caught up it answers again, with the other's change.
+#[test]
+fn a_cheap_view_declines_while_another_handles_commit_is_unseen() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let (a, b) = (open(&dir), open(&dir));
+    let (ma, mb) = (handler(&a, false), handler(&b, false));
+    ma.create("/memories/note", "one").unwrap();
+    assert!(ma.view_if_cheap("/memories/note", 1 << 16, 1024).unwrap().is_some(), "own commit");
+    assert!(mb.view_if_cheap("/memories/note", 1 << 16, 1024).unwrap().is_none(), "a's commit unseen by b");
+    let View::File { content, .. } = mb.view("/memories/note").unwrap() else { panic!("a file") };
+    assert_eq!(content, "one");
+    assert!(mb.view_if_cheap("/memories/note", 1 << 16, 1024).unwrap().is_some(), "caught up");
+}

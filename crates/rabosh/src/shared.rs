@@ -157,11 +157,27 @@ impl Store {
 
     /// Before a read in shared mode: catch up if another process changed the files.
     pub(crate) fn catch_up_for_read(&self) -> Result<()> {
-        if self.shared.is_none() || self.held_here() || !self.files_changed() {
+        if !self.needs_catch_up() {
             return Ok(());
         }
         drop(self.commit_guard()?);
         Ok(())
+    }
+
+    /// Whether a read must catch up first (takes the commit lock) — false without shared mode,
+    /// and on the thread that holds the lock.
+    pub(crate) fn needs_catch_up(&self) -> bool {
+        self.shared.is_some() && !self.held_here() && self.files_changed()
+    }
+
+    /// After this process appended under the commit lock: the segment's growth is its own, not
+    /// another process's change for a reader to catch up on (no one else appends meanwhile).
+    pub(crate) fn note_own_append(&self, log: &crate::store::ActiveLog) {
+        let Some(sh) = &self.shared else { return };
+        let mut seen = sh.seen();
+        if seen.active.as_ref().is_some_and(|a| a.number == log.seg.number) {
+            seen.len = log.len;
+        }
     }
 
     /// Cheap: two fstat calls, no lock.

@@ -270,6 +270,7 @@ impl Store {
             return Err(self.poison(Error::io("write", &active.path, e)));
         }
         log.len += bytes.len() as u64;
+        self.note_own_append(log);
         log.mark_first = false;
         log.unsynced |= buffered;
         self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
@@ -527,6 +528,20 @@ impl Store {
         self.check_poison()?;
         self.catch_up_for_read()?;
         Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
+    }
+
+    /// [`Store::snapshot`] when it needs no catch-up, `None` when it would: shared mode's
+    /// catch-up takes the commit lock, which another process may hold through its fsync, and a
+    /// caller on a latency-sensitive thread would rather read elsewhere than wait for it.
+    pub fn snapshot_if_current(&self) -> Result<Option<Snapshot>> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        self.check_poison()?;
+        if self.needs_catch_up() {
+            return Ok(None);
+        }
+        Ok(Some(Snapshot::new(self.current.load_full(), self.counters.clone())))
     }
 
     /// Reclaim space held by overwritten and deleted data. Never runs implicitly.

@@ -38,6 +38,11 @@ impl Engine {
         Ok(EngineSnap(self.0.snapshot()?))
     }
 
+    /// [`Engine::snapshot`] when no catch-up on another process is due; `None` otherwise.
+    pub fn snapshot_if_current(&self) -> Result<Option<EngineSnap>> {
+        Ok(self.0.snapshot_if_current()?.map(EngineSnap))
+    }
+
     /// The newest state, including commits appended but not yet durable.
     /// Held from the decision through the append: in shared mode the cross-process commit
     /// lock, taken after catching up with every other process's commits.

@@ -403,6 +403,12 @@ impl Backend for EmbeddedStore {
         Ok(Box::new(EngineView { snap, shared: self.shared.clone() }))
     }
 
+    fn read_without_waiting(&self) -> Result<Option<Box<dyn ReadView>>> {
+        self.shared.poison.check()?;
+        let Some(snap) = self.shared.engine.snapshot_if_current()? else { return Ok(None) };
+        Ok(Some(Box::new(EngineView { snap, shared: self.shared.clone() })))
+    }
+
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         let s = &self.shared;
         s.poison.check()?;

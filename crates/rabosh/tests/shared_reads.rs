@@ -1,0 +1,60 @@
+//! Shared mode's reads that must not wait: `snapshot_if_current` answers `None` exactly when a
+//! read would first have to catch up on another handle's commits (taking the commit lock, which
+//! that handle may hold through its fsync), and never for this handle's own commits.
+
+use rabosh::{Batch, Durability, Options, Store};
+
+fn shared() -> Options {
+    Options { shared: true, durability: Durability::Sync, ..Options::default() }
+}
+
+fn put(store: &Store, key: &[u8], value: &[u8]) {
+    let mut b = Batch::new();
+    b.put(key, value, &b""[..]);
+    store.write(b).unwrap();
+}
+
+#[test]
+fn another_handles_commit_makes_a_read_decline_until_caught_up() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let a = Store::open(&dir, shared()).unwrap();
+    let b = Store::open(&dir, shared()).unwrap();
+    put(&a, b"k", b"1");
+    assert!(a.snapshot_if_current().unwrap().is_some(), "a's own commit is no change to catch up on");
+    let _ = b.snapshot().unwrap();
+    assert!(b.snapshot_if_current().unwrap().is_some());
+    put(&a, b"k", b"2");
+    assert!(b.snapshot_if_current().unwrap().is_none(), "b has a's commit to catch up on");
+    assert_eq!(b.snapshot().unwrap().get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
+    let now = b.snapshot_if_current().unwrap().expect("caught up");
+    assert_eq!(now.get(b"k").unwrap().as_deref(), Some(&b"2"[..]));
+}
+
+#[test]
+fn own_commit_under_a_held_lock_does_not_make_other_threads_wait() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let a = Store::open(&dir, shared()).unwrap();
+    put(&a, b"k", b"1");
+    std::thread::scope(|s| {
+        let (appended_tx, appended_rx) = std::sync::mpsc::channel();
+        let (go_on_tx, go_on_rx) = std::sync::mpsc::channel::<()>();
+        let a = &a;
+        s.spawn(move || {
+            let guard = a.commit_guard().unwrap();
+            let mut b = Batch::new();
+            b.put(&b"k"[..], &b"2"[..], &b""[..]);
+            a.append(b).unwrap();
+            appended_tx.send(()).unwrap();
+            go_on_rx.recv().unwrap();
+            drop(guard);
+        });
+        appended_rx.recv().unwrap();
+        // The lock is still held by the other thread: a read that thought it must catch up
+        // would wait for it (or, here, decline).
+        let snap = a.snapshot_if_current().unwrap();
+        go_on_tx.send(()).unwrap();
+        assert!(snap.is_some(), "a read declined (would have waited) on this handle's own commit");
+    });
+}
