@@ -100,6 +100,9 @@ thread_local! {
     /// Stores whose commit lock this thread holds (by address): a read inside a commit is
     /// already caught up and must not wait for the lock it holds.
     static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
+    /// Stores whose commit lock this thread holds for a batch ([`Store::batch_guard`]): their
+    /// appends leave the fsync to the batch's end.
+    static BATCH: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Held while one commit (or maintenance step) decides, appends and syncs: in shared mode the
@@ -109,12 +112,20 @@ pub struct CommitGuard<'a> {
     store: &'a Store,
     file: Option<FileLock>,
     _gate: Option<MutexGuard<'a, ()>>,
+    batch: bool,
 }
 
 impl Drop for CommitGuard<'_> {
     fn drop(&mut self) {
         if self.file.is_none() {
             return;
+        }
+        if self.batch {
+            let me = self.store as *const Store as usize;
+            BATCH.with(|b| b.borrow_mut().retain(|a| *a != me));
+            // The next holder must find every commit durable. Normally the batch's owner has
+            // waited already; this covers an owner that unwound (a failure poisons the store).
+            let _ = self.store.settle_pending();
         }
         // Still under the lock: what memory holds is what the files hold now.
         self.store.note_seen();
@@ -138,21 +149,45 @@ impl Store {
     /// decided and appended while holding it can lose no other process's update.
     pub fn commit_guard(&self) -> Result<CommitGuard<'_>> {
         let Some(sh) = &self.shared else {
-            return Ok(CommitGuard { store: self, file: None, _gate: None });
+            return Ok(CommitGuard { store: self, file: None, _gate: None, batch: false });
         };
         if self.held_here() {
+            // Held for a batch on this thread: the commit is part of it (nothing to take).
+            if self.batching_here() {
+                return Ok(CommitGuard { store: self, file: None, _gate: None, batch: false });
+            }
             return Err(Error::InvalidArgument("the commit lock is already held by this thread".into()));
         }
         let gate = sh.gate.lock().unwrap_or_else(|p| p.into_inner());
         let file = sh.lock_file(&self.dir)?;
         let me = self as *const Store as usize;
         HELD.with(|h| h.borrow_mut().push(me));
-        let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate) };
+        let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate), batch: false };
         {
             let mut w = self.writable()?;
             self.catch_up(&mut w)?;
         }
         Ok(guard)
+    }
+
+    /// [`Store::commit_guard`] held across several commits: each [`Store::append`] under it
+    /// returns without its fsync, and one [`Store::wait_durable`] for the last covers them all
+    /// before the guard is dropped (dropping it without that syncs anyway). Other processes'
+    /// commits wait meanwhile, as they would behind one commit. Without shared mode, a no-op
+    /// guard: appends there never sync inline.
+    pub fn batch_guard(&self) -> Result<CommitGuard<'_>> {
+        let mut guard = self.commit_guard()?;
+        if guard.file.is_some() {
+            guard.batch = true;
+            let me = self as *const Store as usize;
+            BATCH.with(|b| b.borrow_mut().push(me));
+        }
+        Ok(guard)
+    }
+
+    pub(crate) fn batching_here(&self) -> bool {
+        let me = self as *const Store as usize;
+        BATCH.with(|b| b.borrow().contains(&me))
     }
 
     /// Before a read in shared mode: catch up if another process changed the files.

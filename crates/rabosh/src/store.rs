@@ -306,7 +306,7 @@ impl Store {
         } else {
             log.tail = Some(v);
         }
-        if self.shared.is_some() && !buffered {
+        if self.shared.is_some() && !buffered && !self.batching_here() {
             // The commit lock is released after this: the next holder must find it durable.
             self.settle(&mut w)?;
         }
@@ -511,6 +511,21 @@ impl Store {
             segments: Arc::new(segs),
             live_bytes: cur.live_bytes,
         }));
+        Ok(())
+    }
+
+    /// Whether several processes may share this store (opened with `shared`).
+    pub fn is_shared(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// Makes durable and publishes whatever was appended and not yet synced (a batch guard's
+    /// drop). A failed fsync poisons, as everywhere.
+    pub(crate) fn settle_pending(&self) -> Result<()> {
+        let mut w = self.lock_writer()?;
+        if w.log.as_ref().is_some_and(|l| l.tail.is_some()) {
+            self.settle(&mut w)?;
+        }
         Ok(())
     }
 

@@ -50,6 +50,15 @@ impl Engine {
         Ok(self.0.commit_guard()?)
     }
 
+    /// [`rabosh::Store::batch_guard`]: the commit lock held across a batch of commits.
+    pub fn batch_guard(&self) -> Result<rabosh::CommitGuard<'_>> {
+        Ok(self.0.batch_guard()?)
+    }
+
+    pub fn is_shared(&self) -> bool {
+        self.0.is_shared()
+    }
+
     /// The published seq as this process knows it, without a catch-up.
     pub fn published_seq(&self) -> u64 {
         self.0.published_seq()

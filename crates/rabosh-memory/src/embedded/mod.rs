@@ -111,7 +111,28 @@ pub struct VerifyReport {
     pub keys: u64,
 }
 
+/// Marks the stores whose writer mutex this thread holds for a shared batch
+/// ([`EmbeddedStore::appending`]), so the batch's transactions do not take it again.
+struct WriterHeld(usize);
+
+impl WriterHeld {
+    fn enter(key: usize) -> WriterHeld {
+        WRITER_HELD.with(|h| h.borrow_mut().push(key));
+        WriterHeld(key)
+    }
+    fn here(key: usize) -> bool {
+        WRITER_HELD.with(|h| h.borrow().contains(&key))
+    }
+}
+
+impl Drop for WriterHeld {
+    fn drop(&mut self) {
+        WRITER_HELD.with(|h| h.borrow_mut().retain(|k| *k != self.0));
+    }
+}
+
 thread_local! {
+    static WRITER_HELD: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
     /// Set by [`EmbeddedStore::appending`]: this thread's transactions on the store it names
     /// (by address) append without waiting, and the highest commit they need durable is kept here.
     static APPENDING: Cell<Option<(usize, u64)>> = const { Cell::new(None) };
@@ -120,10 +141,13 @@ thread_local! {
 /// Commits appended under [`EmbeddedStore::appending`]: none of what they decided may be
 /// acknowledged before [`EmbeddedStore::wait_durable`] returned `Ok` for them.
 #[must_use = "appended commits are not durable until wait_durable says so"]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Appended {
     /// The last commit the calls decided on or appended; 0 when they decided on nothing.
     pub seq: u64,
+    /// Shared mode: the batch was made durable before its commit lock was let go (the next
+    /// process to commit must find it durable); this is how that went.
+    settled: Option<Result<()>>,
 }
 
 /// An open embedded store. Cheap to share: handlers hold it as `Arc<dyn Backend>`.
@@ -224,17 +248,52 @@ impl EmbeddedStore {
                 APPENDING.with(|a| a.set(self.0));
             }
         }
-        let restore = Restore(APPENDING.with(|a| a.replace(Some((self.shared.key(), 0)))));
+        let s = &self.shared;
+        if !s.engine.is_shared() {
+            let restore = Restore(APPENDING.with(|a| a.replace(Some((s.key(), 0)))));
+            let r = f();
+            let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
+            drop(restore);
+            return (r, Appended { seq, settled: None });
+        }
+        // Shared: the whole batch under one hold of the cross-process commit lock (taken after
+        // the writer mutex, the order every transaction takes them in), synced before it goes.
+        let writer = match s.writer.lock() {
+            Ok(w) => w,
+            Err(_) => {
+                return (
+                    f(),
+                    Appended { seq: 0, settled: Some(Err(Error::Poisoned("a panic while committing".into()))) },
+                );
+            }
+        };
+        let guard = match s.engine.batch_guard() {
+            Ok(g) => g,
+            Err(e) => {
+                drop(writer);
+                let failed = s.failed(e);
+                return (f(), Appended { seq: 0, settled: Some(Err(failed)) });
+            }
+        };
+        let restore = Restore(APPENDING.with(|a| a.replace(Some((s.key(), 0)))));
+        let held = WriterHeld::enter(s.key());
         let r = f();
+        drop(held);
         let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
         drop(restore);
-        (r, Appended { seq })
+        let settled = s.durable(seq);
+        drop(guard);
+        drop(writer);
+        (r, Appended { seq, settled: Some(settled) })
     }
 
     /// Waits until every commit [`EmbeddedStore::appending`] reported is durable (one fsync for
     /// all of them). An error means none of them may be acknowledged; a failed fsync poisons the
     /// store, as it does for a single command.
     pub fn wait_durable(&self, appended: Appended) -> Result<()> {
+        if let Some(settled) = appended.settled {
+            return settled;
+        }
         self.shared.poison.check()?;
         self.shared.durable(appended.seq)
     }
@@ -412,7 +471,11 @@ impl Backend for EmbeddedStore {
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         let s = &self.shared;
         s.poison.check()?;
-        let writer = s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?;
+        // Inside a shared batch on this thread the writer mutex is already held by it.
+        let writer = match WriterHeld::here(s.key()) {
+            true => None,
+            false => Some(s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?),
+        };
         let _on_panic = s.poison.on_panic();
         // Shared mode: no other process commits between this decision and its append.
         let guard = s.engine.commit_guard().map_err(|e| s.failed(e))?;
