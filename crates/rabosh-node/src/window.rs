@@ -53,20 +53,19 @@ fn utf16_len(s: &str) -> usize {
 
 /// `n` right-aligned in six columns (more when it has more digits), then a tab.
 fn push_number(out: &mut String, mut n: usize) {
-    let mut buf = [b' '; 24];
+    let mut buf = [' '; 24];
     let mut at = buf.len() - 1;
-    buf[at] = b'\t';
+    buf[at] = '\t';
     loop {
         at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
+        buf[at] = char::from(b'0' + (n % 10) as u8);
         n /= 10;
         if n == 0 {
             break;
         }
     }
-    let from = at.min(buf.len() - 7);
-    // Only ASCII digits, spaces and a tab were written.
-    out.push_str(std::str::from_utf8(&buf[from..]).unwrap_or_default());
+    // ASCII pushes are single bytes: no UTF-8 validation of the digits, unlike push_str.
+    buf[at.min(buf.len() - 7)..].iter().for_each(|&c| out.push(c));
 }
 
 fn push_int(out: &mut String, n: usize) {
@@ -81,7 +80,8 @@ fn push_int(out: &mut String, n: usize) {
 /// One pass over the content and one copy of each shown line. Through the binding (callgrind,
 /// 4 KiB memory of 65 lines) this replaced a window string split, numbered and concatenated in JS.
 pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> String {
-    let lines = content.bytes().filter(|&b| b == b'\n').count() + 1;
+    let bytes = content.as_bytes();
+    let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
     let (first, last) = bounds(range, lines);
     let ascii = content.is_ascii();
     // Enough for every selected line numbered (ASCII), capped near the budget for a large memory.
@@ -91,7 +91,15 @@ pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Stri
     out.push_str(path);
     out.push_str(HEADER_TAIL);
     let (mut shown, mut used) = (0, 0);
-    for (i, line) in content.split('\n').enumerate().take(last).skip(first) {
+    // Line i spans [start, end of line): the ends are the \n positions, then the content's end.
+    let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
+    let mut start = 0;
+    for (i, end) in ends.enumerate().take(last) {
+        let line = &content[start..end];
+        start = end + 1;
+        if i < first {
+            continue;
+        }
         let number = i + 1;
         let units = if ascii { line.len() } else { utf16_len(line) };
         let cost = usize::from(shown > 0) + digits(number).max(6) + 1 + units;
