@@ -232,15 +232,15 @@ export interface NativeStoreOptions {
 }
 
 /**
- * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
- * edited lines of the new content, the first numbered `firstLine`.
+ * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
+ * edit's whole answer, its snippet numbered like a file view (window.rs).
  */
 export type NativeStrReplace =
   | { type: 'NotFound' }
   | { type: 'NoMatch' }
   | { type: 'Multiple'; lines: Array<number> }
   | { type: 'TooLarge'; limit: number }
-  | { type: 'Edited'; firstLine: number; snippet: Array<string> }
+  | { type: 'Edited'; text: string }
 
 /** How many memories a scope holds and their total content bytes. */
 export interface NativeUsage {
@@ -289,11 +289,11 @@ export interface NativeVersionQuery {
 }
 
 /**
- * `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
- * the pool, see listing_text.rs), not one object per line.
+ * `view`. A file view and a listing cross as their finished text (rendered where they are
+ * read, see window.rs and listing_text.rs): one string, not one piece per line.
  */
 export type NativeView =
   | { type: 'NotFound' }
   | { type: 'TooManyLines' }
-  | { type: 'File'; first: number; shown: number; lines: number; truncated: boolean; text: string }
+  | { type: 'File'; text: string }
   | { type: 'Dir'; text: string }

@@ -508,7 +508,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     if (path === null) return fail(S.viewNotFound(raw));
     const range = viewRange(input['view_range']);
     const m = this.#memories;
-    const cheap = await this.#outcome(() => m.viewIfCheap(path, range, this.#viewMaxChars));
+    // Synchronous: no promise or microtask of its own for the common, bounded view.
+    const cheap = nativeSync(() => m.viewIfCheap(path, range, this.#viewMaxChars));
     if (cheap !== null) return viewed(path, cheap);
     return this.#poolViews.run(async () => viewed(path, await this.#outcome(() => m.view(path, range, this.#viewMaxChars))));
   }
@@ -541,7 +542,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const o = await this.#outcome(() => this.#memories.strReplace(path, sent, text(input['new_str'])));
     switch (o.type) {
       case 'Edited':
-        return ok(S.replaced(o.firstLine, o.snippet));
+        return ok(o.text);
       case 'NoMatch':
         return fail(S.replaceNoMatch(oldStr, path));
       case 'Multiple':

@@ -1,6 +1,7 @@
 /**
- * Every string the model reads (contract §4), in one place but one: the directory listing, see
- * below. Functions of already-decided outcomes: nothing here looks at the store.
+ * Every string the model reads (contract §4), in one place but three: the file and directory views
+ * and str_replace's snippet, see below. Functions of already-decided outcomes: nothing here looks
+ * at the store.
  */
 
 // ---- view -----------------------------------------------------------------------------------
@@ -9,40 +10,15 @@ export const viewNotFound = (path: string) => `The path ${path} does not exist. 
 
 export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum line limit of 999,999 lines.`;
 
-const numbered = (n: number, line: string) => `${String(n).padStart(6, ' ')}\t${line}`;
-
-/**
- * The part of a memory a file view shows, cut by the store to `view_range` and `viewMaxChars`
- * (contract §4): lines `first + 1` … `first + shown` of `lines`, joined by `\n` in `text`.
- */
-export interface FileWindow {
-  first: number;
-  shown: number;
-  lines: number;
-  /** The character budget left lines of the selected range out. */
-  truncated: boolean;
-  text: string;
-}
-
-/** A memory with line numbers, and the truncation note when the budget cut the range. */
-export function fileView(path: string, w: FileWindow): string {
-  let out = `Here's the content of ${path} with line numbers:`;
-  if (w.shown === 0) return out;
-  const lines = w.text.split('\n');
-  for (let i = 0; i < w.shown; i++) out += '\n' + numbered(w.first + i + 1, lines[i]!);
-  if (w.truncated) {
-    const a = w.first + 1;
-    const b = w.first + w.shown;
-    out += `\n[Truncated: showing lines ${a} to ${b} of ${w.lines}. Use view_range [${b + 1}, -1] to read the rest.]`;
-  }
-  return out;
-}
-
 /*
- * The directory view ("Here're the files and directories up to 2 levels deep in …", sizes as
- * `1.2K`) is the one answer rendered below the facade, on the pool, by the binding
- * (crates/rabosh-node/src/listing_text.rs): it is the answer that grows with the store, and
- * rendering 50,000 lines here cost the JS thread 3-60 ms against about 1 ms to receive the text.
+ * The answers that carry memory content are rendered below the facade, by the binding, where the
+ * store reads them: the file view ("Here's the content of … with line numbers:", numbered lines,
+ * the "[Truncated: …]" note) and str_replace's edited snippet, which numbers lines the same way
+ * (crates/rabosh-node/src/window.rs), and the directory view ("Here're the files and directories
+ * up to 2 levels deep in …", sizes as `1.2K`; crates/rabosh-node/src/listing_text.rs). A listing
+ * is the answer that grows with the store: rendering 50,000 lines here cost the JS thread 3-60 ms
+ * against about 1 ms to receive the text. A file view crosses as one flat string instead of a
+ * window split, numbered and joined here.
  */
 
 // ---- create ---------------------------------------------------------------------------------
@@ -59,13 +35,6 @@ export const replaceNoMatch = (oldStr: string, path: string) =>
   `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${path}.`;
 export const replaceMultiple = (oldStr: string, lines: readonly number[]) =>
   `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines.join(', ')}. Please ensure it is unique`;
-
-/** The edited lines of the new content, numbered from `firstLine`. */
-export function replaced(firstLine: number, snippet: readonly string[]): string {
-  let out = 'The memory file has been edited. Here is the snippet showing the change (with line numbers):';
-  snippet.forEach((line, i) => (out += '\n' + numbered(firstLine + i, line)));
-  return out;
-}
 
 // ---- insert, delete, rename -----------------------------------------------------------------
 

@@ -18,7 +18,6 @@ export function viewRange(r: unknown): number[] | null {
 export function viewed(path: string, o: NativeView): ViewAnswer {
   switch (o.type) {
     case 'File':
-      return { text: S.fileView(path, o), isError: false };
     case 'Dir':
       return { text: o.text, isError: false };
     case 'TooManyLines':

@@ -6,26 +6,22 @@ use napi_derive::napi;
 use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
 
 use crate::listing_text;
-use crate::window::{Range, select};
+use crate::window::{self, Range};
 
 // Counts and sizes cross as JS numbers; exact up to 2^53, far beyond any store this serves.
 fn num(n: u64) -> f64 {
     n as f64
 }
 
-/// `view`. A file crosses as only the lines it shows; a listing as its finished text (rendered on
-/// the pool, see listing_text.rs), not one object per line.
+/// `view`. A file view and a listing cross as their finished text (rendered where they are
+/// read, see window.rs and listing_text.rs): one string, not one piece per line.
 #[napi]
 pub enum NativeView {
     NotFound,
     TooManyLines,
-    /// Lines `first + 1` … `first + shown` of `lines`, joined by `\n` in `text`; `truncated`
-    /// when `viewMaxChars` left lines of the selected range out.
+    /// The file view's whole answer, byte-exact (contract §4): header, numbered lines of the
+    /// range that fit `viewMaxChars`, and the truncation note when lines were left out.
     File {
-        first: f64,
-        shown: f64,
-        lines: f64,
-        truncated: bool,
         text: String,
     },
     /// The directory view's whole answer, byte-exact (contract §4).
@@ -35,22 +31,13 @@ pub enum NativeView {
 }
 
 impl NativeView {
-    /// `view` of `path` answered: a file cut to `range` and `max_chars` (UTF-16 code units)
-    /// before it crosses, a listing rendered.
+    /// `view` of `path` answered: a file view cut to `range` and `max_chars` (UTF-16 code units)
+    /// and rendered, a listing rendered.
     pub fn new(path: &str, v: View, range: Range, max_chars: usize) -> NativeView {
         match v {
             View::NotFound => NativeView::NotFound,
             View::TooManyLines => NativeView::TooManyLines,
-            View::File { content, .. } => {
-                let w = select(&content, range, max_chars);
-                NativeView::File {
-                    first: w.first as f64,
-                    shown: w.shown as f64,
-                    lines: w.lines as f64,
-                    truncated: w.truncated,
-                    text: w.text.to_string(),
-                }
-            }
+            View::File { content, .. } => NativeView::File { text: window::render(path, &content, range, max_chars) },
             View::Dir { total, entries } => NativeView::Dir { text: listing_text::render(path, total, &entries) },
         }
     }
@@ -74,15 +61,15 @@ impl From<Create> for NativeCreate {
     }
 }
 
-/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
-/// edited lines of the new content, the first numbered `firstLine`.
+/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
+/// edit's whole answer, its snippet numbered like a file view (window.rs).
 #[napi]
 pub enum NativeStrReplace {
     NotFound,
     NoMatch,
     Multiple { lines: Vec<f64> },
     TooLarge { limit: f64 },
-    Edited { first_line: f64, snippet: Vec<String> },
+    Edited { text: String },
 }
 
 impl From<StrReplace> for NativeStrReplace {
@@ -95,7 +82,7 @@ impl From<StrReplace> for NativeStrReplace {
             }
             StrReplace::TooLarge { limit } => NativeStrReplace::TooLarge { limit: num(limit) },
             StrReplace::Edited { first_line, snippet } => {
-                NativeStrReplace::Edited { first_line: num(first_line), snippet }
+                NativeStrReplace::Edited { text: window::edited(first_line, &snippet) }
             }
         }
     }
