@@ -112,24 +112,25 @@ describe('SIGKILL while 64 callers create through the write queue', () => {
         const acked = Array.from({ length: CALLERS }, () => 0);
         for (const [c, i] of run.acks) {
           expect(i, `round ${round}: caller ${c}`).toBe(acked[c]);
-          acked[c]++;
+          acked[c] = i + 1;
         }
         const handler = await RaboshMemoryToolHandler.open(dir);
         try {
           let survivors = 0;
           for (let c = 0; c < CALLERS; c++) {
+            const ackedHere = acked[c]!;
             // Every acknowledged create, and at most the one in flight, whole.
             let i = 0;
             for (; ; i++) {
               const path = `/memories/k${c}/${i}`;
               const v = await handler.execute({ command: 'view', path });
-              if (i >= acked[c] && v.isError) break;
-              expect(v, `round ${round} ${path} (acknowledged: ${i < acked[c]})`).toEqual({
+              if (i >= ackedHere && v.isError) break;
+              expect(v, `round ${round} ${path} (acknowledged: ${i < ackedHere})`).toEqual({
                 text: FILE_VIEW(path, content(c, i)),
                 isError: false,
               });
             }
-            expect(i, `round ${round} caller ${c}: only its create in flight may survive unacknowledged`).toBeLessThanOrEqual(acked[c] + 1);
+            expect(i, `round ${round} caller ${c}: only its create in flight may survive unacknowledged`).toBeLessThanOrEqual(ackedHere + 1);
             survivors += i;
           }
           expect(await handler.usage()).toMatchObject({ memories: survivors });
