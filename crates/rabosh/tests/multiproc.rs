@@ -198,14 +198,7 @@ fn no_lost_update() {
     }
 
     let store = Store::open(&dir, shared()).unwrap();
-    let snap = store.snapshot().unwrap();
-    let finals: Vec<u64> = (0..KEYS).map(|k| counter(&format!("c{k}"), &snap)).collect();
-    let (total, acked): (u64, u64) = (finals.iter().sum(), acks.iter().sum());
-    for k in 0..KEYS as usize {
-        assert!(finals[k] >= acks[k], "counter c{k}: {} acknowledged increments, only {} counted", acks[k], finals[k]);
-    }
-    assert!(total <= acked + threads, "{total} counted but {acked} acknowledged and at most {threads} in flight");
-    store.verify().unwrap();
+    let (finals, total, acked) = check_counts(&store, &acks, threads);
     assert_eq!(ask(&mut obs_in, &mut obs_out), finals, "the long-lived observer sees the final values");
     drop(obs_in);
     observer.wait().unwrap();
@@ -242,14 +235,7 @@ fn mixed_durability() {
         assert!(c.wait().unwrap().success());
     }
     let store = Store::open(&dir, Options { strict: true, shared: false, ..shared() }).unwrap();
-    let snap = store.snapshot().unwrap();
-    let finals: Vec<u64> = (0..KEYS).map(|k| counter(&format!("c{k}"), &snap)).collect();
-    let (total, acked): (u64, u64) = (finals.iter().sum(), acks.iter().sum());
-    for k in 0..KEYS as usize {
-        assert!(finals[k] >= acks[k], "counter c{k}: {} acknowledged increments, only {} counted", acks[k], finals[k]);
-    }
-    assert!(total <= acked + threads, "{total} counted but {acked} acknowledged and at most {threads} in flight");
-    store.verify().unwrap();
+    let (_, total, acked) = check_counts(&store, &acks, threads);
     println!("mixed durability: {acked} acknowledged increments, {total} counted");
 }
 
@@ -411,4 +397,18 @@ fn main() {
         ("kill_lock_holder", kill_lock_holder),
     ];
     common::run_named(&filters, &tests);
+}
+
+/// Final counters against acknowledged increments: none lost, at most `in_flight` extra (the
+/// killed process's); the store verifies. Returns (finals, total counted, total acknowledged).
+fn check_counts(store: &Store, acks: &[u64], in_flight: u64) -> (Vec<u64>, u64, u64) {
+    let snap = store.snapshot().unwrap();
+    let finals: Vec<u64> = (0..KEYS).map(|k| counter(&format!("c{k}"), &snap)).collect();
+    let (total, acked): (u64, u64) = (finals.iter().sum(), acks.iter().sum());
+    for k in 0..KEYS as usize {
+        assert!(finals[k] >= acks[k], "counter c{k}: {} acknowledged increments, only {} counted", acks[k], finals[k]);
+    }
+    assert!(total <= acked + in_flight, "{total} counted but {acked} acknowledged and at most {in_flight} in flight");
+    store.verify().unwrap();
+    (finals, total, acked)
 }

@@ -65,17 +65,23 @@ fn open_with(fs: &SimFs, dir: &str, segment_bytes: u64, durability: Durability) 
     Store::open(dir, Options { durability, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes) })
 }
 
+impl Trace {
+    fn new(segment_bytes: u64) -> Trace {
+        Trace {
+            models: vec![Model::new()],
+            ack_steps: vec![0],
+            start_steps: vec![0],
+            checkpoints: Vec::new(),
+            segment_bytes,
+        }
+    }
+}
+
 fn workload(seed: u64, durability: Durability) -> (Trace, Vec<Capture>) {
     let mut rng = Rng::new(seed);
     let fs = SimFs::new();
     let segment_bytes = 200 + rng.below(800);
-    let mut t = Trace {
-        models: vec![Model::new()],
-        ack_steps: vec![0],
-        start_steps: vec![0],
-        checkpoints: Vec::new(),
-        segment_bytes,
-    };
+    let mut t = Trace::new(segment_bytes);
     fs.set_capture(true);
     let mut store = open_with(&fs, STORE, segment_bytes, durability).unwrap();
     // A Buffered workload reopens now and then in Sync mode, so one segment mixes both kinds
@@ -161,13 +167,7 @@ fn shared_workload(seed: u64, mixed: bool) -> (Trace, Vec<Capture>) {
     let mut rng = Rng::new(seed);
     let fs = SimFs::new();
     let segment_bytes = 200 + rng.below(800);
-    let mut t = Trace {
-        models: vec![Model::new()],
-        ack_steps: vec![0],
-        start_steps: vec![0],
-        checkpoints: Vec::new(),
-        segment_bytes,
-    };
+    let mut t = Trace::new(segment_bytes);
     let ack_pending = |t: &mut Trace, fs: &SimFs| {
         let now = fs.steps();
         while t.ack_steps.len() < t.models.len() {
@@ -457,13 +457,7 @@ fn shared_handles_interleaving_survive_any_power_loss() {
 fn a_sync_commit_behind_another_handles_buffered_ones_survives_any_power_loss() {
     let fs = SimFs::new();
     let segment_bytes = 1 << 20;
-    let mut t = Trace {
-        models: vec![Model::new()],
-        ack_steps: vec![0],
-        start_steps: vec![0],
-        checkpoints: Vec::new(),
-        segment_bytes,
-    };
+    let mut t = Trace::new(segment_bytes);
     let mut rng = Rng::new(77);
     let mut model = Model::new();
     fs.set_capture(true);
