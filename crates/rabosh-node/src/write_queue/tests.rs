@@ -7,7 +7,7 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rabosh::testing::{FaultFs, IoKind, SimFs};
+use rabosh_memory::testing::{FaultFs, IoKind, SimFs, Vfs};
 use rabosh_memory::{Create, Durability, EmbeddedOptions, EmbeddedStore, Memories, MemoryOptions, View};
 
 use super::{Command, WriteQueue};
@@ -18,7 +18,7 @@ const HANG: Duration = Duration::from_secs(20);
 const DIR: &str = "/store";
 
 fn open(sim: &SimFs, fs: Option<&FaultFs>) -> (Arc<EmbeddedStore>, Memories) {
-    let vfs: Arc<dyn rabosh::Vfs> = match fs {
+    let vfs: Arc<dyn Vfs> = match fs {
         Some(fs) => Arc::new(fs.clone()),
         None => Arc::new(sim.clone()),
     };
