@@ -2,11 +2,12 @@
 //! long-lived observer. Own `main` (harness = false): the binary re-executes itself as children.
 
 mod common;
+use common::{read_line, spawn};
 
 use rabosh::{Batch, Durability, Error, Options, Store};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -120,26 +121,6 @@ fn child_tear(dir: &Path) {
     std::thread::sleep(Duration::from_secs(60));
 }
 
-fn spawn(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    (child, out)
-}
-
-fn read_line(r: &mut BufReader<ChildStdout>) -> Option<String> {
-    let mut s = String::new();
-    match r.read_line(&mut s) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(s.trim_end().to_string()),
-    }
-}
-
 fn ask(stdin: &mut ChildStdin, out: &mut BufReader<ChildStdout>) -> Vec<u64> {
     writeln!(stdin, "?").unwrap();
     stdin.flush().unwrap();
@@ -185,17 +166,7 @@ fn no_lost_update() {
         assert_eq!(read_line(out).as_deref(), Some("READY"));
     }
     let mut acks = vec![0u64; KEYS as usize];
-    // Kill the first child mid-run: after it acknowledged a third of its work.
-    let (mut victim, mut vout) = children.remove(0);
-    let finished = count_acks(&mut vout, &mut acks, Some(threads * per / 3));
-    assert!(!finished, "the kill must land while the child works");
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    count_acks(&mut vout, &mut acks, None);
-    for (mut c, mut out) in children {
-        assert!(count_acks(&mut out, &mut acks, None), "a surviving child did not finish");
-        assert!(c.wait().unwrap().success());
-    }
+    kill_first_and_count(children, &mut acks, threads * per / 3);
 
     let store = Store::open(&dir, shared()).unwrap();
     let (finals, total, acked) = check_counts(&store, &acks, threads);
@@ -225,15 +196,7 @@ fn mixed_durability() {
         assert_eq!(read_line(out).as_deref(), Some("READY"));
     }
     let mut acks = vec![0u64; KEYS as usize];
-    let (mut victim, mut vout) = children.remove(0);
-    assert!(!count_acks(&mut vout, &mut acks, Some(threads * per / 3)), "the kill must land while the child works");
-    victim.kill().unwrap();
-    victim.wait().unwrap();
-    count_acks(&mut vout, &mut acks, None);
-    for (mut c, mut out) in children {
-        assert!(count_acks(&mut out, &mut acks, None), "a surviving child did not finish");
-        assert!(c.wait().unwrap().success());
-    }
+    kill_first_and_count(children, &mut acks, threads * per / 3);
     let store = Store::open(&dir, Options { strict: true, shared: false, ..shared() }).unwrap();
     let (_, total, acked) = check_counts(&store, &acks, threads);
     println!("mixed durability: {acked} acknowledged increments, {total} counted");
@@ -411,4 +374,18 @@ fn check_counts(store: &Store, acks: &[u64], in_flight: u64) -> (Vec<u64>, u64, 
     assert!(total <= acked + in_flight, "{total} counted but {acked} acknowledged and at most {in_flight} in flight");
     store.verify().unwrap();
     (finals, total, acked)
+}
+
+/// SIGKILLs the first child once it acknowledged `kill_after` increments (it must still be
+/// working), then counts every acknowledgement of it and of the others, which must finish.
+fn kill_first_and_count(mut children: Vec<(Child, BufReader<ChildStdout>)>, acks: &mut [u64], kill_after: u64) {
+    let (mut victim, mut vout) = children.remove(0);
+    assert!(!count_acks(&mut vout, acks, Some(kill_after)), "the kill must land while the child works");
+    victim.kill().unwrap();
+    victim.wait().unwrap();
+    count_acks(&mut vout, acks, None);
+    for (mut c, mut out) in children {
+        assert!(count_acks(&mut out, acks, None), "a surviving child did not finish");
+        assert!(c.wait().unwrap().success());
+    }
 }

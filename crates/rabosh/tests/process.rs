@@ -2,12 +2,12 @@
 //! Own `main` (harness = false): the binary re-executes itself as the child.
 
 mod common;
+use common::{read_line, spawn};
 
 use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdout, Command, Stdio};
 use std::time::Duration;
 
 const BIG: usize = 2000;
@@ -72,25 +72,6 @@ fn child_writer(dir: &Path) {
         }
     }
     // Reaching here means the parent never killed us: it will notice the exit.
-}
-
-fn spawn(args: &[&str]) -> (Child, BufReader<ChildStdout>) {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let out = BufReader::new(child.stdout.take().unwrap());
-    (child, out)
-}
-
-fn read_line(r: &mut BufReader<ChildStdout>) -> Option<String> {
-    let mut s = String::new();
-    match r.read_line(&mut s) {
-        Ok(0) | Err(_) => None,
-        Ok(_) => Some(s.trim_end().to_string()),
-    }
 }
 
 /// SIGKILL a writer after k acks, reopen, check: every ack present, a contiguous prefix, big

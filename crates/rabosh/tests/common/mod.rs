@@ -76,3 +76,28 @@ pub fn run_named(filters: &[&String], tests: &[(&str, fn())]) {
     }
     println!("test result: ok. {ran} passed");
 }
+
+/// Runs this test binary again as a child (`args` name what it does, see `run_named`), with
+/// stdin and stdout piped; stdout is read line by line.
+pub fn spawn(args: &[&str]) -> (std::process::Child, std::io::BufReader<std::process::ChildStdout>) {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let out = std::io::BufReader::new(child.stdout.take().unwrap());
+    (child, out)
+}
+
+/// The child's next line without its line end; `None` once it closed its stdout.
+pub fn read_line(r: &mut std::io::BufReader<std::process::ChildStdout>) -> Option<String> {
+    use std::io::BufRead;
+    let mut s = String::new();
+    match r.read_line(&mut s) {
+        Ok(0) | Err(_) => None,
+        Ok(_) => Some(s.trim_end().to_string()),
+    }
+}
