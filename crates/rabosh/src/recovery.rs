@@ -226,7 +226,7 @@ pub(crate) fn load(
                         &path,
                         (sm.number, version, KIND_LOG),
                         seq + 1,
-                        ScanMode::Active { synced: durable },
+                        ScanMode::Active { synced: durable, trust_zeros: false },
                     )?;
                     if let Some(why) = &sc.torn {
                         if strict {
@@ -273,6 +273,7 @@ pub(crate) fn load(
                 mark_first: a.tail.ends_with_commit,
                 tail: None,
                 synced_len: a.len,
+                alloc: a.len,
             });
         }
     }

@@ -212,7 +212,12 @@ pub enum ScanMode {
     /// `synced` length the synced record vouches for, or followed by an intact frame that
     /// proves it (a commit written without the buffered flag, or a synced marker; see
     /// [`probe_behind`]); then it is corruption.
-    Active { synced: u64 },
+    ///
+    /// Zeros from a frame boundary to the end of the file are the zeros a writer puts ahead of
+    /// the log (FORMAT.md, "Zeros ahead"): the log ends there. `trust_zeros`: a zero frame header
+    /// alone says so — true of what live processes wrote (a write lands in order, so a frame
+    /// begun has its header); after a power loss (open) every byte to the end is checked.
+    Active { synced: u64, trust_zeros: bool },
 }
 
 /// Scans a segment from its first frame.
@@ -245,6 +250,12 @@ pub fn scan_from(
     let mut expect = next_seq;
     let mut off = from;
     while off < file_len {
+        if let ScanMode::Active { synced, trust_zeros } = mode
+            && off >= synced
+            && zeros_end(&mut ch, off, file_len, trust_zeros).map_err(|e| Error::io("read", path, e))?
+        {
+            break;
+        }
         // A bad frame: classify, then stop.
         let bad = match read_frame(&mut ch, off, file_len, path)? {
             Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off, version) {
@@ -306,7 +317,7 @@ pub fn scan_from(
         };
         let synced = match mode {
             ScanMode::Sealed => return Err(corrupt(off, format!("sealed segment damaged: {bad}"))),
-            ScanMode::Active { synced } => synced,
+            ScanMode::Active { synced, .. } => synced,
         };
         if off < synced {
             return Err(corrupt(
@@ -331,7 +342,7 @@ pub fn scan_from(
         });
         break;
     }
-    if let ScanMode::Active { synced } = mode
+    if let ScanMode::Active { synced, .. } = mode
         && file_len < synced
     {
         return Err(corrupt(
@@ -340,6 +351,24 @@ pub fn scan_from(
         ));
     }
     Ok(out)
+}
+
+/// Whether the log ends at `off` in zeros written ahead: a zero frame header, and (unless
+/// `trust`) nothing but zeros to the end of the file.
+fn zeros_end(ch: &mut Chunks, off: u64, file_len: u64, trust: bool) -> std::io::Result<bool> {
+    let head = (FRAME_HEADER as u64).min(file_len - off) as usize;
+    if ch.get(off, head)?.iter().any(|&b| b != 0) {
+        return Ok(false);
+    }
+    let mut at = off + head as u64;
+    while !trust && at < file_len {
+        let n = (file_len - at).min(1 << 16) as usize;
+        if ch.get(at, n)?.iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+        at += n as u64;
+    }
+    Ok(true)
 }
 
 type FrameRead = std::result::Result<(usize, bool, Vec<u8>), String>;

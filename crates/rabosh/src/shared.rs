@@ -88,6 +88,19 @@ fn manifest_maybe_replaced(seen: &Seen) -> bool {
     seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true))
 }
 
+/// Whether anything follows byte `len` of the active segment: a frame header another process
+/// wrote over the zeros ahead of the log (or past its end), or a file cut shorter than `len`
+/// (damage the catch-up reports). A read, not the file's length: zeros written ahead make the
+/// file longer than its log.
+fn appended_at(seg: &Segment, len: u64) -> std::io::Result<bool> {
+    let mut head = [0u8; crate::format::FRAME_HEADER];
+    let n = seg.file().read_at(&mut head, len)?;
+    if n == 0 {
+        return Ok(seg.file().len()? < len);
+    }
+    Ok(head[..n].iter().any(|&b| b != 0))
+}
+
 /// The OS commit lock, released on drop.
 pub(crate) struct FileLock(Arc<dyn CommitLock>);
 impl Drop for FileLock {
@@ -215,13 +228,13 @@ impl Store {
         }
     }
 
-    /// Cheap: two fstat calls, no lock.
+    /// Cheap: one fstat and one short read, no lock.
     fn files_changed(&self) -> bool {
         let Some(sh) = &self.shared else { return false };
         let seen = sh.seen();
         let manifest_replaced = manifest_maybe_replaced(&seen);
-        let grew = seen.active.as_ref().is_none_or(|a| a.file().len().map_or(true, |l| l != seen.len));
-        manifest_replaced || grew
+        let appended = seen.active.as_ref().is_none_or(|a| appended_at(a, seen.len).unwrap_or(true));
+        manifest_replaced || appended
     }
 
     /// Records the MANIFEST and active segment as this process now knows them (under the lock).
@@ -258,10 +271,11 @@ impl Store {
         let synced = w.synced.as_ref().and_then(|s| s.read());
         let log = w.log();
         let seg = log.seg.clone();
-        let file_len = seg.file().len().map_err(|e| Error::io("stat", &seg.path, e))?;
-        if file_len == log.len {
+        if !appended_at(&seg, log.len).map_err(|e| Error::io("read", &seg.path, e))? {
             return Ok(());
         }
+        let file_len = seg.file().len().map_err(|e| Error::io("stat", &seg.path, e))?;
+        log.alloc = file_len;
         if file_len < log.len {
             return Err(Error::Corruption {
                 file: seg.path.clone(),
@@ -277,10 +291,11 @@ impl Store {
             (seg.number, seg.version, crate::format::KIND_LOG),
             log.len,
             cur.seq + 1,
-            ScanMode::Active { synced: durable },
+            ScanMode::Active { synced: durable, trust_zeros: true },
         )?;
         if sc.torn.is_some() {
             seg.file().set_len(sc.valid_len).map_err(|e| self.poison(Error::io("truncate", &seg.path, e)))?;
+            log.alloc = sc.valid_len;
             seg.file().sync_data().map_err(|e| self.poison(Error::io("fsync", &seg.path, e)))?;
             self.counters.fsync();
         }

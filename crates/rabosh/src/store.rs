@@ -47,6 +47,22 @@ pub(crate) struct Writer {
 
 /// The active segment and what the writer knows about it. One value, so rotation and close
 /// replace it as a whole and no field can be left over from the previous segment.
+/// Cuts the active segment back to its last frame when zeros were written ahead of it (not
+/// synced here); whether it did.
+fn cut_zeros_ahead(log: &mut ActiveLog) -> Result<bool> {
+    let f = log.seg.file();
+    let len = f.len().map_err(|e| Error::io("stat", &log.seg.path, e))?;
+    if len <= log.len {
+        return Ok(false);
+    }
+    f.set_len(log.len).map_err(|e| Error::io("truncate", &log.seg.path, e))?;
+    log.alloc = log.len;
+    Ok(true)
+}
+
+/// Zeros written ahead of the log's end at a time (see [`ActiveLog::alloc`]).
+const ZEROS_AHEAD: u64 = 1 << 20;
+
 pub(crate) struct ActiveLog {
     pub seg: Arc<Segment>,
     pub len: u64,
@@ -66,6 +82,9 @@ pub(crate) struct ActiveLog {
     pub tail: Option<Arc<Version>>,
     /// The length last written to the synced record (bytes known durable).
     pub synced_len: u64,
+    /// The file's length as last seen: bytes from `len` up to it are zeros written ahead
+    /// (FORMAT.md, "Zeros ahead"), so a commit's fdatasync need not journal a new file size.
+    pub alloc: u64,
 }
 
 impl ActiveLog {
@@ -80,6 +99,7 @@ impl ActiveLog {
             mark_first: false,
             tail: None,
             synced_len: 0,
+            alloc: SEG_HEADER as u64,
         }
     }
 }
@@ -266,7 +286,7 @@ impl Store {
         let lead = if buffered && self.mark_before_buffered(log) { synced_marker(cur.seq) } else { Vec::new() };
         let off = log.len + lead.len() as u64;
         let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
-        if let Err(e) = write_all_at(active.file(), &bytes, log.len) {
+        if let Err(e) = self.write_ahead(log, &bytes) {
             return Err(self.poison(Error::io("write", &active.path, e)));
         }
         log.len += bytes.len() as u64;
@@ -311,6 +331,27 @@ impl Store {
             self.settle(&mut w)?;
         }
         Ok(seq)
+    }
+
+    /// Writes `bytes` at the end of the log. When they would pass the zeros written ahead, zeros
+    /// follow them in the same write, so the fsync that covers this commit makes the new file
+    /// size durable once and the next commits' fsyncs flush data only.
+    fn write_ahead(&self, log: &mut ActiveLog, bytes: &[u8]) -> std::io::Result<()> {
+        let end = log.len + bytes.len() as u64;
+        if end > log.alloc {
+            // Another process sharing the store may have written zeros ahead already.
+            log.alloc = log.alloc.max(log.seg.file().len()?);
+        }
+        if end <= log.alloc {
+            return write_all_at(log.seg.file(), bytes, log.len);
+        }
+        let ahead = ZEROS_AHEAD.min(self.options.segment_bytes.saturating_sub(end)) as usize;
+        let mut buf = Vec::with_capacity(bytes.len() + ahead);
+        buf.extend_from_slice(bytes);
+        buf.resize(bytes.len() + ahead, 0);
+        write_all_at(log.seg.file(), &buf, log.len)?;
+        log.alloc = end + ahead as u64;
+        Ok(())
     }
 
     /// Shared mode: bytes of the active segment not known durable (another process's buffered
@@ -478,6 +519,8 @@ impl Store {
 
     fn rotate_inner(&self, w: &mut Writer) -> Result<()> {
         let old = w.log().seg.clone();
+        // A sealed segment is exactly its frames: the zeros written ahead go.
+        cut_zeros_ahead(w.log())?;
         old.file().sync_data().map_err(|e| Error::io("fsync", &old.path, e))?;
         self.counters.fsync();
         self.check_still_linked(&old)?;
@@ -584,15 +627,21 @@ impl Store {
         let v = self.current.load_full();
         let mut report = VerifyReport { files: 0, records: 0, keys: v.map.len() as u64 };
         let mut next = 1;
+        let log_len = w.log().len;
         for sm in &w.manifest.segments {
             let seg = v.segment(sm.number).expect("the current version holds every listed segment");
             report.files += 1;
+            // The active segment: every byte of its log must read back; zeros may follow.
+            let mode = match sm.sealed {
+                true => crate::segment::ScanMode::Sealed,
+                false => crate::segment::ScanMode::Active { synced: log_len, trust_zeros: false },
+            };
             let sc = crate::segment::scan(
                 seg.file(),
                 &seg.path,
                 (sm.number, seg.version, sm.kind),
                 sm.first_seq.max(next),
-                crate::segment::ScanMode::Sealed,
+                mode,
             )?;
             // A compacted segment covers commits up to last_seq; its newest live entry may be older.
             let ends_ok = match sc.last_seq {
@@ -664,6 +713,18 @@ impl Store {
             let unsynced = w.log.as_ref().is_some_and(|l| self.unsynced_before(l));
             if result.is_ok() && (self.options.durability == Durability::Buffered || unsynced) {
                 result = self.sync_active(&mut w);
+            }
+            // The clean-close hint names the file's length: the zeros written ahead go first.
+            if result.is_ok() {
+                result = cut_zeros_ahead(w.log()).and_then(|cut| match cut {
+                    false => Ok(()),
+                    true => {
+                        let seg = &w.log().seg;
+                        seg.file().sync_data().map_err(|e| Error::io("fsync", &seg.path, e))?;
+                        self.counters.fsync();
+                        Ok(())
+                    }
+                });
             }
             if result.is_ok() {
                 result = self.record_clean_close(&mut w);

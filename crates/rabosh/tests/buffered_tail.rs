@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{Model, contents, opts, random_batch};
+use common::{Model, contents, log_end, opts, random_batch};
 use rabosh::testing::{Rng, SimFs};
 use rabosh::{Durability, Error, Options, Store, Vfs};
 use std::path::{Path, PathBuf};
@@ -43,7 +43,7 @@ fn build(modes: [Durability; 3], sync_after: &[u64]) -> Built {
     let seg = active_segment(&fs);
     let mut rng = Rng::new(42);
     let mut models = vec![Model::new()];
-    let (mut starts, mut ends) = (vec![0], vec![fs.read_file(&seg).unwrap().len() as u64]);
+    let (mut starts, mut ends) = (vec![0], vec![log_end(&fs.read_file(&seg).unwrap())]);
     for seq in 1..=3u64 {
         let mode = modes[seq as usize - 1];
         if store.options().durability != mode {
@@ -51,11 +51,11 @@ fn build(modes: [Durability; 3], sync_after: &[u64]) -> Built {
             drop(store);
             store = Store::open(DIR, options(&fs, mode, false)).unwrap();
         }
-        let before = fs.read_file(&seg).unwrap().len() as u64;
+        let before = log_end(&fs.read_file(&seg).unwrap());
         let mut m = models.last().unwrap().clone();
         assert_eq!(store.write(random_batch(&mut rng, &mut m, seq)).unwrap(), seq);
         models.push(m);
-        let after = fs.read_file(&seg).unwrap().len() as u64;
+        let after = log_end(&fs.read_file(&seg).unwrap());
         // A leading synced marker may precede the frame: the frame is the write's tail.
         let frame_len = frame_len(&fs.read_file(&seg).unwrap(), before, after);
         starts.push(after - frame_len);

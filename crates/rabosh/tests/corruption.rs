@@ -16,7 +16,7 @@
 
 mod common;
 
-use common::{Model, contents, knob, opts, random_batch};
+use common::{Model, contents, knob, log_end, opts, random_batch};
 use rabosh::testing::{Rng, SimFs};
 use rabosh::{Error, Store, Vfs};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -54,7 +54,7 @@ fn fixture() -> Fixture {
         models.push(m);
         let d = Path::new(DIR);
         let seg = d.join(fs.names(d).into_iter().filter(|n| n.ends_with(".seg")).max().unwrap());
-        let len = fs.read_file(&seg).unwrap().len() as u64;
+        let len = log_end(&fs.read_file(&seg).unwrap());
         ends.push((seg, len));
     };
     for _ in 0..20 {

@@ -1,5 +1,8 @@
 //! Byte-damage sweeps and recovery classification: what open() must drop, and what it must report.
 
+mod common;
+
+use common::log_end;
 use rabosh::{Batch, Error, Options, Store};
 use std::collections::BTreeMap;
 use std::fs;
@@ -61,10 +64,10 @@ fn opts() -> Options {
 fn build(dir: &Path, n: u32) -> Vec<u64> {
     let store = Store::open(dir, opts()).unwrap();
     let seg = files(dir, "seg").pop().unwrap();
-    let mut ends = vec![fs::metadata(&seg).unwrap().len()];
+    let mut ends = vec![log_end(&fs::read(&seg).unwrap())];
     for i in 1..=n {
         commit(&store, i);
-        ends.push(fs::metadata(&seg).unwrap().len());
+        ends.push(log_end(&fs::read(&seg).unwrap()));
     }
     drop(store);
     // These tests judge the scan of the active segment (FORMAT.md, rule 6); the hint a clean

@@ -24,7 +24,8 @@ fn put(key: &str) -> Batch {
 fn frames(bytes: &[u8]) -> Vec<(usize, bool)> {
     let mut out = Vec::new();
     let mut at = 40;
-    while at + 12 <= bytes.len() {
+    // Up to the zeros written ahead of the log (a frame never starts with a zero byte).
+    while at + 12 <= bytes.len() && bytes[at..at + 4] != [0; 4] {
         let word = u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap());
         out.push((at, word >> 31 == 1));
         at += 12 + (word & 0x7fff_ffff) as usize;

@@ -101,3 +101,13 @@ pub fn read_line(r: &mut std::io::BufReader<std::process::ChildStdout>) -> Optio
         Ok(_) => Some(s.trim_end().to_string()),
     }
 }
+
+/// Where the frames of a segment's bytes end: the zeros a writer puts ahead of its log
+/// (FORMAT.md, "Zeros ahead") are not part of it, and a frame never starts with a zero byte.
+pub fn log_end(bytes: &[u8]) -> u64 {
+    let mut at = 40;
+    while at + 12 <= bytes.len() && bytes[at..at + 4] != [0; 4] {
+        at += 12 + (u32::from_le_bytes(bytes[at + 4..at + 8].try_into().unwrap()) & 0x7fff_ffff) as usize;
+    }
+    at as u64
+}
