@@ -136,7 +136,10 @@ export function makePlan(scale: number): Plan {
     scenario: 'rawAppendSync',
     floor: true,
     params: { ops, warmup },
-    rows: [{ metric: 'append_fdatasync_ms', label: 'floor: 4 KiB append + fdatasync, same disk', unit: 'ms' }],
+    rows: [
+      { metric: 'append_fdatasync_ms', label: 'floor: 4 KiB append + fdatasync, same disk', unit: 'ms' },
+      { metric: 'overwrite_fdatasync_ms', label: 'floor: 4 KiB overwrite of written blocks + fdatasync, same disk', unit: 'ms' },
+    ],
   });
   const perTree = count(1_000, scale, 10);
   instances.push({

@@ -52,6 +52,6 @@ export function legend(backends: readonly BackendInfo[]): string {
     `Cells: median over runs, (min–max) of the runs. Ratio columns: ours ÷ alternative on the medians` +
       (ours.length > 1 ? `, given as "${ours.join(' / ')}"` : '') +
       '; below 1 means ours takes less (time, memory), except on the throughput row where above 1 means ours does more.',
-    'The floor row is the same raw append + fdatasync loop in every column: the least any durable commit costs on this disk.',
+    'The floor rows are the same raw loops in every column: a 4 KiB append + fdatasync (the least a durable commit that grows its file costs on this disk), and the same write over blocks written before (no file size to journal: the least any durable commit costs here).',
   ].join('\n');
 }
