@@ -53,15 +53,19 @@ fn commits_overwrite_zeros_instead_of_growing_the_file() {
     assert!(end < len && bytes[end..].iter().all(|&b| b == 0));
 }
 
-#[test]
-fn after_a_crash_the_log_ends_at_the_zeros_and_nothing_is_torn() {
+/// What a power loss leaves of a store after `n` acknowledged commits (never closed).
+fn crashed_after(n: usize) -> SimFs {
     let fs = SimFs::new();
     let store = Store::open(DIR, options(&fs, false)).unwrap();
-    for i in 0..10 {
+    for i in 0..n {
         put(&store, i);
     }
-    let img = fs.crash_durable();
-    drop(store);
+    fs.crash_durable()
+}
+
+#[test]
+fn after_a_crash_the_log_ends_at_the_zeros_and_nothing_is_torn() {
+    let img = crashed_after(10);
     // Strict mode refuses any torn tail: zeros ahead are not one.
     let reopened = Store::open(DIR, options(&img, true)).unwrap();
     assert_holds(&reopened, 10);
@@ -71,13 +75,7 @@ fn after_a_crash_the_log_ends_at_the_zeros_and_nothing_is_torn() {
 
 #[test]
 fn bytes_behind_the_zeros_still_make_a_torn_tail() {
-    let fs = SimFs::new();
-    let store = Store::open(DIR, options(&fs, false)).unwrap();
-    for i in 0..3 {
-        put(&store, i);
-    }
-    let img = fs.crash_durable();
-    drop(store);
+    let img = crashed_after(3);
     let seg = segments(&img).pop().unwrap();
     let mut bytes = img.read_file(&seg).unwrap();
     let end = log_end(&bytes) as usize;
