@@ -8,8 +8,25 @@ use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
+
+static NO_BACKGROUND_BUILD: AtomicBool = AtomicBool::new(false);
+
+/// Off: a lazily opened key directory is built only when first needed, never by the thread
+/// open starts — so a test can tell what built it. Process-wide.
+pub fn set_background_build(on: bool) {
+    NO_BACKGROUND_BUILD.store(!on, Ordering::SeqCst);
+}
+
+pub(crate) fn background_build() -> bool {
+    !NO_BACKGROUND_BUILD.load(Ordering::SeqCst)
+}
+
+/// Lazily opened key directories built so far in this process.
+pub fn key_directory_builds() -> u64 {
+    crate::keydir::BUILDS.load(Ordering::SeqCst)
+}
 
 /// The kinds of IO step FaultFs counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
