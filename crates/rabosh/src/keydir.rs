@@ -6,7 +6,6 @@ use crate::runs::Runs;
 use crate::segment::Segment;
 use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 pub type Key = Arc<[u8]>;
@@ -169,15 +168,10 @@ impl Keys {
         });
         if self.runs.swap(None).is_some() {
             crate::recovery::release_freed_memory();
-            BUILDS.fetch_add(1, Ordering::Relaxed);
         }
         b
     }
 }
-
-/// Lazily opened key directories built so far in this process (for tests: a point read after
-/// open must not build one).
-pub(crate) static BUILDS: AtomicU64 = AtomicU64::new(0);
 
 /// Applies one segment's records to a map (records of later segments always carry higher seqs).
 pub fn apply_recs(map: &mut KeyMap, live: &mut u64, recs: &SegRecs) {

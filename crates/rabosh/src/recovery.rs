@@ -374,7 +374,9 @@ fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64) -> Option<HintRecords> 
 /// The key directory of every segment's records (in segment order): left to build lazily
 /// ([`Keys`]) when every segment came from a hint in key order, built now otherwise (after a
 /// crash the active segment is scanned; correctness first, the lazy path is a clean close's).
-pub(crate) fn key_directory(sources: Vec<Source>) -> Keys {
+pub(crate) fn key_directory(mut sources: Vec<Source>) -> Keys {
+    // A segment that holds no records (a fresh active segment after a rotation) changes nothing.
+    sources.retain(|s| !matches!(s, Source::Recs(r) if r.is_empty()));
     if !sources.is_empty() && sources.iter().all(|s| matches!(s, Source::Run(_))) {
         let runs = sources.into_iter().map(|s| match s {
             Source::Run(r) => r,

@@ -8,24 +8,21 @@ use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-static NO_BACKGROUND_BUILD: AtomicBool = AtomicBool::new(false);
+thread_local! {
+    static NO_BACKGROUND_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
 
-/// Off: a lazily opened key directory is built only when first needed, never by the thread
-/// open starts — so a test can tell what built it. Process-wide.
+/// Off: a key directory that opens (or reloads) on this thread leave to build lazily is built
+/// only when first needed, never by the thread open starts — so a test can tell what built it.
 pub fn set_background_build(on: bool) {
-    NO_BACKGROUND_BUILD.store(!on, Ordering::SeqCst);
+    NO_BACKGROUND_BUILD.with(|c| c.set(!on));
 }
 
 pub(crate) fn background_build() -> bool {
-    !NO_BACKGROUND_BUILD.load(Ordering::SeqCst)
-}
-
-/// Lazily opened key directories built so far in this process.
-pub fn key_directory_builds() -> u64 {
-    crate::keydir::BUILDS.load(Ordering::SeqCst)
+    !NO_BACKGROUND_BUILD.with(|c| c.get())
 }
 
 /// The kinds of IO step FaultFs counts and can fail.
