@@ -157,6 +157,21 @@ impl Keys {
         }
     }
 
+    /// How many live keys and the bytes they keep on disk; never waits for the map (counts
+    /// the runs when it is not built yet).
+    pub fn totals(&self) -> (u64, u64) {
+        if let Some((map, live)) = self.built.get() {
+            return (map.len() as u64, *live);
+        }
+        match self.runs.load_full() {
+            Some(runs) => runs.totals(),
+            None => {
+                let (map, live) = self.force();
+                (map.len() as u64, *live)
+            }
+        }
+    }
+
     /// The map and live bytes, built now if not yet (another thread building it: waits for it).
     pub fn force(&self) -> &(KeyMap, u64) {
         if let Some(b) = self.built.get() {

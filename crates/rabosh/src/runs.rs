@@ -5,6 +5,8 @@
 use crate::format::Reader;
 use crate::hint::{RawRec, read_rec};
 use crate::keydir::{Entry, Key};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// One segment's hint, checked whole at open ([`crate::hint::index`]): records in strictly
 /// ascending key order, each inside its segment.
@@ -64,6 +66,9 @@ impl Run {
     }
 }
 
+/// A merge's next record of one run: (key, newest run first, index in the run), smallest first.
+type Head<'a> = Reverse<(&'a [u8], Reverse<usize>, usize)>;
+
 /// Every segment's run, in segment order (seq order: a later segment's records are newer).
 pub(crate) struct Runs(pub Vec<Run>);
 
@@ -71,6 +76,34 @@ impl Runs {
     /// The newest record of `key`: a later segment's delete hides an earlier one's put.
     pub fn get(&self, key: &[u8]) -> Option<Entry> {
         self.0.iter().rev().find_map(|run| run.get(key)).flatten()
+    }
+
+    /// The live keys and the bytes their entries keep on disk, as the built map would count
+    /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
+    /// for counters that must not wait for the map.
+    pub fn totals(&self) -> (u64, u64) {
+        let mut heads: BinaryHeap<Head<'_>> = BinaryHeap::new();
+        for (r, run) in self.0.iter().enumerate() {
+            if run.len() > 0 {
+                heads.push(Reverse((run.key(0), Reverse(r), 0)));
+            }
+        }
+        let (mut keys, mut live) = (0u64, 0u64);
+        let mut last: Option<&[u8]> = None;
+        while let Some(Reverse((key, Reverse(r), i))) = heads.pop() {
+            if i + 1 < self.0[r].len() {
+                heads.push(Reverse((self.0[r].key(i + 1), Reverse(r), i + 1)));
+            }
+            if last == Some(key) {
+                continue;
+            }
+            last = Some(key);
+            if let Some(e) = self.0[r].rec(i).entry(self.0[r].number) {
+                keys += 1;
+                live += e.disk_bytes(key.len());
+            }
+        }
+        (keys, live)
     }
 
     /// Every segment's records in segment order, what [`crate::recovery::build_map`] takes.

@@ -622,15 +622,17 @@ impl Store {
         let disk = self.counters.disk_bytes.load(Ordering::Relaxed);
         let c = &self.counters;
         let sealed = v.segments.len().saturating_sub(1) as u64;
+        // Counters answer on a caller's latency-sensitive thread: never wait for the key directory.
+        let (keys, live_bytes) = v.keys.totals();
         Stats {
             commits: c.commits.load(Ordering::Relaxed),
             fsyncs: c.fsyncs.load(Ordering::Relaxed),
             values_read: c.values_read.load(Ordering::Relaxed),
             bytes_written: c.bytes_written.load(Ordering::Relaxed),
-            live_bytes: v.live_bytes(),
-            dead_bytes: disk.saturating_sub(v.live_bytes()),
+            live_bytes,
+            dead_bytes: disk.saturating_sub(live_bytes),
             files: v.segments.len() as u64 + sealed,
-            keys: v.map().len() as u64,
+            keys,
             open_snapshots: c.open_snapshots.load(Ordering::Relaxed),
             compactions: c.compactions.load(Ordering::Relaxed),
             seq: v.seq,

@@ -113,9 +113,13 @@ proptest! {
         let store = Store::open(dir.path(), opts(false)).unwrap();
         let snap = store.snapshot().unwrap();
         check_points(&snap, &model);
-        prop_assert!(!snap.is_built(), "point reads must not build the key directory");
+        let counted = store.stats();
+        prop_assert!(!snap.is_built(), "point reads and stats must not build the key directory");
         check_all(&snap, &model);
         prop_assert!(snap.is_built());
+        let built = store.stats();
+        prop_assert_eq!((counted.keys, counted.live_bytes), (built.keys, built.live_bytes));
+        prop_assert_eq!(built.keys, model.len() as u64);
         for s in &more {
             apply(&store, &mut model, s);
         }
