@@ -141,20 +141,27 @@ pub(crate) fn release_freed_memory() {
 pub(crate) fn release_freed_memory() {}
 
 /// Builds a lazily opened key directory on a thread of its own, so the first write or listing
-/// usually finds it ready. Holds it weakly: a store closed (or a version replaced) before the
-/// thread runs costs nothing. A thread that cannot be started only leaves the build to the
-/// first caller that needs it.
+/// usually finds it ready. It starts a moment after open, so a process that opens and answers a
+/// view or two right away (a CLI, an agent starting up) does not share the cores with 30-odd ms
+/// of build while it does (the bench's open + first view on a loaded 2-core machine was too
+/// noisy to show the difference either way); anything needing the map sooner builds it itself.
+/// Holds it weakly: a store closed (or a version replaced) before the thread runs costs
+/// nothing. A thread that cannot be started only leaves the build to the first caller that
+/// needs it.
 pub(crate) fn build_in_background(keys: &Arc<Keys>) {
     if keys.is_built() || !crate::testing::background_build() {
         return;
     }
     let weak = Arc::downgrade(keys);
     let _ = std::thread::Builder::new().name("rabosh-keydir".into()).spawn(move || {
+        std::thread::sleep(BUILD_DELAY);
         if let Some(keys) = weak.upgrade() {
             keys.force();
         }
     });
 }
+
+const BUILD_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the segments of one MANIFEST hold.
 pub(crate) struct Loaded {
