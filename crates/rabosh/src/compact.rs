@@ -61,7 +61,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
             *off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map.iter() {
+        for (k, e) in cur.map().iter() {
             if !inputs.contains(&e.seg) {
                 continue;
             }
@@ -104,7 +104,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     w.manifest = m;
 
     let seg = Arc::new(Segment::new(number, crate::format::FORMAT_VERSION, &store.dir, file, store.vfs.clone()));
-    let mut map = cur.map.clone();
+    let mut map = cur.map().clone();
     for (k, r) in recs {
         map.insert(k, r.entry.expect("compaction writes only puts"));
     }
@@ -119,7 +119,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     segs.sort_by_key(|s| s.number); // lookups binary-search by number
     let active_len = w.log().len;
     store.counters.disk_bytes.store(len + active_len, Ordering::Relaxed);
-    store.current.store(Arc::new(Version { map, seq: cur.seq, segments: Arc::new(segs), live_bytes: cur.live_bytes }));
+    store.current.store(Arc::new(Version::new(map, cur.live_bytes(), cur.seq, Arc::new(segs))));
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(CompactInfo { bytes_before, bytes_after: len + active_len })
 }

@@ -63,6 +63,10 @@ impl<'a> Reader<'a> {
     }
     /// A put's metadata as the file's format `version` lays it out.
     pub fn meta(&mut self, version: u32) -> Result<MetaBuf, &'static str> {
+        Ok(MetaBuf::new(self.meta_bytes(version)?))
+    }
+    /// [`Reader::meta`] without the copy.
+    pub fn meta_bytes(&mut self, version: u32) -> Result<&'a [u8], &'static str> {
         let n = if version >= 3 {
             let n = self.u32()? as usize;
             if n > MAX_META {
@@ -72,7 +76,7 @@ impl<'a> Reader<'a> {
         } else {
             LEGACY_META_LEN
         };
-        Ok(MetaBuf::new(self.bytes(n)?))
+        self.bytes(n)
     }
     pub fn done(&self) -> bool {
         self.pos == self.buf.len()

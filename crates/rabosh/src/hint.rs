@@ -7,6 +7,7 @@ use crate::Result;
 use crate::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
 use crate::keydir::{Entry, Key, SegRecs};
 use crate::manifest::{replace_file, write_atomic};
+use crate::metabuf::MetaBuf;
 use crate::segment::hint_name;
 use crate::vfs::{OpenMode, Vfs, read_exact_at};
 use std::path::Path;
@@ -57,6 +58,107 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
     out
 }
 
+/// One record of a hint, borrowed from the hint's bytes.
+pub(crate) struct RawRec<'a> {
+    pub seq: u64,
+    pub key: &'a [u8],
+    /// A put's metadata, value offset, length and checksum; `None`: a delete.
+    pub put: Option<(&'a [u8], u64, u32, u32)>,
+}
+
+impl RawRec<'_> {
+    pub fn entry(&self, number: u64) -> Option<Entry> {
+        self.put.map(|(meta, off, len, crc)| Entry {
+            seq: self.seq,
+            meta: MetaBuf::new(meta),
+            seg: number,
+            off,
+            len,
+            crc,
+        })
+    }
+}
+
+/// The record at `r`'s position, in the layout of hint format `version`.
+pub(crate) fn read_rec<'a>(r: &mut Reader<'a>, version: u32) -> std::result::Result<RawRec<'a>, &'static str> {
+    let seq = r.u64()?;
+    let tag = r.u8()?;
+    let klen = r.u32()? as usize;
+    let key = r.bytes(klen)?;
+    let put = match tag {
+        TAG_PUT => Some((r.meta_bytes(version)?, r.u64()?, r.u32()?, r.u32()?)),
+        TAG_DEL => None,
+        _ => return Err("bad tag"),
+    };
+    Ok(RawRec { seq, key, put })
+}
+
+/// A hint's header, checked: intact (checksum), a layout this version reads, and naming exactly
+/// this segment at this length. The reader is left at the first record; its positions count
+/// from the start of the file.
+struct Header<'a> {
+    r: Reader<'a>,
+    version: u32,
+    active: bool,
+    count: u64,
+}
+
+fn header(buf: &[u8], number: u64, seg_len: u64) -> Option<Header<'_>> {
+    if buf.len() < 44 || &buf[..8] != MAGIC {
+        return None;
+    }
+    let (body, tail) = buf.split_at(buf.len() - 4);
+    if crc(&[body]) != u32::from_le_bytes(tail.try_into().ok()?) {
+        return None;
+    }
+    let mut r = Reader { buf: body, pos: 8 };
+    // v1 and v2 hints share a layout (fixed 40-byte metadata); v3 prefixes its length.
+    let version = r.u32().ok()?;
+    if !(1..=FORMAT_VERSION).contains(&version) {
+        return None;
+    }
+    let flags = r.u32().ok()?;
+    // An unknown flag is a layout this version cannot read: rebuilt, like an unknown version.
+    if flags & !FLAG_ACTIVE != 0 || (flags != 0 && version < 3) {
+        return None;
+    }
+    if r.u64().ok()? != number || r.u64().ok()? != seg_len {
+        return None;
+    }
+    let count = r.u64().ok()?;
+    Some(Header { r, version, active: flags & FLAG_ACTIVE != 0, count })
+}
+
+impl RawRec<'_> {
+    /// A value must lie inside its segment: a read sizes its buffer by `len`.
+    fn check(&self, seg_len: u64) -> std::result::Result<(), &'static str> {
+        let Some((_, off, len, _)) = self.put else { return Ok(()) };
+        let inside =
+            off >= crate::format::SEG_HEADER as u64 && off.checked_add(len as u64).is_some_and(|end| end <= seg_len);
+        if inside { Ok(()) } else { Err("entry points outside its segment") }
+    }
+}
+
+/// After the records: an active segment's tail, then nothing.
+fn read_tail(r: &mut Reader, active: bool) -> std::result::Result<Option<ActiveTail>, &'static str> {
+    let tail = match active {
+        false => None,
+        true => {
+            let has_last = r.u8()?;
+            let last = r.u64()?;
+            let ends_with_commit = r.u8()?;
+            if has_last > 1 || ends_with_commit > 1 {
+                return Err("bad tail flags");
+            }
+            Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends_with_commit == 1 })
+        }
+    };
+    if !r.done() {
+        return Err("trailing bytes");
+    }
+    Ok(tail)
+}
+
 /// `None` unless the hint is intact and describes exactly this segment at this length. Its
 /// records are appended to `out` in file order (key order, as written; open sorts every
 /// segment's together), deletes as `None`; on `None` nothing is appended.
@@ -70,75 +172,24 @@ pub fn decode(buf: &[u8], number: u64, seg_len: u64, out: &mut Vec<(Key, Option<
 }
 
 fn decode_inner(buf: &[u8], number: u64, seg_len: u64, out: &mut Vec<(Key, Option<Entry>)>) -> Option<Decoded> {
-    if buf.len() < 44 || &buf[..8] != MAGIC {
-        return None;
-    }
-    let (body, tail) = buf.split_at(buf.len() - 4);
-    if crc(&[body]) != u32::from_le_bytes(tail.try_into().ok()?) {
-        return None;
-    }
-    let mut r = Reader::new(&body[8..]);
-    let mut parse = |r: &mut Reader| -> std::result::Result<Option<Decoded>, &'static str> {
-        // v1 and v2 hints share a layout (fixed 40-byte metadata); v3 prefixes its length.
-        let version = r.u32()?;
-        if !(1..=FORMAT_VERSION).contains(&version) {
-            return Ok(None);
-        }
-        let flags = r.u32()?;
-        // An unknown flag is a layout this version cannot read: rebuilt, like an unknown version.
-        if flags & !FLAG_ACTIVE != 0 || (flags != 0 && version < 3) {
-            return Ok(None);
-        }
-        if r.u64()? != number || r.u64()? != seg_len {
-            return Ok(None);
-        }
-        let n = r.u64()?;
-        // Each record takes at least 17 bytes: a count beyond that is damage, not a size.
-        out.reserve((n as usize).min(body.len() / 17));
+    let Header { mut r, version, active, count } = header(buf, number, seg_len)?;
+    // Each record takes at least 17 bytes: a count beyond that is damage, not a size.
+    out.reserve((count as usize).min(buf.len() / 17));
+    let mut parse = || -> std::result::Result<Decoded, &'static str> {
         let mut dels = Vec::new();
-        for _ in 0..n {
-            let seq = r.u64()?;
-            let tag = r.u8()?;
-            let klen = r.u32()? as usize;
-            let key: Key = r.bytes(klen)?.into();
-            let entry = match tag {
-                TAG_PUT => {
-                    let meta = r.meta(version)?;
-                    let e = Entry { seq, meta, seg: number, off: r.u64()?, len: r.u32()?, crc: r.u32()? };
-                    // A value must lie inside its segment: a read sizes its buffer by `len`.
-                    let inside = e.off >= crate::format::SEG_HEADER as u64
-                        && e.off.checked_add(e.len as u64).is_some_and(|end| end <= seg_len);
-                    if !inside {
-                        return Err("entry points outside its segment");
-                    }
-                    Some(e)
-                }
-                TAG_DEL => {
-                    dels.push((key.clone(), seq));
-                    None
-                }
-                _ => return Err("bad tag"),
-            };
-            out.push((key, entry));
-        }
-        let tail = match flags & FLAG_ACTIVE {
-            0 => None,
-            _ => {
-                let has_last = r.u8()?;
-                let last = r.u64()?;
-                let ends_with_commit = r.u8()?;
-                if has_last > 1 || ends_with_commit > 1 {
-                    return Err("bad tail flags");
-                }
-                Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends_with_commit == 1 })
+        for _ in 0..count {
+            let rec = read_rec(&mut r, version)?;
+            rec.check(seg_len)?;
+            let key: Key = rec.key.into();
+            if rec.put.is_none() {
+                dels.push((key.clone(), rec.seq));
             }
-        };
-        if !r.done() {
-            return Err("trailing bytes");
+            out.push((key, rec.entry(number)));
         }
-        Ok(Some(Decoded { dels, tail }))
+        let tail = read_tail(&mut r, active)?;
+        Ok(Decoded { dels, tail })
     };
-    parse(&mut r).ok().flatten()
+    parse().ok()
 }
 
 /// Besides the records: a hint's deletes with their seqs, and an active segment's tail.
@@ -147,13 +198,53 @@ pub struct Decoded {
     pub tail: Option<ActiveTail>,
 }
 
-pub fn load(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    number: u64,
-    seg_len: u64,
-    out: &mut Vec<(Key, Option<Entry>)>,
-) -> Option<Decoded> {
+/// A hint checked whole and indexed in place: where each record starts, for a binary search
+/// by key ([`crate::runs::Run`]), with no per-key allocation.
+pub(crate) struct Index {
+    pub version: u32,
+    /// Record starts, in key order.
+    pub offs: Vec<u32>,
+    pub dels: Vec<(Key, u64)>,
+    pub tail: Option<ActiveTail>,
+    /// The lowest and highest seq of any record; `None` when there is none.
+    pub seqs: Option<(u64, u64)>,
+}
+
+/// What [`decode`] checks, plus that the keys strictly ascend (what a binary search relies on;
+/// [`encode`] writes them from an ordered map, so every hint this code wrote does). `None` when
+/// anything fails — the caller then decodes it (or scans), as before.
+pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64) -> Option<Index> {
+    if buf.len() > u32::MAX as usize {
+        return None;
+    }
+    let Header { mut r, version, active, count } = header(buf, number, seg_len)?;
+    let mut parse = || -> std::result::Result<Index, &'static str> {
+        let mut offs = Vec::with_capacity((count as usize).min(buf.len() / 17));
+        let (mut dels, mut seqs) = (Vec::new(), None::<(u64, u64)>);
+        let mut prev: Option<&[u8]> = None;
+        for _ in 0..count {
+            let at = r.pos as u32;
+            let rec = read_rec(&mut r, version)?;
+            rec.check(seg_len)?;
+            if prev.is_some_and(|p| p >= rec.key) {
+                return Err("keys out of order");
+            }
+            prev = Some(rec.key);
+            if rec.put.is_none() {
+                dels.push((Key::from(rec.key), rec.seq));
+            }
+            seqs = Some(seqs.map_or((rec.seq, rec.seq), |(lo, hi)| (lo.min(rec.seq), hi.max(rec.seq))));
+            offs.push(at);
+        }
+        let tail = read_tail(&mut r, active)?;
+        Ok(Index { version, offs, dels, tail, seqs })
+    };
+    parse().ok()
+}
+
+/// The bytes of segment `number`'s hint file, if it can be read (checked by [`decode`] or
+/// [`index`]).
+pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64) -> Option<Vec<u8>> {
     let path = dir.join(hint_name(number));
     let f = vfs.open(&path, OpenMode::Read).ok()?;
     let len = f.len().ok()?;
@@ -162,7 +253,7 @@ pub fn load(
     }
     let mut buf = vec![0u8; len as usize];
     read_exact_at(&*f, &mut buf, 0).ok()?;
-    decode(&buf, number, seg_len, out)
+    Some(buf)
 }
 
 pub fn write(vfs: &dyn Vfs, dir: &Path, number: u64, seg_len: u64, recs: &SegRecs, fsyncs: &dyn Fn()) -> Result<()> {

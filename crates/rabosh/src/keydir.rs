@@ -2,9 +2,11 @@
 //! published version is an immutable value that snapshots share.
 
 use crate::metabuf::MetaBuf;
+use crate::runs::Runs;
 use crate::segment::Segment;
+use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 pub type Key = Arc<[u8]>;
 
@@ -83,18 +85,106 @@ impl ActiveRecs {
     }
 }
 
-/// One published state: the map, the seq it reflects, and the segments its entries point into.
+/// One published state: the key directory, the seq it reflects, and the segments its entries
+/// point into.
 pub struct Version {
-    pub map: KeyMap,
+    pub keys: Arc<Keys>,
     pub seq: u64,
     /// Sorted by segment number.
     pub segments: Arc<Vec<Arc<Segment>>>,
-    pub live_bytes: u64,
 }
 
 impl Version {
+    pub fn new(map: KeyMap, live_bytes: u64, seq: u64, segments: Arc<Vec<Arc<Segment>>>) -> Version {
+        Version { keys: Arc::new(Keys::built(map, live_bytes)), seq, segments }
+    }
+
     pub fn segment(&self, number: u64) -> Option<&Arc<Segment>> {
         self.segments.binary_search_by_key(&number, |s| s.number).ok().map(|i| &self.segments[i])
+    }
+
+    /// The whole map: builds it first if open left it to build ([`Keys`]).
+    pub fn map(&self) -> &KeyMap {
+        &self.keys.force().0
+    }
+
+    /// Bytes the live entries keep on disk (builds the map, as [`Version::map`]).
+    pub fn live_bytes(&self) -> u64 {
+        self.keys.force().1
+    }
+}
+
+/// The key directory of one version: the map and its live bytes, or — after an open that found
+/// a hint for every segment — the hints themselves, which answer point reads until something
+/// needs order or the whole map and builds it (once; a thread started at open usually has).
+pub struct Keys {
+    built: OnceLock<(KeyMap, u64)>,
+    /// Until built: the runs the map is built from. Dropped once built (their bytes would
+    /// otherwise stay resident beside the map); a point read that loaded them first keeps its
+    /// own reference.
+    runs: ArcSwapOption<Runs>,
+    /// Made by open (or a shared catch-up's reload) from hints: nothing was applied since, so
+    /// the active segment's hint still describes it.
+    from_hints: bool,
+}
+
+impl Keys {
+    pub fn built(map: KeyMap, live: u64) -> Keys {
+        Keys { built: OnceLock::from((map, live)), runs: ArcSwapOption::empty(), from_hints: false }
+    }
+
+    pub(crate) fn lazy(runs: Runs) -> Keys {
+        Keys { built: OnceLock::new(), runs: ArcSwapOption::from_pointee(runs), from_hints: true }
+    }
+
+    pub fn is_built(&self) -> bool {
+        self.built.get().is_some()
+    }
+
+    pub fn loaded_from_hints(&self) -> bool {
+        self.from_hints
+    }
+
+    /// The entry at `key`; never builds the map.
+    pub fn get(&self, key: &[u8]) -> Option<Entry> {
+        if let Some((map, _)) = self.built.get() {
+            return map.get(key).cloned();
+        }
+        match self.runs.load_full() {
+            Some(runs) => runs.get(key),
+            // Built since the check above (the runs go only after the map is in place).
+            None => self.force().0.get(key).cloned(),
+        }
+    }
+
+    /// How many live keys and the bytes they keep on disk; never waits for the map (counts
+    /// the runs when it is not built yet).
+    pub fn totals(&self) -> (u64, u64) {
+        if let Some((map, live)) = self.built.get() {
+            return (map.len() as u64, *live);
+        }
+        match self.runs.load_full() {
+            Some(runs) => runs.totals(),
+            None => {
+                let (map, live) = self.force();
+                (map.len() as u64, *live)
+            }
+        }
+    }
+
+    /// The map and live bytes, built now if not yet (another thread building it: waits for it).
+    pub fn force(&self) -> &(KeyMap, u64) {
+        if let Some(b) = self.built.get() {
+            return b;
+        }
+        let b = self.built.get_or_init(|| {
+            let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
+            crate::recovery::build_map(runs.records())
+        });
+        if self.runs.swap(None).is_some() {
+            crate::recovery::release_freed_memory();
+        }
+        b
     }
 }
 

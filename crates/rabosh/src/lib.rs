@@ -14,6 +14,7 @@ mod lock;
 mod manifest;
 mod metabuf;
 mod recovery;
+mod runs;
 mod segment;
 mod shared;
 mod snapshot;

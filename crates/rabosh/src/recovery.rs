@@ -3,8 +3,9 @@
 
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
 use crate::hint::ActiveTail;
-use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Rec, Version};
+use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Keys, Rec, Version};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
+use crate::runs::{Run, Runs};
 use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::store::{ActiveLog, Counters, Store, Writer, create_log_segment};
 use crate::synced::{SyncedFile, SyncedPoint};
@@ -79,7 +80,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
     let synced_point = synced.read();
     check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
-    let Loaded { map, live, seq, mut disk, mut segments, mut log } =
+    let Loaded { keys, seq, mut disk, mut segments, mut log } =
         load(&vfs, dir, &manifest, &synced, options.strict, &counters)?;
     sweep(&*vfs, dir, &names, &manifest);
 
@@ -98,8 +99,11 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     counters.disk_bytes.store(disk, Ordering::Relaxed);
     segments.sort_by_key(|s| s.number);
 
-    let version = Version { map, seq, segments: Arc::new(segments), live_bytes: live };
-    release_freed_memory();
+    let version = Version { keys, seq, segments: Arc::new(segments) };
+    match version.keys.is_built() {
+        true => release_freed_memory(),
+        false => build_in_background(&version.keys),
+    }
     drop(held);
     let store = Store {
         dir: dir.to_path_buf(),
@@ -122,7 +126,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
 /// automatic trim (top of the heap only) never reaches: hand them back, so a process that opens
 /// a store stays resident only for what the store keeps.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn release_freed_memory() {
+pub(crate) fn release_freed_memory() {
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> std::ffi::c_int;
     }
@@ -134,12 +138,34 @@ fn release_freed_memory() {
 }
 
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn release_freed_memory() {}
+pub(crate) fn release_freed_memory() {}
+
+/// Builds a lazily opened key directory on a thread of its own, so the first write or listing
+/// usually finds it ready. It starts a moment after open, so a process that opens and answers a
+/// view or two right away (a CLI, an agent starting up) does not share the cores with 30-odd ms
+/// of build while it does (the bench's open + first view on a loaded 2-core machine was too
+/// noisy to show the difference either way); anything needing the map sooner builds it itself.
+/// Holds it weakly: a store closed (or a version replaced) before the thread runs costs
+/// nothing. A thread that cannot be started only leaves the build to the first caller that
+/// needs it.
+pub(crate) fn build_in_background(keys: &Arc<Keys>) {
+    if keys.is_built() || !crate::testing::background_build() {
+        return;
+    }
+    let weak = Arc::downgrade(keys);
+    let _ = std::thread::Builder::new().name("rabosh-keydir".into()).spawn(move || {
+        std::thread::sleep(BUILD_DELAY);
+        if let Some(keys) = weak.upgrade() {
+            keys.force();
+        }
+    });
+}
+
+const BUILD_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the segments of one MANIFEST hold.
 pub(crate) struct Loaded {
-    pub map: KeyMap,
-    pub live: u64,
+    pub keys: Arc<Keys>,
     pub seq: u64,
     pub disk: u64,
     pub segments: Vec<Arc<Segment>>,
@@ -158,8 +184,8 @@ pub(crate) fn load(
     counters: &Counters,
 ) -> Result<Loaded> {
     let fsyncs = || counters.fsync();
-    // Every segment's records, in segment order; the key directory is built from them once.
-    let mut recs_all: Vec<(Key, Option<Entry>)> = Vec::new();
+    // Every segment's records, in segment order: the key directory is built from them once.
+    let mut sources: Vec<Source> = Vec::with_capacity(manifest.segments.len());
     let mut seq = 0u64;
     let mut disk = 0u64;
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
@@ -196,8 +222,8 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            match crate::hint::load(&**vfs, dir, sm.number, sm.len, &mut recs_all) {
-                Some(_) => {}
+            match crate::hint::read(&**vfs, dir, sm.number).and_then(|b| hint_records(b, sm.number, sm.len)) {
+                Some(h) => sources.push(h.source),
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed)?;
                     let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
@@ -210,7 +236,7 @@ pub(crate) fn load(
                     }
                     // Best effort: a hint that cannot be written is rebuilt again next time.
                     let _ = crate::hint::write(&**vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
-                    recs_all.extend(sc.recs.into_iter().map(|(k, r)| (k, r.entry)));
+                    sources.push(Source::Recs(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect()));
                 }
             }
             seq = sm.last_seq;
@@ -218,7 +244,7 @@ pub(crate) fn load(
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let a = match active_hint(&**vfs, dir, &*f, sm.number, durable, seq, &mut recs_all) {
+            let a = match active_hint(&**vfs, dir, &*f, sm.number, durable, seq, &mut sources) {
                 Some(a) => a,
                 None => {
                     let sc = scan(
@@ -240,7 +266,7 @@ pub(crate) fn load(
                         f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
                     }
                     let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
-                    recs_all.extend(sc.recs.iter().map(|(k, r)| (k.clone(), r.entry.clone())));
+                    sources.push(Source::Recs(sc.recs.iter().map(|(k, r)| (k.clone(), r.entry.clone())).collect()));
                     let dels =
                         sc.recs.into_iter().filter(|(_, r)| r.entry.is_none()).map(|(k, r)| (k, r.seq)).collect();
                     ActiveLoaded { dels, len: sc.valid_len, tail }
@@ -278,8 +304,7 @@ pub(crate) fn load(
         }
     }
 
-    let (map, live) = build_map(recs_all);
-    Ok(Loaded { map, live, seq, disk, segments, log })
+    Ok(Loaded { keys: Arc::new(key_directory(sources)), seq, disk, segments, log })
 }
 
 /// What open knows of the active segment, from its hint or from a scan.
@@ -303,28 +328,79 @@ fn active_hint(
     number: u64,
     durable: u64,
     prev_seq: u64,
-    out: &mut Vec<(Key, Option<Entry>)>,
+    out: &mut Vec<Source>,
 ) -> Option<ActiveLoaded> {
     let len = f.len().ok()?;
     if len != durable || len <= SEG_HEADER as u64 {
         return None;
     }
-    let start = out.len();
-    let fits = |h: &crate::hint::Decoded, recs: &[(Key, Option<Entry>)]| {
-        let Some(tail) = h.tail else { return false };
-        let last = tail.last_seq.unwrap_or(prev_seq);
-        let fresh = |seq: u64| seq > prev_seq && seq <= last;
-        last >= prev_seq
-            && recs.iter().all(|(_, e)| e.as_ref().is_none_or(|e| fresh(e.seq)))
-            && h.dels.iter().all(|&(_, seq)| fresh(seq))
-    };
-    match crate::hint::load(vfs, dir, number, len, out) {
-        Some(h) if fits(&h, &out[start..]) => Some(ActiveLoaded { dels: h.dels, len, tail: h.tail? }),
-        _ => {
-            out.truncate(start);
-            None
+    let h = hint_records(crate::hint::read(vfs, dir, number)?, number, len)?;
+    let tail = h.tail?;
+    let last = tail.last_seq.unwrap_or(prev_seq);
+    let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
+    if last < prev_seq || !fresh {
+        return None;
+    }
+    out.push(h.source);
+    Some(ActiveLoaded { dels: h.dels, len, tail })
+}
+
+/// One segment's records as open collected them.
+pub(crate) enum Source {
+    /// From its hint, kept as read and indexed (keys in order, the lazy path).
+    Run(Run),
+    /// Decoded (a scan, or a hint whose keys are not in order), in any order.
+    Recs(Vec<(Key, Option<Entry>)>),
+}
+
+/// A usable hint's records, with its deletes, tail and seq range (for the active segment's
+/// checks).
+struct HintRecords {
+    source: Source,
+    dels: Vec<(Key, u64)>,
+    tail: Option<ActiveTail>,
+    seqs: Option<(u64, u64)>,
+}
+
+/// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
+/// order (as every hint this code writes), decoded otherwise; `None` when it does not fit.
+fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64) -> Option<HintRecords> {
+    if let Some(ix) = crate::hint::index(&buf, number, seg_len) {
+        let run = Run::new(number, ix.version, buf, ix.offs);
+        return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
+    }
+    let mut recs = Vec::new();
+    let h = crate::hint::decode(&buf, number, seg_len, &mut recs)?;
+    let seqs = recs
+        .iter()
+        .filter_map(|(_, e)| e.as_ref().map(|e| e.seq))
+        .chain(h.dels.iter().map(|&(_, seq)| seq))
+        .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
+    Some(HintRecords { source: Source::Recs(recs), dels: h.dels, tail: h.tail, seqs })
+}
+
+/// The key directory of every segment's records (in segment order): left to build lazily
+/// ([`Keys`]) when every segment came from a hint in key order, built now otherwise (after a
+/// crash the active segment is scanned; correctness first, the lazy path is a clean close's).
+pub(crate) fn key_directory(mut sources: Vec<Source>) -> Keys {
+    // A segment that holds no records (a fresh active segment after a rotation) changes nothing.
+    sources.retain(|s| !matches!(s, Source::Recs(r) if r.is_empty()));
+    if !sources.is_empty() && sources.iter().all(|s| matches!(s, Source::Run(_))) {
+        let runs = sources.into_iter().map(|s| match s {
+            Source::Run(r) => r,
+            Source::Recs(_) => unreachable!("checked above"),
+        });
+        return Keys::lazy(Runs(runs.collect()));
+    }
+    let mut all = Vec::new();
+    for s in sources {
+        match s {
+            Source::Run(r) => all.extend(r.records()),
+            Source::Recs(recs) => all.extend(recs),
         }
     }
+    let (map, live) = build_map(all);
+    Keys::built(map, live)
 }
 
 /// The key directory of every segment's records (in segment order, each segment's in any

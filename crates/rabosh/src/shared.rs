@@ -299,8 +299,8 @@ impl Store {
             seg.file().sync_data().map_err(|e| self.poison(Error::io("fsync", &seg.path, e)))?;
             self.counters.fsync();
         }
-        let mut map = cur.map.clone();
-        let mut live = cur.live_bytes;
+        let mut map = cur.map().clone();
+        let mut live = cur.live_bytes();
         apply_recs(&mut map, &mut live, &sc.recs);
         let grown = sc.valid_len - log.len;
         log.recs.extend(sc.recs);
@@ -308,7 +308,7 @@ impl Store {
         log.synced_len = log.synced_len.max(durable);
         self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
         let seq = sc.last_seq.unwrap_or(cur.seq);
-        self.current.store(Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live }));
+        self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
         Ok(())
     }
 
@@ -331,12 +331,8 @@ impl Store {
         w.manifest = manifest;
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
-        self.current.store(Arc::new(Version {
-            map: loaded.map,
-            seq: loaded.seq,
-            segments: Arc::new(segments),
-            live_bytes: loaded.live,
-        }));
+        crate::recovery::build_in_background(&loaded.keys);
+        self.current.store(Arc::new(Version { keys: loaded.keys, seq: loaded.seq, segments: Arc::new(segments) }));
         Ok(())
     }
 }

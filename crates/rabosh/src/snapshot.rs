@@ -41,32 +41,40 @@ impl Snapshot {
 
     /// The value at `key` (reads it from disk, checks its checksum, counts one value read).
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Some(e) = self.v.map.get(key) else { return Ok(None) };
+        let Some(e) = self.v.keys.get(key) else { return Ok(None) };
         let seg = self.v.segment(e.seg).ok_or_else(|| Error::Corruption {
             file: crate::segment::seg_name(e.seg).into(),
             offset: e.off,
             reason: "entry points into a segment this view does not hold".into(),
         })?;
-        let value = seg.read_value(e)?;
+        let value = seg.read_value(&e)?;
         self.counters.values_read.fetch_add(1, Ordering::Relaxed);
         Ok(Some(value))
     }
 
     /// The metadata at `key`, from memory.
-    pub fn meta(&self, key: &[u8]) -> Option<&[u8]> {
-        self.v.map.get(key).map(|e| e.meta.as_slice())
+    pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.v.keys.get(key).map(|e| e.meta.as_slice().to_vec())
     }
 
     pub fn contains(&self, key: &[u8]) -> bool {
-        self.v.map.contains_key(key)
+        self.v.keys.get(key).is_some()
+    }
+
+    /// Point reads ([`Snapshot::get`], [`Snapshot::meta`], [`Snapshot::contains`]) never wait
+    /// for the key directory; everything else needs it built, and waits while another thread
+    /// builds it. False only for a while after an open that left it to build (FORMAT.md, "Hint
+    /// file"): a caller that must not wait may decline then.
+    pub fn is_built(&self) -> bool {
+        self.v.keys.is_built()
     }
 
     pub fn len(&self) -> usize {
-        self.v.map.len()
+        self.v.map().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.v.map.is_empty()
+        self.v.map().is_empty()
     }
 
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only.
@@ -79,7 +87,7 @@ impl Snapshot {
         } else {
             (Bound::Included(lower), upper.map_or(Bound::Unbounded, Bound::Excluded))
         };
-        let it = if empty { None } else { Some(self.v.map.range(bounds)) };
+        let it = if empty { None } else { Some(self.v.map().range(bounds)) };
         it.into_iter().flatten().map(|(k, e)| (&k[..], e.meta.as_slice()))
     }
 

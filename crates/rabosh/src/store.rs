@@ -296,8 +296,8 @@ impl Store {
         self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.counters.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
 
-        let mut map = cur.map.clone();
-        let mut live = cur.live_bytes;
+        let mut map = cur.map().clone();
+        let mut live = cur.live_bytes();
         let base = off + crate::format::FRAME_HEADER as u64;
         for (op, at) in batch.ops.into_iter().zip(placed) {
             let (key, entry) = match (op, at) {
@@ -318,7 +318,7 @@ impl Store {
             log.recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
             apply_one(&mut map, &mut live, key, entry);
         }
-        let v = Arc::new(Version { map, seq, segments: cur.segments.clone(), live_bytes: live });
+        let v = Arc::new(Version::new(map, live, seq, cur.segments.clone()));
         self.counters.commits.fetch_add(1, Ordering::Relaxed);
         if buffered {
             // Publishing last: a reader sees the whole batch or none of it.
@@ -530,7 +530,7 @@ impl Store {
         }
         let seq = self.current.load().seq;
         let old_len = w.log().len;
-        let recs = w.log().recs.summary(&self.current.load().map, old.number);
+        let recs = w.log().recs.summary(self.current.load().map(), old.number);
         crate::hint::write(&*self.vfs, &self.dir, old.number, old_len, &recs, &self.fsyncs())?;
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
@@ -548,12 +548,7 @@ impl Store {
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
         segs.push(seg);
-        self.current.store(Arc::new(Version {
-            map: cur.map.clone(),
-            seq: cur.seq,
-            segments: Arc::new(segs),
-            live_bytes: cur.live_bytes,
-        }));
+        self.current.store(Arc::new(Version::new(cur.map().clone(), cur.live_bytes(), cur.seq, Arc::new(segs))));
         Ok(())
     }
 
@@ -625,7 +620,7 @@ impl Store {
             self.settle(&mut w)?;
         }
         let v = self.current.load_full();
-        let mut report = VerifyReport { files: 0, records: 0, keys: v.map.len() as u64 };
+        let mut report = VerifyReport { files: 0, records: 0, keys: v.map().len() as u64 };
         let mut next = 1;
         let log_len = w.log().len;
         for sm in &w.manifest.segments {
@@ -659,7 +654,7 @@ impl Store {
             next = if sm.sealed { sm.last_seq + 1 } else { sc.last_seq.map_or(next, |s| s + 1) };
             report.records += sc.records;
         }
-        for (_, e) in v.map.iter() {
+        for (_, e) in v.map().iter() {
             let seg = v.segment(e.seg).ok_or_else(|| Error::Corruption {
                 file: self.dir.join(seg_name(e.seg)),
                 offset: e.off,
@@ -676,15 +671,17 @@ impl Store {
         let disk = self.counters.disk_bytes.load(Ordering::Relaxed);
         let c = &self.counters;
         let sealed = v.segments.len().saturating_sub(1) as u64;
+        // Counters answer on a caller's latency-sensitive thread: never wait for the key directory.
+        let (keys, live_bytes) = v.keys.totals();
         Stats {
             commits: c.commits.load(Ordering::Relaxed),
             fsyncs: c.fsyncs.load(Ordering::Relaxed),
             values_read: c.values_read.load(Ordering::Relaxed),
             bytes_written: c.bytes_written.load(Ordering::Relaxed),
-            live_bytes: v.live_bytes,
-            dead_bytes: disk.saturating_sub(v.live_bytes),
+            live_bytes,
+            dead_bytes: disk.saturating_sub(live_bytes),
             files: v.segments.len() as u64 + sealed,
-            keys: v.map.len() as u64,
+            keys,
             open_snapshots: c.open_snapshots.load(Ordering::Relaxed),
             compactions: c.compactions.load(Ordering::Relaxed),
             seq: v.seq,
@@ -739,12 +736,7 @@ impl Store {
         w.log = None;
         w.synced = None;
         let seq = self.current.load().seq;
-        self.current.store(Arc::new(Version {
-            map: KeyMap::new(),
-            seq,
-            segments: Arc::new(Vec::new()),
-            live_bytes: 0,
-        }));
+        self.current.store(Arc::new(Version::new(KeyMap::new(), 0, seq, Arc::new(Vec::new()))));
         w.lock = None;
         if let Some(sh) = &self.shared {
             sh.release();
@@ -779,6 +771,11 @@ impl Store {
             return;
         }
         let cur = self.current.load();
+        // Nothing applied since open read the segment's hint: that hint still describes it
+        // (and rewriting it would build the key directory only to write the same bytes).
+        if cur.keys.loaded_from_hints() {
+            return;
+        }
         let tail = crate::hint::ActiveTail {
             last_seq: (cur.seq >= first_seq).then_some(cur.seq),
             // A frame exists; whether the last is a commit or a marker is not tracked. Saying
@@ -787,7 +784,7 @@ impl Store {
             // wrongly would weaken damage detection.
             ends_with_commit: true,
         };
-        let recs = log.recs.summary(&cur.map, log.seg.number);
+        let recs = log.recs.summary(cur.map(), log.seg.number);
         let _ = crate::hint::write_active(&*self.vfs, &self.dir, log.seg.number, log.len, &recs, tail);
     }
 

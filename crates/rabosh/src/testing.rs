@@ -11,6 +11,20 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
+thread_local! {
+    static NO_BACKGROUND_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Off: a key directory that opens (or reloads) on this thread leave to build lazily is built
+/// only when first needed, never by the thread open starts — so a test can tell what built it.
+pub fn set_background_build(on: bool) {
+    NO_BACKGROUND_BUILD.with(|c| c.set(!on));
+}
+
+pub(crate) fn background_build() -> bool {
+    !NO_BACKGROUND_BUILD.with(|c| c.get())
+}
+
 /// The kinds of IO step FaultFs counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IoKind {

@@ -136,7 +136,7 @@ impl EngineSnap {
     }
 
     pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
-        self.0.meta(key).map(<[u8]>::to_vec)
+        self.0.meta(key)
     }
 
     pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) {
