@@ -2,7 +2,8 @@
 //! for the bench's nested shape (a counting global allocator), and the work of deleting
 //! 1,000-memory subtrees with the index on and off (run under
 //! `valgrind --tool=callgrind --toggle-collect='*delete_subtrees*'` for instruction counts).
-//! `cargo run --release -p rabosh-memory --example index_cost [-- COUNT]`.
+//! `cargo run --release -p rabosh-memory --example index_cost [-- COUNT [off|on]]`: the delete
+//! part with the index off, on, or (by default) both.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -78,7 +79,12 @@ fn main() {
     drop(m);
 
     let trees = 5;
-    for listing_index in [false, true] {
+    let modes = match std::env::args().nth(2).as_deref() {
+        Some("off") => vec![false],
+        Some("on") => vec![true],
+        _ => vec![false, true],
+    };
+    for listing_index in modes {
         let dir = tmp.path().join(format!("subtrees-{listing_index}"));
         let m = handler(&dir, listing_index);
         for j in 0..trees {
