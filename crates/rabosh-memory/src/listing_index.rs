@@ -6,7 +6,7 @@ use crate::backend::{ReadView, WriteOp};
 use crate::keys::{parse, segments};
 use crate::listing::try_scan;
 use crate::meta::MemMeta;
-use crate::tree::Dir;
+use crate::tree::{Dir, utf16_cmp};
 
 /// One scope's tree, valid for the backend state at `seq`.
 #[derive(Debug, Clone)]
@@ -53,18 +53,35 @@ impl ScopeIndex {
 
     /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.
     pub fn apply(&mut self, scope: &str, changes: &[Change], seq: u64) {
-        for (key, size) in changes {
-            let Some((s, path)) = parse(key) else {
-                continue;
-            };
-            if s != scope || !path.starts_with("/memories/") {
-                continue;
-            }
+        // The scope is matched as bytes; only the path needs decoding.
+        let head = format!("m:{scope}:");
+        let mut mine = changes.iter().filter_map(|(key, size)| {
+            let path = std::str::from_utf8(key.strip_prefix(head.as_bytes())?).ok()?;
+            path.starts_with("/memories/").then_some((path, *size))
+        });
+        let mut next = mine.next();
+        while let Some((path, size)) = next {
+            next = mine.next();
             let segs = segments(path);
-            self.root.remove(&segs);
             if let Some(size) = size {
-                self.root.add(&segs, *size, usize::MAX);
+                self.root.remove(&segs);
+                self.root.add(&segs, size, usize::MAX);
+                continue;
             }
+            // A run of deletes in one directory (a deleted subtree's keys are in key order, so a
+            // directory's are together) is removed in one walk and one pass over its files.
+            let (dir, name) = path.rsplit_once('/').expect("a path below /memories/ has a slash");
+            let mut names = vec![name];
+            while let Some((p, None)) = next {
+                match p.rsplit_once('/') {
+                    Some((d, n)) if d == dir => names.push(n),
+                    _ => break,
+                }
+                next = mine.next();
+            }
+            names.sort_by(|a, b| utf16_cmp(a, b));
+            names.dedup();
+            self.root.remove_many(&segs[..segs.len() - 1], &mut names);
         }
         self.seq = seq;
     }
@@ -118,13 +135,28 @@ mod tests {
         /// lists as a fresh two-level scan of it would.
         #[test]
         fn updates_agree_with_a_build_from_scratch(
-            commits in prop::collection::vec(prop::collection::vec((path(), prop::option::of(0..1000u64)), 1..20), 1..12)
+            commits in prop::collection::vec(prop::collection::vec(
+                (path(), prop::option::of(0..1000u64), any::<bool>()), 1..20), 1..12)
         ) {
             let mut model = BTreeMap::new();
             let mut index = ScopeIndex { seq: 0, root: Dir::default() };
             for (n, commit) in commits.iter().enumerate() {
                 let mut changes = Vec::new();
-                for (path, size) in commit {
+                for (path, size, subtree) in commit {
+                    if *subtree && size.is_none() {
+                        // A recursive delete: the memory and everything under it, in key order.
+                        let under = format!("{path}/");
+                        let doomed: Vec<String> = model
+                            .keys()
+                            .filter(|p: &&String| *p == path || p.starts_with(&under))
+                            .cloned()
+                            .collect();
+                        for p in doomed {
+                            model.remove(&p);
+                            changes.push((key(&p), None));
+                        }
+                        continue;
+                    }
                     match size {
                         Some(size) => model.insert(path.clone(), *size),
                         None => model.remove(path),

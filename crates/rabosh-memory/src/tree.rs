@@ -36,6 +36,26 @@ struct FileItem {
     size: u64,
 }
 
+/// What a batch of removals took from below one node: every memory, and those visible from it.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Removed {
+    all_count: u64,
+    all_bytes: u64,
+    vis_count: u64,
+    vis_bytes: u64,
+}
+
+impl Removed {
+    fn add(&mut self, size: u64, visible: bool) {
+        self.all_count += 1;
+        self.all_bytes += size;
+        if visible {
+            self.vis_count += 1;
+            self.vis_bytes += size;
+        }
+    }
+}
+
 /// A directory's memories that have nothing below them, in UTF-16 name order. Names live in one
 /// arena; a removed name stays there as garbage until garbage is half the arena.
 #[derive(Debug, Clone, Default)]
@@ -84,6 +104,31 @@ impl Files {
             self.compact();
         }
         item.size
+    }
+
+    /// Removes every name of `names` (sorted, no repeats) that is here, in one pass; the others
+    /// are left in `names`. Adds what it removed to `removed`.
+    fn remove_sorted(&mut self, names: &mut Vec<&str>, removed: &mut Removed) {
+        let mut wanted = names.iter().peekable();
+        let mut missing = Vec::new();
+        let (arena, garbage) = (&self.arena, &mut self.garbage);
+        self.items.retain(|item| {
+            let name = &arena[item.start as usize..(item.start + item.len) as usize];
+            while let Some(w) = wanted.next_if(|w| utf16_cmp(w, name) == Ordering::Less) {
+                missing.push(*w);
+            }
+            if wanted.next_if(|w| utf16_cmp(w, name) == Ordering::Equal).is_none() {
+                return true;
+            }
+            *garbage += item.len as usize;
+            removed.add(item.size, !hidden(name));
+            false
+        });
+        missing.extend(wanted);
+        *names = missing;
+        if self.garbage * 2 > self.arena.len() {
+            self.compact();
+        }
     }
 
     fn compact(&mut self) {
@@ -232,6 +277,49 @@ impl Dir {
             self.vis_bytes -= size;
         }
         Some(size)
+    }
+
+    /// Removes the memories `names` (sorted in UTF-16 order, no repeats) of the directory at
+    /// `dir` below this node, walking there once and through its file table once: what a commit
+    /// deleting a subtree does to each of its directories. Returns what it removed, visibility
+    /// relative to this node.
+    pub(crate) fn remove_many(&mut self, dir: &[&str], names: &mut Vec<&str>) -> Removed {
+        let mut removed = Removed::default();
+        match dir.split_first() {
+            None => {
+                self.files.remove_sorted(names, &mut removed);
+                // The rest name directories (a memory with others below it) or nothing.
+                for name in names.iter() {
+                    if let Ok(at) = self.find_dir(name)
+                        && let Some(size) = self.dirs[at].memory.take()
+                    {
+                        removed.add(size, !hidden(name));
+                    }
+                }
+            }
+            Some((name, rest)) => {
+                let Ok(at) = self.find_dir(name) else {
+                    return removed;
+                };
+                removed = self.dirs[at].remove_many(rest, names);
+                if self.dirs[at].all_count == 0 {
+                    let gone = self.dirs.remove(at);
+                    if let Some(memory) = gone.memory {
+                        let at = self.files.find(name).expect_err("a name is a file or a directory, never both");
+                        self.files.insert_at(at, name, memory);
+                    }
+                }
+                if hidden(name) {
+                    removed.vis_count = 0;
+                    removed.vis_bytes = 0;
+                }
+            }
+        }
+        self.all_count -= removed.all_count;
+        self.all_bytes -= removed.all_bytes;
+        self.vis_count -= removed.vis_count;
+        self.vis_bytes -= removed.vis_bytes;
+        removed
     }
 
     /// The directory node at `segs` below this one.
