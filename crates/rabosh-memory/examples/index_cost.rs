@@ -14,11 +14,23 @@ use rabosh_memory::{Durability, EmbeddedOptions, EmbeddedStore, Memories, Memory
 struct Counting;
 
 static LIVE: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+fn grew(by: usize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+/// Resident set size from /proc (Linux), 0 elsewhere.
+fn rss() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    statm.split_whitespace().nth(1).and_then(|p| p.parse::<usize>().ok()).unwrap_or(0) * 4096
+}
 
 // SAFETY: every call forwards to the system allocator unchanged; only the byte count is added.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        grew(layout.size());
         unsafe { System.alloc(layout) }
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
@@ -26,7 +38,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(ptr, layout) }
     }
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LIVE.fetch_add(new_size, Ordering::Relaxed);
+        grew(new_size);
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -64,19 +76,25 @@ fn main() {
             m.create(&nested_path(i), &body).expect("create");
         }
     }
-    let m = handler(tmp.path(), true);
-    m.view("/memories/d0/e0/f0/note00000.md").expect("view");
-    let before = LIVE.load(Ordering::Relaxed);
-    let t = Instant::now();
-    m.view("/memories").expect("list");
-    let built = t.elapsed();
-    let index = LIVE.load(Ordering::Relaxed) - before;
-    println!(
-        "index of {count} nested memories: {index} B live ({:.1} B per memory, {:.2} MiB per 100,000), built in {built:?}",
-        index as f64 / count as f64,
-        index as f64 / count as f64 * 100_000.0 / 1048576.0
-    );
-    drop(m);
+    for listing_index in [true, false] {
+        let m = handler(tmp.path(), listing_index);
+        m.view("/memories/d0/e0/f0/note00000.md").expect("view");
+        let (before, rss_before) = (LIVE.load(Ordering::Relaxed), rss());
+        PEAK.store(before, Ordering::Relaxed);
+        let t = Instant::now();
+        m.view("/memories").expect("list");
+        let took = t.elapsed();
+        let (live, peak, resident) =
+            (LIVE.load(Ordering::Relaxed) - before, PEAK.load(Ordering::Relaxed) - before, rss() - rss_before);
+        let per = |b: usize| b as f64 / count as f64;
+        println!(
+            "first view /memories of {count} nested memories, index {listing_index}: {took:?}; heap {live} B live after \
+             ({:.1} B per memory), {peak} B at the peak ({:.1}), RSS +{resident} B ({:.1})",
+            per(live),
+            per(peak),
+            per(resident)
+        );
+    }
 
     let trees = 5;
     let modes = match std::env::args().nth(2).as_deref() {
