@@ -2,7 +2,7 @@
 //! for the bench's nested shape (a counting global allocator), and the work of deleting
 //! 1,000-memory subtrees with the index on and off (run under
 //! `valgrind --tool=callgrind --toggle-collect='*delete_subtrees*'` for instruction counts).
-//! `cargo run --release -p rabosh-memory --example index_cost [-- COUNT [off|on]]`: the delete
+//! `cargo run --release -p rabosh-memory --example index_cost [-- COUNT [off|on] | list]`: the delete
 //! part with the index off, on, or (by default) both.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -66,7 +66,25 @@ fn delete_subtrees(m: &Memories, trees: usize) {
     }
 }
 
+#[inline(never)]
+fn list_flat(m: &Memories, times: usize) {
+    for _ in 0..times {
+        std::hint::black_box(m.view("/memories").expect("list"));
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("list") {
+        // `list`: ten listings of a flat directory of 5,000 (callgrind: --toggle-collect='*list_flat*').
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let m = handler(tmp.path(), true);
+        for i in 0..5000 {
+            m.create(&format!("/memories/note{i:05}.md"), "x\n").expect("create");
+        }
+        list_flat(&m, 1);
+        list_flat(&m, 10);
+        return;
+    }
     let count: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(50_000);
     let body = "x".repeat(63) + "\n";
     let tmp = tempfile::tempdir().expect("temp dir");

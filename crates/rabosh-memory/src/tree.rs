@@ -342,16 +342,8 @@ impl Dir {
     }
 
     /// Both tables merged, in UTF-16 name order.
-    pub(crate) fn children(&self) -> impl Iterator<Item = Child<'_>> {
-        let mut files = self.files.iter().peekable();
-        let mut dirs = self.dirs.iter().peekable();
-        std::iter::from_fn(move || match (files.peek(), dirs.peek()) {
-            (Some(&(name, _)), Some(dir)) if utf16_cmp(name, &dir.name) == Ordering::Greater => {
-                dirs.next().map(Child::Dir)
-            }
-            (Some(_), _) => files.next().map(|(name, size)| Child::File(name, size)),
-            (None, _) => dirs.next().map(Child::Dir),
-        })
+    pub(crate) fn children(&self) -> Children<'_> {
+        Children { files: &self.files, file: 0, dirs: &self.dirs, dir: 0 }
     }
 
     /// Names directly under this node.
@@ -377,10 +369,44 @@ impl Dir {
     }
 }
 
+/// A directory's two tables walked as one, in UTF-16 name order (the names are disjoint).
+pub(crate) struct Children<'a> {
+    files: &'a Files,
+    file: usize,
+    dirs: &'a [Dir],
+    dir: usize,
+}
+
+impl<'a> Iterator for Children<'a> {
+    type Item = Child<'a>;
+
+    fn next(&mut self) -> Option<Child<'a>> {
+        let file = self.files.items.get(self.file).map(|it| (self.files.name(it), it.size));
+        let dir = self.dirs.get(self.dir);
+        match (file, dir) {
+            (Some((name, _)), Some(dir)) if utf16_cmp(name, &dir.name) == Ordering::Greater => {
+                self.dir += 1;
+                Some(Child::Dir(dir))
+            }
+            (Some((name, size)), _) => {
+                self.file += 1;
+                Some(Child::File(name, size))
+            }
+            (None, Some(dir)) => {
+                self.dir += 1;
+                Some(Child::Dir(dir))
+            }
+            (None, None) => None,
+        }
+    }
+}
+
 /// The depth-1 and depth-2 entries of a directory view, depth first, in UTF-16 name order.
 /// Adds the nodes it looks at to `visited`, so tests can bound the work.
 pub(crate) fn emit(dir: &Dir, visited: &mut u64) -> Vec<DirEntry> {
-    let mut out = Vec::new();
+    // At least one line per file and two per directory: a 5,000-entry listing grows its vector
+    // once, not a dozen times with a copy each.
+    let mut out = Vec::with_capacity(dir.files.len() + 2 * dir.dirs.len());
     for child in dir.children() {
         *visited += 1;
         let child = match child {
