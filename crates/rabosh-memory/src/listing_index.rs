@@ -73,8 +73,8 @@ impl ScopeIndex {
             let (dir, name) = path.rsplit_once('/').expect("a path below /memories/ has a slash");
             let mut names = vec![name];
             while let Some((p, None)) = next {
-                match p.rsplit_once('/') {
-                    Some((d, n)) if d == dir => names.push(n),
+                match p.strip_prefix(dir).and_then(|rest| rest.strip_prefix('/')) {
+                    Some(n) if !n.contains('/') => names.push(n),
                     _ => break,
                 }
                 next = mine.next();

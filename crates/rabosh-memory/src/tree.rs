@@ -114,15 +114,20 @@ impl Files {
         let (arena, garbage) = (&self.arena, &mut self.garbage);
         self.items.retain(|item| {
             let name = &arena[item.start as usize..(item.start + item.len) as usize];
-            while let Some(w) = wanted.next_if(|w| utf16_cmp(w, name) == Ordering::Less) {
-                missing.push(*w);
+            // One comparison per file while names remain to be found.
+            while let Some(w) = wanted.peek() {
+                match utf16_cmp(w, name) {
+                    Ordering::Less => missing.push(*wanted.next().expect("peeked")),
+                    Ordering::Greater => return true,
+                    Ordering::Equal => {
+                        wanted.next();
+                        *garbage += item.len as usize;
+                        removed.add(item.size, !hidden(name));
+                        return false;
+                    }
+                }
             }
-            if wanted.next_if(|w| utf16_cmp(w, name) == Ordering::Equal).is_none() {
-                return true;
-            }
-            *garbage += item.len as usize;
-            removed.add(item.size, !hidden(name));
-            false
+            true
         });
         missing.extend(wanted);
         *names = missing;
