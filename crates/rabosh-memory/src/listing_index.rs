@@ -102,7 +102,7 @@ mod tests {
     use crate::tree::emit;
 
     /// Paths where one name is a memory and a directory at once, hidden names, and enough
-    /// names in one directory for its arena to be compacted.
+    /// names in one directory for its arena to be repacked.
     fn path() -> impl Strategy<Value = String> {
         let seg = prop_oneof![
             Just("a".to_string()),
@@ -131,7 +131,7 @@ mod tests {
 
     proptest! {
         /// Kept current commit by commit (names becoming directories and files again, arenas
-        /// compacted), the index is the tree a build from scratch makes, and every directory
+        /// repacked), the index is the tree a build from scratch makes, and every directory
         /// lists as a fresh two-level scan of it would.
         #[test]
         fn updates_agree_with_a_build_from_scratch(

@@ -109,7 +109,7 @@ impl Files {
     }
 
     fn insert_at(&mut self, at: usize, name: &str, size: u64) {
-        // Names are at most MAX_PATH_BYTES and the arena is compacted at half garbage, so 4 GiB
+        // Names are at most MAX_PATH_BYTES and the arena is repacked at half garbage, so 4 GiB
         // would take millions of long names in one directory.
         let start = u32::try_from(self.arena.len()).expect("a directory's names exceed 4 GiB");
         self.arena.push_str(name);
@@ -120,7 +120,7 @@ impl Files {
         let item = self.items.remove(at);
         self.garbage += item.len as usize;
         if self.garbage * 2 > self.arena.len() {
-            self.compact();
+            self.pack_arena();
         }
         item.size
     }
@@ -151,11 +151,11 @@ impl Files {
         missing.extend(wanted);
         *names = missing;
         if self.garbage * 2 > self.arena.len() {
-            self.compact();
+            self.pack_arena();
         }
     }
 
-    fn compact(&mut self) {
+    fn pack_arena(&mut self) {
         let mut arena = String::with_capacity(self.arena.len() - self.garbage);
         for item in &mut self.items {
             let start = arena.len() as u32;
@@ -168,7 +168,7 @@ impl Files {
 
     fn shrink(&mut self) {
         if self.garbage > 0 {
-            self.compact();
+            self.pack_arena();
         }
         self.arena.shrink_to_fit();
         self.items.shrink_to_fit();
