@@ -5,9 +5,8 @@ use std::ops::ControlFlow;
 
 use crate::backend::{DirSummary, ReadView};
 use crate::keys::subtree_prefix;
-use crate::listing_index::visible_below;
 use crate::meta::MemMeta;
-use crate::tree::{Entry, Name, emit};
+use crate::tree::{Dir, emit};
 use crate::{Error, ROOT, Result, Usage};
 
 /// Called with each `(key, meta)` of a fallible scan.
@@ -38,33 +37,23 @@ pub(crate) fn scan_usage<V: ReadView + ?Sized>(view: &V, scope: &str) -> Result<
 }
 
 /// The viewed directory as a node two levels deep: deeper content only feeds the aggregates.
-pub(crate) fn scan_dir<V: ReadView + ?Sized>(view: &V, scope: &str, dir: &str) -> Result<Entry> {
+pub(crate) fn scan_dir<V: ReadView + ?Sized>(view: &V, scope: &str, dir: &str) -> Result<Dir> {
     let prefix = subtree_prefix(scope, dir);
-    let mut root = Entry::default();
+    let mut root = Dir::default();
     try_scan(view, &prefix, &mut |key, meta| {
         let size = MemMeta::decode(key, meta)?.size;
         let Ok(rel) = std::str::from_utf8(&key[prefix.len()..]) else {
             return Ok(());
         };
         let segs: Vec<&str> = rel.split('/').collect();
-        let visible_below = visible_below(&segs);
-        let mut node = &mut root;
-        for (j, seg) in segs.iter().enumerate().take(2) {
-            node.count_below(size, visible_below[j]);
-            node = node.children.entry(Name(seg.to_string())).or_default();
-        }
-        if segs.len() <= 2 {
-            node.memory = Some(size);
-        } else {
-            node.count_below(size, visible_below[2]);
-        }
+        root.add(&segs, size, 2);
         Ok(())
     })?;
     Ok(root)
 }
 
 /// A directory's summary from a node of either listing; adds the nodes looked at to `visited`.
-pub(crate) fn summarise(node: Option<&Entry>, visited: &mut u64) -> DirSummary {
+pub(crate) fn summarise(node: Option<&Dir>, visited: &mut u64) -> DirSummary {
     match node {
         Some(node) if node.vis_count > 0 => {
             DirSummary { memories: node.vis_count, bytes: node.vis_bytes, entries: emit(node, visited) }

@@ -3,16 +3,16 @@
 
 use crate::Result;
 use crate::backend::{ReadView, WriteOp};
-use crate::keys::{hidden, parse, segments};
+use crate::keys::{parse, segments};
 use crate::listing::try_scan;
 use crate::meta::MemMeta;
-use crate::tree::{Entry, Name};
+use crate::tree::{Dir, utf16_cmp};
 
 /// One scope's tree, valid for the backend state at `seq`.
 #[derive(Debug, Clone)]
 pub(crate) struct ScopeIndex {
     pub seq: u64,
-    pub root: Entry,
+    pub root: Dir,
 }
 
 /// What one commit did to one key: Some(size) for a put, None for a delete.
@@ -37,139 +37,155 @@ impl ScopeIndex {
     /// Built from a metadata scan of `view` (at `seq`), so enabling the index on an existing
     /// store needs no migration.
     pub fn build(view: &dyn ReadView, seq: u64, scope: &str) -> Result<ScopeIndex> {
-        let mut index = ScopeIndex { seq, root: Entry::default() };
+        let mut root = Dir::default();
         let prefix = crate::keys::subtree_prefix(scope, crate::ROOT);
         try_scan(view, &prefix, &mut |key, meta| {
             if let Some((_, path)) = parse(key) {
-                index.put(path, MemMeta::decode(key, meta)?.size);
+                root.add(&segments(path), MemMeta::decode(key, meta)?.size, usize::MAX);
             }
             Ok(())
         })?;
-        repack(&mut index.root);
-        Ok(index)
+        // Tables grown by doubling keep up to half their room unused: a built index is mostly
+        // read, so it gives that back once.
+        root.shrink();
+        Ok(ScopeIndex { seq, root })
     }
 
     /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.
     pub fn apply(&mut self, scope: &str, changes: &[Change], seq: u64) {
-        for (key, size) in changes {
-            let Some((s, path)) = parse(key) else {
-                continue;
-            };
-            if s != scope || !path.starts_with("/memories/") {
+        // The scope is matched as bytes; only the path needs decoding.
+        let head = format!("m:{scope}:");
+        let mut mine = changes.iter().filter_map(|(key, size)| {
+            let path = std::str::from_utf8(key.strip_prefix(head.as_bytes())?).ok()?;
+            path.starts_with("/memories/").then_some((path, *size))
+        });
+        let mut next = mine.next();
+        while let Some((path, size)) = next {
+            next = mine.next();
+            let segs = segments(path);
+            if let Some(size) = size {
+                self.root.remove(&segs);
+                self.root.add(&segs, size, usize::MAX);
                 continue;
             }
-            match size {
-                Some(size) => self.put(path, *size),
-                None => {
-                    self.remove(path);
+            // A run of deletes in one directory (a deleted subtree's keys are in key order, so a
+            // directory's are together) is removed in one walk and one pass over its files.
+            let (dir, name) = path.rsplit_once('/').expect("a path below /memories/ has a slash");
+            let mut names = vec![name];
+            while let Some((p, None)) = next {
+                match p.strip_prefix(dir).and_then(|rest| rest.strip_prefix('/')) {
+                    Some(n) if !n.contains('/') => names.push(n),
+                    _ => break,
                 }
+                next = mine.next();
             }
+            names.sort_by(|a, b| utf16_cmp(a, b));
+            names.dedup();
+            self.root.remove_many(&segs[..segs.len() - 1], &mut names);
         }
         self.seq = seq;
     }
 
     /// The node of the directory at `path`, counting the nodes walked.
-    pub fn find(&self, path: &str, visited: &mut u64) -> Option<&Entry> {
-        let mut node = &self.root;
-        for seg in segments(path) {
-            *visited += 1;
-            node = node.children.get(&Name(seg.to_string()))?;
-        }
-        Some(node)
+    pub fn find(&self, path: &str, visited: &mut u64) -> Option<&Dir> {
+        self.root.find(&segments(path), visited)
     }
-
-    fn put(&mut self, path: &str, size: u64) {
-        self.remove(path);
-        let segs = segments(path);
-        let visible_below = visible_below(&segs);
-        let mut node = &mut self.root;
-        for (j, seg) in segs.iter().enumerate() {
-            node.count_below(size, visible_below[j]);
-            node = node.children.entry(Name(seg.to_string())).or_default();
-        }
-        node.memory = Some(size);
-    }
-
-    /// Removes the memory at `path`, pruning names nothing is left under; returns its size.
-    fn remove(&mut self, path: &str) -> Option<u64> {
-        let segs = segments(path);
-        let visible_below = visible_below(&segs);
-        remove_at(&mut self.root, &segs, &visible_below, 0)
-    }
-}
-
-/// Rebuilds every directory's map in bulk. Built by inserts in key order, a B-tree leaves each
-/// node it splits half empty; collected from sorted entries it fills them, about half the
-/// memory of an index whose directories are large. The old nodes are freed before the new ones
-/// are allocated (same size), so the rebuild reuses them.
-fn repack(node: &mut Entry) {
-    let children: Vec<(Name, Entry)> = std::mem::take(&mut node.children).into_iter().collect();
-    node.children = children
-        .into_iter()
-        .map(|(name, mut child)| {
-            repack(&mut child);
-            (name, child)
-        })
-        .collect();
-}
-
-/// visible_below[j]: the memory's path below node j (segments j..) has no hidden segment.
-/// `v[j]`: no hidden segment among `segs[j..]`, i.e. the memory is visible from the node at depth j.
-pub(crate) fn visible_below(segs: &[&str]) -> Vec<bool> {
-    let mut v = vec![true; segs.len() + 1];
-    for j in (0..segs.len()).rev() {
-        v[j] = v[j + 1] && !hidden(segs[j]);
-    }
-    v
-}
-
-fn remove_at(node: &mut Entry, segs: &[&str], visible_below: &[bool], j: usize) -> Option<u64> {
-    if j == segs.len() {
-        return node.memory.take();
-    }
-    let name = Name(segs[j].to_string());
-    let child = node.children.get_mut(&name)?;
-    let size = remove_at(child, segs, visible_below, j + 1)?;
-    if child.memory.is_none() && child.all_count == 0 {
-        node.children.remove(&name);
-    }
-    node.all_count -= 1;
-    node.all_bytes -= size;
-    if visible_below[j] {
-        node.vis_count -= 1;
-        node.vis_bytes -= size;
-    }
-    Some(size)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use std::collections::BTreeMap;
 
-    /// The bulk rebuild changes how the maps are laid out, never what they hold, and the index
-    /// keeps updating the same way afterwards.
-    #[test]
-    fn repack_keeps_every_count_and_later_updates_agree() {
-        let path = |i: u32| match i % 4 {
-            0 => format!("/memories/d{}/n{i}.md", i % 7),
-            1 => format!("/memories/d{}/.h{}/n{i}.md", i % 5, i % 3),
-            2 => format!("/memories/n{i}.md"),
-            _ => format!("/memories/d{}/e{}/f{}/n{i}.md", i % 3, i % 11, i % 2),
-        };
-        let mut plain = ScopeIndex { seq: 0, root: Entry::default() };
-        for i in 0..3000 {
-            plain.put(&path(i), i as u64 * 7 % 1000);
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::tree::emit;
+
+    /// Paths where one name is a memory and a directory at once, hidden names, and enough
+    /// names in one directory for its arena to be repacked.
+    fn path() -> impl Strategy<Value = String> {
+        let seg = prop_oneof![
+            Just("a".to_string()),
+            Just("b.md".to_string()),
+            Just(".h".to_string()),
+            Just("node_modules".to_string()),
+            Just("\u{1F600}".to_string()),
+            Just("\u{FF5E}".to_string()),
+            (0..40u32).prop_map(|i| format!("n{i}.md")),
+        ];
+        prop::collection::vec(seg, 1..4).prop_map(|segs| format!("/memories/{}", segs.join("/")))
+    }
+
+    fn from_scratch(model: &BTreeMap<String, u64>) -> Dir {
+        let mut root = Dir::default();
+        for (path, size) in model {
+            root.add(&segments(path), *size, usize::MAX);
         }
-        let mut packed = plain.clone();
-        repack(&mut packed.root);
-        assert_eq!(packed.root, plain.root);
-        for i in (0..3000).step_by(3) {
-            assert_eq!(packed.remove(&path(i)), plain.remove(&path(i)));
+        root.shrink();
+        root
+    }
+
+    fn key(path: &str) -> Vec<u8> {
+        format!("m:s:{path}").into_bytes()
+    }
+
+    proptest! {
+        /// Kept current commit by commit (names becoming directories and files again, arenas
+        /// repacked), the index is the tree a build from scratch makes, and every directory
+        /// lists as a fresh two-level scan of it would.
+        #[test]
+        fn updates_agree_with_a_build_from_scratch(
+            commits in prop::collection::vec(prop::collection::vec(
+                (path(), prop::option::of(0..1000u64), any::<bool>()), 1..20), 1..12)
+        ) {
+            let mut model = BTreeMap::new();
+            let mut index = ScopeIndex { seq: 0, root: Dir::default() };
+            for (n, commit) in commits.iter().enumerate() {
+                let mut changes = Vec::new();
+                for (path, size, subtree) in commit {
+                    if *subtree && size.is_none() {
+                        // A recursive delete: the memory and everything under it, in key order.
+                        let under = format!("{path}/");
+                        let doomed: Vec<String> = model
+                            .keys()
+                            .filter(|p: &&String| *p == path || p.starts_with(&under))
+                            .cloned()
+                            .collect();
+                        for p in doomed {
+                            model.remove(&p);
+                            changes.push((key(&p), None));
+                        }
+                        continue;
+                    }
+                    match size {
+                        Some(size) => model.insert(path.clone(), *size),
+                        None => model.remove(path),
+                    };
+                    changes.push((key(path), *size));
+                }
+                // Another scope's change in the same commit leaves this scope's index alone.
+                changes.push((b"m:t:/memories/a".to_vec(), Some(3)));
+                index.apply("s", &changes, n as u64 + 1);
+                prop_assert_eq!(&index.root, &from_scratch(&model));
+            }
+            let dirs: Vec<String> = model
+                .keys()
+                .flat_map(|p| {
+                    let segs = segments(p);
+                    (0..segs.len()).map(move |d| segs[..d].join("/"))
+                })
+                .collect();
+            for dir in dirs {
+                let path = if dir.is_empty() { "/memories".to_string() } else { format!("/memories/{dir}") };
+                let mut scanned = Dir::default();
+                for (p, size) in model.range(format!("{path}/")..) {
+                    let Some(rel) = p.strip_prefix(&format!("{path}/")) else { break };
+                    scanned.add(&rel.split('/').collect::<Vec<_>>(), *size, 2);
+                }
+                let node = index.find(&path, &mut 0).expect("a directory with memories below");
+                prop_assert_eq!((node.vis_count, node.vis_bytes), (scanned.vis_count, scanned.vis_bytes));
+                prop_assert_eq!(emit(node, &mut 0), emit(&scanned, &mut 0));
+            }
         }
-        for i in 3000..3500 {
-            packed.put(&path(i), 5);
-            plain.put(&path(i), 5);
-        }
-        assert_eq!(packed.root, plain.root);
     }
 }

@@ -28,7 +28,7 @@ use crate::backend::DirSummary;
 use crate::keys::{hidden, parse, segments, subtree_prefix};
 use crate::listing::summarise;
 use crate::meta::MemMeta;
-use crate::tree::{Entry, Name};
+use crate::tree::Dir;
 use crate::{ROOT, Result, Usage};
 
 /// What a commit's final writes (`key` → staged row, None for a delete) change in the summary:
@@ -175,40 +175,41 @@ pub struct DirRow {
 
 /// The directory two levels deep, from its rows, as the scan would have built it.
 pub fn summary(rows: &[DirRow]) -> DirSummary {
-    let mut root = Entry::default();
+    let mut root = Dir::default();
     for row in rows {
         let mut segs = row.r.splitn(2, '/');
         let c = segs.next().unwrap_or_default();
-        let child = root.children.entry(Name(c.to_string())).or_default();
         let Some(g) = segs.next() else {
             // A memory directly in the directory.
-            child.memory = Some(row.b);
+            root.set_memory(c, row.b);
             root.count_below(row.b, !hidden(c));
             continue;
         };
-        let grandchild = child.children.entry(Name(g.to_string())).or_default();
         if row.f {
-            grandchild.memory = Some(row.b);
-            child.count_below(row.b, !hidden(g));
             root.count_below(row.b, !hidden(c) && !hidden(g));
+            let child = root.dir_mut(c);
+            child.count_below(row.b, !hidden(g));
+            child.set_memory(g, row.b);
             continue;
         }
+        root.all_count += row.n;
+        root.all_bytes += row.b;
+        if !hidden(g) && !hidden(c) {
+            root.vis_count += row.vn;
+            root.vis_bytes += row.vb;
+        }
+        let child = root.dir_mut(c);
+        child.all_count += row.n;
+        child.all_bytes += row.b;
+        if !hidden(g) {
+            child.vis_count += row.vn;
+            child.vis_bytes += row.vb;
+        }
+        let grandchild = child.dir_mut(g);
         grandchild.all_count += row.n;
         grandchild.all_bytes += row.b;
         grandchild.vis_count += row.vn;
         grandchild.vis_bytes += row.vb;
-        child.all_count += row.n;
-        child.all_bytes += row.b;
-        root.all_count += row.n;
-        root.all_bytes += row.b;
-        if !hidden(g) {
-            child.vis_count += row.vn;
-            child.vis_bytes += row.vb;
-            if !hidden(c) {
-                root.vis_count += row.vn;
-                root.vis_bytes += row.vb;
-            }
-        }
     }
     summarise(Some(&root), &mut 0)
 }
