@@ -169,18 +169,23 @@ struct Chunks<'a> {
     at: u64,
     valid: usize,
     file_len: u64,
+    /// Bytes the next refill reads ahead: doubled per refill up to 1 MiB, so a long scan reads
+    /// in large chunks while a catch-up reading one new frame before the zeros ahead of the log
+    /// (FORMAT.md, "Zeros ahead") does not read a megabyte of them.
+    ahead: usize,
 }
 
 impl<'a> Chunks<'a> {
     fn new(f: &'a dyn VFile, file_len: u64) -> Self {
-        Chunks { f, buf: Vec::new(), at: 0, valid: 0, file_len }
+        Chunks { f, buf: Vec::new(), at: 0, valid: 0, file_len, ahead: 16 << 10 }
     }
 
     fn get(&mut self, off: u64, len: usize) -> std::io::Result<&[u8]> {
         let end = off + len as u64;
         if off < self.at || end > self.at + self.valid as u64 {
-            // Read ahead up to 1 MiB, never past the end: a small file costs only its size.
-            let want = len.max((1usize << 20).min(self.file_len.saturating_sub(off) as usize));
+            // Never past the end: a small file costs only its size.
+            let want = len.max(self.ahead.min(self.file_len.saturating_sub(off) as usize));
+            self.ahead = (self.ahead * 2).min(1 << 20);
             if self.buf.len() < want {
                 self.buf = vec![0u8; want];
             }

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{log_end, opts};
-use rabosh::testing::SimFs;
+use rabosh::testing::{FaultFs, SimFs};
 use rabosh::{Batch, Durability, Error, Options, Store, Vfs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -111,4 +111,23 @@ fn a_clean_close_and_sealing_leave_exactly_the_frames() {
     }
     let reopened = Store::open(DIR, Options { segment_bytes: 64 << 10, ..options(&fs, true) }).unwrap();
     assert_holds(&reopened, 40);
+}
+
+#[test]
+fn another_handles_catch_up_reads_the_new_frame_not_the_zeros_ahead() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = |fs: &FaultFs| Options { shared: true, vfs: Some(Arc::new(fs.clone())), ..Options::default() };
+    let (fa, fb) = (FaultFs::std(), FaultFs::std());
+    let a = Store::open(tmp.path(), shared(&fa)).unwrap();
+    let b = Store::open(tmp.path(), shared(&fb)).unwrap();
+    put(&a, 0);
+    assert_holds(&b, 1);
+    for i in 1..5 {
+        put(&a, i);
+        let before = fb.bytes_read();
+        assert_holds(&b, i + 1);
+        // The new frame and its value (about 8 KiB), not the megabyte of zeros behind it.
+        let read = fb.bytes_read() - before;
+        assert!(read < 64 << 10, "catch-up {i} read {read} bytes");
+    }
 }
