@@ -4,7 +4,7 @@
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DirEntry {
     /// Path relative to the viewed directory, without a trailing `/` (e.g. `a.md`, `sub`, `sub/b.md`).
-    pub rel: String,
+    pub rel: compact_str::CompactString,
     /// A memory's size, or the sum of a directory's visible descendants.
     pub size: u64,
     pub is_dir: bool,

@@ -437,7 +437,7 @@ pub(crate) fn emit(dir: &Dir, visited: &mut u64) -> Vec<DirEntry> {
         let child = match child {
             Child::File(name, size) => {
                 if !hidden(name) {
-                    out.push(DirEntry { rel: name.to_string(), size, is_dir: false });
+                    out.push(DirEntry { rel: name.into(), size, is_dir: false });
                 }
                 continue;
             }
@@ -448,18 +448,18 @@ pub(crate) fn emit(dir: &Dir, visited: &mut u64) -> Vec<DirEntry> {
             continue;
         }
         if let Some(size) = child.memory {
-            out.push(DirEntry { rel: name.to_string(), size, is_dir: false });
+            out.push(DirEntry { rel: name.into(), size, is_dir: false });
         }
         if child.vis_count == 0 {
             continue;
         }
-        out.push(DirEntry { rel: name.to_string(), size: child.vis_bytes, is_dir: true });
+        out.push(DirEntry { rel: name.into(), size: child.vis_bytes, is_dir: true });
         for grandchild in child.children() {
             *visited += 1;
             match grandchild {
                 Child::File(name2, size) => {
                     if !hidden(name2) {
-                        out.push(DirEntry { rel: format!("{name}/{name2}"), size, is_dir: false });
+                        out.push(DirEntry { rel: compact_str::format_compact!("{name}/{name2}"), size, is_dir: false });
                     }
                 }
                 Child::Dir(grandchild) => {
@@ -467,7 +467,7 @@ pub(crate) fn emit(dir: &Dir, visited: &mut u64) -> Vec<DirEntry> {
                     if hidden(name2) {
                         continue;
                     }
-                    let rel = format!("{name}/{name2}");
+                    let rel = compact_str::format_compact!("{name}/{name2}");
                     if let Some(size) = grandchild.memory {
                         out.push(DirEntry { rel: rel.clone(), size, is_dir: false });
                     }

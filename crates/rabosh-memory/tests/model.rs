@@ -116,7 +116,7 @@ impl Model {
         names.sort_by_key(|n| utf16(n));
         for name in names {
             if let Some((_, size)) = visible.iter().find(|(s, _)| s.len() == 1 && &s[0] == name) {
-                entries.push(DirEntry { rel: name.clone(), size: *size, is_dir: false });
+                entries.push(DirEntry { rel: name.as_str().into(), size: *size, is_dir: false });
             }
             let below: Vec<&(Vec<String>, u64)> =
                 visible.iter().filter(|(s, _)| s.len() > 1 && &s[0] == name).collect();
@@ -124,18 +124,18 @@ impl Model {
                 continue;
             }
             let size = below.iter().map(|(_, s)| s).sum();
-            entries.push(DirEntry { rel: name.clone(), size, is_dir: true });
+            entries.push(DirEntry { rel: name.as_str().into(), size, is_dir: true });
             let mut names2: Vec<&String> =
                 below.iter().map(|(s, _)| &s[1]).collect::<BTreeSet<_>>().into_iter().collect();
             names2.sort_by_key(|n| utf16(n));
             for name2 in names2 {
                 let rel = format!("{name}/{name2}");
                 if let Some((_, size)) = below.iter().find(|(s, _)| s.len() == 2 && &s[1] == name2) {
-                    entries.push(DirEntry { rel: rel.clone(), size: *size, is_dir: false });
+                    entries.push(DirEntry { rel: rel.as_str().into(), size: *size, is_dir: false });
                 }
                 let deeper: u64 = below.iter().filter(|(s, _)| s.len() > 2 && &s[1] == name2).map(|(_, s)| s).sum();
                 if below.iter().any(|(s, _)| s.len() > 2 && &s[1] == name2) {
-                    entries.push(DirEntry { rel, size: deeper, is_dir: true });
+                    entries.push(DirEntry { rel: rel.into(), size: deeper, is_dir: true });
                 }
             }
         }
