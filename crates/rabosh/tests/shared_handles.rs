@@ -17,12 +17,18 @@ fn put(store: &Store, key: &[u8], value: &[u8]) {
     store.write(b).unwrap();
 }
 
-#[test]
-fn another_handles_commit_makes_a_read_decline_until_caught_up() {
+/// Two shared handles on one fresh store (the directory lives as long as the first value).
+fn two_handles() -> (tempfile::TempDir, Store, Store) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let a = Store::open(&dir, shared()).unwrap();
     let b = Store::open(&dir, shared()).unwrap();
+    (tmp, a, b)
+}
+
+#[test]
+fn another_handles_commit_makes_a_read_decline_until_caught_up() {
+    let (_tmp, a, b) = two_handles();
     put(&a, b"k", b"1");
     assert!(a.snapshot_if_current().unwrap().is_some(), "a's own commit is no change to catch up on");
     let _ = b.snapshot().unwrap();
@@ -70,10 +76,7 @@ fn batch(i: u32) -> Batch {
 
 #[test]
 fn a_batch_of_commits_shares_one_fsync_and_is_durable_before_the_lock_goes() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("store");
-    let a = Store::open(&dir, shared()).unwrap();
-    let b = Store::open(&dir, shared()).unwrap();
+    let (_tmp, a, b) = two_handles();
     let before = a.stats().fsyncs;
     let mut last = 0;
     {

@@ -17,6 +17,16 @@ use crate::fault::{FaultResult, guard};
 const HANG: Duration = Duration::from_secs(20);
 const DIR: &str = "/store";
 
+/// A store on a simulated filesystem behind a fault-injecting one, its memories, and a write
+/// queue that settles on its own thread.
+fn queue_over_faults() -> (SimFs, FaultFs, Arc<EmbeddedStore>, Arc<Memories>, Arc<WriteQueue>) {
+    let sim = SimFs::new();
+    let fs = FaultFs::new(Arc::new(sim.clone()));
+    let (store, m) = open(&sim, Some(&fs));
+    let q = WriteQueue::settling_with(&store, |settle| settle());
+    (sim, fs, store, Arc::new(m), q)
+}
+
 fn open(sim: &SimFs, fs: Option<&FaultFs>) -> (Arc<EmbeddedStore>, Memories) {
     let vfs: Arc<dyn Vfs> = match fs {
         Some(fs) => Arc::new(fs.clone()),
@@ -88,10 +98,7 @@ fn present(m: &Memories, i: usize) -> bool {
 
 #[test]
 fn one_fsync_covers_64_queued_commands_and_a_power_cut_keeps_every_acknowledged_one() {
-    let sim = SimFs::new();
-    let fs = FaultFs::new(Arc::new(sim.clone()));
-    let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
+    let (sim, fs, store, m, q) = queue_over_faults();
     let before = store.stats().fsyncs;
     let got = batch_behind_held_fsync(&sim, &fs, &m, &q, 64, || {});
     assert!(got.iter().all(|r| matches!(r, Ok(Create::Created))), "{got:?}");
@@ -110,10 +117,7 @@ fn one_fsync_covers_64_queued_commands_and_a_power_cut_keeps_every_acknowledged_
 
 #[test]
 fn a_failed_fsync_fails_every_command_waiting_on_it_and_acknowledges_none() {
-    let sim = SimFs::new();
-    let fs = FaultFs::new(Arc::new(sim.clone()));
-    let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
+    let (sim, fs, _store, m, q) = queue_over_faults();
     assert_eq!(m.create("/memories/kept", "kept").unwrap(), Create::Created);
     const N: usize = 16;
     // The held fsync (the first command's) passes; the next one, the batch's, fails.
@@ -140,10 +144,7 @@ fn a_failed_fsync_fails_every_command_waiting_on_it_and_acknowledges_none() {
 
 #[test]
 fn a_panicking_command_is_a_coded_fault_and_the_rest_of_its_batch_commits() {
-    let sim = SimFs::new();
-    let fs = FaultFs::new(Arc::new(sim.clone()));
-    let (store, m) = open(&sim, Some(&fs));
-    let (m, q) = (Arc::new(m), WriteQueue::settling_with(&store, |settle| settle()));
+    let (_sim, fs, _store, m, q) = queue_over_faults();
     let (tx, rx) = channel();
     let _release = fs.release_on_drop(HANG);
     fs.hold_syncs();
