@@ -79,7 +79,8 @@ export declare class NativeStore {
   historyStats(): NativeHistoryUsage
   /**
    * Open (creating if needed) the store in `dir`, taking the directory's lock; or, for a
-   * `postgres://` / `postgresql://` URL, connect and create or migrate the schema.
+   * `postgres://` / `postgresql://` URL, connect and create or migrate the schema. The memory
+   * crate decides which, and refuses what the backend cannot do.
    */
   static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
   /** Release the lock and every file; idempotent. */

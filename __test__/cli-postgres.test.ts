@@ -101,7 +101,7 @@ describe('rabosh-memory <command> postgres://…', () => {
       const r = quiet(cli(...args));
       expect(r.status, args[0]).toBe(1);
       expect(r.stderr, args[0]).toBe(
-        `rabosh-memory: ${args[0]} is not supported on a PostgreSQL store (the server owns storage and durability)\n`,
+        `rabosh-memory: ${args[0]} is not supported by PostgreSQL stores (the server owns storage, durability and who may connect)\n`,
       );
       const j = JSON.parse(quiet(cli(...args, '--json')).stderr);
       expect(j.error.code, args[0]).toBe('RABOSH_UNSUPPORTED');

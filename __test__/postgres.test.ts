@@ -89,11 +89,21 @@ describe('PostgreSQL store by URL', () => {
     }
   });
 
-  it('the engine maintenance answers UnsupportedError, sync resolves, buffered is refused', async () => {
+  it('the engine maintenance answers UnsupportedError, sync resolves, buffered and exclusive are refused', async () => {
     const url = freshPgUrl('maint');
     await expect(Rabosh.open(url, { durability: 'buffered' })).rejects.toBeInstanceOf(InvalidOptionError);
+    // A URL cannot be held alone: refused, not silently shared.
+    const exclusive = Rabosh.open(url, { exclusive: true });
+    await expect(exclusive).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(exclusive).rejects.toThrow(/^invalid option exclusive: exclusive: true is not supported by PostgreSQL stores \(/);
+    // The URL is parsed once, by the core: a misspelt parameter is named, its value never shown.
+    const typo = Rabosh.open(`${url}&pool_sise=secret-value`);
+    await expect(typo).rejects.toBeInstanceOf(InvalidOptionError);
+    await expect(typo).rejects.toThrow('invalid option pool_sise: unknown option');
+    await expect(typo).rejects.not.toThrow('secret-value');
     const db = await Rabosh.open(url);
     try {
+      await expect(db.compact()).rejects.toThrow(/^compact is not supported by PostgreSQL stores \(/);
       await expect(db.compact()).rejects.toBeInstanceOf(UnsupportedError);
       await expect(db.verify()).rejects.toBeInstanceOf(UnsupportedError);
       await expect(db.checkpoint('/nonexistent-checkpoint-dir')).rejects.toBeInstanceOf(UnsupportedError);

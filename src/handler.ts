@@ -14,10 +14,11 @@ import type {
 } from '@anthropic-ai/sdk/resources/beta';
 
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
-import { InvalidOptionError, StoreClosedError, native, nativeSync } from './errors.js';
+import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
 import { Limit } from './limit.js';
 import { NativeMemories } from './native.js';
+import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
 import { viewRange, viewed } from './view-answer.js';
 import {
@@ -91,19 +92,6 @@ const HANDLER_OPTION_KEYS = [
   'actor',
 ] as const;
 
-function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  try {
-    return String(value);
-  } catch {
-    return Object.prototype.toString.call(value);
-  }
-}
-
-function refuse(option: string, value: unknown, why: string): never {
-  throw new InvalidOptionError(`invalid option ${option}: ${show(value)} (${why})`);
-}
-
 function positiveInteger(option: string, value: unknown, fallback: number): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
@@ -130,17 +118,11 @@ interface Settings {
 
 /** Types and ranges here; the scope pattern is checked by the store, which owns the key layout. */
 function settings(options: unknown, extraKeys: readonly string[] = []): Settings {
-  if (options === undefined || options === null) options = {};
-  if (typeof options !== 'object') throw new InvalidOptionError(`invalid options: ${show(options)} (must be an object)`);
-  const o = options as Record<string, unknown>;
+  const o = optionRecord(options);
   if (o['history'] !== undefined && !extraKeys.includes('history')) {
     refuse('history', o['history'], 'history is a store option: Rabosh.open(dir, { history: true })');
   }
-  for (const key of Object.keys(o)) {
-    if (!(HANDLER_OPTION_KEYS as readonly string[]).includes(key) && !extraKeys.includes(key)) {
-      refuse(key, o[key], 'unknown option');
-    }
-  }
+  refuseUnknownKeys(o, [...HANDLER_OPTION_KEYS, ...extraKeys]);
   const scope = o['scope'] ?? 'default';
   if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
   return {

@@ -3,6 +3,7 @@
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
 import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
+import { optionRecord, refuseUnknownKeys } from './options.js';
 
 // The public name is a plain union, documented here; it must stay the binding's string enum.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -138,18 +139,25 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
+/** Every key {@link RaboshOptions} has: the one list any other is refused against. */
 export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history'] as const;
+// A new field of RaboshOptions that is not listed would be refused as unknown: this fails to
+// compile instead.
+const storeKeysComplete: Same<(typeof STORE_OPTION_KEYS)[number], keyof RaboshOptions> = true;
+void storeKeysComplete;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(
   options: RaboshOptions | undefined,
 ): NativeStoreOptions & { history: ReturnType<typeof historyOption> } {
-  const durability = options?.durability ?? 'sync';
-  const create = options?.create ?? true;
+  const o = optionRecord(options);
+  refuseUnknownKeys(o, STORE_OPTION_KEYS);
+  const durability = o['durability'] ?? 'sync';
+  const create = o['create'] ?? true;
   if (typeof create !== 'boolean') {
     throw new InvalidOptionError(`invalid option create: ${JSON.stringify(create) ?? String(create)} (expected true or false)`);
   }
-  const exclusive = options?.exclusive ?? false;
+  const exclusive = o['exclusive'] ?? false;
   if (typeof exclusive !== 'boolean') {
     throw new InvalidOptionError(
       `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
@@ -160,7 +168,7 @@ export function storeOptions(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create, exclusive, history: historyOption(options?.history) };
+  return { durability, create, exclusive, history: historyOption(o['history']) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
@@ -226,7 +234,10 @@ export class Rabosh {
    * retried on conflict). The schema is created or migrated on first open. Besides the server's
    * own URL parameters (`sslmode`, `sslrootcert`, `connect_timeout` …) the query may carry
    * `schema` (default `rabosh`), `pool_size` (8), `statement_timeout` (seconds, 30) and
-   * `max_attempts` (64). Durability is the server's: `durability: 'buffered'` is refused.
+   * `max_attempts` (64); any other parameter that is neither this one's nor the server's is
+   * refused with `InvalidOptionError` naming it. Durability is the server's and the server decides
+   * who connects: `durability: 'buffered'` and `exclusive: true` are refused (`InvalidOptionError`,
+   * "… is not supported by PostgreSQL stores").
    * `create: false` refuses a schema that holds no store with `NotAStoreError`, creating no
    * schema and no table (a store of an older schema version is still migrated). `checkpoint`, `compact`, `verify` and `snapshot` throw
    * `UnsupportedError`; `sync` resolves at once; `stats` counts commits and values read only.

@@ -40,12 +40,36 @@ pub enum Error {
     InvalidArgument(String),
     /// A handler option is out of range; names the option and the value.
     InvalidOption { option: &'static str, value: String },
+    /// A store option no backend knows (a misspelling, say); names it, never its value (which may
+    /// be a secret in a URL).
+    UnknownOption(String),
+    /// The store's backend cannot do this call (its capabilities say so).
+    Unsupported(Unsupported),
+    /// The store's backend cannot honour this option as given (its capabilities say so).
+    OptionUnsupported { option: &'static str, refusal: Unsupported },
     /// A path that is not in normalised form reached this crate (a caller bug, not model input).
     NotNormalised(String),
     /// The PostgreSQL backend failed: a typed kind with a stable code, and no host name or
     /// password in the message.
     #[cfg(feature = "postgres")]
     Postgres(crate::postgres::PgError),
+}
+
+/// What a store's backend cannot do, in the one wording every such refusal has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsupported {
+    /// The call or option value refused (`checkpoint`, `durability 'buffered'`).
+    pub what: String,
+    /// The backend's name as a sentence says it (`PostgreSQL`).
+    pub backend: &'static str,
+    /// Why that backend has no such thing.
+    pub why: &'static str,
+}
+
+impl fmt::Display for Unsupported {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} is not supported by {} stores ({})", self.what, self.backend, self.why)
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -64,6 +88,9 @@ impl fmt::Display for Error {
             }
             Error::Closed => f.write_str("store is closed"),
             Error::InvalidOption { option, value } => write!(f, "invalid option {option}: {value}"),
+            Error::UnknownOption(option) => write!(f, "invalid option {option}: unknown option"),
+            Error::Unsupported(refusal) => refusal.fmt(f),
+            Error::OptionUnsupported { option, refusal } => write!(f, "invalid option {option}: {refusal}"),
             Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
             #[cfg(feature = "postgres")]
             Error::Postgres(e) => e.fmt(f),

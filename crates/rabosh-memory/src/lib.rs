@@ -26,9 +26,12 @@ mod keys;
 mod listing;
 mod listing_index;
 mod meta;
+mod open;
 mod outcome;
 mod poison;
+mod store;
 mod tree;
+mod workers;
 
 #[cfg(feature = "postgres")]
 pub mod postgres;
@@ -39,13 +42,16 @@ pub use clock::Clock;
 pub use embedded::{
     Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
 };
-pub use error::{Error, LockHolder, Result};
+pub use error::{Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
     Actor, Current, HistoryOptions, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
     Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
 };
 pub use in_memory::InMemoryBackend;
+pub use open::{StoreOptions, is_url, open};
+pub use store::{Capabilities, Store};
+pub use workers::{Job, Workers};
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 

@@ -1,11 +1,11 @@
 //! Whole-scope export and one-commit import, for tools that move memories to and from files.
 
-use napi::bindgen_prelude::AsyncTask;
+use napi::Env;
+use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use rabosh_memory::{Import, MemoryRecord};
 
 use crate::memories::NativeMemories;
-use crate::work::{Work, work};
 
 /// One memory to import; `path` is normalised.
 #[napi(object)]
@@ -60,16 +60,19 @@ impl From<Import> for NativeImport {
 impl NativeMemories {
     /// Every memory of the scope, hidden ones included, read at one snapshot.
     #[napi(ts_return_type = "Promise<Array<NativeExportedMemory>>")]
-    pub fn export_memories(&self) -> AsyncTask<Work<Vec<NativeExportedMemory>>> {
-        let m = self.shared();
-        work(move || Ok(m.export_all()?.into_iter().map(Into::into).collect()))
+    pub fn export_memories<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |m| Ok(m.export_all()?.into_iter().map(NativeExportedMemory::from).collect::<Vec<_>>()))
     }
 
     /// Writes every file in one commit, or nothing; paths must be normalised.
     #[napi(ts_return_type = "Promise<NativeImport>")]
-    pub fn import_memories(&self, files: Vec<NativeMemoryFile>, overwrite: bool) -> AsyncTask<Work<NativeImport>> {
-        let m = self.shared();
+    pub fn import_memories<'env>(
+        &self,
+        env: &'env Env,
+        files: Vec<NativeMemoryFile>,
+        overwrite: bool,
+    ) -> napi::Result<Object<'env>> {
         let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.content)).collect();
-        work(move || Ok(m.import_all(&pairs, overwrite)?.into()))
+        self.off_thread(env, move |m| Ok(NativeImport::from(m.import_all(&pairs, overwrite)?)))
     }
 }

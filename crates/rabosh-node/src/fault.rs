@@ -31,16 +31,6 @@ impl Fault {
         Error::InvalidArgument(message).into()
     }
 
-    /// An operation the store's backend does not have (the engine's maintenance on PostgreSQL).
-    pub fn unsupported(what: &str) -> Fault {
-        Fault {
-            code: "RABOSH_UNSUPPORTED",
-            message: format!("{what} is not supported on a PostgreSQL store (the server owns storage and durability)"),
-            holder: None,
-            expired: None,
-        }
-    }
-
     /// An expiry that committed its deletions and then failed to reclaim the space: an IO fault
     /// that says both, with the count on the error (`expired`).
     pub fn expired_but_not_reclaimed(count: u64, reclaim: Error) -> Fault {
@@ -98,7 +88,10 @@ impl From<Error> for Fault {
             Error::Closed => "RABOSH_CLOSED",
             Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
             Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
-            Error::InvalidOption { .. } => "RABOSH_INVALID_OPTION",
+            Error::InvalidOption { .. } | Error::UnknownOption(_) | Error::OptionUnsupported { .. } => {
+                "RABOSH_INVALID_OPTION"
+            }
+            Error::Unsupported(_) => "RABOSH_UNSUPPORTED",
             Error::Postgres(pg) => pg.code(),
         };
         let message = e.to_string();
@@ -145,6 +138,11 @@ mod tests {
             (Error::NotAStore("x".into()), "RABOSH_NOT_A_STORE"),
             (Error::InvalidArgument("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::NotNormalised("x".into()), "RABOSH_INVALID_ARGUMENT"),
+            (Error::UnknownOption("x".into()), "RABOSH_INVALID_OPTION"),
+            (
+                Error::Unsupported(rabosh_memory::Unsupported { what: "x".into(), backend: "B", why: "w" }),
+                "RABOSH_UNSUPPORTED",
+            ),
         ];
         for (e, code) in cases {
             let f: Fault = e.into();

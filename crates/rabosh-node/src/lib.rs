@@ -12,7 +12,6 @@ mod history;
 mod listing_text;
 mod memories;
 mod outcome;
-mod pg;
 mod store;
 mod window;
 mod work;

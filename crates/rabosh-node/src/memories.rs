@@ -5,7 +5,7 @@ use std::sync::Arc;
 use napi::Env;
 use napi::bindgen_prelude::{AsyncTask, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
-use rabosh_memory::{Memories, MemoryOptions};
+use rabosh_memory::{Memories, MemoryOptions, Workers};
 
 use crate::completion;
 use crate::fault::{Fault, guard, on_js_thread};
@@ -14,7 +14,7 @@ use crate::outcome::{
 };
 use crate::store::{NativeSnapshot, NativeStore};
 use crate::window::Range;
-use crate::work::{Work, work, work_promise};
+use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::{WriteQueue, after_fsync};
 
 /// The largest memory a view reads on the calling thread, in bytes, and the longest listing it
@@ -43,8 +43,11 @@ pub struct NativeMemories {
     /// PostgreSQL every read is a network round trip and goes to the pool.
     cheap_views: bool,
     /// Embedded: the store's write queue, which commands that commit join; PostgreSQL: none
-    /// (each command is its own SQL transaction on the libuv pool).
+    /// (each command is its own SQL transaction on the store's worker threads).
     writes: Option<Arc<WriteQueue>>,
+    /// PostgreSQL: the store's own threads, where every call of this handler runs (never the
+    /// libuv pool, which the process's `fs` and `dns` share); embedded: none.
+    workers: Option<Arc<Workers>>,
 }
 
 impl NativeMemories {
@@ -52,19 +55,31 @@ impl NativeMemories {
         self.inner.clone()
     }
 
+    /// Runs `job` off the JS thread: on the store's own threads when it has them, else the
+    /// libuv pool.
+    pub(crate) fn off_thread<'env, T, F>(&self, env: &'env Env, job: F) -> napi::Result<Object<'env>>
+    where
+        T: ToNapiValue + TypeName + Send + 'static,
+        F: FnOnce(&Memories) -> Result<T, Fault> + Send + 'static,
+    {
+        let m = self.inner.clone();
+        run_off_thread(env, self.workers.as_ref(), move || job(&m))
+    }
+
     /// A command that commits: on the store's write queue (one fsync per batch of commands,
-    /// settled through the environment's completion channel), or on PostgreSQL the libuv pool.
+    /// settled through the environment's completion channel), or on PostgreSQL the store's own
+    /// threads (settled through the same channel).
     fn committing<'env, F, T, O>(&self, env: &'env Env, f: F) -> napi::Result<Object<'env>>
     where
         F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,
         T: Into<O>,
         O: ToNapiValue + TypeName + Send + 'static,
     {
+        let Some(queue) = &self.writes else {
+            return self.off_thread(env, move |m| -> Result<O, Fault> { Ok(f(m)?.into()) });
+        };
         let m = self.inner.clone();
         let job = move || -> Result<O, Fault> { Ok(f(&m)?.into()) };
-        let Some(queue) = &self.writes else {
-            return work_promise(env, job);
-        };
         let (pending, promise) = completion::promise(env)?;
         queue.submit(Box::new(move || {
             // The handler (and with it the store) is let go here, before the command settles.
@@ -110,16 +125,26 @@ impl NativeMemories {
             let cheap_views = store.reads_in_process();
             let memories =
                 crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
-            Ok(NativeMemories { inner: Arc::new(memories), cheap_views, writes: store.write_queue() })
+            Ok(NativeMemories {
+                inner: Arc::new(memories),
+                cheap_views,
+                writes: store.write_queue(),
+                workers: store.workers(),
+            })
         })
     }
 
     /// `view`; a file view crosses only the lines `range` and `maxChars` let it show.
     #[napi(ts_return_type = "Promise<NativeView>")]
-    pub fn view(&self, path: String, range: Option<Vec<f64>>, max_chars: f64) -> AsyncTask<Work<NativeView>> {
+    pub fn view<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        range: Option<Vec<f64>>,
+        max_chars: f64,
+    ) -> napi::Result<Object<'env>> {
         let (range, max_chars) = view_shape(range, max_chars);
-        let m = self.inner.clone();
-        work(move || Ok(NativeView::new(&path, m.view(&path)?, range, max_chars)))
+        self.off_thread(env, move |m| Ok(NativeView::new(&path, m.view(&path)?, range, max_chars)))
     }
 
     /// `view` on the calling thread when its work is bounded and in memory (a memory of at most
@@ -205,18 +230,16 @@ impl NativeMemories {
     }
 
     #[napi(ts_return_type = "Promise<NativeUsage>")]
-    pub fn usage(&self) -> AsyncTask<Work<NativeUsage>> {
-        let m = self.inner.clone();
-        work(move || Ok(m.usage()?.into()))
+    pub fn usage<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |m| Ok(NativeUsage::from(m.usage()?)))
     }
 
     /// Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
     /// When compaction fails after the deletions committed, rejects with `RABOSH_IO` whose message
     /// says how many were expired and whose `expired` property holds that count.
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn expire_before(&self, instant_ms: f64) -> AsyncTask<Work<f64>> {
-        let m = self.inner.clone();
-        work(move || {
+    pub fn expire_before<'env>(&self, env: &'env Env, instant_ms: f64) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             if !instant_ms.is_finite() {
                 return Err(Fault::invalid_argument(format!("expireBefore needs a finite instant, got {instant_ms}")));
             }

@@ -1,22 +1,18 @@
-//! `NativeStore`: one open store, embedded (a directory) or PostgreSQL (a URL), shared by every
-//! handler built on it.
-//!
-//! On PostgreSQL the engine's maintenance has no meaning: `checkpoint`, `compact`, `verify` and
-//! `snapshot` answer `RABOSH_UNSUPPORTED` (a pinned view would hold a pooled connection and an
-//! old server snapshot for as long as the host keeps it), `sync` resolves at once (a commit is
-//! acknowledged only once the server committed it), and `stats` counts commits and values read,
-//! every other figure zero.
+//! `NativeStore`: one open store (`rabosh_memory::Store`, a directory or a URL: the memory crate
+//! decides), shared by every handler built on it. What the backend cannot do is refused by the
+//! store itself (`RABOSH_UNSUPPORTED`, or `RABOSH_INVALID_OPTION` for an option at open); this
+//! file only carries the calls across, each on the JS thread when it is bounded and in memory,
+//! else on the store's own threads when it has them (PostgreSQL), else the libuv pool.
 
 use std::sync::Arc;
 
 use napi::Env;
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::{AsyncTask, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
-use rabosh_memory::{Backend, Durability, EmbeddedOptions, EmbeddedStore};
+use rabosh_memory::{Backend, Durability, Store, StoreOptions, Workers};
 
 use crate::fault::{Fault, on_js_thread};
-use crate::pg::{PgStore, is_url};
-use crate::work::{Work, work};
+use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::WriteQueue;
 
 /// When a commit is durable: `sync` (fsynced before it is acknowledged) or `buffered` (at
@@ -51,24 +47,6 @@ pub struct NativeStats {
     pub seq: f64,
 }
 
-impl NativeStats {
-    fn zero() -> NativeStats {
-        NativeStats {
-            commits: 0.0,
-            fsyncs: 0.0,
-            values_read: 0.0,
-            bytes_written: 0.0,
-            live_bytes: 0.0,
-            dead_bytes: 0.0,
-            files: 0.0,
-            keys: 0.0,
-            open_snapshots: 0.0,
-            compactions: 0.0,
-            seq: 0.0,
-        }
-    }
-}
-
 #[napi(object)]
 pub struct NativeCheckpointInfo {
     pub seq: f64,
@@ -88,16 +66,11 @@ pub struct NativeVerifyReport {
     pub keys: f64,
 }
 
-#[derive(Clone)]
-enum Backing {
-    Embedded(Arc<EmbeddedStore>),
-    Postgres(Arc<PgStore>),
-}
-
 #[napi]
 pub struct NativeStore {
-    inner: Backing,
-    /// Embedded only: the queue its handlers' committing commands join (write_queue.rs).
+    inner: Arc<Store>,
+    /// Where the backend can group commits: the queue its handlers' committing commands join
+    /// (write_queue.rs).
     writes: Option<Arc<WriteQueue>>,
 }
 
@@ -107,29 +80,29 @@ impl NativeStore {
     }
 
     pub(crate) fn memory_store(&self) -> Arc<dyn Backend> {
-        match &self.inner {
-            Backing::Embedded(s) => s.clone(),
-            Backing::Postgres(s) => s.clone(),
-        }
+        self.inner.backend()
     }
 
-    /// Whether a read is in this process's memory (embedded) rather than a network round trip:
-    /// only then may a view run on the JS thread.
+    /// Whether a read is in this process's memory rather than a network round trip: only then
+    /// may a view run on the JS thread.
     pub(crate) fn reads_in_process(&self) -> bool {
-        matches!(self.inner, Backing::Embedded(_))
+        self.inner.capabilities().reads_in_process
     }
 
-    /// Runs `f` on the libuv pool with the embedded store; on PostgreSQL, `what` is refused.
-    fn off_thread<T, F>(&self, what: &'static str, f: F) -> AsyncTask<Work<T>>
+    /// The store's own threads, where its calls run instead of the libuv pool (PostgreSQL).
+    pub(crate) fn workers(&self) -> Option<Arc<Workers>> {
+        self.inner.workers().cloned()
+    }
+
+    /// Runs `f` with the store off the JS thread: on the store's own threads when it has them,
+    /// else the libuv pool.
+    fn off_thread<'env, T, F>(&self, env: &'env Env, f: F) -> napi::Result<Object<'env>>
     where
-        T: napi::bindgen_prelude::ToNapiValue + napi::bindgen_prelude::TypeName + Send + 'static,
-        F: FnOnce(&EmbeddedStore) -> Result<T, Fault> + Send + 'static,
+        T: ToNapiValue + TypeName + Send + 'static,
+        F: FnOnce(&Store) -> Result<T, Fault> + Send + 'static,
     {
         let store = self.inner.clone();
-        work(move || match store {
-            Backing::Embedded(s) => f(&s),
-            Backing::Postgres(_) => Err(Fault::unsupported(what)),
-        })
+        run_off_thread(env, self.workers().as_ref(), move || f(&store))
     }
 }
 
@@ -145,68 +118,46 @@ impl From<NativeDurability> for Durability {
 #[napi]
 impl NativeStore {
     /// Open (creating if needed) the store in `dir`, taking the directory's lock; or, for a
-    /// `postgres://` / `postgresql://` URL, connect and create or migrate the schema.
+    /// `postgres://` / `postgresql://` URL, connect and create or migrate the schema. The memory
+    /// crate decides which, and refuses what the backend cannot do.
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
-            if is_url(&dir) {
-                if let NativeDurability::Buffered = options.durability {
-                    return Err(Fault::invalid_option(
-                        "durability",
-                        "buffered (a PostgreSQL store's durability is the server's: every commit is acknowledged once the server committed it)",
-                    ));
-                }
-                return Ok(NativeStore {
-                    inner: Backing::Postgres(Arc::new(PgStore::open(&dir, options.create)?)),
-                    writes: None,
-                });
-            }
-            let opts = EmbeddedOptions {
+            let options = StoreOptions {
                 durability: options.durability.into(),
-                create_if_missing: options.create,
-                shared: !options.exclusive,
-                ..Default::default()
+                create: options.create,
+                exclusive: options.exclusive,
             };
-            let store = EmbeddedStore::open(&dir, opts)?;
-            Ok(NativeStore { writes: Some(WriteQueue::new(&store)), inner: Backing::Embedded(store) })
+            let store = Arc::new(rabosh_memory::open(&dir, options)?);
+            let writes = store.group_commit().map(WriteQueue::new);
+            Ok(NativeStore { inner: store, writes })
         })
     }
 
     /// Release the lock and every file; idempotent.
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn close(&self) -> AsyncTask<Work<()>> {
-        let store = self.inner.clone();
-        work(move || match store {
-            Backing::Embedded(s) => Ok(s.close()?),
-            Backing::Postgres(s) => {
-                s.close();
-                Ok(())
-            }
-        })
+    pub fn close<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |s| Ok(s.close()?))
     }
 
     /// Make every commit so far durable (for `buffered`).
     #[napi(ts_return_type = "Promise<void>")]
-    pub fn sync(&self) -> AsyncTask<Work<()>> {
-        let store = self.inner.clone();
-        work(move || match store {
-            Backing::Embedded(s) => Ok(s.sync()?),
-            Backing::Postgres(s) => Ok(s.check_open()?),
-        })
+    pub fn sync<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |s| Ok(s.sync()?))
     }
 
     /// A durable, openable copy of the current state in `dir` (empty or absent).
     #[napi(ts_return_type = "Promise<NativeCheckpointInfo>")]
-    pub fn checkpoint(&self, dir: String) -> AsyncTask<Work<NativeCheckpointInfo>> {
-        self.off_thread("checkpoint", move |s| {
+    pub fn checkpoint<'env>(&self, env: &'env Env, dir: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |s| {
             let info = s.checkpoint(&dir)?;
             Ok(NativeCheckpointInfo { seq: info.seq as f64, hard_linked: info.hard_linked })
         })
     }
 
     #[napi(ts_return_type = "Promise<NativeCompactInfo>")]
-    pub fn compact(&self) -> AsyncTask<Work<NativeCompactInfo>> {
-        self.off_thread("compact", |s| {
+    pub fn compact<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |s| {
             let info = s.compact()?;
             Ok(NativeCompactInfo { bytes_before: info.bytes_before as f64, bytes_after: info.bytes_after as f64 })
         })
@@ -214,8 +165,8 @@ impl NativeStore {
 
     /// Read every record and check every checksum.
     #[napi(ts_return_type = "Promise<NativeVerifyReport>")]
-    pub fn verify(&self) -> AsyncTask<Work<NativeVerifyReport>> {
-        self.off_thread("verify", |s| {
+    pub fn verify<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, |s| {
             let r = s.verify()?;
             Ok(NativeVerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 })
         })
@@ -225,17 +176,7 @@ impl NativeStore {
     #[napi]
     pub fn stats(&self, env: Env) -> napi::Result<NativeStats> {
         on_js_thread(&env, || {
-            let s = match &self.inner {
-                Backing::Embedded(s) => s.stats(),
-                Backing::Postgres(s) => {
-                    let c = s.counters();
-                    return Ok(NativeStats {
-                        commits: c.commits as f64,
-                        values_read: c.values_read as f64,
-                        ..NativeStats::zero()
-                    });
-                }
-            };
+            let s = self.inner.stats();
             Ok(NativeStats {
                 commits: s.commits as f64,
                 fsyncs: s.fsyncs as f64,
@@ -256,8 +197,7 @@ impl NativeStore {
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
-            let Backing::Embedded(store) = &self.inner else { return Err(Fault::unsupported("snapshot")) };
-            let snap = store.snapshot()?;
+            let snap = self.inner.snapshot()?;
             Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
         })
     }

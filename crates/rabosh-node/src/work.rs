@@ -1,8 +1,12 @@
 //! One generic `Task`: a boxed job run on the libuv pool, its panics caught there, its fault
-//! turned into a JS error back on the JS thread.
+//! turned into a JS error back on the JS thread; or, for a store with threads of its own, the
+//! same job run there ([`run_off_thread`]).
 
 use napi::bindgen_prelude::{AsyncTask, JsValue, Object, ToNapiValue, TypeName};
+use std::sync::Arc;
+
 use napi::{Env, Task};
+use rabosh_memory::Workers;
 
 use crate::fault::{Fault, FaultResult, guard};
 
@@ -51,6 +55,21 @@ where
 {
     let promise = env.spawn(Work { job: Some(Box::new(job)) })?.promise_object();
     Ok(Object::from_raw(env.raw(), promise.raw()))
+}
+
+/// [`work_promise`], except on a store with threads of its own (`workers`: PostgreSQL), where
+/// `job` runs on one of those and settles through the completion channel: a call that waits on
+/// the network (or sleeps between conflict retries) never holds one of libuv's threads, which
+/// every `fs` and `dns` call of the process shares.
+pub fn run_off_thread<'env, T, F>(env: &'env Env, workers: Option<&Arc<Workers>>, job: F) -> napi::Result<Object<'env>>
+where
+    T: ToNapiValue + TypeName + Send + 'static,
+    F: FnOnce() -> FaultResult<T> + Send + 'static,
+{
+    let Some(workers) = workers else { return work_promise(env, job) };
+    let (pending, promise) = crate::completion::promise(env)?;
+    workers.submit(Box::new(move || pending.settle(guard(job))));
+    Ok(Object::from_raw(env.raw(), promise))
 }
 
 #[cfg(test)]

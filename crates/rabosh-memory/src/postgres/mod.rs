@@ -32,6 +32,7 @@
 //! next call reconnects. Durability is the server's (`synchronous_commit` and its replication).
 
 mod error;
+mod handle;
 mod pool;
 mod retry;
 mod schema;
@@ -41,6 +42,7 @@ mod tls;
 mod view;
 
 pub use error::{PgError, PgErrorKind};
+pub use handle::{PgCounters, PgHandle};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,0 +1,230 @@
+//! [`open`]: from a target (a directory, or a `postgres://` / `postgresql://` URL) and the store
+//! options to an open [`Store`]. The backend is decided here, once; the URL is parsed here, once
+//! (this crate's parameters taken out of its query, every other one known to the client or
+//! refused by name); every option is checked against what the backend can do before anything
+//! is opened.
+//!
+//! Parameters of a URL's query, besides the server's own (`sslmode`, `sslrootcert`,
+//! `connect_timeout` in seconds, `application_name` …):
+//!
+//! | parameter | meaning | default |
+//! | --- | --- | --- |
+//! | `schema` | schema holding the table, a lower-case identifier | `rabosh` |
+//! | `pool_size` | most connections held open at once, and the store's worker threads | 8 |
+//! | `statement_timeout` | server-side bound on one statement, seconds | 30 |
+//! | `max_attempts` | most runs of one command on serialization failures | 64 |
+
+use crate::embedded::{Durability, EmbeddedOptions, EmbeddedStore};
+use crate::store::{Capabilities, Store};
+use crate::{Error, Result};
+
+/// How to open a store, whatever its backend.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// When a commit is durable; `Buffered` only where the backend has it.
+    pub durability: Durability,
+    /// Create the store when the target holds none (false: refuse with `NotAStore`, touching
+    /// nothing).
+    pub create: bool,
+    /// Hold the store alone (refusing every other opener); only where the backend can.
+    pub exclusive: bool,
+}
+
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions { durability: Durability::Sync, create: true, exclusive: false }
+    }
+}
+
+/// True when `target` names a database rather than a directory.
+pub fn is_url(target: &str) -> bool {
+    target.starts_with("postgres://") || target.starts_with("postgresql://")
+}
+
+/// Refuses what `options` ask and `capabilities` lack, naming the option.
+fn check(capabilities: &Capabilities, options: &StoreOptions) -> Result<()> {
+    if options.durability == Durability::Buffered && !capabilities.buffered {
+        return Err(capabilities.refuse_option("durability", "durability 'buffered'"));
+    }
+    if options.exclusive && !capabilities.exclusive {
+        return Err(capabilities.refuse_option("exclusive", "exclusive: true"));
+    }
+    Ok(())
+}
+
+/// Opens the store at `target` on the calling thread (which may wait: on a lock file, on a
+/// connection).
+pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
+    if is_url(target) {
+        check(&Capabilities::POSTGRES, &options)?;
+        return open_url(target, options);
+    }
+    check(&Capabilities::EMBEDDED, &options)?;
+    let store = EmbeddedStore::open(
+        target,
+        EmbeddedOptions {
+            durability: options.durability,
+            create_if_missing: options.create,
+            shared: !options.exclusive,
+            ..Default::default()
+        },
+    )?;
+    Ok(Store::embedded(store))
+}
+
+#[cfg(feature = "postgres")]
+fn open_url(url: &str, options: StoreOptions) -> Result<Store> {
+    let (url, mut pg) = split_options(url)?;
+    pg.create = options.create;
+    let threads = pg.pool_size as usize;
+    Ok(Store::postgres(crate::postgres::PgHandle::open(&url, pg)?, threads))
+}
+
+#[cfg(not(feature = "postgres"))]
+fn open_url(_url: &str, _options: StoreOptions) -> Result<Store> {
+    Err(Error::InvalidArgument("this build has no PostgreSQL backend (the `postgres` feature)".into()))
+}
+
+/// The client's own URL parameters (libpq's, as far as the client implements them); any other
+/// parameter that is not this crate's is refused by name rather than by the client's "could not
+/// parse".
+#[cfg(feature = "postgres")]
+const SERVER_PARAMETERS: &[&str] = &[
+    "user",
+    "password",
+    "dbname",
+    "options",
+    "application_name",
+    "sslmode",
+    "sslrootcert",
+    "sslnegotiation",
+    "host",
+    "hostaddr",
+    "port",
+    "connect_timeout",
+    "tcp_user_timeout",
+    "keepalives",
+    "keepalives_idle",
+    "keepalives_interval",
+    "keepalives_retries",
+    "target_session_attrs",
+    "channel_binding",
+    "load_balance_hosts",
+];
+
+/// Takes this crate's parameters out of the URL's query; the rest goes to the client.
+#[cfg(feature = "postgres")]
+fn split_options(url: &str) -> Result<(String, crate::postgres::PgOptions)> {
+    use std::time::Duration;
+    let mut options = crate::postgres::PgOptions::default();
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        let count = |option: &'static str| -> Result<u32> {
+            v.parse::<u32>()
+                .ok()
+                .filter(|n| *n > 0)
+                .ok_or_else(|| Error::InvalidOption { option, value: v.to_string() })
+        };
+        match k {
+            "schema" => options.schema = v.to_string(),
+            "pool_size" => options.pool_size = count("pool_size")?,
+            "max_attempts" => options.max_attempts = count("max_attempts")?,
+            "statement_timeout" => {
+                options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
+            }
+            k if SERVER_PARAMETERS.contains(&k) => kept.push(pair),
+            // The name only: a mistyped `password` must not be echoed, and the name is all a
+            // caller needs to find the typo.
+            k => return Err(Error::UnknownOption(name_only(k))),
+        }
+    }
+    let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
+    Ok((url, options))
+}
+
+/// A query key as an error may show it: at most 64 characters, nothing but `[A-Za-z0-9_.-]`.
+#[cfg(feature = "postgres")]
+fn name_only(key: &str) -> String {
+    key.chars().take(64).map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '?' }).collect()
+}
+
+#[cfg(all(test, feature = "postgres"))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::postgres::PgOptions;
+
+    #[test]
+    fn this_crates_options_leave_the_url_and_the_rest_stays() {
+        let (url, o) = split_options(
+            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9",
+        )
+        .unwrap();
+        assert_eq!(url, "postgres://u:p@h/db?sslmode=require&connect_timeout=5");
+        assert_eq!(
+            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts),
+            ("team_a", 3, Duration::from_secs(7), 9)
+        );
+        let (url, o) = split_options("postgresql://h/db").unwrap();
+        assert_eq!((url.as_str(), o), ("postgresql://h/db", PgOptions::default()));
+    }
+
+    #[test]
+    fn a_bad_count_names_the_parameter_and_not_the_url() {
+        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout="] {
+            let e = split_options(&format!("postgres://user:secret@host/db?{bad}")).unwrap_err();
+            let m = e.to_string();
+            assert!(matches!(e, Error::InvalidOption { .. }), "{m}");
+            assert!(m.contains(bad.split('=').next().unwrap()), "{m}");
+            assert!(!m.contains("secret") && !m.contains("host"), "{m}");
+        }
+    }
+
+    #[test]
+    fn only_postgres_urls_select_the_server() {
+        assert!(is_url("postgres://h/db") && is_url("postgresql://h/db"));
+        assert!(!is_url("/var/lib/memories") && !is_url("postgres") && !is_url("./postgres://x"));
+    }
+
+    #[test]
+    fn options_the_server_lacks_are_refused_before_connecting() {
+        // Nothing listens at this address: a refusal that names the option came before any
+        // connection was tried.
+        let url = "postgres://u:secret@127.0.0.1:1/db";
+        let buffered = StoreOptions { durability: Durability::Buffered, ..Default::default() };
+        let exclusive = StoreOptions { exclusive: true, ..Default::default() };
+        for (options, option) in [(buffered, "durability"), (exclusive, "exclusive")] {
+            let e = open(url, options).err().expect("refused");
+            assert!(matches!(e, Error::OptionUnsupported { option: o, .. } if o == option), "{e}");
+            assert!(e.to_string().contains("is not supported by PostgreSQL stores"), "{e}");
+        }
+    }
+
+    proptest::proptest! {
+        /// The URL is parsed once, here: a misspelt parameter is refused naming it (and not
+        /// the URL's secrets), before the client sees it.
+        #[test]
+        fn a_misspelt_parameter_is_refused_by_name(
+            known in proptest::sample::select(
+                ["schema", "pool_size", "statement_timeout", "max_attempts", "sslmode", "connect_timeout"].as_slice()
+            ),
+            at in 0usize..32,
+            extra in "[a-z_]",
+        ) {
+            let mut typo = known.to_string();
+            let at = at % (typo.len() + 1);
+            typo.insert_str(at, &extra);
+            proptest::prop_assume!(!SERVER_PARAMETERS.contains(&typo.as_str())
+                && !["schema", "pool_size", "statement_timeout", "max_attempts"].contains(&typo.as_str()));
+            let e = open(&format!("postgres://u:secret@127.0.0.1:1/db?{typo}=3"), StoreOptions::default())
+                .err()
+                .expect("refused");
+            proptest::prop_assert!(matches!(&e, Error::UnknownOption(name) if *name == typo), "{}", e);
+            let m = e.to_string();
+            proptest::prop_assert!(m.contains(&typo) && !m.contains("secret") && !m.contains("127.0.0.1"), "{}", m);
+        }
+    }
+}

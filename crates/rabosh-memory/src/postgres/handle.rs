@@ -1,0 +1,64 @@
+//! A PostgreSQL store as an open handle: it can be closed while handlers still hold it (they then
+//! answer [`Error::Closed`], as over a closed embedded store), and its counters outlive the pool.
+
+use std::sync::{Arc, Mutex};
+
+use super::{PgBackend, PgOptions};
+use crate::backend::{Backend, ReadView, TxBody};
+use crate::{Error, Result};
+
+/// Counters that outlive the connection pool.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PgCounters {
+    pub commits: u64,
+    pub values_read: u64,
+}
+
+pub struct PgHandle {
+    live: Mutex<Option<Arc<PgBackend>>>,
+    at_close: Mutex<PgCounters>,
+}
+
+impl PgHandle {
+    /// Connects on the calling thread; see [`PgBackend::open`].
+    pub fn open(url: &str, options: PgOptions) -> Result<PgHandle> {
+        let backend = PgBackend::open(url, options)?;
+        Ok(PgHandle { live: Mutex::new(Some(Arc::new(backend))), at_close: Mutex::new(PgCounters::default()) })
+    }
+
+    fn backend(&self) -> Result<Arc<PgBackend>> {
+        self.live.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)
+    }
+
+    /// Ends the handle: later calls answer `Closed`; calls in flight finish, then the pool's
+    /// connections close. Idempotent.
+    pub fn close(&self) {
+        let taken = self.live.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(b) = taken {
+            *self.at_close.lock().unwrap_or_else(|p| p.into_inner()) =
+                PgCounters { commits: b.commits(), values_read: b.values_read() };
+        }
+    }
+
+    pub fn counters(&self) -> PgCounters {
+        match self.backend() {
+            Ok(b) => PgCounters { commits: b.commits(), values_read: b.values_read() },
+            Err(_) => *self.at_close.lock().unwrap_or_else(|p| p.into_inner()),
+        }
+    }
+
+    /// Fails with `Closed` once closed, like the embedded store's `sync`.
+    pub fn check_open(&self) -> Result<()> {
+        self.backend().map(|_| ())
+    }
+}
+
+impl Backend for PgHandle {
+    fn read(&self) -> Result<Box<dyn ReadView>> {
+        self.backend()?.read()
+    }
+
+    fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
+        self.backend()?.transact(body)
+    }
+}

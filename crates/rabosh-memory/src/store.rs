@@ -1,0 +1,194 @@
+//! [`Store`]: one open store, whatever its backend, and what that backend can do
+//! ([`Capabilities`]). A binding holds this one type: it asks the capabilities where to run a
+//! call, and every call a backend does not have is refused here, in one wording.
+
+use std::sync::Arc;
+
+use crate::backend::Backend;
+use crate::embedded::{CheckpointInfo, CompactInfo, EmbeddedStore, Snapshot, Stats, VerifyReport};
+use crate::error::Unsupported;
+use crate::workers::Workers;
+use crate::{Error, Result};
+
+/// What a store's backend can do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Capabilities {
+    /// The backend's name as a sentence says it (`embedded`, `PostgreSQL`).
+    pub backend: &'static str,
+    /// Why the calls it lacks are missing, said once for all of them.
+    pub why: &'static str,
+    /// `durability: buffered` (acknowledged before durable, made durable by `sync`).
+    pub buffered: bool,
+    /// `exclusive: true` (holding the store alone, refusing every other opener).
+    pub exclusive: bool,
+    /// Pinned read views ([`Store::snapshot`]).
+    pub snapshots: bool,
+    /// [`Store::checkpoint`], [`Store::compact`] and [`Store::verify`].
+    pub maintenance: bool,
+    /// Reads are in this process's memory: a bounded view may run on a caller's thread that
+    /// must not wait (the JS thread).
+    pub reads_in_process: bool,
+    /// Commits can share one fsync ([`Store::group_commit`]).
+    pub group_commit: bool,
+    /// Calls wait on something outside the process: they run on the store's own threads
+    /// ([`Store::workers`]), never on a caller's shared pool.
+    pub own_workers: bool,
+}
+
+impl Capabilities {
+    pub const EMBEDDED: Capabilities = Capabilities {
+        backend: "embedded",
+        why: "",
+        buffered: true,
+        exclusive: true,
+        snapshots: true,
+        maintenance: true,
+        reads_in_process: true,
+        group_commit: true,
+        own_workers: false,
+    };
+
+    pub const POSTGRES: Capabilities = Capabilities {
+        backend: "PostgreSQL",
+        why: "the server owns storage, durability and who may connect",
+        buffered: false,
+        exclusive: false,
+        snapshots: false,
+        maintenance: false,
+        reads_in_process: false,
+        group_commit: false,
+        own_workers: true,
+    };
+
+    fn refusal(&self, what: impl Into<String>) -> Unsupported {
+        Unsupported { what: what.into(), backend: self.backend, why: self.why }
+    }
+
+    /// `Ok` when `has`, else the call `what` refused in the one wording.
+    pub fn require(&self, has: bool, what: &str) -> Result<()> {
+        if has { Ok(()) } else { Err(Error::Unsupported(self.refusal(what))) }
+    }
+
+    /// The option `option` refused as given (`what` says the value), in the same wording.
+    pub fn refuse_option(&self, option: &'static str, what: &str) -> Error {
+        Error::OptionUnsupported { option, refusal: self.refusal(what) }
+    }
+}
+
+enum Kind {
+    Embedded(Arc<EmbeddedStore>),
+    #[cfg(feature = "postgres")]
+    Postgres(Arc<crate::postgres::PgHandle>),
+}
+
+/// One open store. Cheap to share behind an `Arc`; every handler over it uses [`Store::backend`].
+pub struct Store {
+    kind: Kind,
+    capabilities: Capabilities,
+    workers: Option<Arc<Workers>>,
+}
+
+impl Store {
+    pub(crate) fn embedded(store: Arc<EmbeddedStore>) -> Store {
+        Store { kind: Kind::Embedded(store), capabilities: Capabilities::EMBEDDED, workers: None }
+    }
+
+    #[cfg(feature = "postgres")]
+    pub(crate) fn postgres(handle: crate::postgres::PgHandle, threads: usize) -> Store {
+        Store {
+            kind: Kind::Postgres(Arc::new(handle)),
+            capabilities: Capabilities::POSTGRES,
+            workers: Some(Workers::new("rabosh-pg", threads)),
+        }
+    }
+
+    pub fn capabilities(&self) -> &Capabilities {
+        &self.capabilities
+    }
+
+    /// What the memory semantics run over.
+    pub fn backend(&self) -> Arc<dyn Backend> {
+        match &self.kind {
+            Kind::Embedded(s) => s.clone(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => s.clone(),
+        }
+    }
+
+    /// The engine whose commits can share one fsync ([`EmbeddedStore::appending`]), for a write
+    /// queue; None when the backend has no such thing (its `transact` is durable on return).
+    pub fn group_commit(&self) -> Option<&Arc<EmbeddedStore>> {
+        match &self.kind {
+            Kind::Embedded(s) => Some(s),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(_) => None,
+        }
+    }
+
+    /// The store's own threads, where every call that reaches its backend must run; None when
+    /// calls may run on the caller's threads.
+    pub fn workers(&self) -> Option<&Arc<Workers>> {
+        self.workers.as_ref()
+    }
+
+    /// Releases the lock and every file (or the connection pool); idempotent. Calls in flight
+    /// finish; later ones answer `Closed`.
+    pub fn close(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Embedded(s) => s.close(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => {
+                s.close();
+                Ok(())
+            }
+        }
+    }
+
+    /// Makes every commit so far durable; at once where every commit is durable when
+    /// acknowledged. `Closed` once closed.
+    pub fn sync(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Embedded(s) => s.sync(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => s.check_open(),
+        }
+    }
+
+    fn maintained(&self, what: &str) -> Result<&Arc<EmbeddedStore>> {
+        self.capabilities.require(self.capabilities.maintenance, what)?;
+        self.group_commit().ok_or_else(|| Error::Unsupported(self.capabilities.refusal(what)))
+    }
+
+    pub fn checkpoint(&self, dir: &str) -> Result<CheckpointInfo> {
+        self.maintained("checkpoint")?.checkpoint(dir)
+    }
+
+    pub fn compact(&self) -> Result<CompactInfo> {
+        self.maintained("compact")?.compact()
+    }
+
+    pub fn verify(&self) -> Result<VerifyReport> {
+        self.maintained("verify")?.verify()
+    }
+
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.capabilities.require(self.capabilities.snapshots, "snapshot")?;
+        match &self.kind {
+            Kind::Embedded(s) => s.snapshot(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(_) => Err(Error::Unsupported(self.capabilities.refusal("snapshot"))),
+        }
+    }
+
+    /// Counters kept in memory (no IO). Where the backend keeps fewer, the rest are zero.
+    pub fn stats(&self) -> Stats {
+        match &self.kind {
+            Kind::Embedded(s) => s.stats(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => {
+                let c = s.counters();
+                Stats { commits: c.commits, values_read: c.values_read, ..Stats::default() }
+            }
+        }
+    }
+}
