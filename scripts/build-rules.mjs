@@ -23,6 +23,7 @@ export const COMPACT_CALLERS = [
   // The explicit maintenance entry point, db.compact(), at each layer it passes through:
   // the engine's public Store::compact, the binding's NativeStore.compact, the facade's Rabosh.compact.
   { file: 'crates/rabosh/src/store.rs', fn: 'compact' },
+  { file: 'crates/rabosh-memory/src/store.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/embedded/mod.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/embedded/engine.rs', fn: 'compact' },
   { file: 'crates/rabosh-node/src/store.rs', fn: 'compact' },
