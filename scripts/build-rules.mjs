@@ -19,13 +19,13 @@ export const STORE_DIR_FILES = new Set([]);
 export const COMPACT_CALLERS = [
   { file: 'crates/rabosh-memory/src/expiry.rs', fn: 'expire_before' },
   // The embedded backend's reclaim(), which only expire_before calls (through the Backend seam).
-  { file: 'crates/rabosh-memory/src/embedded/mod.rs', fn: 'reclaim' },
+  { file: 'crates/rabosh-memory/src/backends/embedded/mod.rs', fn: 'reclaim' },
   // The explicit maintenance entry point, db.compact(), at each layer it passes through:
   // the engine's public Store::compact, the binding's NativeStore.compact, the facade's Rabosh.compact.
   { file: 'crates/rabosh/src/store.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/store.rs', fn: 'compact' },
-  { file: 'crates/rabosh-memory/src/embedded/mod.rs', fn: 'compact' },
-  { file: 'crates/rabosh-memory/src/embedded/engine.rs', fn: 'compact' },
+  { file: 'crates/rabosh-memory/src/backends/embedded/mod.rs', fn: 'compact' },
+  { file: 'crates/rabosh-memory/src/backends/embedded/engine.rs', fn: 'compact' },
   { file: 'crates/rabosh-node/src/store.rs', fn: 'compact' },
   { file: 'src/store.ts', fn: 'compact' },
 ];

@@ -13,15 +13,14 @@
 //! the history to be complete (the Node binding does it from the store's option).
 
 mod backend;
+mod backends;
 mod bulk;
 mod clock;
 mod commands;
 mod edit;
-mod embedded;
 mod error;
 mod expiry;
 mod history;
-mod in_memory;
 mod keys;
 mod listing;
 mod listing_index;
@@ -33,8 +32,11 @@ mod store;
 mod tree;
 mod workers;
 
+// The backends live under `backends/`; their module paths stay `crate::embedded`,
+// `crate::in_memory` and (public) `rabosh_memory::postgres`.
 #[cfg(feature = "postgres")]
-pub mod postgres;
+pub use backends::postgres;
+use backends::{embedded, in_memory};
 
 pub use backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
