@@ -3,7 +3,7 @@
 // dir; a copy of the sources with one undocumented export planted must be refused, so the check
 // cannot pass vacuously (e.g. if the validation options were dropped).
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -37,5 +37,18 @@ describe('API documentation (typedoc)', () => {
     const r = runTypedoc(tree, join(work, 'tree-site'));
     expect(r.output).toMatch(/plantedUndocumented .*does not have any documentation/);
     expect(r.status).not.toBe(0);
+  });
+});
+
+describe('README advice', () => {
+  // Memory results are the cheapest to clear (a view reads each back); excluding them from
+  // context editing keeps the one kind of result that never needed keeping.
+  it('the context-editing example clears memory results too', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Context editing\n'));
+    const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(section)![1]!;
+    expect(block).toContain('clear_tool_uses_20250919');
+    expect(block).not.toMatch(/exclude_tools:\s*\[[^\]]*'memory'/);
+    expect(section.slice(0, section.indexOf('```'))).toMatch(/read back with a `view`/);
   });
 });
