@@ -30,6 +30,7 @@ import {
   type Snapshot,
 } from './store.js';
 import * as S from './strings.js';
+import type { ToolOutput } from './tool-output.js';
 
 /**
  * Options of a {@link RaboshMemoryToolHandler}. Every field is optional; an unknown key, a value of
@@ -63,13 +64,7 @@ export interface MemoryToolOptions {
   actor?: H.Actor;
 }
 
-/** What a command answers: the text for the model, and whether it is a failure outcome. */
-export interface ToolOutput {
-  /** The contract's string for the outcome, byte for byte (see CONTRACT.md). */
-  text: string;
-  /** True for every failure outcome; send it as the tool_result's `is_error`. */
-  isError: boolean;
-}
+export type { ToolOutput } from './tool-output.js';
 
 /** What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope. */
 export interface MemoryUsage {

@@ -9,7 +9,7 @@ import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, nati
 import type { NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
-import type { ToolOutput } from './handler.js';
+import type { ToolOutput } from './tool-output.js';
 import { viewRange, viewed } from './view-answer.js';
 
 /** `Rabosh.open(dir, { history })`: `true`, or limits on what is kept. */
