@@ -53,8 +53,16 @@ describe('import progress on a terminal', () => {
     let out = '';
     let err = '';
     // A terminal as cli-progress sees one: isTTY and a width.
-    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
-    const code = await run(['import', join(tmp, 'from'), store], { stdout: { isTTY: true, write: (s: string) => (out += s) }, stderr: tty });
+    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+        err += s;
+        return true;
+      }, on() {}, removeListener() {} };
+    const code = await run(['import', join(tmp, 'from'), store], { stdout: {
+        isTTY: true,
+        write: (s: string) => {
+          out += s;
+        },
+      }, stderr: tty });
     expect(code).toBe(0);
     expect(out).toBe('imported 30 memories (260 B) in one commit\n');
     expect(err).toMatch(/read \[[^\]]*\] 30\/30 100%/);
@@ -64,7 +72,10 @@ describe('import progress on a terminal', () => {
   it('draws nothing for --json', async () => {
     writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
     let err = '';
-    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
+    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+        err += s;
+        return true;
+      }, on() {}, removeListener() {} };
     await run(['import', join(tmp, 'from'), store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
     expect(err).toBe('');
   });

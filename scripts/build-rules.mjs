@@ -55,7 +55,7 @@ function walk(root, dir, out, accept) {
 export function stripComments(text) {
   return text
     .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
-    .replace(/(^|[^:'"])\/\/.*$/gm, (m, lead) => lead);
+    .replace(/(^|[^:'"])\/\/.*$/gm, (_m, lead) => lead);
 }
 
 export function facadeFiles(root) {

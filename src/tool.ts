@@ -9,6 +9,7 @@ import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 
 import { RaboshError } from './errors.js';
 import type { RaboshMemoryToolHandler } from './handler.js';
+import type { ToolOutput } from './tool-output.js';
 import { runnerToolError } from './runner-copy.js';
 
 /**
@@ -34,7 +35,7 @@ export function memoryTool(
     parse: (content: unknown) => content,
     run: async (input: unknown) => {
       const ToolError = runnerToolError();
-      let out;
+      let out: ToolOutput;
       try {
         out = await handler.execute(input);
       } catch (e) {

@@ -8,7 +8,7 @@ import type { Meta, Tx, TxStore } from './memory-commands.js';
 
 function upper(prefix: string): string {
   // Every prefix here ends in '/', and '0' is the next code point: [prefix, upper) is the subtree.
-  return prefix.slice(0, -1) + '0';
+  return `${prefix.slice(0, -1)}0`;
 }
 
 export interface SqliteStore extends TxStore {
@@ -64,9 +64,9 @@ export function openSqliteStore(dir: string): SqliteStore {
     put(path: string, content: string, m: Meta) {
       putStmt.run(path, m.size, m.lines, m.createdAt, m.updatedAt, content);
     },
-    deleteTree: (path) => deleteStmt.run(path, path + '/', upper(path + '/')).changes,
+    deleteTree: (path) => deleteStmt.run(path, `${path}/`, upper(`${path}/`)).changes,
     moveTree(from, to, now) {
-      moveStmt.run(to, from, now, from, from + '/', upper(from + '/'));
+      moveStmt.run(to, from, now, from, `${from}/`, upper(`${from}/`));
     },
   };
 

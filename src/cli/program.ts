@@ -4,7 +4,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from '../../index.js';
+import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from '../../index.js';
 import { OVERWRITE_HINT } from '../bulk.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
@@ -196,7 +196,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       const { files } = await readTree(from, MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
       await withStore(dir, true, async (db) => {
         const status = startStatus(tty, `committing ${count(files.length, 'memory', 'memories')}…`, io.stderr);
-        let r;
+        let r: ImportResult;
         try {
           r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
         } catch (e) {
