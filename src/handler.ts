@@ -196,6 +196,8 @@ const cannotMatch = (s: string): boolean => /[\uD800-\uDFFF]/u.test(s);
  * returns (per the store's {@link Durability}). Outcomes a model can cause (a missing path, no
  * match, a bad line number …) are answers, never exceptions; only faults reject with a
  * `RaboshError` subclass.
+ *
+ * @group Start here
  */
 export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   readonly #db: Rabosh;

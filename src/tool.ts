@@ -23,6 +23,8 @@ import { runnerToolError } from './runner-copy.js';
  *
  * The runner matches `ToolError` by `instanceof` of its own class, so the error is built from the
  * class of the SDK copy that runs the tool, whichever copy (version, `import` or `require`) that is.
+ *
+ * @group Start here
  */
 export function memoryTool(
   handler: RaboshMemoryToolHandler,
@@ -59,6 +61,8 @@ export interface MemoryToolUse {
 /**
  * The tool_result block answering `toolUse`, for a hand-driven loop: the documented text, and
  * `is_error: true` on every failure outcome. Faults reject, for the host to handle.
+ *
+ * @group Start here
  */
 export async function memoryResult(
   toolUse: MemoryToolUse,
