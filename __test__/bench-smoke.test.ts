@@ -7,15 +7,18 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blankDirectorySizes } from '../bench/agreement.js';
 import { size as formatSize } from './fixtures/contract-model.js';
 import { loadBackend } from '../bench/handlers/registry.js';
+import { ensurePeers } from '../bench/peers.js';
 import type { BenchHandler } from '../bench/handlers/types.js';
 
 const repo = resolve(import.meta.dirname, '..');
 const scratch = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+// The SQLite alternative is installed under bench/peers/ on first use (a compile on a fresh clone).
+beforeAll(() => ensurePeers(), 900_000);
 
 describe('npm run bench at a tiny size', () => {
   it('runs every measurement for every handler and finds them agreeing', () => {

@@ -69,3 +69,19 @@ describe('Node floors', () => {
     expect(Object.keys(manifest.dependencies).length).toBeGreaterThan(0);
   });
 });
+
+describe('a fresh npm ci stays fast', () => {
+  // better-sqlite3 compiled for two of the three minutes of the first `npm ci` (its prebuilt
+  // binary comes from a download that is not always reachable); only the benchmark needs it, so
+  // it is installed into bench/peers/ by the benchmark. At the root, every install script that
+  // runs is one package.json allows by name, and none of them compiles (bun and esbuild pick a
+  // prebuilt binary from their optional packages).
+  it('runs only the install scripts package.json allows, none of them a compile', () => {
+    const allow = (JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts;
+    const scripted = locked.filter(([, m]) => (m as { hasInstallScript?: boolean }).hasInstallScript).map(([p]) => p.slice(p.lastIndexOf('node_modules/') + 13));
+    expect(scripted.filter((name) => allow[name] !== false).sort()).toEqual(['bun', 'esbuild']);
+    expect(locked.some(([p]) => p.endsWith('node_modules/better-sqlite3'))).toBe(false);
+    const peers = JSON.parse(read('bench/peers/package.json')) as { dependencies: Record<string, string> };
+    expect(Object.keys(peers.dependencies)).toEqual(['better-sqlite3']);
+  });
+});

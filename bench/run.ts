@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
 import { BACKENDS, type BackendInfo } from './handlers/registry.js';
+import { ensurePeers } from './peers.js';
 import { makePlan, type Instance } from './plan.js';
 import { legend, renderTable, type TableRow } from './report.js';
 import type { Job } from './scenarios/types.js';
@@ -100,6 +101,7 @@ function fmt(x: number): string {
 }
 
 async function main(): Promise<number> {
+  if (backends.some((b) => b.family === 'sqlite')) ensurePeers(log);
   const started = nowMs();
   const loadBefore = loadavg()[0]!;
   const plan = makePlan(scale);
@@ -292,8 +294,9 @@ function checkAgreement(instances: Instance[], results: Map<string, Map<string, 
 }
 
 function describeMachine(): { summary: string; commit: string; versions: Record<string, string> } {
-  // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it.
-  const req = createRequire(join(repo, 'package.json'));
+  // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it. From
+  // bench/peers/, which finds its own packages and then the root's.
+  const req = createRequire(join(repo, 'bench', 'peers', 'package.json'));
   const version = (pkg: string) => {
     try {
       const entry = req.resolve(pkg);

@@ -1,7 +1,7 @@
 // What a user would write with better-sqlite3: one table, WAL, synchronous=FULL, and a covering
 // index on (path, size) so a listing reads the index only, never the content column.
 
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../peers.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Meta, Tx, TxStore } from './memory-commands.js';
@@ -21,7 +21,7 @@ export interface SqliteStore extends TxStore {
 
 export function openSqliteStore(dir: string): SqliteStore {
   mkdirSync(dir, { recursive: true });
-  const db = new Database(join(dir, 'memories.sqlite'));
+  const db = new (betterSqlite3())(join(dir, 'memories.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(`
