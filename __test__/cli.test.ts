@@ -53,8 +53,16 @@ describe('import progress on a terminal', () => {
     let out = '';
     let err = '';
     // A terminal as cli-progress sees one: isTTY and a width.
-    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
-    const code = await run(['import', join(tmp, 'from'), store], { stdout: { isTTY: true, write: (s: string) => (out += s) }, stderr: tty });
+    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+        err += s;
+        return true;
+      }, on() {}, removeListener() {} };
+    const code = await run(['import', join(tmp, 'from'), store], { stdout: {
+        isTTY: true,
+        write: (s: string) => {
+          out += s;
+        },
+      }, stderr: tty });
     expect(code).toBe(0);
     expect(out).toBe('imported 30 memories (260 B) in one commit\n');
     expect(err).toMatch(/read \[[^\]]*\] 30\/30 100%/);
@@ -64,7 +72,10 @@ describe('import progress on a terminal', () => {
   it('draws nothing for --json', async () => {
     writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
     let err = '';
-    const tty = { isTTY: true, columns: 100, write: (s: string) => ((err += s), true), on() {}, removeListener() {} };
+    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+        err += s;
+        return true;
+      }, on() {}, removeListener() {} };
     await run(['import', join(tmp, 'from'), store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
     expect(err).toBe('');
   });
@@ -184,5 +195,78 @@ describe('read-only commands never create a store', () => {
       expect(r.status, args[0]).toBe(1);
       expect(readdirSync(store), args[0]).toEqual(['notes.txt']);
     }
+  });
+});
+
+describe('the CLI speaks the CLI’s language', () => {
+  it('an import conflict names the --overwrite flag, not the API option', () => {
+    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    expect(cli('import', join(tmp, 'from'), store).status).toBe(0);
+    const r = cli('import', join(tmp, 'from'), store);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe('rabosh-memory: nothing imported: /memories/a.md already exists (pass --overwrite to replace existing memories)\n');
+    const j = cli('import', join(tmp, 'from'), store, '--json');
+    expect(JSON.parse(j.stderr).error).toMatchObject({ code: 'RABOSH_INVALID_ARGUMENT' });
+    expect(JSON.parse(j.stderr).error.message).toContain('--overwrite');
+    expect(cli('import', join(tmp, 'from'), store, '--overwrite').status).toBe(0);
+  });
+
+  it('a file given as the store is refused in words, for every kind of command', () => {
+    const file = join(tmp, 'not-a-dir');
+    writeFileSync(file, 'plain file');
+    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    for (const target of [file, join(file, 'below')]) {
+      for (const args of [['view', target], ['usage', target], ['stats', target], ['import', join(tmp, 'from'), target], ['history', target, '/memories/a.md']]) {
+        const r = cli(...args);
+        expect(r.status, args.join(' ')).toBe(1);
+        expect(r.stderr, args.join(' ')).toBe(`rabosh-memory: ${target} is not a directory: a store is a directory (or a postgres:// URL)\n`);
+      }
+    }
+    expect(JSON.parse(cli('usage', file, '--json').stderr).error.code).toBe('CLI_NOT_A_DIRECTORY');
+    expect(readFileSync(file, 'utf8')).toBe('plain file');
+  });
+
+  it('show prints an unknown version on stderr, not stdout', async () => {
+    const h = await RaboshMemoryToolHandler.open(store, { history: true });
+    await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'one' });
+    await h.close();
+    const r = cli('show', store, '0'.repeat(32));
+    expect(r.status).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(`rabosh-memory: no version ${'0'.repeat(32)}\n`);
+    const j = cli('show', store, '0'.repeat(32), '--json');
+    expect(j.stdout).toBe('');
+    expect(JSON.parse(j.stderr)).toEqual({ error: { code: 'CLI_NO_VERSION', message: `no version ${'0'.repeat(32)}` } });
+  });
+
+  it('a revert to the content already there says nothing changed, and writes no version', async () => {
+    const h = await RaboshMemoryToolHandler.open(store, { history: true });
+    await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'one' });
+    await h.execute({ command: 'str_replace', path: '/memories/n.md', old_str: 'one', new_str: 'two' });
+    const [second, first] = (await h.versions({ path: '/memories/n.md' })).data;
+    await h.close();
+    const noop = cli('revert', store, '/memories/n.md', second!.id);
+    expect(noop.status).toBe(0);
+    expect(noop.stdout).toBe(`nothing changed: /memories/n.md already holds the content of version ${second!.id}\n`);
+    expect(json(cli('revert', store, '/memories/n.md', second!.id, '--json'))).toEqual({ path: '/memories/n.md', versionId: second!.id, changed: false });
+    expect(json(cli('history', store, '/memories/n.md', '--json')).data).toHaveLength(2);
+    const real = json(cli('revert', store, '/memories/n.md', first!.id, '--json'));
+    expect(real).toMatchObject({ path: '/memories/n.md', changed: true });
+    expect(real.versionId).not.toBe(second!.id);
+    expect(cli('revert', store, '/memories/n.md', first!.id).stdout).toMatch(/^nothing changed: /);
+  });
+
+  it('--help gives the defaults, --json and the exit codes', () => {
+    for (const args of [['--help'], ['view', '--help'], ['history', '--help']]) {
+      const r = cli(...args);
+      expect(r.status, args.join(' ')).toBe(0);
+      expect(r.stdout, args.join(' ')).toMatch(/--json/);
+      expect(r.stdout, args.join(' ')).toMatch(/Exit codes:\n\s+0\s+ok\n\s+1\s+.+\n\s+2\s+bad command line.*\n\s+3\s+the store is open exclusively elsewhere/);
+      expect(r.stdout, args.join(' ')).toContain('(default: "default")');
+    }
+    const view = cli('view', '--help').stdout.replace(/\s+/g, ' '); // commander wraps at 80 columns
+    expect(view).toContain('(default: "/memories")');
+    expect(view).toMatch(/--max-chars <n> [^-]*\(default: 16000\)/);
+    expect(view).toMatch(/--range <start,end> [^-]*\(default: the whole file\)/);
   });
 });

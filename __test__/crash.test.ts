@@ -36,8 +36,7 @@ function runAndKill(script: string, args: string[], shouldKill: (line: string, i
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       partial += d.toString();
-      let nl: number;
-      while ((nl = partial.indexOf('\n')) >= 0) {
+      for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
         const line = partial.slice(0, nl);
         partial = partial.slice(nl + 1);
         lines.push(line);

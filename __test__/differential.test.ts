@@ -197,7 +197,7 @@ async function wholeStoreMatches(handler: RaboshMemoryToolHandler, model: Model)
     for (let cut = path.lastIndexOf('/'); cut > ROOT.length; cut = path.lastIndexOf('/', cut - 1)) dirs.add(path.slice(0, cut));
   }
   for (const path of dirs) {
-    expect(await handler.execute({ command: 'view', path: path + '/' })).toEqual(model.execute({ command: 'view', path: path + '/' }));
+    expect(await handler.execute({ command: 'view', path: `${path}/` })).toEqual(model.execute({ command: 'view', path: `${path}/` }));
   }
 }
 
@@ -235,7 +235,9 @@ describe('differential: handler vs reference model', () => {
           for (const handler of handlers) await wholeStoreMatches(handler, reread);
         } finally {
           await Promise.all(handlers.map((h) => h.close()));
-          BACKENDS.forEach((b, i) => b.drop(targets[i]!));
+          BACKENDS.forEach((b, i) => {
+            b.drop(targets[i]!);
+          });
         }
       }),
       { numRuns: RUNS, seed: SEED },

@@ -20,7 +20,7 @@ describe('examples/electron round trip', () => {
     dirs.push(dir);
     const got = await roundTrip(join(dir, 'store'), 'utility');
     expect(() => check(got, 'utility')).not.toThrow();
-    expect(() => check({ ...got, viewed: got.viewed + ' ' }, 'utility')).toThrow(/utility viewed/);
+    expect(() => check({ ...got, viewed: `${got.viewed} ` }, 'utility')).toThrow(/utility viewed/);
     expect(() => check(got, 'main')).toThrow(/main created/);
   });
 });

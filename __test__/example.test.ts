@@ -1,7 +1,10 @@
 // The README's main job: `npm run example` must run the conversation offline (no API key) and exit 0.
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { cli } from './cli-harness.js';
+import { removeDir } from './tmp-dir.js';
 
 const root = join(import.meta.dirname, '..');
 
@@ -23,6 +26,20 @@ describe('examples/conversation.ts', () => {
     );
     expect(r.stdout).toContain('  ← result (is_error: true):\n      The path /memories/user.md does not exist. Please provide a valid path.');
     expect(r.stdout).toContain('  ← result:\n      File created successfully at: /memories/user.md');
-    expect(r.stdout).toContain('\nstored: 1 memories, 79 bytes\n');
+    expect(r.stdout).toContain('\nstored: 1 memory, 79 bytes\n');
+    // The store outlives the example, and the lines it ends with are commands that show it.
+    const kept = /\nThe store is kept at (.+)\. Look at it with:\n {2}npx rabosh-memory view (.+) \/memories\/user\.md\n {2}npx rabosh-memory usage (.+)\n$/.exec(r.stdout);
+    expect(kept, r.stdout).not.toBeNull();
+    const dir = kept![1]!;
+    try {
+      expect(existsSync(dir)).toBe(true);
+      expect(kept![2]).toBe(kept![3]);
+      const view = cli('view', dir, '/memories/user.md');
+      expect(view.status).toBe(0);
+      expect(view.stdout).toContain('- Project: a storage engine in Rust');
+      expect(cli('usage', dir).stdout).toBe('1 memory, 79 B (79 bytes)\n');
+    } finally {
+      removeDir(dir);
+    }
   });
 });

@@ -23,8 +23,11 @@ function executableIn(dir: string): string | null {
   return null;
 }
 
-/** The path of the newest published Node `major`.x for this platform; downloads it once. */
-export function nodeBinary(major: number): string {
+/**
+ * The path of the newest published Node `major`.x for this platform, or of exactly the version
+ * given as `x.y.z` (the engines floor); downloads it once.
+ */
+export function nodeBinary(major: number | string): string {
   const dir = join(cache, String(major));
   const cached = executableIn(dir);
   if (cached) return cached;

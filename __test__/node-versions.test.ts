@@ -2,6 +2,8 @@
 // (fetched from the registry, see node-binaries.ts) loads the built addon and does a create/view
 // round trip, and runs the README's quick start exactly as printed, saved as an .mjs file, against
 // the local stand-in of the Messages API. The README's claim about `await using` is checked too.
+// The lowest version package.json's engines accepts (22.12.0) runs the same, as its own line: the
+// installed package's floor is a tested claim, not only the newest 22.x.
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,10 +16,14 @@ import { SUPPORTED_NODE_MAJORS, nodeBinary } from './node-binaries.js';
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'rabosh-node-lines-'));
 const run = promisify(execFile);
-const binaries = new Map<number, string>();
+const binaries = new Map<string, string>();
+const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+/** The lowest version the engines range names, e.g. `22.12.0` from `^22.12.0 || ^24.0.0 || …`. */
+const floor = /^\^(\d+\.\d+\.\d+) /.exec(engines)![1]!;
+const lines: Array<[string, number]> = [...SUPPORTED_NODE_MAJORS.map((m): [string, number] => [String(m), m]), [floor, Number(floor.split('.')[0])]];
 
 beforeAll(() => {
-  for (const major of SUPPORTED_NODE_MAJORS) binaries.set(major, nodeBinary(major));
+  for (const [spec] of lines) binaries.set(spec, nodeBinary(spec));
   // An app directory where `rabosh-memory` and the SDK resolve as they would once installed.
   mkdirSync(join(work, 'app', 'node_modules', '@anthropic-ai'), { recursive: true });
   symlinkSync(root, join(work, 'app', 'node_modules', 'rabosh-memory'), 'junction');
@@ -48,13 +54,14 @@ const { RaboshMemoryToolHandler } = require('rabosh-memory');
 })().catch((e) => { console.error(e); process.exit(1); });
 `;
 
-describe.each(SUPPORTED_NODE_MAJORS.map((m) => [m]))('Node %i', (major) => {
-  const dir = join(work, `node-${major}`);
+describe.each(lines)('Node %s', (spec, major) => {
+  const dir = join(work, `node-${spec}`);
 
   it('loads the addon and does a create/view round trip', async () => {
+    if (spec.includes('.')) expect((await run(binaries.get(spec)!, ['--version'])).stdout.trim()).toBe(`v${spec}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(work, 'app', `round-trip-${major}.cjs`), roundTrip);
-    const { stdout } = await run(binaries.get(major)!, [join(work, 'app', `round-trip-${major}.cjs`), join(dir, 'store')]);
+    writeFileSync(join(work, 'app', `round-trip-${spec}.cjs`), roundTrip);
+    const { stdout } = await run(binaries.get(spec)!, [join(work, 'app', `round-trip-${spec}.cjs`), join(dir, 'store')]);
     expect(JSON.parse(stdout)).toEqual([
       String(major),
       'File created successfully at: /memories/x.md',
@@ -67,16 +74,16 @@ describe.each(SUPPORTED_NODE_MAJORS.map((m) => [m]))('Node %i', (major) => {
     const standIn = await startStandIn([{ content: [call] }, { content: [say('Noted.')] }]);
     try {
       const app = join(work, 'app');
-      writeFileSync(join(app, `agent-${major}.mjs`), quickStart());
+      writeFileSync(join(app, `agent-${spec}.mjs`), quickStart());
       const cwd = join(dir, 'cwd');
       mkdirSync(cwd, { recursive: true });
       const env = { ...process.env, ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: standIn.baseURL };
-      const { stdout } = await run(binaries.get(major)!, [join(app, `agent-${major}.mjs`)], { cwd, env });
+      const { stdout } = await run(binaries.get(spec)!, [join(app, `agent-${spec}.mjs`)], { cwd, env });
       expect(stdout).toContain("text: 'Noted.'");
       const [result] = toolResults(standIn.requests[1]);
       expect(result).toMatchObject({ tool_use_id: call.id, content: 'File created successfully at: /memories/prefs.md' });
       // It opened ./agent-memory in its working directory and closed it (the lock is free again).
-      const { stdout: again } = await run(binaries.get(major)!, [join(app, `round-trip-${major}.cjs`), join(cwd, 'agent-memory')]);
+      const { stdout: again } = await run(binaries.get(spec)!, [join(app, `round-trip-${spec}.cjs`), join(cwd, 'agent-memory')]);
       expect(JSON.parse(again)[0]).toBe(String(major));
     } finally {
       await standIn.close();
@@ -84,9 +91,9 @@ describe.each(SUPPORTED_NODE_MAJORS.map((m) => [m]))('Node %i', (major) => {
   });
 
   it(`${major >= 24 ? 'parses' : 'refuses'} \`await using\`, as the README says`, async () => {
-    const file = join(work, `await-using-${major}.mjs`);
+    const file = join(work, `await-using-${spec}.mjs`);
     writeFileSync(file, 'await using x = { async [Symbol.asyncDispose]() { console.log("disposed"); } };\n');
-    const r = run(binaries.get(major)!, [file]);
+    const r = run(binaries.get(spec)!, [file]);
     if (major >= 24) expect((await r).stdout).toBe('disposed\n');
     else await expect(r).rejects.toMatchObject({ stderr: expect.stringContaining('SyntaxError') });
   });

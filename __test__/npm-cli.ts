@@ -12,6 +12,6 @@ export function npm(args: string[], cwd: string): string {
     stdio: 'pipe',
     env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
   };
-  if (npmCli && npmCli.endsWith('.js')) return execFileSync(process.execPath, [npmCli, ...args], opts) as string;
+  if (npmCli?.endsWith('.js')) return execFileSync(process.execPath, [npmCli, ...args], opts) as string;
   return execFileSync(isWindows ? 'npm.cmd' : 'npm', args, { ...opts, shell: isWindows }) as string;
 }

@@ -71,7 +71,7 @@ const hostilePath = fc
   .map(([p, segs]) => p + segs.map(([s, g]) => s + g).join(''));
 const deepPath = fc
   .tuple(fc.integer({ min: 1, max: 5_000 }), fc.constantFrom('a/', '../', './', 'a/../', 'é/', '%2e/', '/', 'ab/'))
-  .map(([n, piece]) => '/memories/' + piece.repeat(n) + 'leaf');
+  .map(([n, piece]) => `/memories/${piece.repeat(n)}leaf`);
 const validPath = fc.constantFrom(
   '/memories', '/memories/', '/memories/a', '/memories/b.md', '/memories/d', '/memories/d/x', '/memories/d/y.md',
   '/memories/d/e', '/memories/d/e/z', '/memories/.h/q', '/memories/node_modules/m', '/memories//a', '/memories/./d/x',

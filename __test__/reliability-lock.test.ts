@@ -57,7 +57,7 @@ async function spawnChild(dir: string, mode: 'exclusive' | 'shared' = 'exclusive
         resolve(line);
       });
     });
-  const child: Child = { proc, pid: proc.pid!, next, send: (l) => proc.stdin.write(l + '\n'), exited };
+  const child: Child = { proc, pid: proc.pid!, next, send: (l) => proc.stdin.write(`${l}\n`), exited };
   children.push(child);
   const ready = await next();
   expect(ready).toBe(`READY ${proc.pid}`);

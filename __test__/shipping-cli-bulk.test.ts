@@ -87,6 +87,7 @@ describe('import and export', () => {
     expect(readFileSync(join(to, 'memories', 'keep.md'), 'utf8')).toBe('mine');
     const ok = cli('export', store, join(tmp, 'fresh'));
     expect(ok.status).toBe(0);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: an escape code is what it looks for
     expect(ok.stdout + ok.stderr).not.toMatch(/\u001b\[/);
   });
 });

@@ -3,7 +3,7 @@
 // dir; a copy of the sources with one undocumented export planted must be refused, so the check
 // cannot pass vacuously (e.g. if the validation options were dropped).
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -27,9 +27,34 @@ describe('API documentation (typedoc)', () => {
     expect(r.status).toBe(0);
   });
 
+  // The index was an alphabetical wall of ~60 names: it is now an overview holding README's
+  // quick start (included from README, so the two cannot drift), and the module page opens with
+  // the handler and its two adapters.
+  it('opens on an overview with the quick start, and lists the handler first', () => {
+    const entities: Record<string, string> = { '&#39;': "'", '&quot;': '"', '&amp;': '&', '&lt;': '<', '&gt;': '>' };
+    const text = (file: string) =>
+      readFileSync(join(work, 'site', file), 'utf8')
+        .replace(/<[^>]+>/g, ' ')
+        .replace(/&#39;|&quot;|&amp;|&lt;|&gt;/g, (e) => entities[e]!)
+        .replace(/\s+/g, ' ');
+    const index = text('index.html');
+    expect(index).toContain('rabosh-memory API');
+    expect(index).toContain('Quick start: the SDK');
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const quick = /<!-- #region quick-start -->\n([\s\S]*?)<!-- #endregion quick-start -->/.exec(readme)![1]!;
+    // the quick start's first sentence and its code, as rendered words
+    expect(index).toContain('Save as agent.mjs and run node agent.mjs');
+    expect(index).toMatch(/RaboshMemoryToolHandler \. open \( '\.\/agent-memory' \)/);
+    expect(quick).toContain("RaboshMemoryToolHandler.open('./agent-memory')");
+    const modules = text('modules.html');
+    const start = modules.indexOf(' Start here ');
+    expect(start).toBeGreaterThan(-1);
+    expect(modules.slice(start, start + 80)).toMatch(/^ Start here RaboshMemoryToolHandler memoryResult memoryTool Classes /);
+  });
+
   it('refuses an undocumented export', () => {
     const tree = join(work, 'tree');
-    for (const p of ['index.ts', 'src', 'binding.cjs', 'binding.d.cts', 'package.json', 'typedoc.json', 'tsconfig.json', 'tsconfig.esm.json']) {
+    for (const p of ['index.ts', 'src', 'binding.cjs', 'binding.d.cts', 'package.json', 'typedoc.json', 'tsconfig.json', 'tsconfig.esm.json', 'README.md', 'docs']) {
       cpSync(join(root, p), join(tree, p), { recursive: true });
     }
     symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'), 'junction');
@@ -37,5 +62,18 @@ describe('API documentation (typedoc)', () => {
     const r = runTypedoc(tree, join(work, 'tree-site'));
     expect(r.output).toMatch(/plantedUndocumented .*does not have any documentation/);
     expect(r.status).not.toBe(0);
+  });
+});
+
+describe('README advice', () => {
+  // Memory results are the cheapest to clear (a view reads each back); excluding them from
+  // context editing keeps the one kind of result that never needed keeping.
+  it('the context-editing example clears memory results too', () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('\n## Context editing\n'));
+    const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(section)![1]!;
+    expect(block).toContain('clear_tool_uses_20250919');
+    expect(block).not.toMatch(/exclude_tools:\s*\[[^\]]*'memory'/);
+    expect(section.slice(0, section.indexOf('```'))).toMatch(/read back with a `view`/);
   });
 });

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compactViolations, pathImportViolations } from '../scripts/build-rules.mjs';
+import { compactViolations, importCycles, pathImportViolations } from '../scripts/build-rules.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const planted = mkdtempSync(join(tmpdir(), 'rabosh-rules-'));
@@ -62,5 +62,25 @@ describe('compact( only in expireBefore and maintenance APIs', () => {
       'src/handler.ts:3 in remove: await this.db.compact();',
       'crates/rabosh-memory/src/commands.rs:3 in delete: self.engine.compact()?;',
     ]);
+  });
+});
+
+describe('no import cycle in index.ts and src/', () => {
+  it('holds for this tree', () => {
+    expect(importCycles(root)).toEqual([]);
+  });
+
+  it('catches a cycle of any length, type-only and re-exports included, not comments or packages', () => {
+    const dir = plant({
+      'index.ts': "export { H } from './src/handler.js';\n",
+      'src/handler.ts': "import {\n  Store,\n} from './store.js';\nimport { x } from 'some-package';\nexport class H {}\n",
+      'src/store.ts': "import { h } from './history.js';\nexport class Store {}\n",
+      'src/history.ts': "import type { H } from './handler.js';\n// import { y } from './a.js'\nexport const h = 1;\n",
+      'src/a.ts': "export * from './b.js';\n",
+      'src/b.ts': "const a = await import('./a.js');\n",
+      'src/cli/main.ts': "import '../../index.js';\n",
+      'src/leaf.ts': "import { Store } from './store.js';\n",
+    });
+    expect(importCycles(dir)).toEqual(['src/a.ts -> src/b.ts -> src/a.ts', 'src/handler.ts -> src/store.ts -> src/history.ts -> src/handler.ts']);
   });
 });

@@ -97,6 +97,41 @@ async function converse(dir: string, flavour: string): Promise<void> {
   }
 }
 
+// README's hand-driven loop, the first \`\`\`ts block under its heading, exactly as a reader pastes it.
+function readmeLoop(): string {
+  const readme = readFileSync(join(root, 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\n## The hand-driven loop\n'));
+  const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(section);
+  if (!block) throw new Error('README has no ```ts block under "## The hand-driven loop"');
+  return `${block[1]}\n`;
+}
+
+// Compiled by this repo's TypeScript in the app, with the settings of TypeScript 5.9's `tsc --init`
+// (strict, nodenext, esnext, no ambient types) but checking the libraries' declarations too. The
+// imports resolve to the app's SDK and the packed package's declarations. Then it runs against the stand-in with the reader's setup
+// (ANTHROPIC_API_KEY; the base URL from the environment, which the SDK reads by itself).
+async function pastedLoop(dir: string): Promise<void> {
+  const at = mkdtempSync(join(dir, 'loop-'));
+  writeFileSync(join(at, 'loop.mts'), readmeLoop());
+  writeFileSync(
+    join(at, 'tsconfig.json'),
+    JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', target: 'esnext', types: [], outDir: 'out' }, files: ['loop.mts'] }),
+  );
+  const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+  const checked = await run(process.execPath, [tsc, '-p', at], { cwd: at }).catch((e: { stdout: string }) => ({ stdout: e.stdout, failed: true }));
+  expect(checked.stdout).toBe('');
+  expect('failed' in checked).toBe(false);
+  const call = memoryCall({ command: 'create', path: '/memories/prefs.md', file_text: 'short answers' });
+  const standIn = await startStandIn([{ content: [call] }, { content: [say('Noted.')] }]);
+  try {
+    await run(process.execPath, [join(at, 'out', 'loop.mjs')], { cwd: at, env: { ...process.env, ANTHROPIC_BASE_URL: standIn.baseURL, ANTHROPIC_API_KEY: 'test' } });
+  } finally {
+    await standIn.close();
+  }
+  expect(standIn.requests).toHaveLength(2);
+  expect(toolResults(standIn.requests[1])).toEqual([{ type: 'tool_result', tool_use_id: call.id, content: 'File created successfully at: /memories/prefs.md' }]);
+}
+
 function installedSdk(dir: string, under = ''): string {
   return (JSON.parse(readFileSync(join(dir, under, 'node_modules', '@anthropic-ai', 'sdk', 'package.json'), 'utf8')) as { version: string }).version;
 }
@@ -108,11 +143,19 @@ describe.each([[oldest], [newest]])('the packed package in an app on @anthropic-
     expect(existsSync(join(dir, 'node_modules', 'rabosh-memory', 'node_modules', '@anthropic-ai'))).toBe(false);
   }, 180_000);
 
+  it('README’s hand-driven loop type-checks and runs as pasted', async () => {
+    await pastedLoop(app(sdk));
+  }, 120_000);
+
   for (const flavour of Object.keys(flavours)) {
     it(`the real tool runner gets the documented text and is_error (${flavour})`, async () => {
       await converse(app(sdk), flavour);
     }, 60_000);
   }
+});
+
+it('README says the oldest SDK needs zod, which its root module loads', () => {
+  expect(readFileSync(join(root, 'README.md'), 'utf8')).toContain(`npm install @anthropic-ai/sdk@${oldest} zod`);
 });
 
 describe('an older SDK nested under the package, the newest in the app', () => {

@@ -46,7 +46,7 @@ describe('the write queue is not bounded by the libuv pool', () => {
         // Free the pool from this thread (the pool is what is full): a writer on each FIFO.
         const writers = fifos.map((f) => openSync(f, 'w'));
         await Promise.all((await Promise.all(held)).map((h) => h.close()));
-        writers.forEach((w) => closeSync(w));
+        for (const w of writers) closeSync(w);
       }
       await db.close();
       const again = await RaboshMemoryToolHandler.open(join(dir, 'store'));
@@ -79,8 +79,7 @@ function runAndKill(dir: string, target: number): Promise<Killed> {
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.stdout.on('data', (d: Buffer) => {
       partial += d.toString();
-      let nl: number;
-      while ((nl = partial.indexOf('\n')) >= 0) {
+      for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
         const m = /^ACK (\d+) (\d+)$/.exec(partial.slice(0, nl));
         partial = partial.slice(nl + 1);
         if (!m) continue;

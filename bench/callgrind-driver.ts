@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   marker();
   prints.view = hash(answer);
   await handler.close();
-  process.stdout.write(JSON.stringify(prints) + '\n');
+  process.stdout.write(`${JSON.stringify(prints)}\n`);
 }
 
 await main();

@@ -128,12 +128,12 @@ async function main(): Promise<void> {
     'Ir: instructions executed by every thread of the process between two markers, divided by the number of operations; includes the JIT, the garbage collector and the event loop turns the operations cause. All engines gave the same answers.',
   ].join('\n');
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'instructions.md'), md + '\n');
+  writeFileSync(join(resultsDir, 'instructions.md'), `${md}\n`);
   writeFileSync(
     join(resultsDir, 'instructions.json'),
-    JSON.stringify({ date: new Date().toISOString(), node: process.version, count, lists, views, rows }, null, 2) + '\n',
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, count, lists, views, rows }, null, 2)}\n`,
   );
-  process.stdout.write(md + '\n');
+  process.stdout.write(`${md}\n`);
 }
 
 try {

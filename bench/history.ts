@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 
 import { Rabosh, RaboshMemoryToolHandler, type Durability } from '../index.js';
 
-const CONTENT = 'x'.repeat(4095) + '\n';
+const CONTENT = `${'x'.repeat(4095)}\n`;
 const N = 200;
 
 interface Timing {

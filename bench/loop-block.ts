@@ -58,7 +58,10 @@ let probe: ThreadProbe | null | undefined;
 
 function threadProbe(): ThreadProbe | null {
   if (probe !== undefined) return probe;
-  if (busyTurnUnavailable()) return (probe = null);
+  if (busyTurnUnavailable()) {
+    probe = null;
+    return probe;
+  }
   // Loaded only on Linux, and only by the bench: the library itself never needs it.
   const koffi = createRequire(import.meta.url)('koffi') as typeof import('koffi');
   const libc = koffi.load(null); // the symbols Node itself links: glibc or musl alike
@@ -78,7 +81,7 @@ function threadProbe(): ThreadProbe | null {
   const check = (rc: number, what: string) => {
     if (rc !== 0) throw new Error(`${what} failed (returned ${rc})`);
   };
-  return (probe = {
+  probe = {
     cpuMs() {
       check(clockGettime(CLOCK_THREAD_CPUTIME_ID, ts) as number, 'clock_gettime(CLOCK_THREAD_CPUTIME_ID)');
       return Number(ts[0]!) * 1e3 + Number(ts[nsecAt]!) / 1e6;
@@ -87,7 +90,8 @@ function threadProbe(): ThreadProbe | null {
       check(getrusage(RUSAGE_THREAD, ru) as number, 'getrusage(RUSAGE_THREAD)');
       return Number(ru[nvcswAt]!);
     },
-  });
+  };
+  return probe;
 }
 
 /** This thread's CPU time in ms (a plant in a test spins on it); null where unavailable. */

@@ -16,7 +16,7 @@ if (!url) throw new Error('RABOSH_PG_URL is not set; run through scripts/with-po
 const N = Number(process.env['RABOSH_BENCH_PG_N'] ?? 200);
 const LISTED = 5_000;
 // 4 KiB whose first line is unique to the memory, so a str_replace of it matches once.
-const body = (i: number) => `MARK${i}\n` + 'f'.repeat(4096 - `MARK${i}\n`.length - 1) + '\n';
+const body = (i: number) => `MARK${i}\n${'f'.repeat(4096 - `MARK${i}\n`.length - 1)}\n`;
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -87,7 +87,7 @@ try {
   ];
   const table = lines.join('\n');
   console.log(table);
-  writeFileSync(new URL('./results/postgres.md', import.meta.url), table + '\n');
+  writeFileSync(new URL('./results/postgres.md', import.meta.url), `${table}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

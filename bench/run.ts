@@ -16,6 +16,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
 import { BACKENDS, type BackendInfo } from './handlers/registry.js';
+import { ensurePeers } from './peers.js';
 import { makePlan, type Instance } from './plan.js';
 import { legend, renderTable, type TableRow } from './report.js';
 import type { Job } from './scenarios/types.js';
@@ -100,14 +101,15 @@ function fmt(x: number): string {
 }
 
 async function main(): Promise<number> {
+  if (backends.some((b) => b.family === 'sqlite')) ensurePeers(log);
   const started = nowMs();
   const loadBefore = loadavg()[0]!;
   const plan = makePlan(scale);
   const only = process.env.RABOSH_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   if (only) {
-    const unknown = only.filter((id) => !plan.instances.some((i) => i.id === id || i.id.startsWith(id + '/')));
+    const unknown = only.filter((id) => !plan.instances.some((i) => i.id === id || i.id.startsWith(`${id}/`)));
     if (unknown.length) throw new Error(`RABOSH_BENCH_ONLY: no measurement named ${unknown.join(', ')}`);
-    plan.instances = plan.instances.filter((i) => only.some((id) => i.id === id || i.id.startsWith(id + '/')));
+    plan.instances = plan.instances.filter((i) => only.some((id) => i.id === id || i.id.startsWith(`${id}/`)));
   }
   const failures: string[] = [];
   const families = [...new Set(backends.map((b) => b.family))];
@@ -124,7 +126,8 @@ async function main(): Promise<number> {
       const t0 = nowMs();
       try {
         const out = await runChild('seedDataset', seeder(family), datasetDir(family, ds.id), { dataset: ds });
-        (seedTimes[family] ??= {})[ds.id] = out.metrics.seed_s!;
+        seedTimes[family] ??= {};
+        seedTimes[family][ds.id] = out.metrics.seed_s!;
         seeded.add(`${family}/${ds.id}`);
         log(`seeded ${family} ${ds.id} in ${((nowMs() - t0) / 1000).toFixed(1)} s`);
       } catch (err) {
@@ -205,10 +208,10 @@ async function main(): Promise<number> {
     failures.length ? `\n**Failures:**\n${failures.map((f) => `- ${f}`).join('\n')}` : '',
   ].join('\n');
   mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(join(resultsDir, 'latest.md'), md + '\n');
+  writeFileSync(join(resultsDir, 'latest.md'), `${md}\n`);
   writeFileSync(
     join(resultsDir, 'latest.json'),
-    JSON.stringify(
+    `${JSON.stringify(
       {
         date: new Date().toISOString(),
         machine,
@@ -224,9 +227,9 @@ async function main(): Promise<number> {
       },
       null,
       2,
-    ) + '\n',
+    )}\n`,
   );
-  process.stdout.write(md + '\n');
+  process.stdout.write(`${md}\n`);
 
   if (process.env.RABOSH_BENCH_KEEP === '1') log(`kept stores in ${work}`);
   else removeStores();
@@ -291,8 +294,9 @@ function checkAgreement(instances: Instance[], results: Map<string, Map<string, 
 }
 
 function describeMachine(): { summary: string; commit: string; versions: Record<string, string> } {
-  // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it.
-  const req = createRequire(join(repo, 'package.json'));
+  // Not require(`${pkg}/package.json`): packages with an `exports` map may not expose it. From
+  // bench/peers/, which finds its own packages and then the root's.
+  const req = createRequire(join(repo, 'bench', 'peers', 'package.json'));
   const version = (pkg: string) => {
     try {
       const entry = req.resolve(pkg);

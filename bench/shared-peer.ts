@@ -14,7 +14,7 @@ const callers = Number(callersArg);
 const mod = await load();
 const db = await mod.Rabosh.open(dir!, { durability: 'sync' });
 const h = new mod.RaboshMemoryToolHandler(db, { listingIndex: false });
-const say = (line: string) => writeSync(1, line + '\n');
+const say = (line: string) => writeSync(1, `${line}\n`);
 const counts = Array<number>(callers).fill(0);
 const path = (c: number) => `/memories/peer/${process.pid}-${c}.md`;
 for (let c = 0; c < callers; c++) {

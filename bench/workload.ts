@@ -15,7 +15,7 @@ export function body(name: string, bytes: number): string {
   let out = '';
   for (let k = 1; k <= bytes / LINE; k++) {
     const head = `L${pad(k, 4)} ${name} `;
-    out += head.padEnd(LINE - 1, 'x').slice(0, LINE - 1) + '\n';
+    out += `${head.padEnd(LINE - 1, 'x').slice(0, LINE - 1)}\n`;
   }
   return out;
 }

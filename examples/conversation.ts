@@ -1,11 +1,12 @@
 // `npm run example`: a short conversation in which the model keeps notes with the memory tool,
-// stored by rabosh-memory in a temporary directory and driven by the SDK's tool runner.
+// stored by rabosh-memory in a new temporary directory and driven by the SDK's tool runner. The
+// store is kept afterwards, so the CLI can show what the model wrote (the last lines say how).
 //
 // With ANTHROPIC_API_KEY set it talks to the real Messages API (model: RABOSH_EXAMPLE_MODEL, default
 // claude-sonnet-5-5). Without it, a local stand-in answers with scripted replies, so the example
 // runs anywhere, offline, in well under a second once built.
 import Anthropic from '@anthropic-ai/sdk';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaboshMemoryToolHandler, memoryTool } from 'rabosh-memory';
@@ -43,6 +44,10 @@ function script() {
     { content: [memoryCall({ command: 'view', path: '/memories' })] },
     { content: [say("Noted, Ada: short answers, Rust storage engine. I'll remember.")] },
   ];
+}
+
+function plural(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 function indent(text: string): string {
@@ -91,12 +96,15 @@ async function main() {
       }
     }
     const usage = await handler.usage();
-    console.log(`\nstored: ${usage.memories} memories, ${usage.bytes} bytes`);
+    console.log(`\nstored: ${plural(usage.memories, 'memory', 'memories')}, ${plural(usage.bytes, 'byte', 'bytes')}`);
   } finally {
     await handler.close();
-    rmSync(dir, { recursive: true, force: true });
     await standIn?.close();
   }
+  // Closed, so any other process may open it; kept, so the reader can.
+  const arg = /^[\w@%+=:,./\\-]+$/.test(dir) ? dir : JSON.stringify(dir);
+  console.log(`\nThe store is kept at ${dir}. Look at it with:\n  npx rabosh-memory view ${arg} /memories/user.md`);
+  console.log(`  npx rabosh-memory usage ${arg}`);
 }
 
 main().catch((e) => {

@@ -116,6 +116,6 @@ export async function startStandIn(script: Script): Promise<StandIn> {
 export function toolResults(request: RecordedRequest | undefined): Array<Record<string, any>> {
   const messages: any[] = request?.body?.messages ?? [];
   const last = messages[messages.length - 1];
-  if (!last || last.role !== 'user' || !Array.isArray(last.content)) return [];
+  if (last?.role !== 'user' || !Array.isArray(last.content)) return [];
   return last.content.filter((b: any) => b?.type === 'tool_result');
 }

@@ -6,3 +6,4 @@ export declare function facadeFiles(root: string): string[];
 export declare function pathImportViolations(root: string): string[];
 export declare function compactFiles(root: string): string[];
 export declare function compactViolations(root: string): string[];
+export declare function importCycles(root: string): string[];

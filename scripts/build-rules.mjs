@@ -6,8 +6,11 @@
 // 2. Nothing calls `compact(` except expireBefore and explicit maintenance entry points:
 //    the contract says deleting never compacts, and a compaction hidden in a write path would
 //    turn every delete into a rewrite of the store.
+// 3. No import cycle among index.ts and src/** (type-only imports count too): a cycle makes
+//    module evaluation order matter (a class read before it is defined under CommonJS) and
+//    means two modules cannot be understood, or changed, one without the other.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { dirname, join, posix, sep } from 'node:path';
 
 /** Facade files allowed to touch the filesystem APIs: where the store directory comes in. */
 export const STORE_DIR_FILES = new Set([]);
@@ -53,7 +56,7 @@ function walk(root, dir, out, accept) {
 export function stripComments(text) {
   return text
     .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
-    .replace(/(^|[^:'"])\/\/.*$/gm, (m, lead) => lead);
+    .replace(/(^|[^:'"])\/\/.*$/gm, (_m, lead) => lead);
 }
 
 export function facadeFiles(root) {
@@ -138,4 +141,61 @@ export function compactViolations(root) {
     }
   }
   return out;
+}
+
+/** Relative module specifiers a file imports or re-exports (static, side-effect and dynamic). */
+function relativeImports(text) {
+  const code = stripComments(text);
+  const out = [];
+  const re = /(?:\b(?:import|export)\b[^;'"]*?\bfrom\s*|\bimport\s*\(\s*|\bimport\s+)['"](\.{1,2}\/[^'"]+)['"]/g;
+  for (let m = re.exec(code); m !== null; m = re.exec(code)) out.push(m[1]);
+  return out;
+}
+
+/** The file a relative specifier names, among `files` (`./x.js` is `x.ts` in the sources). */
+function resolveSpecifier(from, spec, files) {
+  const base = posix.normalize(posix.join(dirname(from).split(sep).join('/'), spec));
+  const stem = base.replace(/\.(c|m)?js$/, '');
+  for (const candidate of [base, `${stem}.ts`, `${stem}.mts`, `${stem}.cts`, `${stem}/index.ts`]) {
+    if (files.has(candidate)) return candidate;
+  }
+  return null;
+}
+
+/** Every import cycle among index.ts and src/**, each as `a -> b -> … -> a`, each reported once. */
+export function importCycles(root) {
+  const list = walk(root, 'src', [], (f) => /\.(c|m)?ts$/.test(f) && !f.endsWith('.d.ts'));
+  try {
+    statSync(join(root, 'index.ts'));
+    list.unshift('index.ts');
+  } catch {
+    /* no facade entry yet */
+  }
+  const files = new Set(list);
+  const edges = new Map(
+    list.map((f) => [
+      f,
+      [...new Set(relativeImports(readFileSync(join(root, f), 'utf8')).map((s) => resolveSpecifier(f, s, files)).filter((t) => t !== null))].sort(),
+    ]),
+  );
+  const cycles = new Map();
+  const state = new Map(); // 1 on the current path, 2 done
+  const path = [];
+  const visit = (f) => {
+    state.set(f, 1);
+    path.push(f);
+    for (const t of edges.get(f)) {
+      if (state.get(t) === 1) {
+        const cycle = path.slice(path.indexOf(t));
+        // One name per cycle whichever module the walk entered it by: start at the smallest.
+        const i = cycle.indexOf([...cycle].sort()[0]);
+        const rotated = [...cycle.slice(i), ...cycle.slice(0, i)];
+        cycles.set(rotated.join(' -> '), [...rotated, rotated[0]].join(' -> '));
+      } else if (!state.has(t)) visit(t);
+    }
+    path.pop();
+    state.set(f, 2);
+  };
+  for (const f of list) if (!state.has(f)) visit(f);
+  return [...cycles.values()].sort();
 }

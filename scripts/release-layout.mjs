@@ -50,7 +50,7 @@ export function releaseProblems(root, want = {}) {
       problems.push(`${dir}/${file} is missing: the ${triple} build did not reach its package`);
     }
     if (want.optionalDependencies) {
-      expect('root optionalDependencies entry for ' + m.name, pkg.optionalDependencies?.[m.name], pkg.version);
+      expect(`root optionalDependencies entry for ${m.name}`, pkg.optionalDependencies?.[m.name], pkg.version);
     }
   }
   return problems;

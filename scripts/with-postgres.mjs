@@ -72,7 +72,7 @@ try {
   if (owner) chownSync(dir, owner.uid, owner.gid);
   const password = randomBytes(18).toString('hex');
   const pwfile = join(dir, 'pw');
-  writeFileSync(pwfile, password + '\n', { mode: 0o600 });
+  writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   if (owner) chownSync(pwfile, owner.uid, owner.gid);
   pg(['initdb', '-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8',
     '--locale=C', '--no-sync'], { stdio: 'ignore' });

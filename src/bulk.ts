@@ -48,6 +48,9 @@ export async function exportFrom(m: NativeMemories): Promise<ExportedMemory[]> {
   }));
 }
 
+/** The conflict's advice to a caller of the API; the CLI restates it as its own flag. */
+export const OVERWRITE_HINT = 'pass overwrite: true to replace existing memories';
+
 export async function importInto(
   m: NativeMemories,
   files: readonly MemoryFile[],
@@ -69,7 +72,7 @@ export async function importInto(
       return { memories: r.memories, bytes: r.bytes };
     case 'Exists':
       throw new InvalidArgumentError(
-        `nothing imported: ${r.path} already exists (pass overwrite: true to replace existing memories)`,
+        `nothing imported: ${r.path} already exists (${OVERWRITE_HINT})`,
       );
     case 'Duplicate':
       throw new InvalidArgumentError(`nothing imported: ${r.path} appears more than once`);

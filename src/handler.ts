@@ -31,6 +31,7 @@ import {
   type Snapshot,
 } from './store.js';
 import * as S from './strings.js';
+import type { ToolOutput } from './tool-output.js';
 
 /**
  * Options of a {@link RaboshMemoryToolHandler}. Every field is optional; an unknown key, a value of
@@ -52,25 +53,19 @@ export interface MemoryToolOptions {
    * by what the view prints instead of by everything under the viewed directory.
    *
    * Default true, from the benchmark in the README (50,000 memories, same machine, same run): a
-   * root view of a 500-directory tree takes 0.11 ms with the index against 12.3 ms without, and a
-   * flat 50,000-entry listing 48 ms against 76 ms; creates and edits cost the same either way.
-   * The price is memory (about 64 MiB against 45 MiB per 100,000 memories) and a one-time build
-   * at the first directory view after open (about 25 ms at 50,000 memories, on the libuv pool,
-   * never on the calling thread). Turn it off for very large stores on memory-tight hosts that
-   * rarely list.
+   * root view of a 500-directory tree takes 0.021 ms with the index against 6.8 ms without, and
+   * flat listings are 1.4–2.1× faster; creates and edits cost the same either way. The price is
+   * about 30 bytes of memory per memory (a memory with nothing below it is a 16-byte entry in its
+   * directory's table plus its name) and a one-time build at the first directory view after open
+   * (off the calling thread). Turn it off for very large stores on memory-tight hosts that rarely
+   * list.
    */
   listingIndex?: boolean;
   /** Who this handler's changes are recorded as, in version history: e.g. `{ type: 'session', id }`. */
   actor?: H.Actor;
 }
 
-/** What a command answers: the text for the model, and whether it is a failure outcome. */
-export interface ToolOutput {
-  /** The contract's string for the outcome, byte for byte (see CONTRACT.md). */
-  text: string;
-  /** True for every failure outcome; send it as the tool_result's `is_error`. */
-  isError: boolean;
-}
+export type { ToolOutput } from './tool-output.js';
 
 /** What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope. */
 export interface MemoryUsage {
@@ -183,6 +178,8 @@ const cannotMatch = (s: string): boolean => /[\uD800-\uDFFF]/u.test(s);
  * returns (per the store's {@link Durability}). Outcomes a model can cause (a missing path, no
  * match, a bad line number …) are answers, never exceptions; only faults reject with a
  * `RaboshError` subclass.
+ *
+ * @group Start here
  */
 export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   readonly #db: Rabosh;

@@ -9,7 +9,7 @@ import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, nati
 import type { NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
-import type { ToolOutput } from './handler.js';
+import type { ToolOutput } from './tool-output.js';
 import { viewRange, viewed } from './view-answer.js';
 
 /** `Rabosh.open(dir, { history })`: `true`, or limits on what is kept. */
@@ -284,13 +284,32 @@ export async function get(m: NativeMemories, path: string): Promise<HostMemory |
   return c === null ? null : { path: c.path, content: c.content, contentSha256: c.contentSha256, versionId: c.versionId ?? null };
 }
 
+/**
+ * The `ifMatch` of a host edit, checked here: the binding would reject anything but a string
+ * with a bare napi `StringExpected` error instead of a typed one.
+ */
+function ifMatchArg(command: string, options: unknown): string | null {
+  if (options === undefined) return null;
+  if (options === null || typeof options !== 'object') {
+    throw new InvalidArgumentError(`${command} options must be an object, got ${options === null ? 'null' : typeof options}`);
+  }
+  const ifMatch: unknown = (options as { ifMatch?: unknown }).ifMatch;
+  if (ifMatch === undefined) return null;
+  if (typeof ifMatch !== 'string') {
+    const got = ifMatch === null ? 'null' : Array.isArray(ifMatch) ? 'an array' : typeof ifMatch;
+    throw new InvalidArgumentError(`ifMatch must be a content hash string (from get()), got ${got}`);
+  }
+  return ifMatch;
+}
+
 export async function put(m: NativeMemories, path: string, content: string, options: PutOptions = {}): Promise<PutResult> {
   const p = memoryPathArg(path);
   if (typeof content !== 'string') throw new TypeError('put needs string content');
+  const ifMatch = ifMatchArg('put', options);
   if (options.ifNoneMatch !== undefined && options.ifNoneMatch !== '*') {
     throw new InvalidArgumentError(`ifNoneMatch must be '*', got ${JSON.stringify(options.ifNoneMatch)}`);
   }
-  const o = await native(() => m.hostPut(p, content, options.ifMatch ?? null, options.ifNoneMatch === '*'));
+  const o = await native(() => m.hostPut(p, content, ifMatch, options.ifNoneMatch === '*'));
   switch (o.status) {
     case 'written':
     case 'unchanged':
@@ -304,7 +323,8 @@ export async function put(m: NativeMemories, path: string, content: string, opti
 
 export async function remove(m: NativeMemories, path: string, options: { ifMatch?: string } = {}): Promise<RemoveResult> {
   const p = memoryPathArg(path);
-  const o = await native(() => m.hostRemove(p, options.ifMatch ?? null));
+  const ifMatch = ifMatchArg('remove', options);
+  const o = await native(() => m.hostRemove(p, ifMatch));
   if (o.status === 'precondition_failed') throw preconditionFailed(p, o.currentSha256 ?? null);
   return { removed: o.status === 'removed', versionId: o.versionId ?? null };
 }

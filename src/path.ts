@@ -60,8 +60,8 @@ function normalise(raw: string): string | null {
       segments.pop();
     } else segments.push(seg);
   }
-  const path = '/' + segments.join('/');
-  if (path !== ROOT && !path.startsWith(ROOT + '/')) return null;
+  const path = `/${segments.join('/')}`;
+  if (path !== ROOT && !path.startsWith(`${ROOT}/`)) return null;
   if (hasUnpairedSurrogate(raw)) return null;
   if (utf8Length(path) > MAX_PATH_BYTES) return null;
   if (segments.some((s) => utf8Length(s) > MAX_SEGMENT_BYTES)) return null;

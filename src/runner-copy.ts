@@ -60,7 +60,10 @@ function load(root: string, ext: string): ToolErrorClass | null {
 /** Call at the start of `run`, before any await: the stack then still holds the runner. */
 export function runnerToolError(): ToolErrorClass {
   let copy = null;
-  for (const line of callerStack().split('\n').slice(1)) if ((copy = sdkCopy(line))) break;
+  for (const line of callerStack().split('\n').slice(1)) {
+    copy = sdkCopy(line);
+    if (copy) break;
+  }
   if (!copy) return ResolvedToolError;
   const key = `${copy.root}|${copy.ext}`;
   let cls = byCopy.get(key);

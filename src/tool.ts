@@ -9,6 +9,7 @@ import type { ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages'
 
 import { RaboshError } from './errors.js';
 import type { RaboshMemoryToolHandler } from './handler.js';
+import type { ToolOutput } from './tool-output.js';
 import { runnerToolError } from './runner-copy.js';
 
 /**
@@ -22,6 +23,8 @@ import { runnerToolError } from './runner-copy.js';
  *
  * The runner matches `ToolError` by `instanceof` of its own class, so the error is built from the
  * class of the SDK copy that runs the tool, whichever copy (version, `import` or `require`) that is.
+ *
+ * @group Start here
  */
 export function memoryTool(
   handler: RaboshMemoryToolHandler,
@@ -34,7 +37,7 @@ export function memoryTool(
     parse: (content: unknown) => content,
     run: async (input: unknown) => {
       const ToolError = runnerToolError();
-      let out;
+      let out: ToolOutput;
       try {
         out = await handler.execute(input);
       } catch (e) {
@@ -58,6 +61,8 @@ export interface MemoryToolUse {
 /**
  * The tool_result block answering `toolUse`, for a hand-driven loop: the documented text, and
  * `is_error: true` on every failure outcome. Faults reject, for the host to handle.
+ *
+ * @group Start here
  */
 export async function memoryResult(
   toolUse: MemoryToolUse,

@@ -2,12 +2,7 @@
 
 import type { NativeView } from './native.js';
 import * as S from './strings.js';
-
-/** What a command answers: the text for the model, and whether it is a failure outcome. */
-export interface ViewAnswer {
-  text: string;
-  isError: boolean;
-}
+import type { ToolOutput } from './tool-output.js';
 
 /** A `view_range` the store can apply: two integers, else none (the whole file). */
 export function viewRange(r: unknown): number[] | null {
@@ -15,7 +10,7 @@ export function viewRange(r: unknown): number[] | null {
 }
 
 /** A view's answer; every variant of the union is handled (the compiler checks it). */
-export function viewed(path: string, o: NativeView): ViewAnswer {
+export function viewed(path: string, o: NativeView): ToolOutput {
   switch (o.type) {
     case 'File':
     case 'Dir':

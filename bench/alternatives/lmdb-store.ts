@@ -8,7 +8,7 @@ import type { Meta, Tx, TxStore } from './memory-commands.js';
 type MetaRow = [size: number, lines: number, createdAt: number, updatedAt: number];
 
 function upper(prefix: string): string {
-  return prefix.slice(0, -1) + '0';
+  return `${prefix.slice(0, -1)}0`;
 }
 
 export interface LmdbStore extends TxStore {
@@ -85,5 +85,5 @@ export function openLmdbStore(dir: string): LmdbStore {
 }
 
 function range(path: string): { start: string; end: string } {
-  return { start: path + '/', end: upper(path + '/') };
+  return { start: `${path}/`, end: upper(`${path}/`) };
 }

@@ -80,7 +80,7 @@ export class KvMemoryHandler {
         const meta = tx.meta(path);
         if (meta) return fileView(path, tx.content(path)!, input.view_range, viewMaxChars).text;
       }
-      const prefix = path + '/';
+      const prefix = `${path}/`;
       const rel = function* () {
         for (const [p, size] of tx.sizesUnder(prefix)) yield [p.slice(prefix.length), size] as const;
       };
@@ -161,12 +161,12 @@ export class KvMemoryHandler {
     if (to === null) return `Error: The destination ${rawNew} already exists`;
     if (from === ROOT) return 'Error: Cannot rename the /memories directory itself';
     if (to === ROOT || to === from) return `Error: The destination ${to} already exists`;
-    if (to.startsWith(from + '/')) return `Error: Cannot rename ${from} to ${to}, which is inside it`;
+    if (to.startsWith(`${from}/`)) return `Error: Cannot rename ${from} to ${to}, which is inside it`;
     return this.#store.write((tx) => {
-      if (!tx.meta(from) && !tx.anyUnder(from + '/')) return `Error: The path ${from} does not exist`;
-      const moving = [...(tx.meta(from) ? [from] : []), ...[...tx.sizesUnder(from + '/')].map(([p]) => p)];
+      if (!tx.meta(from) && !tx.anyUnder(`${from}/`)) return `Error: The path ${from} does not exist`;
+      const moving = [...(tx.meta(from) ? [from] : []), ...[...tx.sizesUnder(`${from}/`)].map(([p]) => p)];
       if (renameTooLong(from, to, moving)) return `Error: The destination ${to} already exists`;
-      if (tx.meta(to) || tx.anyUnder(to + '/')) return `Error: The destination ${to} already exists`;
+      if (tx.meta(to) || tx.anyUnder(`${to}/`)) return `Error: The destination ${to} already exists`;
       tx.moveTree(from, to, Date.now());
       return `Successfully renamed ${from} to ${to}`;
     });

@@ -1,14 +1,14 @@
 // What a user would write with better-sqlite3: one table, WAL, synchronous=FULL, and a covering
 // index on (path, size) so a listing reads the index only, never the content column.
 
-import Database from 'better-sqlite3';
+import { betterSqlite3 } from '../peers.js';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Meta, Tx, TxStore } from './memory-commands.js';
 
 function upper(prefix: string): string {
   // Every prefix here ends in '/', and '0' is the next code point: [prefix, upper) is the subtree.
-  return prefix.slice(0, -1) + '0';
+  return `${prefix.slice(0, -1)}0`;
 }
 
 export interface SqliteStore extends TxStore {
@@ -21,7 +21,7 @@ export interface SqliteStore extends TxStore {
 
 export function openSqliteStore(dir: string): SqliteStore {
   mkdirSync(dir, { recursive: true });
-  const db = new Database(join(dir, 'memories.sqlite'));
+  const db = new (betterSqlite3())(join(dir, 'memories.sqlite'));
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.exec(`
@@ -64,9 +64,9 @@ export function openSqliteStore(dir: string): SqliteStore {
     put(path: string, content: string, m: Meta) {
       putStmt.run(path, m.size, m.lines, m.createdAt, m.updatedAt, content);
     },
-    deleteTree: (path) => deleteStmt.run(path, path + '/', upper(path + '/')).changes,
+    deleteTree: (path) => deleteStmt.run(path, `${path}/`, upper(`${path}/`)).changes,
     moveTree(from, to, now) {
-      moveStmt.run(to, from, now, from, from + '/', upper(from + '/'));
+      moveStmt.run(to, from, now, from, `${from}/`, upper(`${from}/`));
     },
   };
 

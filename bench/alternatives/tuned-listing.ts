@@ -38,9 +38,13 @@ function isHidden(p: string, from: number): boolean {
 }
 
 function child(parent: Node, name: string): Node {
-  const map = (parent.children ??= new Map());
+  parent.children ??= new Map();
+  const map = parent.children;
   let n = map.get(name);
-  if (!n) map.set(name, (n = node()));
+  if (!n) {
+    n = node();
+    map.set(name, n);
+  }
   return n;
 }
 

@@ -30,7 +30,7 @@ export const sqliteTunedBackend: Backend = {
     const view: BenchHandler['view'] = async (input) => {
       const path = normalise(input.path);
       if (path === null || (path !== ROOT && store.has(path))) return kv.view(input);
-      const text = store.read(() => tunedListing(path, path === ROOT, store.sizesUnderAll(path + '/')));
+      const text = store.read(() => tunedListing(path, path === ROOT, store.sizesUnderAll(`${path}/`)));
       return text ?? kv.view(input);
     };
     return {

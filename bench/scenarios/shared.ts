@@ -39,7 +39,7 @@ function startPeer(dir: string, callers: number): Peer {
       if (l !== undefined) resolve(l);
       else waiting.push(resolve);
     });
-  return { proc, next, send: (l) => proc.stdin!.write(l + '\n') };
+  return { proc, next, send: (l) => proc.stdin!.write(`${l}\n`) };
 }
 
 async function expectLine(peer: Peer, prefix: string): Promise<string> {

@@ -5,5 +5,5 @@ const { roundTrip } = require('./round-trip.cjs');
 const dir = process.argv[2];
 roundTrip(dir, 'utility').then(
   (result) => process.parentPort.postMessage({ ok: true, result }),
-  (error) => process.parentPort.postMessage({ ok: false, error: String(error && error.stack ? error.stack : error) }),
+  (error) => process.parentPort.postMessage({ ok: false, error: String(error?.stack ? error.stack : error) }),
 );

@@ -30,7 +30,8 @@ export function asCliError(e: unknown, dir?: string): CliError {
   if (e instanceof StoreLockedError) {
     const h = e.holder;
     return new CliError(
-      `store ${dir ?? ''} is locked by ${describeHolder(h)}; close that process first (the lock is never taken over)`.replace(
+      // The CLI always opens shared, so a refusal means the holder opened the store exclusively.
+      `store ${dir ?? ''} is locked by ${describeHolder(h)}, which opened it exclusively (exclusive: true); this command opens it shared and cannot run until that process closes it (the lock is never taken over)`.replace(
         'store  is',
         'store is',
       ),

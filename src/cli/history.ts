@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { isNotAStore, isUrl, noStore, storeName } from './target.js';
+import { isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 
 interface Common {
   json?: boolean;
@@ -17,6 +17,7 @@ type Sub = (name: string, description: string) => Command;
 type Out = (opts: Common, human: string, json: unknown) => void;
 
 async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
+  refuseNonDirectory(dir);
   const url = isUrl(dir);
   if (!url && !existsSync(dir)) throw noStore(dir);
   let db: Rabosh;
@@ -53,7 +54,7 @@ function positiveInt(raw: string): number {
   return n;
 }
 
-export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) => void): void {
+export function addHistoryCommands(sub: Sub, out: Out): void {
   sub('history', 'list the recorded versions of a memory (or of a directory with --prefix), newest first')
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<path>', 'memory path')
@@ -73,11 +74,8 @@ export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) 
     .action(async (dir: string, id: string, opts: Common) => {
       await withHandler(dir, opts, async (h) => {
         const v = await h.version(id);
-        if (v === null) {
-          out(opts, `no version ${id}`, { error: { code: 'CLI_NO_VERSION', message: `no version ${id}` } });
-          done(EXIT.failed);
-          return;
-        }
+        // An error, so on stderr like every other (as {"error":…} with --json).
+        if (v === null) throw new CliError(`no version ${id}`, EXIT.failed, 'CLI_NO_VERSION');
         out(opts, `${line(v)}\n${v.contentSha256 ?? ''}\n\n${v.content ?? '(no content)'}`, { ...json(v), content: v.content });
       });
     });
@@ -88,8 +86,16 @@ export function addHistoryCommands(sub: Sub, out: Out, done: (exitCode: number) 
     .argument('<versionId>', 'version id (32 hex digits)')
     .action(async (dir: string, path: string, id: string, opts: Common) => {
       await withHandler(dir, opts, async (h) => {
+        // A revert to the content the memory already holds writes nothing and answers with the
+        // memory's current version, so "nothing changed" is told by the id it had before.
+        const before = (await h.versions({ path, limit: 1 })).data[0]?.id ?? null;
         const r = await h.revert(path, id);
-        out(opts, r.versionId === null ? `${path} already holds that content` : `reverted ${path}: version ${r.versionId}`, { path, ...r });
+        const changed = r.versionId !== null && r.versionId !== before;
+        out(opts, changed ? `reverted ${path}: version ${r.versionId}` : `nothing changed: ${path} already holds the content of version ${id}`, {
+          path,
+          ...r,
+          changed,
+        });
       });
     });
 

@@ -4,12 +4,13 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
-import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
+import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from '../../index.js';
+import { OVERWRITE_HINT } from '../bulk.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
-import { isNotAStore, isUrl, noStore, storeName } from './target.js';
+import { isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
 
 export interface Io {
@@ -68,6 +69,7 @@ function holdsNothing(dir: string): boolean {
  * non-store directory, or a schema without a store, is refused and left exactly as it was.
  */
 async function withStore<T>(dir: string, create: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
+  refuseNonDirectory(dir);
   if (!create && !isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
   let db: Rabosh;
   try {
@@ -103,6 +105,28 @@ function positiveInt(name: string) {
   };
 }
 
+/**
+ * The figures of `stats` that describe the store. The rest count what one open handle did since
+ * it opened (commits, fsyncs, values read, bytes written, compactions, pinned snapshots): from a
+ * command that has just opened the store they are always 0, so the CLI leaves them out.
+ */
+function storeFigures(s: RaboshStats): Pick<RaboshStats, 'liveBytes' | 'deadBytes' | 'files' | 'keys' | 'seq' | 'history'> {
+  const { liveBytes, deadBytes, files, keys, seq, history } = s;
+  return { liveBytes, deadBytes, files, keys, seq, ...(history === undefined ? {} : { history }) };
+}
+
+/** Shown after every --help: what the README says about output and exit codes. */
+const HELP_FOOTER = `
+Every command takes --scope <name> (default: "default") and --json: one JSON document on stdout
+instead of text; errors as {"error":{"code","message",...}} on stderr.
+
+Exit codes:
+  0  ok
+  1  the operation failed (including a view that finds nothing, a missing store, corruption)
+  2  bad command line (unknown command or option, bad value)
+  3  the store is open exclusively elsewhere; the message names the holder's pid and host
+`;
+
 export function buildProgram(io: Io, done: (exitCode: number) => void): Command {
   const out = (opts: Common, human: string, json: unknown) => {
     io.stdout.write(opts.json ? `${JSON.stringify(json)}\n` : `${human}\n`);
@@ -112,20 +136,22 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .version(io.version ?? 'unknown', '-V, --version')
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => io.stdout.write(s), writeErr: (s) => io.stderr.write(s) })
-    .exitOverride();
+    .exitOverride()
+    .addHelpText('after', HELP_FOOTER);
 
   const sub = (name: string, description: string) =>
     program
       .command(name)
       .description(description)
-      .option('--json', 'print one JSON document instead of text')
-      .addOption(new Option('--scope <scope>', 'memory scope inside the store').default(undefined, '"default"').argParser(scopeArg));
+      .option('--json', 'print one JSON document on stdout instead of text (errors as JSON on stderr)')
+      .addOption(new Option('--scope <scope>', 'memory scope inside the store (default: "default")').argParser(scopeArg))
+      .addHelpText('after', HELP_FOOTER);
 
   sub('view', 'print what the model sees for a path (default /memories)')
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('[path]', 'memory path', '/memories')
-    .option('--range <start,end>', 'lines to show, like view_range', parseRange)
-    .option('--max-chars <n>', 'cap on a rendered file view (viewMaxChars)', positiveInt('--max-chars'))
+    .option('--range <start,end>', 'lines to show, like view_range (default: the whole file)', parseRange)
+    .option('--max-chars <n>', 'cap on a rendered file view, viewMaxChars (default: 16000)', positiveInt('--max-chars'))
     .action(async (dir: string, path: string, opts: Common & { range?: [number, number]; maxChars?: number }) => {
       await withStore(dir, false, async (db) => {
         const handler = handlerFor(db, opts, opts.maxChars === undefined ? {} : { viewMaxChars: opts.maxChars });
@@ -170,9 +196,15 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       const { files } = await readTree(from, MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
       await withStore(dir, true, async (db) => {
         const status = startStatus(tty, `committing ${count(files.length, 'memory', 'memories')}…`, io.stderr);
-        let r;
+        let r: ImportResult;
         try {
           r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
+        } catch (e) {
+          // The API's advice names its option; from the shell the same thing is a flag.
+          if (e instanceof InvalidArgumentError && e.message.includes(OVERWRITE_HINT)) {
+            throw new CliError(e.message.replace(OVERWRITE_HINT, 'pass --overwrite to replace existing memories'), EXIT.failed, e.code);
+          }
+          throw e;
         } finally {
           status.stop();
         }
@@ -213,11 +245,11 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       });
     });
 
-  sub('stats', "print the store's counters")
+  sub('stats', "print the store's size: live and dead bytes, files, keys, last commit")
     .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, async (db) => {
-        const s = db.stats();
+        const s = storeFigures(db.stats());
         const width = Math.max(...Object.keys(s).map((k) => k.length));
         out(
           opts,
@@ -229,7 +261,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       });
     });
 
-  addHistoryCommands(sub, out, done);
+  addHistoryCommands(sub, out);
 
   return program;
 }

@@ -2,6 +2,7 @@
  * A command's `<dir>` may be a store directory or a PostgreSQL URL. A URL can carry a host name
  * and a password, so messages never quote it: they name the store by its schema.
  */
+import { statSync } from 'node:fs';
 import { NotAStoreError } from '../../index.js';
 import { CliError, EXIT } from './exit.js';
 
@@ -29,4 +30,24 @@ export function noStore(target: string): CliError {
 
 export function isNotAStore(e: unknown): boolean {
   return e instanceof NotAStoreError;
+}
+
+/**
+ * A store is a directory (or a URL): a file, or a path through one, is refused here with words,
+ * before the engine answers with an OS error such as "Not a directory (os error 20)".
+ */
+export function refuseNonDirectory(target: string): void {
+  if (isUrl(target)) return;
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(target).isDirectory();
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'ENOTDIR') throw e;
+    isDirectory = false;
+  }
+  if (!isDirectory) {
+    throw new CliError(`${target} is not a directory: a store is a directory (or a postgres:// URL)`, EXIT.failed, 'CLI_NOT_A_DIRECTORY');
+  }
 }

@@ -3,6 +3,7 @@
  * `/memories/a/b.md` is the file `<root>/memories/a/b.md`, bytes = the content's UTF-8.
  */
 import { randomBytes } from 'node:crypto';
+import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryPath } from '../../index.js';
@@ -23,7 +24,7 @@ export function fileDirConflicts(files: readonly MemoryFile[]): string[] {
   for (const f of files) {
     const segs = segments(f.path);
     for (let i = 2; i < segs.length; i++) {
-      const ancestor = '/' + segs.slice(0, i).join('/');
+      const ancestor = `/${segs.slice(0, i).join('/')}`;
       if (paths.has(ancestor)) conflicts.add(ancestor);
     }
   }
@@ -131,7 +132,7 @@ export async function readTree(
   progress: (total: number) => Progress,
 ): Promise<{ root: string; files: MemoryFile[] }> {
   const root = join(from, 'memories');
-  let st;
+  let st: Stats;
   try {
     st = await lstat(root);
   } catch {
