@@ -8,6 +8,7 @@ import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
+import { addMcpCommand } from './mcp.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { isNotAStore, isUrl, noStore, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
@@ -230,6 +231,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   addHistoryCommands(sub, out, done);
+  addMcpCommand(program, { version: io.version, scope: scopeArg, positiveInt });
 
   return program;
 }

@@ -1,0 +1,279 @@
+// The MCP server (`rabosh-memory mcp`) as a client sees it: the MCP SDK's own Client spawning the
+// built CLI over stdio. Every answer is checked against the longhand contract model
+// (fixtures/contract-model.ts), which words the strings on its own — nothing here writes one out —
+// first on inputs chosen to reach every outcome of the contract, then on the differential test's
+// generated scripts. Then the tool's description, the resources and their change notifications
+// when another process writes, and faults answered by code with no host path.
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RaboshMemoryToolHandler } from '../index.js';
+import { ContractModel, type Limits } from './fixtures/contract-model.js';
+import { step, toInput } from './fixtures/contract-scripts.js';
+import { seed } from './cli-harness.js';
+import { eventually, memory, serve, type Served } from './mcp-harness.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
+
+const dirs: string[] = [];
+const servers: Served[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+  dirs.splice(0).forEach(removeDir);
+});
+
+async function started(target: string, args: string[] = []): Promise<Served> {
+  const s = await serve(target, args);
+  servers.push(s);
+  return s;
+}
+
+function store(): string {
+  const d = makeTempDir('rabosh-mcp');
+  dirs.push(d);
+  return d;
+}
+
+/** The input as the server receives it: JSON on the wire (undefined fields dropped, NaN → null …). */
+const wire = (input: unknown): unknown => {
+  const json = JSON.stringify(input);
+  return json === undefined ? undefined : JSON.parse(json);
+};
+const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Runs `inputs` through the server and the model side by side; returns how many answers compared. */
+async function agree(s: Served, model: ContractModel, inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[]): Promise<number> {
+  let n = 0;
+  for (const raw of inputs) {
+    const input = wire(typeof raw === 'function' ? (raw as (m: ContractModel) => unknown)(model) : raw);
+    if (!isRecord(input) && input !== undefined) {
+      // Tool arguments are an object in MCP: anything else is the protocol's to refuse.
+      await expect(memory(s.client, input)).rejects.toThrow(/-32603|-32602|Invalid/);
+      continue;
+    }
+    const want = model.execute(input);
+    const got = await memory(s.client, input);
+    expect({ input, ...got }).toEqual({ input, ...want });
+    n++;
+  }
+  return n;
+}
+
+const L250 = 'L'.repeat(250);
+const K200 = 'K'.repeat(200);
+
+/** Inputs that reach each outcome of the contract (§4, §7) in turn; the model words the answers. */
+const OUTCOMES: unknown[] = [
+  // view: the empty root; rejected, missing, mistyped and absent paths
+  { command: 'view', path: '/memories' },
+  { command: 'view', path: '/memories/' },
+  { command: 'view', path: '/memories/../etc' },
+  { command: 'view' },
+  { command: 'view', path: 5 },
+  { command: 'view', path: '/memories//nope/./' },
+  // create: success, exists, the root, a rejected path, over the cap, every kind of name
+  { command: 'create', path: '/memories/a.md', file_text: 'line1\nline2\nline3\n' },
+  { command: 'create', path: '/memories/a.md', file_text: 'again' },
+  { command: 'create', path: '/memories', file_text: 'x' },
+  { command: 'create', path: '/memories/../x', file_text: 'x' },
+  { command: 'create', path: '/memories/big', file_text: 'x'.repeat(4097) },
+  { command: 'create', path: '/memories/d/x', file_text: 'q' },
+  { command: 'create', path: '/memories/d/e/y', file_text: 'yy' },
+  { command: 'create', path: '/memories/d/e/deeper/z', file_text: 'zzz' },
+  { command: 'create', path: '/memories/.h/z', file_text: 'hidden' },
+  { command: 'create', path: '/memories/node_modules/m', file_text: 'mod' },
+  { command: 'create', path: '/memories/sizes/k', file_text: 'T'.repeat(1280) },
+  { command: 'create', path: '/memories/sizes/\u{1F600} x%y', file_text: 'é\u{1F600}' },
+  { command: 'create', path: '/memories/long', file_text: '1\n'.repeat(40) },
+  { command: 'create', path: '/memories/empty', file_text: '' },
+  { command: 'create', path: '/memories/notext' },
+  // view: listings (hidden left out, sizes, depth 2), a hidden directory, files and ranges, truncation
+  { command: 'view', path: '/memories' },
+  { command: 'view', path: '/memories/d/' },
+  { command: 'view', path: '/memories/.h' },
+  { command: 'view', path: '/memories/a.md' },
+  { command: 'view', path: '/memories/a.md', view_range: [2, 3] },
+  { command: 'view', path: '/memories/a.md', view_range: [2, -1] },
+  { command: 'view', path: '/memories/a.md', view_range: [3, 2] },
+  { command: 'view', path: '/memories/a.md', view_range: [-9, -3] },
+  { command: 'view', path: '/memories/a.md', view_range: 'x' },
+  { command: 'view', path: '/memories/long' },
+  { command: 'view', path: '/memories/long', view_range: [20, -1] },
+  { command: 'view', path: '/memories/empty' },
+  // str_replace: absent and rejected paths, not found, several, the empty old_str, success, over the cap
+  { command: 'str_replace', path: '/memories/nope', old_str: 'a', new_str: 'b' },
+  { command: 'str_replace', path: '/memories/../a', old_str: 'a', new_str: 'b' },
+  { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'b' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'absent', new_str: 'b' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'line', new_str: 'b' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'b' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'line2', new_str: 'LINE2 $& $1' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'line1' },
+  { command: 'str_replace', path: '/memories/a.md', old_str: 'line3', new_str: 'x'.repeat(4096) },
+  // insert: out-of-range and mistyped lines, success at the top and the end, absent paths, over the cap
+  { command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 99, insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_line: '1', insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 1.5, insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'top\n' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 4, insert_text: 'end' },
+  { command: 'insert', path: '/memories/empty', insert_line: 0, insert_text: 'first' },
+  { command: 'insert', path: '/memories/nope', insert_line: 0, insert_text: 'x' },
+  { command: 'insert', path: 'memories/a', insert_line: 0, insert_text: 'x' },
+  { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'x'.repeat(4096) },
+  { command: 'view', path: '/memories/a.md' },
+  // delete: the root, absent, rejected, a directory and all in it, a file
+  { command: 'delete', path: '/memories' },
+  { command: 'delete', path: '/memories/nope' },
+  { command: 'delete', path: '/memories/%2e%2e/a' },
+  { command: 'delete', path: '/memories/d' },
+  { command: 'delete', path: '/memories/empty' },
+  // rename: rejected old and new, the root either way, onto itself, into itself, absent, onto an
+  // existing memory, success, and a move that would carry a memory past the path limit
+  { command: 'rename', old_path: '/memories/../a', new_path: '/memories/b' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/etc/passwd' },
+  { command: 'rename', old_path: '/memories', new_path: '/memories/r' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories//a.md' },
+  { command: 'rename', old_path: '/memories/sizes', new_path: '/memories/sizes/in' },
+  { command: 'rename', old_path: '/memories/nope', new_path: '/memories/n' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/long' },
+  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/moved/a.md' },
+  { command: 'create', path: `/memories/p/${K200}/${K200}/leaf`, file_text: 'deep' },
+  { command: 'rename', old_path: '/memories/p', new_path: `/memories/${L250}/${L250}/${L250}` },
+  // unknown commands and a missing one
+  { command: 'nope', path: '/memories' },
+  { command: 7 },
+  { path: '/memories' },
+  undefined,
+  { command: 'view', path: '/memories' },
+];
+
+describe('the memory tool over MCP', () => {
+  it('lists one tool, "memory", with the memory tool\'s fields, write hints and view described as read-only', async () => {
+    const s = await started(store());
+    const { tools } = await s.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['memory']);
+    const tool = tools[0]!;
+    const props = tool.inputSchema.properties as Record<string, { enum?: string[] }>;
+    expect(props['command']!.enum).toEqual(['view', 'create', 'str_replace', 'insert', 'delete', 'rename']);
+    expect(Object.keys(props).sort()).toEqual(
+      ['command', 'file_text', 'insert_line', 'insert_text', 'new_path', 'new_str', 'old_path', 'old_str', 'path', 'view_range'].sort(),
+    );
+    expect(tool.inputSchema.required).toEqual(['command']);
+    expect(tool.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, openWorldHint: false });
+    expect(tool.description).toMatch(/view \(read-only/);
+    expect(s.client.getServerCapabilities()?.resources).toEqual({ subscribe: true, listChanged: true });
+  });
+
+  it('answers every contract outcome with the model\'s string and isError', async () => {
+    const lim: Limits = { maxMemoryBytes: 4096, viewMaxChars: 120 };
+    const s = await started(store(), ['--max-memory-bytes', '4096', '--view-max-chars', '120']);
+    const model = new ContractModel(lim);
+    const answered = await agree(s, model, OUTCOMES);
+    expect(answered).toBe(OUTCOMES.length);
+    // Each outcome was reached: every failure kind and every success kind appear among the answers.
+    expect(model.memories.has('/memories/moved/a.md')).toBe(true);
+  });
+
+  it('answers the differential test\'s generated scripts exactly as the model does', async () => {
+    const runs = Number(process.env['RABOSH_MCP_FC_RUNS'] ?? 12);
+    const caps = fc.record({ maxMemoryBytes: fc.constantFrom(24, 64, 1 << 20), viewMaxChars: fc.constantFrom(12, 40, 16_000) });
+    await fc.assert(
+      fc.asyncProperty(caps, fc.array(step, { minLength: 1, maxLength: 30, size: 'max' }), async (lim, steps) => {
+        const dir = makeTempDir('rabosh-mcp-fc');
+        const s = await serve(dir, ['--max-memory-bytes', String(lim.maxMemoryBytes), '--view-max-chars', String(lim.viewMaxChars)]);
+        try {
+          const model = new ContractModel(lim);
+          await agree(s, model, steps.map((st) => (m: ContractModel) => toInput(st, m)));
+        } finally {
+          await s.close();
+          removeDir(dir);
+        }
+      }),
+      { numRuns: runs },
+    );
+  });
+
+  it('answers a store fault with its stable code and no host path; the operator gets the detail on stderr', async () => {
+    const dir = store();
+    const s = await started(dir);
+    expect((await memory(s.client, { command: 'create', path: '/memories/a', file_text: 'x' })).isError).toBe(false);
+    // Another process replaces the MANIFEST with garbage: the server's next catch-up finds it.
+    writeFileSync(join(dir, 'MANIFEST.new'), 'garbage'.repeat(64));
+    renameSync(join(dir, 'MANIFEST.new'), join(dir, 'MANIFEST'));
+    for (const input of [
+      { command: 'create', path: '/memories/b', file_text: 'y' },
+      { command: 'view', path: '/memories' },
+    ]) {
+      const got = await memory(s.client, input);
+      expect(got.isError).toBe(true);
+      expect(got.text).toMatch(/^Error: memory store fault \(RABOSH_[A-Z_]+\)$/);
+      expect(got.text).not.toContain(dir);
+    }
+    const listed = s.client.listResources();
+    await expect(listed).rejects.toThrow(/memory store fault \(RABOSH_[A-Z_]+\)/);
+    await listed.catch((e: Error) => expect(e.message).not.toContain(dir));
+    await eventually('the fault on stderr', () => s.stderr().includes(join(dir, 'MANIFEST')));
+  });
+});
+
+describe('memories as MCP resources', () => {
+  it('lists and reads every memory by its memory:// URI', async () => {
+    const s = await started(store());
+    const files = { '/memories/notes.md': '# notes\n', '/memories/a b/\u{1F600}%?#.txt': 'odd name', '/memories/.hidden/k': 'k' };
+    for (const [path, file_text] of Object.entries(files)) await memory(s.client, { command: 'create', path, file_text });
+    const { resources } = await s.client.listResources();
+    expect(resources.map((r) => r.name).sort()).toEqual(Object.keys(files).sort());
+    const notes = resources.find((r) => r.name === '/memories/notes.md')!;
+    expect(notes).toMatchObject({ uri: 'memory:///memories/notes.md', mimeType: 'text/markdown', size: 8 });
+    for (const r of resources) {
+      expect(r.uri.startsWith('memory:///memories/')).toBe(true);
+      const read = await s.client.readResource({ uri: r.uri });
+      expect(read.contents).toEqual([{ uri: r.uri, mimeType: r.mimeType, text: files[r.name as keyof typeof files] }]);
+    }
+    await expect(s.client.readResource({ uri: 'memory:///memories/absent' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%2e%2e/%2e%2e/etc' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%E0%A4%A' })).rejects.toMatchObject({ code: -32002 });
+  });
+
+  it('tells a subscribed client when another process writes, and every client when the list changes', async () => {
+    const dir = store();
+    // Written before the server starts, so they are its baseline, not changes it reports.
+    await seed(dir, { '/memories/watched.md': 'v1', '/memories/other.md': 'o1' });
+    const s = await started(dir, ['--poll-ms', '100']);
+    const updated: string[] = [];
+    let listChanged = 0;
+    s.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
+    s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
+    await s.client.subscribeResource({ uri: 'memory:///memories/watched.md' });
+
+    const other = await RaboshMemoryToolHandler.open(dir);
+    try {
+      await other.execute({ command: 'str_replace', path: '/memories/other.md', old_str: 'o1', new_str: 'o2' });
+      await other.execute({ command: 'str_replace', path: '/memories/watched.md', old_str: 'v1', new_str: 'v2' });
+      await eventually('resources/updated for the watched memory', () => updated.includes('memory:///memories/watched.md')).catch((e) => {
+        throw new Error(`${e.message}; updated ${JSON.stringify(updated)}, list changed ${listChanged}; stderr: ${s.stderr()}`);
+      });
+      expect(updated).not.toContain('memory:///memories/other.md');
+      expect(listChanged).toBe(0);
+      expect((await s.client.readResource({ uri: 'memory:///memories/watched.md' })).contents[0]).toMatchObject({ text: 'v2' });
+
+      await other.execute({ command: 'create', path: '/memories/new.md', file_text: 'n' });
+      await eventually('resources/list_changed after a create elsewhere', () => listChanged > 0);
+      expect((await s.client.listResources()).resources.map((r) => r.name)).toContain('/memories/new.md');
+
+      await s.client.unsubscribeResource({ uri: 'memory:///memories/watched.md' });
+      updated.length = 0;
+      listChanged = 0;
+      await other.execute({ command: 'delete', path: '/memories/watched.md' });
+      await eventually('resources/list_changed after a delete elsewhere', () => listChanged > 0);
+      expect(updated).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+});

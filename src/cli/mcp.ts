@@ -1,0 +1,121 @@
+/**
+ * `rabosh-memory mcp <dir | postgres-url>`: the memory tool and the memories over MCP on
+ * stdin/stdout (see src/mcp/server.ts), for as long as the client keeps stdin open. stdout
+ * carries protocol messages only: anything else this process prints goes to stderr.
+ */
+import type { Writable } from 'node:stream';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { Command } from 'commander';
+import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from '../../index.js';
+import { MemoryServer } from '../mcp/server.js';
+import { CliError, EXIT, asCliError } from './exit.js';
+import { isUrl, storeName } from './target.js';
+
+/** How often a server looks for other processes' writes, unless --poll-ms says otherwise. */
+const POLL_MS = 1_000;
+
+interface McpOptions {
+  scope?: string;
+  history?: boolean;
+  exclusive?: boolean;
+  maxMemoryBytes?: number;
+  viewMaxChars?: number;
+  pollMs?: number;
+}
+
+/** The argument parsers program.ts owns, so every subcommand refuses bad values the same way. */
+export interface McpArgs {
+  version: string | undefined;
+  scope: (raw: string) => string;
+  positiveInt: (name: string) => (raw: string) => number;
+}
+
+export function addMcpCommand(program: Command, args: McpArgs): void {
+  program
+    .command('mcp')
+    .description('serve the memory tool and the memories (as resources) over MCP on stdin/stdout')
+    .argument('<dir>', 'store directory or postgres:// URL (created if absent)')
+    .option('--scope <scope>', 'memory scope inside the store (default "default")', args.scope)
+    .option('--history', 'record every change in version history (who: the MCP client\'s name)')
+    .option('--exclusive', 'hold the store alone: refuse to start while another process has it open, and keep others out')
+    .option('--max-memory-bytes <n>', 'cap on one memory in UTF-8 bytes (default 1048576)', args.positiveInt('--max-memory-bytes'))
+    .option('--view-max-chars <n>', 'cap on a rendered file view (default 16000)', args.positiveInt('--view-max-chars'))
+    .option('--poll-ms <n>', `milliseconds between looks for other processes' writes (default ${POLL_MS})`, args.positiveInt('--poll-ms'))
+    .action(async (dir: string, opts: McpOptions) => {
+      await serve(dir, opts, args.version ?? 'unknown');
+    });
+}
+
+function handlerOptions(opts: McpOptions): MemoryToolOptions {
+  return {
+    ...(opts.scope === undefined ? {} : { scope: opts.scope }),
+    ...(opts.maxMemoryBytes === undefined ? {} : { maxMemoryBytes: opts.maxMemoryBytes }),
+    ...(opts.viewMaxChars === undefined ? {} : { viewMaxChars: opts.viewMaxChars }),
+  };
+}
+
+/**
+ * Points `process.stdout.write` (and so `console.log`) at stderr; returns the real writer for
+ * the transport and a function that puts things back.
+ */
+function guardStdout(): { wire: Writable; restore: () => void } {
+  const stdout = process.stdout;
+  const write = stdout.write;
+  const wire = { write: write.bind(stdout), once: stdout.once.bind(stdout) } as unknown as Writable;
+  stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
+  return { wire, restore: () => void (stdout.write = write) };
+}
+
+/** Resolves at stdin's end, at SIGTERM or SIGINT, or when the transport closes. */
+function untilDone(server: MemoryServer): Promise<string> {
+  return new Promise((resolve) => {
+    const signals = ['SIGTERM', 'SIGINT'] as const;
+    const done = (why: string) => {
+      for (const s of signals) process.off(s, onSignal);
+      resolve(why);
+    };
+    const onSignal = (s: NodeJS.Signals) => done(s);
+    for (const s of signals) process.on(s, onSignal);
+    process.stdin.once('end', () => done('end of input'));
+    process.stdin.once('close', () => done('input closed'));
+    server.server.onclose = () => done('transport closed');
+  });
+}
+
+async function serve(dir: string, opts: McpOptions, version: string): Promise<void> {
+  if (opts.exclusive === true && isUrl(dir)) {
+    throw new CliError('--exclusive is for a store directory: a PostgreSQL store is always shared', EXIT.usage, 'CLI_USAGE');
+  }
+  const log = (line: string) => void process.stderr.write(`${line}\n`);
+  const { wire, restore } = guardStdout();
+  try {
+    let db: Rabosh;
+    try {
+      db = await Rabosh.open(dir, { history: opts.history === true, exclusive: opts.exclusive === true });
+    } catch (e) {
+      throw asCliError(e, storeName(dir));
+    }
+    try {
+      // Bad handler options are the command line's fault: refuse them before serving anything.
+      new RaboshMemoryToolHandler(db, handlerOptions(opts));
+      const server = new MemoryServer(db, { handler: handlerOptions(opts), version, pollMs: opts.pollMs ?? POLL_MS, sharedSeq: !isUrl(dir), log });
+      const done = untilDone(server);
+      await server.watch();
+      await server.server.connect(new StdioServerTransport(process.stdin, wire));
+      log(`rabosh-memory mcp: serving ${storeName(dir)} on stdio`);
+      const why = await done;
+      log(`rabosh-memory mcp: ${why}; closing the store`);
+      await server.stop();
+      await server.server.close();
+    } catch (e) {
+      throw asCliError(e, storeName(dir));
+    } finally {
+      await db.close();
+    }
+  } finally {
+    restore();
+    // Nothing more is read: without this, a stdin the client still holds open (at a signal)
+    // would keep the process alive.
+    process.stdin.destroy();
+  }
+}
