@@ -4,15 +4,18 @@
  * carries protocol messages only: anything else this process prints goes to stderr.
  */
 import type { Writable } from 'node:stream';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { Command } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from '../../index.js';
 import { MemoryServer } from '../mcp/server.js';
+import { StdioTransport, requestLimit } from '../mcp/stdio.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { isUrl, storeName } from './target.js';
 
 /** How often a server looks for other processes' writes, unless --poll-ms says otherwise. */
 const POLL_MS = 1_000;
+
+/** The handler's default `maxMemoryBytes`, which sizes the largest request read. */
+const MAX_MEMORY_BYTES = 1_048_576;
 
 interface McpOptions {
   scope?: string;
@@ -101,7 +104,7 @@ async function serve(dir: string, opts: McpOptions, version: string): Promise<vo
       const server = new MemoryServer(db, { handler: handlerOptions(opts), version, pollMs: opts.pollMs ?? POLL_MS, sharedSeq: !isUrl(dir), log });
       const done = untilDone(server);
       await server.watch();
-      await server.server.connect(new StdioServerTransport(process.stdin, wire));
+      await server.server.connect(new StdioTransport(process.stdin, wire, requestLimit(opts.maxMemoryBytes ?? MAX_MEMORY_BYTES)));
       log(`rabosh-memory mcp: serving ${storeName(dir)} on stdio`);
       const why = await done;
       log(`rabosh-memory mcp: ${why}; closing the store`);

@@ -117,6 +117,7 @@ export class MemoryServer {
         instructions: 'Memories live under /memories: use the memory tool to view and edit them; each memory is also a resource (memory:///memories/…).',
       },
     );
+    this.server.onerror = (e) => options.log(`rabosh-memory mcp: ${e.message}`);
     this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [MEMORY_TOOL] }));
     this.server.setRequestHandler(CallToolRequestSchema, (req) => {
       if (req.params.name !== MEMORY_TOOL.name) {
