@@ -4,6 +4,8 @@ import { resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { expect } from 'vitest';
+import type { ContractModel } from './fixtures/contract-model.js';
 
 export const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
 
@@ -88,4 +90,29 @@ export async function count(s: Served, times: number, onAck: () => void): Promis
     if (/Connection closed|-32000/.test(String(e))) return false;
     throw e;
   }
+}
+
+/** The input as the server receives it: JSON on the wire (undefined fields dropped, NaN → null …). */
+const wire = (input: unknown): unknown => {
+  const json = JSON.stringify(input);
+  return json === undefined ? undefined : JSON.parse(json);
+};
+const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Runs `inputs` through the server and the model side by side; returns how many answers compared. */
+export async function agree(s: Served, model: ContractModel, inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[]): Promise<number> {
+  let n = 0;
+  for (const raw of inputs) {
+    const input = wire(typeof raw === 'function' ? (raw as (m: ContractModel) => unknown)(model) : raw);
+    if (!isRecord(input) && input !== undefined) {
+      // Tool arguments are an object in MCP: anything else is the protocol's to refuse.
+      await expect(memory(s.client, input)).rejects.toThrow(/-32603|-32602|Invalid/);
+      continue;
+    }
+    const want = model.execute(input);
+    const got = await memory(s.client, input);
+    expect({ input, ...got }).toEqual({ input, ...want });
+    n++;
+  }
+  return n;
 }

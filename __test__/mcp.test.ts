@@ -13,7 +13,8 @@ import { RaboshMemoryToolHandler } from '../index.js';
 import { ContractModel, type Limits } from './fixtures/contract-model.js';
 import { step, toInput } from './fixtures/contract-scripts.js';
 import { seed } from './cli-harness.js';
-import { eventually, memory, serve, type Served } from './mcp-harness.js';
+import { OUTCOMES } from './fixtures/contract-outcomes.js';
+import { agree, eventually, memory, serve, type Served } from './mcp-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const dirs: string[] = [];
@@ -34,122 +35,6 @@ function store(): string {
   dirs.push(d);
   return d;
 }
-
-/** The input as the server receives it: JSON on the wire (undefined fields dropped, NaN → null …). */
-const wire = (input: unknown): unknown => {
-  const json = JSON.stringify(input);
-  return json === undefined ? undefined : JSON.parse(json);
-};
-const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** Runs `inputs` through the server and the model side by side; returns how many answers compared. */
-async function agree(s: Served, model: ContractModel, inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[]): Promise<number> {
-  let n = 0;
-  for (const raw of inputs) {
-    const input = wire(typeof raw === 'function' ? (raw as (m: ContractModel) => unknown)(model) : raw);
-    if (!isRecord(input) && input !== undefined) {
-      // Tool arguments are an object in MCP: anything else is the protocol's to refuse.
-      await expect(memory(s.client, input)).rejects.toThrow(/-32603|-32602|Invalid/);
-      continue;
-    }
-    const want = model.execute(input);
-    const got = await memory(s.client, input);
-    expect({ input, ...got }).toEqual({ input, ...want });
-    n++;
-  }
-  return n;
-}
-
-const L250 = 'L'.repeat(250);
-const K200 = 'K'.repeat(200);
-
-/** Inputs that reach each outcome of the contract (§4, §7) in turn; the model words the answers. */
-const OUTCOMES: unknown[] = [
-  // view: the empty root; rejected, missing, mistyped and absent paths
-  { command: 'view', path: '/memories' },
-  { command: 'view', path: '/memories/' },
-  { command: 'view', path: '/memories/../etc' },
-  { command: 'view' },
-  { command: 'view', path: 5 },
-  { command: 'view', path: '/memories//nope/./' },
-  // create: success, exists, the root, a rejected path, over the cap, every kind of name
-  { command: 'create', path: '/memories/a.md', file_text: 'line1\nline2\nline3\n' },
-  { command: 'create', path: '/memories/a.md', file_text: 'again' },
-  { command: 'create', path: '/memories', file_text: 'x' },
-  { command: 'create', path: '/memories/../x', file_text: 'x' },
-  { command: 'create', path: '/memories/big', file_text: 'x'.repeat(4097) },
-  { command: 'create', path: '/memories/d/x', file_text: 'q' },
-  { command: 'create', path: '/memories/d/e/y', file_text: 'yy' },
-  { command: 'create', path: '/memories/d/e/deeper/z', file_text: 'zzz' },
-  { command: 'create', path: '/memories/.h/z', file_text: 'hidden' },
-  { command: 'create', path: '/memories/node_modules/m', file_text: 'mod' },
-  { command: 'create', path: '/memories/sizes/k', file_text: 'T'.repeat(1280) },
-  { command: 'create', path: '/memories/sizes/\u{1F600} x%y', file_text: 'é\u{1F600}' },
-  { command: 'create', path: '/memories/long', file_text: '1\n'.repeat(40) },
-  { command: 'create', path: '/memories/empty', file_text: '' },
-  { command: 'create', path: '/memories/notext' },
-  // view: listings (hidden left out, sizes, depth 2), a hidden directory, files and ranges, truncation
-  { command: 'view', path: '/memories' },
-  { command: 'view', path: '/memories/d/' },
-  { command: 'view', path: '/memories/.h' },
-  { command: 'view', path: '/memories/a.md' },
-  { command: 'view', path: '/memories/a.md', view_range: [2, 3] },
-  { command: 'view', path: '/memories/a.md', view_range: [2, -1] },
-  { command: 'view', path: '/memories/a.md', view_range: [3, 2] },
-  { command: 'view', path: '/memories/a.md', view_range: [-9, -3] },
-  { command: 'view', path: '/memories/a.md', view_range: 'x' },
-  { command: 'view', path: '/memories/long' },
-  { command: 'view', path: '/memories/long', view_range: [20, -1] },
-  { command: 'view', path: '/memories/empty' },
-  // str_replace: absent and rejected paths, not found, several, the empty old_str, success, over the cap
-  { command: 'str_replace', path: '/memories/nope', old_str: 'a', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/../a', old_str: 'a', new_str: 'b' },
-  { command: 'str_replace', path: '/memories', old_str: 'a', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: 'absent', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: 'line', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: '', new_str: 'b' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: 'line2', new_str: 'LINE2 $& $1' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: 'line1' },
-  { command: 'str_replace', path: '/memories/a.md', old_str: 'line3', new_str: 'x'.repeat(4096) },
-  // insert: out-of-range and mistyped lines, success at the top and the end, absent paths, over the cap
-  { command: 'insert', path: '/memories/a.md', insert_line: -1, insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_line: 99, insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_line: '1', insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_line: 1.5, insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'top\n' },
-  { command: 'insert', path: '/memories/a.md', insert_line: 4, insert_text: 'end' },
-  { command: 'insert', path: '/memories/empty', insert_line: 0, insert_text: 'first' },
-  { command: 'insert', path: '/memories/nope', insert_line: 0, insert_text: 'x' },
-  { command: 'insert', path: 'memories/a', insert_line: 0, insert_text: 'x' },
-  { command: 'insert', path: '/memories/a.md', insert_line: 0, insert_text: 'x'.repeat(4096) },
-  { command: 'view', path: '/memories/a.md' },
-  // delete: the root, absent, rejected, a directory and all in it, a file
-  { command: 'delete', path: '/memories' },
-  { command: 'delete', path: '/memories/nope' },
-  { command: 'delete', path: '/memories/%2e%2e/a' },
-  { command: 'delete', path: '/memories/d' },
-  { command: 'delete', path: '/memories/empty' },
-  // rename: rejected old and new, the root either way, onto itself, into itself, absent, onto an
-  // existing memory, success, and a move that would carry a memory past the path limit
-  { command: 'rename', old_path: '/memories/../a', new_path: '/memories/b' },
-  { command: 'rename', old_path: '/memories/a.md', new_path: '/etc/passwd' },
-  { command: 'rename', old_path: '/memories', new_path: '/memories/r' },
-  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories' },
-  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories//a.md' },
-  { command: 'rename', old_path: '/memories/sizes', new_path: '/memories/sizes/in' },
-  { command: 'rename', old_path: '/memories/nope', new_path: '/memories/n' },
-  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/long' },
-  { command: 'rename', old_path: '/memories/a.md', new_path: '/memories/moved/a.md' },
-  { command: 'create', path: `/memories/p/${K200}/${K200}/leaf`, file_text: 'deep' },
-  { command: 'rename', old_path: '/memories/p', new_path: `/memories/${L250}/${L250}/${L250}` },
-  // unknown commands and a missing one
-  { command: 'nope', path: '/memories' },
-  { command: 7 },
-  { path: '/memories' },
-  undefined,
-  { command: 'view', path: '/memories' },
-];
 
 describe('the memory tool over MCP', () => {
   it('lists one tool, "memory", with the memory tool\'s fields, write hints and view described as read-only', async () => {
