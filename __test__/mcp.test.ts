@@ -4,17 +4,18 @@
 // first on inputs chosen to reach every outcome of the contract, then on the differential test's
 // generated scripts. Then the tool's description, the resources and their change notifications
 // when another process writes, and faults answered by code with no host path.
+import { spawnSync } from 'node:child_process';
 import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RaboshMemoryToolHandler } from '../index.js';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { ContractModel, type Limits } from './fixtures/contract-model.js';
 import { step, toInput } from './fixtures/contract-scripts.js';
 import { seed } from './cli-harness.js';
 import { OUTCOMES } from './fixtures/contract-outcomes.js';
-import { agree, eventually, memory, serve, type Served } from './mcp-harness.js';
+import { agree, bin, eventually, memory, serve, type Served } from './mcp-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const dirs: string[] = [];
@@ -80,6 +81,36 @@ describe('the memory tool over MCP', () => {
       }),
       { numRuns: runs },
     );
+  });
+
+  it('--scope and --history: the memories land in that scope, each change recorded as the MCP client', async () => {
+    const dir = store();
+    const s = await started(dir, ['--scope', 'team.a', '--history']);
+    await memory(s.client, { command: 'create', path: '/memories/a', file_text: 'x' });
+    await memory(s.client, { command: 'str_replace', path: '/memories/a', old_str: 'x', new_str: 'y' });
+    await s.close();
+    const db = await Rabosh.open(dir, { history: true });
+    try {
+      expect(await new RaboshMemoryToolHandler(db).usage()).toMatchObject({ memories: 0 });
+      const scoped = new RaboshMemoryToolHandler(db, { scope: 'team.a' });
+      expect((await scoped.get('/memories/a'))?.content).toBe('y');
+      const page = await scoped.versions({ path: '/memories/a' });
+      expect(page.data.map((v) => [v.operation, v.actor])).toEqual([
+        ['modified', { type: 'mcp', id: 'rabosh-test' }],
+        ['created', { type: 'mcp', id: 'rabosh-test' }],
+      ]);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('refuses a bad option before serving: exit 2, the reason on stderr, nothing on stdout', () => {
+    for (const args of [['--scope', 'no/slash'], ['--max-memory-bytes', '0'], ['--poll-ms', 'soon'], ['--no-such-option']]) {
+      const r = spawnSync(process.execPath, [bin, 'mcp', store(), ...args], { encoding: 'utf8', input: '', timeout: 120_000 });
+      expect(r.status, args.join(' ')).toBe(2);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/invalid|unknown option/);
+    }
   });
 
   it('answers a store fault with its stable code and no host path; the operator gets the detail on stderr', async () => {
