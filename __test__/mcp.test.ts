@@ -5,7 +5,7 @@
 // generated scripts. Then the tool's description, the resources and their change notifications
 // when another process writes, and faults answered by code with no host path.
 import { spawnSync } from 'node:child_process';
-import { renameSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -102,6 +102,20 @@ describe('the memory tool over MCP', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('starts from the README\'s configuration: its mcpServers entry, its command line for claude mcp add', async () => {
+    const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## MCP server'), readme.indexOf('## Building and testing'));
+    const json = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const entry = json.mcpServers['memory']!;
+    expect(entry.command).toBe('npx');
+    expect(entry.args.slice(0, 3)).toEqual(['-y', 'rabosh-memory', 'mcp']);
+    const added = /claude mcp add --scope project memory -- npx (.*)/.exec(section)![1]!.split(' ');
+    expect(added).toEqual(entry.args);
+    // npx would fetch the published package; the built one takes the same arguments after `mcp`.
+    const s = await started(store(), entry.args.slice(4));
+    expect((await s.client.listTools()).tools.map((t) => t.name)).toEqual(['memory']);
   });
 
   it('refuses a bad option before serving: exit 2, the reason on stderr, nothing on stdout', () => {
