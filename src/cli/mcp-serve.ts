@@ -34,7 +34,7 @@ function guardStdout(): { wire: Writable; restore: () => void } {
   return { wire, restore: () => void (stdout.write = write) };
 }
 
-/** Resolves at stdin's end, at SIGTERM or SIGINT, or when the transport closes. */
+/** Resolves at stdin's end, at SIGTERM or SIGINT, when stdout breaks, or when the transport closes. */
 function untilDone(server: MemoryServer): Promise<string> {
   return new Promise((resolve) => {
     const signals = ['SIGTERM', 'SIGINT'] as const;
@@ -46,6 +46,8 @@ function untilDone(server: MemoryServer): Promise<string> {
     for (const s of signals) process.on(s, onSignal);
     process.stdin.once('end', () => done('end of input'));
     process.stdin.once('close', () => done('input closed'));
+    // A client that stops reading (EPIPE) is a client gone, not a crash.
+    process.stdout.on('error', () => done('output closed'));
     server.server.onclose = () => done('transport closed');
   });
 }
