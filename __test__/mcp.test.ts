@@ -179,7 +179,9 @@ describe('memories as MCP resources', () => {
     let listChanged = 0;
     s.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void updated.push(n.params.uri));
     s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
-    await s.client.subscribeResource({ uri: 'memory:///memories/watched.md' });
+    // Spelled otherwise than the list does: the subscription is to the memory, not the spelling.
+    await s.client.subscribeResource({ uri: 'memory:///memories/./watched.md' });
+    await expect(s.client.subscribeResource({ uri: 'memory:///memories/../etc' })).rejects.toMatchObject({ code: -32002 });
 
     const other = await RaboshMemoryToolHandler.open(dir);
     try {

@@ -16,7 +16,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { RaboshError, RaboshMemoryToolHandler, type MemoryToolOptions, type Rabosh, type ToolOutput } from '../../index.js';
+import { MemoryPath, RaboshError, RaboshMemoryToolHandler, type MemoryToolOptions, type Rabosh, type ToolOutput } from '../../index.js';
 import { faultAnswer } from '../tool.js';
 import { mimeTypeOf, pathOf, uriOf } from './uri.js';
 import { StoreWatch, type Change } from './watch.js';
@@ -127,12 +127,13 @@ export class MemoryServer {
     });
     this.server.setRequestHandler(ListResourcesRequestSchema, () => this.#track(this.#list()));
     this.server.setRequestHandler(ReadResourceRequestSchema, (req) => this.#track(this.#read(req.params.uri)));
+    // Subscriptions are kept by the memory's own URI, so `memory:///memories/./a` watches /memories/a.
     this.server.setRequestHandler(SubscribeRequestSchema, (req) => {
-      this.#subscribed.add(this.#known(req.params.uri));
+      this.#subscribed.add(this.#canonical(req.params.uri));
       return {};
     });
     this.server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
-      this.#subscribed.delete(req.params.uri);
+      this.#subscribed.delete(this.#canonical(req.params.uri));
       return {};
     });
   }
@@ -194,6 +195,12 @@ export class MemoryServer {
   #known(uri: string): string {
     if (pathOf(uri) === null) throw rpcError(RESOURCE_NOT_FOUND, `not a memory URI: ${JSON.stringify(uri)} (memory:///memories/…)`, { uri });
     return uri;
+  }
+
+  #canonical(uri: string): string {
+    const path = MemoryPath.normalise(pathOf(this.#known(uri)) ?? '');
+    if (path === null || path === '/memories') throw rpcError(RESOURCE_NOT_FOUND, `not a memory: ${JSON.stringify(uri)}`, { uri });
+    return uriOf(path);
   }
 
   async #read(uri: string) {
