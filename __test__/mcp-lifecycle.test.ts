@@ -107,6 +107,18 @@ describe('the MCP server process', () => {
     await closedHolding(dir, ['/memories/eof']);
   });
 
+  it('answers the calls it read before the end of stdin, then exits 0', async () => {
+    const dir = makeTempDir('rabosh-mcp-eof-busy');
+    dirs.push(dir);
+    const r = start(dir);
+    await initialised(r);
+    for (let id = 1; id <= 10; id++) r.send(create(id, `/memories/e${id}`));
+    r.proc.stdin!.end();
+    expect(await exitOf(r)).toEqual({ code: 0, signal: null });
+    expect(r.messages().map((m) => m['id'])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    await closedHolding(dir, Array.from({ length: 10 }, (_, i) => `/memories/e${i + 1}`));
+  });
+
   it('exits 0 at SIGTERM with calls under way: each answered one is in the store', async () => {
     const dir = makeTempDir('rabosh-mcp-term');
     dirs.push(dir);

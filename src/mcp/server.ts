@@ -256,5 +256,7 @@ export class MemoryServer {
     await this.#watching?.catch(() => {});
     await this.#watch?.stop();
     await Promise.allSettled([...this.#inFlight]);
+    // Their answers are written a few promise reactions later: let them out before the close.
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
