@@ -23,15 +23,15 @@ function handlerOptions(opts: McpOptions): MemoryToolOptions {
 }
 
 /**
- * Points `process.stdout.write` (and so `console.log`) at stderr; returns the real writer for
- * the transport and a function that puts things back.
+ * Points `process.stdout.write` (and so `console.log`) at stderr for the rest of the process's
+ * life (after the server stops too: a client may still be reading stdout); returns the real
+ * writer, for the transport.
  */
-function guardStdout(): { wire: Writable; restore: () => void } {
+function guardStdout(): Writable {
   const stdout = process.stdout;
-  const write = stdout.write;
-  const wire = { write: write.bind(stdout), once: stdout.once.bind(stdout) } as unknown as Writable;
+  const wire = { write: stdout.write.bind(stdout), once: stdout.once.bind(stdout) } as unknown as Writable;
   stdout.write = process.stderr.write.bind(process.stderr) as typeof stdout.write;
-  return { wire, restore: () => void (stdout.write = write) };
+  return wire;
 }
 
 /** Resolves at stdin's end, at SIGTERM or SIGINT, when stdout breaks, or when the transport closes. */
@@ -57,7 +57,7 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
     throw new CliError('--exclusive is for a store directory: a PostgreSQL store is always shared', EXIT.usage, 'CLI_USAGE');
   }
   const log = (line: string) => void process.stderr.write(`${line}\n`);
-  const { wire, restore } = guardStdout();
+  const wire = guardStdout();
   try {
     let db: Rabosh;
     try {
@@ -83,7 +83,6 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
       await db.close();
     }
   } finally {
-    restore();
     // Nothing more is read: without this, a stdin the client still holds open (at a signal)
     // would keep the process alive.
     process.stdin.destroy();
