@@ -9,6 +9,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryCall, say, startStandIn, toolResults } from '../examples/stand-in-server.js';
 import { SUPPORTED_NODE_MAJORS, nodeBinary } from './node-binaries.js';
@@ -87,6 +89,21 @@ describe.each(lines)('Node %s', (spec, major) => {
       expect(JSON.parse(again)[0]).toBe(String(major));
     } finally {
       await standIn.close();
+    }
+  });
+
+  it("serves MCP: the built CLI's mcp command under this Node, driven by the MCP SDK's client", async () => {
+    mkdirSync(dir, { recursive: true });
+    const bin = join(root, 'dist', 'esm', 'src', 'cli', 'main.js');
+    const transport = new StdioClientTransport({ command: binaries.get(major)!, args: [bin, 'mcp', join(dir, 'mcp-store')], stderr: 'pipe' });
+    const client = new Client({ name: `node-${major}`, version: '0.0.0' });
+    await client.connect(transport, { timeout: 120_000 });
+    try {
+      const r = await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/x.md', file_text: 'hi' } });
+      expect(r.content).toEqual([{ type: 'text', text: 'File created successfully at: /memories/x.md' }]);
+      expect(client.getServerVersion()?.name).toBe('rabosh-memory');
+    } finally {
+      await client.close();
     }
   });
 

@@ -1,7 +1,7 @@
 // The package as a user installs it. `npm pack` the root package and the platform package for
 // this machine (see packed.ts), install both tarballs into an empty directory with
 // `npm install --prefer-offline` (dependencies come from the npm cache when it has them, from the registry otherwise: a fresh machine has an empty cache), then use it
-// from there: ESM import, CJS require, the `rabosh-memory` bin, and `tsc --noEmit` against
+// from there: ESM import, CJS require, the `rabosh-memory` bin (and its MCP server), and `tsc --noEmit` against
 // the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
 // package's layout and the generated loader finding the addon by package name (the root
 // tarball carries no .node file, exactly as published).
@@ -9,6 +9,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { npm } from './npm-cli.js';
 import { packTarballs } from './packed.js';
@@ -78,6 +80,20 @@ describe('npm pack → install into a clean directory', () => {
     const bin = join(consumer, 'node_modules', '.bin', isWindows ? 'rabosh-memory.cmd' : 'rabosh-memory');
     const out = execFileSync(bin, ['--version'], { cwd: consumer, encoding: 'utf8', shell: isWindows });
     expect(out.trim()).toBe(JSON.parse(node(['-p', "JSON.stringify(require('rabosh-memory/package.json').version)"])));
+  });
+
+  it('serves MCP from the installed bin, its SDK installed with it (the MCP SDK\'s client over stdio)', async () => {
+    const bin = join(consumer, 'node_modules', 'rabosh-memory', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', join(work, 'mcp-store')], cwd: consumer, stderr: 'pipe' });
+    const client = new Client({ name: 'shipping-pack', version: '0.0.0' });
+    await client.connect(transport, { timeout: 120_000 });
+    try {
+      const r = await client.callTool({ name: 'memory', arguments: { command: 'create', path: '/memories/x.md', file_text: 'hi' } });
+      expect(r.content).toEqual([{ type: 'text', text: 'File created successfully at: /memories/x.md' }]);
+      expect((await client.listResources()).resources.map((x) => x.uri)).toEqual(['memory:///memories/x.md']);
+    } finally {
+      await client.close();
+    }
   });
 
   it('type-checks a consumer with tsc --noEmit (ESM and CJS resolution)', () => {

@@ -12,6 +12,11 @@ import type { RaboshMemoryToolHandler } from './handler.js';
 import type { ToolOutput } from './tool-output.js';
 import { runnerToolError } from './runner-copy.js';
 
+/** What the model is told of a fault: its stable code, never the operator message (host paths). */
+export function faultAnswer(e: RaboshError): string {
+  return `Error: memory store fault (${e.code})`;
+}
+
 /**
  * The memory tool for `client.beta.messages.toolRunner`. `run` returns the text of a success
  * and throws the SDK's `ToolError(text)` for every failure outcome, so the runner sends the
@@ -41,7 +46,7 @@ export function memoryTool(
       try {
         out = await handler.execute(input);
       } catch (e) {
-        if (e instanceof RaboshError) throw new ToolError(`Error: memory store fault (${e.code})`);
+        if (e instanceof RaboshError) throw new ToolError(faultAnswer(e));
         throw e;
       }
       if (out.isError) throw new ToolError(out.text);

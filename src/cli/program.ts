@@ -9,6 +9,7 @@ import { OVERWRITE_HINT } from '../bulk.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
+import { addMcpCommand } from './mcp.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
@@ -262,6 +263,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   addHistoryCommands(sub, out);
+  addMcpCommand(program, { version: io.version, scope: scopeArg, positiveInt });
 
   return program;
 }
