@@ -1,0 +1,119 @@
+// What the inspector's tests share: Debian's chromium (installed by the project's own script when
+// missing and this is root on Debian), the `ui` command as a real process, and raw HTTP requests
+// with whatever Host and Origin a hostile page would send.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { request } from 'node:http';
+import { resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const bin = resolve(root, 'dist', 'esm', 'src', 'cli', 'main.js');
+
+/** The browser: RABOSH_CHROMIUM, else Debian's, installed here by scripts/install-chromium.sh. */
+export function chromiumPath(): string {
+  const given = process.env['RABOSH_CHROMIUM'];
+  if (given) return given;
+  const debian = '/usr/bin/chromium';
+  if (!existsSync(debian) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
+    execFileSync('bash', [resolve(root, 'scripts', 'install-chromium.sh')], { stdio: 'inherit', timeout: 900_000 });
+  }
+  if (!existsSync(debian)) throw new Error('chromium is missing: run scripts/install-chromium.sh as root on Debian, or set RABOSH_CHROMIUM');
+  return debian;
+}
+
+/** Flags for a quiet, reproducible headless run that reaches nothing but the page. */
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export interface Ui {
+  child: ChildProcess;
+  url: string;
+  port: number;
+  token: string;
+  stderr: () => string;
+  /** SIGTERM, then the exit code (bounded wait). */
+  stop: () => Promise<number | null>;
+}
+
+/** Starts `rabosh-memory ui <store> ...args` and waits (bounded) for the URL on stdout. */
+export async function startUi(store: string, ...args: string[]): Promise<Ui> {
+  const child = spawn(process.execPath, [bin, 'ui', store, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  const url = await new Promise<string>((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`ui printed no URL in 60 s; stderr: ${err}`)), 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line) {
+        clearTimeout(timer);
+        done(line.trim());
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      fail(new Error(`ui exited with ${code} before printing a URL; stderr: ${err}`));
+    });
+  });
+  const m = /^http:\/\/127\.0\.0\.1:(\d+)\/([A-Za-z0-9_-]+)\/$/.exec(url);
+  if (m === null) throw new Error(`unexpected URL line ${JSON.stringify(url)}`);
+  return {
+    child,
+    url,
+    port: Number(m[1]),
+    token: m[2]!,
+    stderr: () => err,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), 60_000));
+      const r = await Promise.race([exited, timeout]);
+      if (r === 'timeout') {
+        child.kill('SIGKILL');
+        throw new Error('ui did not exit within 60 s of SIGTERM');
+      }
+      return r;
+    },
+  };
+}
+
+export interface Raw {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+/** One request with exactly these headers (fetch would not let us set Host). */
+export function raw(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Raw> {
+  return new Promise((done, fail) => {
+    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { Host: `127.0.0.1:${port}`, ...options.headers } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (body += d));
+      res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.setTimeout(30_000, () => req.destroy(new Error(`no answer to ${path} in 30 s`)));
+    req.on('error', fail);
+    req.end(options.body);
+  });
+}
+
+/** Another process writes to the store (the point of the live refresh). */
+export function writeFromAnotherProcess(store: string, path: string, text: string): void {
+  const script = `
+    import { RaboshMemoryToolHandler } from ${JSON.stringify(resolve(root, 'dist', 'esm', 'index.js'))};
+    const h = await RaboshMemoryToolHandler.open(process.argv[1], { history: true, actor: { type: 'session', id: 'other-process' } });
+    const r = await h.execute({ command: 'create', path: process.argv[2], file_text: process.argv[3] });
+    await h.close();
+    if (r.isError) { console.error(r.text); process.exit(1); }`;
+  execFileSync(process.execPath, ['--input-type=module', '-e', script, store, path, text], { stdio: 'pipe', timeout: 60_000 });
+}
