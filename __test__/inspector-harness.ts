@@ -45,7 +45,12 @@ export interface Ui {
 
 /** Starts `rabosh-memory ui <store> ...args` and waits (bounded) for the URL on stdout. */
 export async function startUi(store: string, ...args: string[]): Promise<Ui> {
-  const child = spawn(process.execPath, [bin, 'ui', store, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return startUiIn(process.cwd(), store, ...args);
+}
+
+/** The same, run from `cwd` (so a relative store path reads as a user would type it). */
+export async function startUiIn(cwd: string, store: string, ...args: string[]): Promise<Ui> {
+  const child = spawn(process.execPath, [bin, 'ui', store, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
