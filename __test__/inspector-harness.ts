@@ -45,12 +45,15 @@ export interface Ui {
 
 /** Starts `rabosh-memory ui <store> ...args` and waits (bounded) for the URL on stdout. */
 export async function startUi(store: string, ...args: string[]): Promise<Ui> {
-  return startUiIn(process.cwd(), store, ...args);
+  return startUiWith({}, store, ...args);
 }
 
-/** The same, run from `cwd` (so a relative store path reads as a user would type it). */
-export async function startUiIn(cwd: string, store: string, ...args: string[]): Promise<Ui> {
-  const child = spawn(process.execPath, [bin, 'ui', store, ...args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * The same, run from `cwd` (so a relative store path reads as a user would type it) and with
+ * another build of the bin (an installed package's).
+ */
+export async function startUiWith(where: { cwd?: string; bin?: string }, store: string, ...args: string[]): Promise<Ui> {
+  const child = spawn(process.execPath, [where.bin ?? bin, 'ui', store, ...args], { cwd: where.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stderr!.on('data', (d: Buffer) => (err += d.toString()));

@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { CHROMIUM_ARGS, chromiumPath, startUiIn, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
+import { CHROMIUM_ARGS, chromiumPath, startUiWith, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-'));
 const store = join(work, 'agent-memory');
@@ -75,7 +75,7 @@ const timeline = () => page.locator('#timeline li.event');
 beforeAll(async () => {
   const executablePath = chromiumPath();
   await seed();
-  ui = await startUiIn(work, 'agent-memory');
+  ui = await startUiWith({ cwd: work }, 'agent-memory');
   context = await chromium.launchPersistentContext(join(work, 'profile'), {
     executablePath,
     headless: true,

@@ -57,7 +57,7 @@ export function redactionGuarantee(info: StoreInfo): HTMLElement[] {
       : h(
           'p',
           {},
-          'The version keeps its row (with the time it was redacted) but loses its content, path, hash and size, in one transaction. On PostgreSQL the old row stays in the table until the server vacuums it, and in its write-ahead log, replicas and backups: those are the server’s to purge.',
+          'The version keeps its row (with the time it was redacted) but loses its content, path, hash and size, in one transaction. On PostgreSQL the old row version stays in the table’s files until VACUUM frees its space and later writes reuse it, and in the write-ahead log, replicas and backups: those are the server’s to purge.',
         );
   return [
     where,
