@@ -73,11 +73,11 @@ export async function startUiWith(where: { cwd?: string; bin?: string }, store: 
       fail(new Error(`ui exited with ${code} before printing a URL; stderr: ${err}`));
     });
   });
-  const m = /^http:\/\/127\.0\.0\.1:(\d+)\/([A-Za-z0-9_-]+)\/$/.exec(url);
+  const m = /^http:\/\/127\.0\.0\.1:(\d+)\/([A-Za-z0-9_-]+)\/$/.exec(url.startsWith('{') ? (JSON.parse(url) as { url: string }).url : url);
   if (m === null) throw new Error(`unexpected URL line ${JSON.stringify(url)}`);
   return {
     child,
-    url,
+    url: `http://127.0.0.1:${m[1]}/${m[2]}/`,
     port: Number(m[1]),
     token: m[2]!,
     stderr: () => err,

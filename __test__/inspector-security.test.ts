@@ -152,6 +152,29 @@ describe('rabosh-memory ui: the command line', () => {
     expect(port.stderr).toContain('invalid --port');
   });
 
+  it('prints the URL as JSON with --json and serves the scope it is given', async () => {
+    const scoped = await startUi(store, '--json', '--scope', 'other');
+    try {
+      const info = JSON.parse((await raw(scoped.port, `/${scoped.token}/api/info`)).body);
+      expect(info).toMatchObject({ scope: 'other', backend: 'directory', history: true, actor: { type: 'user', id: 'inspector' } });
+      expect(JSON.parse((await raw(scoped.port, `/${scoped.token}/api/tree`)).body).memories).toEqual([]);
+    } finally {
+      expect(await scoped.stop()).toBe(0);
+    }
+  });
+
+  it('exits 3 naming the holder when another process holds the store exclusively', async () => {
+    const other = join(work, 'exclusive');
+    const db = await Rabosh.open(other, { exclusive: true });
+    try {
+      const r = cli('ui', other);
+      expect(r.status).toBe(3);
+      expect(r.stderr).toContain(`is locked by pid ${process.pid}`);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('stops on SIGTERM with exit 0 and closes the store', async () => {
     expect(await ui.stop()).toBe(0);
     expect(ui.stderr()).toBe('');

@@ -34,6 +34,7 @@ const HOSTILE = '<script>window.__pwned = 1</script><img src="x" onerror="window
 let ui: Ui;
 let context: BrowserContext;
 let page: Page;
+const problems: string[] = [];
 
 async function seed(): Promise<void> {
   const db = await Rabosh.open(store, { history: true });
@@ -86,6 +87,11 @@ beforeAll(async () => {
     timeout: 120_000,
   });
   page = context.pages()[0] ?? (await context.newPage());
+  // Any script error or CSP violation on the page is a failure (checked at the end).
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   page.setDefaultTimeout(WAIT);
   await page.goto(ui.url);
   await page.locator('#live[data-state="live"]').waitFor();
@@ -222,6 +228,16 @@ describe('rabosh-memory ui in chromium', () => {
     await timeline().nth(0).click();
     await expect.poll(() => page.locator('#view tr.add .tx').first().textContent()).toContain('<img src="x"');
     expect(await page.locator('#view script, #view img, #view b').count()).toBe(0);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
+  });
+
+  it('keeps the selection across a reload, and logged no error and no CSP violation', async () => {
+    await row('/memories/user/preferences.md').click();
+    await expect.poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
+    await page.reload();
+    await expect.poll(() => page.locator('#memory-path').textContent()).toBe('/memories/user/preferences.md');
+    await expect.poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
+    expect(await page.title()).toBe('agent-memory · rabosh-memory inspector');
+    expect(problems).toEqual([]);
   });
 });

@@ -36,8 +36,8 @@ function sameToken(given: string, token: string): boolean {
 }
 
 /**
- * Splits `/<token>/<rest>` and checks Host, Origin and token, in that order; null when the
- * request may go on, with `rest` the path after the token ('' for the page itself).
+ * Checks Host, Origin and the token of `/<token>/<rest>`, in that order: a refusal, or `rest`,
+ * the path after the token ('' for the page itself).
  */
 export function admit(req: IncomingMessage, port: number, token: string): { rest: string } | Refusal {
   const host = req.headers.host ?? '';

@@ -71,6 +71,8 @@ async function loadMemory(): Promise<void> {
 
 async function select(path: string): Promise<void> {
   state.path = path;
+  // The fragment never reaches the server; it keeps the selection across a reload.
+  history.replaceState(null, '', `#${encodeURIComponent(path)}`);
   state.version = null;
   state.base = null;
   state.tab = 'content';
@@ -277,12 +279,30 @@ async function doRedact(v: Version): Promise<void> {
   }
 }
 
+/** One refresh at a time; changes arriving meanwhile are folded into one more after it. */
+let refreshing: Promise<void> | null = null;
+let again = false;
+
 async function refresh(): Promise<void> {
-  await loadTree();
-  if (state.path !== null) {
-    await loadMemory();
-    await render();
+  if (refreshing !== null) {
+    again = true;
+    return refreshing;
   }
+  refreshing = (async () => {
+    try {
+      do {
+        again = false;
+        await loadTree();
+        if (state.path !== null) {
+          await loadMemory();
+          await render();
+        }
+      } while (again);
+    } finally {
+      refreshing = null;
+    }
+  })();
+  return refreshing;
 }
 
 function live(): void {
@@ -352,7 +372,10 @@ async function start(): Promise<void> {
     h('span', { class: 'badge' }, `scope ${info.scope}`),
     info.history ? null : h('span', { class: 'badge warn', title: 'Reverts made here record no version' }, 'history off'),
   );
+  document.title = `${info.name} · rabosh-memory inspector`;
   await loadTree();
+  const remembered = decodeURIComponent(location.hash.slice(1));
+  if (remembered.startsWith('/memories/')) await select(remembered);
   live();
 }
 
