@@ -17,6 +17,8 @@ const docs = resolve(import.meta.dirname, '..', 'docs');
 const screenshots = process.env['RABOSH_SCREENSHOTS'] === '1';
 /** Generous: the machine is shared with other builds. */
 const WAIT = 30_000;
+/** expect.poll with the generous wait (its default is one second). */
+const poll = <T>(read: () => T | Promise<T>) => expect.poll(read, { timeout: WAIT, interval: 100 });
 
 const DECISIONS = `# Decisions
 
@@ -105,52 +107,52 @@ afterAll(async () => {
 
 describe('rabosh-memory ui in chromium', () => {
   it('shows the tree with sizes, and a memory with its content and history', async () => {
-    await expect.poll(() => page.locator('#usage').textContent(), { timeout: WAIT }).toContain('6 memories');
+    await poll(() => page.locator('#usage').textContent()).toContain('6 memories');
     // A memory's size is its UTF-8 bytes; a directory's, the sum of what is below it.
     const questions = Buffer.byteLength(QUESTIONS);
     const decisions = Buffer.byteLength(DECISIONS_NOW);
-    await expect.poll(() => row('/memories/projects/rabosh/open-questions.md').locator('.size').textContent()).toBe(`${questions} B`);
-    await expect.poll(() => row('/memories/projects/rabosh/decisions.md').locator('.size').textContent()).toBe(`${decisions} B`);
-    await expect.poll(() => row('/memories/projects/rabosh').locator('.size').textContent()).toBe(`${questions + decisions} B`);
-    await expect.poll(() => row('/memories/.index.md').getAttribute('class')).toContain('hidden-file');
+    await poll(() => row('/memories/projects/rabosh/open-questions.md').locator('.size').textContent()).toBe(`${questions} B`);
+    await poll(() => row('/memories/projects/rabosh/decisions.md').locator('.size').textContent()).toBe(`${decisions} B`);
+    await poll(() => row('/memories/projects/rabosh').locator('.size').textContent()).toBe(`${questions + decisions} B`);
+    await poll(() => row('/memories/.index.md').getAttribute('class')).toContain('hidden-file');
 
     // Folding a directory hides its memories; unfolding shows them again.
     await row('/memories/notes').click();
-    await expect.poll(() => row('/memories/notes/2026-11-30.md').count()).toBe(0);
+    await poll(() => row('/memories/notes/2026-11-30.md').count()).toBe(0);
     await row('/memories/notes').click();
     await row('/memories/notes/2026-11-30.md').waitFor();
 
     await row('/memories/projects/rabosh/decisions.md').click();
-    await expect.poll(() => page.locator('#memory-path').textContent()).toBe('/memories/projects/rabosh/decisions.md');
-    await expect.poll(() => page.locator('#view').textContent()).toContain('not in a JSON file');
-    await expect.poll(() => timeline().count()).toBe(3);
-    await expect.poll(() => timeline().nth(0).textContent()).toContain('user: maria');
-    await expect.poll(() => timeline().nth(2).textContent()).toContain('session: agent-7f3a');
-    await expect.poll(() => timeline().nth(2).textContent()).toContain('Created');
+    await poll(() => page.locator('#memory-path').textContent()).toBe('/memories/projects/rabosh/decisions.md');
+    await poll(() => page.locator('#view').textContent()).toContain('not in a JSON file');
+    await poll(() => timeline().count()).toBe(3);
+    await poll(() => timeline().nth(0).textContent()).toContain('user: maria');
+    await poll(() => timeline().nth(2).textContent()).toContain('session: agent-7f3a');
+    await poll(() => timeline().nth(2).textContent()).toContain('Created');
     if (screenshots) await page.screenshot({ path: join(docs, 'inspector-tree.png') });
   });
 
   it('shows the diff between a version and the one before it, and between any two', async () => {
     await timeline().nth(1).click();
-    await expect.poll(() => page.locator('#tab-diff').getAttribute('aria-selected')).toBe('true');
+    await poll(() => page.locator('#tab-diff').getAttribute('aria-selected')).toBe('true');
     const added = page.locator('#view tr.add .tx');
     const removed = page.locator('#view tr.del .tx');
-    await expect.poll(() => added.allTextContents()).toEqual([
+    await poll(() => added.allTextContents()).toEqual([
       '- Share one directory between the agent processes (no lost update).',
       '- History on: every change is a version.',
     ]);
-    await expect.poll(() => removed.allTextContents()).toEqual(['- Share one directory between the agent processes.']);
+    await poll(() => removed.allTextContents()).toEqual(['- Share one directory between the agent processes.']);
     if (screenshots) await page.screenshot({ path: join(docs, 'inspector-diff.png') });
 
     // Newest against the first: both edits at once.
     await timeline().nth(0).click();
     const versions = await versionsOf('/memories/projects/rabosh/decisions.md');
     await page.locator('#tab-extra select').selectOption(versions[2]!.id);
-    await expect.poll(() => removed.allTextContents()).toEqual([
+    await poll(() => removed.allTextContents()).toEqual([
       '- Store memories in rabosh, not in plain files.',
       '- Share one directory between the agent processes.',
     ]);
-    await expect.poll(() => added.count()).toBe(3);
+    await poll(() => added.count()).toBe(3);
   });
 
   it('reverts to an old version after a confirmation, recorded as the inspector', async () => {
@@ -158,17 +160,17 @@ describe('rabosh-memory ui in chromium', () => {
     await timeline().nth(2).click();
     await timeline().nth(2).getByRole('button', { name: 'Revert to this' }).click();
     const dialog = page.getByRole('dialog');
-    await expect.poll(() => dialog.textContent()).toContain('Revert this memory?');
+    await poll(() => dialog.textContent()).toContain('Revert this memory?');
     // Cancel writes nothing.
     await dialog.getByRole('button', { name: 'Cancel' }).click();
-    await expect.poll(() => dialog.isVisible()).toBe(false);
+    await poll(() => dialog.isVisible()).toBe(false);
     expect(await versionsOf(path)).toHaveLength(3);
 
     await timeline().nth(2).getByRole('button', { name: 'Revert to this' }).click();
     await dialog.getByRole('button', { name: 'Revert' }).click();
-    await expect.poll(() => timeline().count()).toBe(4);
-    await expect.poll(() => page.locator('#view').textContent()).toContain('not in plain files');
-    await expect.poll(() => page.locator('#toast').textContent()).toContain(`Reverted ${path}`);
+    await poll(() => timeline().count()).toBe(4);
+    await poll(() => page.locator('#view').textContent()).toContain('not in plain files');
+    await poll(() => page.locator('#toast').textContent()).toContain(`Reverted ${path}`);
     const newest = (await versionsOf(path))[0]!;
     expect(newest.operation).toBe('modified');
     expect(newest.actor).toEqual({ type: 'user', id: 'inspector' });
@@ -188,16 +190,16 @@ describe('rabosh-memory ui in chromium', () => {
     await page.locator(`#timeline li.event[data-version="${target.id}"]`).click();
     await page.locator(`#timeline li.event[data-version="${target.id}"]`).getByRole('button', { name: 'Redact…' }).click();
     const dialog = page.getByRole('dialog');
-    await expect.poll(() => dialog.textContent()).toContain('the bytes leave every file of the store directory');
-    await expect.poll(() => dialog.textContent()).toContain('change the live memory');
-    await expect.poll(() => dialog.textContent()).toContain('checkpoints, backups, exports');
+    await poll(() => dialog.textContent()).toContain('the bytes leave every file of the store directory');
+    await poll(() => dialog.textContent()).toContain('change the live memory');
+    await poll(() => dialog.textContent()).toContain('checkpoints, backups, exports');
     const ok = dialog.getByRole('button', { name: 'Redact version' });
     expect(await ok.isDisabled()).toBe(true);
     await dialog.getByRole('checkbox').check();
     expect(await ok.isDisabled()).toBe(false);
     if (screenshots) await page.screenshot({ path: join(docs, 'inspector-redact.png') });
     await ok.click();
-    await expect.poll(() => page.locator(`#timeline li.event[data-version="${target.id}"]`).getAttribute('class')).toContain('redacted');
+    await poll(() => page.locator(`#timeline li.event[data-version="${target.id}"]`).getAttribute('class')).toContain('redacted');
     const after = (await versionsOf(path)).find((v) => v.id === target.id)!;
     expect(after.redactedAt).not.toBeNull();
     const db = await Rabosh.open(store, { history: true });
@@ -213,30 +215,30 @@ describe('rabosh-memory ui in chromium', () => {
   it('refreshes when another process writes to the store', async () => {
     writeFromAnotherProcess(store, '/memories/notes/from-elsewhere.md', 'written by another process\n');
     await row('/memories/notes/from-elsewhere.md').waitFor({ timeout: WAIT });
-    await expect.poll(() => page.locator('#usage').textContent(), { timeout: WAIT }).toContain('7 memories');
+    await poll(() => page.locator('#usage').textContent()).toContain('7 memories');
     await row('/memories/notes/from-elsewhere.md').click();
-    await expect.poll(() => page.locator('#view').textContent()).toContain('written by another process');
-    await expect.poll(() => timeline().nth(0).textContent()).toContain('session: other-process');
+    await poll(() => page.locator('#view').textContent()).toContain('written by another process');
+    await poll(() => timeline().nth(0).textContent()).toContain('session: other-process');
   });
 
   it('shows a memory holding markup as text, and runs none of it', async () => {
     await row('/memories/notes/hostile.md').click();
-    await expect.poll(() => page.locator('#view').textContent()).toContain('<script>window.__pwned = 1</script>');
-    await expect.poll(() => page.locator('#view').textContent()).toContain('<b>bold?</b>');
+    await poll(() => page.locator('#view').textContent()).toContain('<script>window.__pwned = 1</script>');
+    await poll(() => page.locator('#view').textContent()).toContain('<b>bold?</b>');
     expect(await page.locator('#view script, #view img, #view b').count()).toBe(0);
     // The diff view too.
     await timeline().nth(0).click();
-    await expect.poll(() => page.locator('#view tr.add .tx').first().textContent()).toContain('<img src="x"');
+    await poll(() => page.locator('#view tr.add .tx').first().textContent()).toContain('<img src="x"');
     expect(await page.locator('#view script, #view img, #view b').count()).toBe(0);
     expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
   });
 
   it('keeps the selection across a reload, and logged no error and no CSP violation', async () => {
     await row('/memories/user/preferences.md').click();
-    await expect.poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
+    await poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
     await page.reload();
-    await expect.poll(() => page.locator('#memory-path').textContent()).toBe('/memories/user/preferences.md');
-    await expect.poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
+    await poll(() => page.locator('#memory-path').textContent()).toBe('/memories/user/preferences.md');
+    await poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
     expect(await page.title()).toBe('agent-memory · rabosh-memory inspector');
     expect(problems).toEqual([]);
   });

@@ -30,6 +30,8 @@ export function confirm(ask: Ask): Promise<boolean> {
   check.onchange = () => {
     ok.disabled = !check.checked;
   };
+  // The dialog has the user's attention; a notice of the last action would sit over it.
+  byId('toast').hidden = true;
   return new Promise((resolve) => {
     const done = (v: boolean) => {
       ok.onclick = null;
