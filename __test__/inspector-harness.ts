@@ -39,8 +39,8 @@ export interface Ui {
   port: number;
   token: string;
   stderr: () => string;
-  /** SIGTERM, then the exit code (bounded wait). */
-  stop: () => Promise<number | null>;
+  /** SIGTERM (or the signal given), then the exit code (bounded wait). */
+  stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
 
 /** Starts `rabosh-memory ui <store> ...args` and waits (bounded) for the URL on stdout. */
@@ -81,8 +81,8 @@ export async function startUiWith(where: { cwd?: string; bin?: string }, store: 
     port: Number(m[1]),
     token: m[2]!,
     stderr: () => err,
-    stop: async () => {
-      child.kill('SIGTERM');
+    stop: async (signal: NodeJS.Signals = 'SIGTERM') => {
+      child.kill(signal);
       const timeout = new Promise<'timeout'>((done) => setTimeout(() => done('timeout'), 60_000));
       const r = await Promise.race([exited, timeout]);
       if (r === 'timeout') {
@@ -115,13 +115,17 @@ export function raw(port: number, path: string, options: { method?: string; head
   });
 }
 
-/** Another process writes to the store (the point of the live refresh). */
-export function writeFromAnotherProcess(store: string, path: string, text: string): void {
+/** Another process runs one command on the store (the point of the live refresh). */
+export function runInAnotherProcess(store: string, input: Record<string, unknown>): void {
   const script = `
     import { RaboshMemoryToolHandler } from ${JSON.stringify(resolve(root, 'dist', 'esm', 'index.js'))};
     const h = await RaboshMemoryToolHandler.open(process.argv[1], { history: true, actor: { type: 'session', id: 'other-process' } });
-    const r = await h.execute({ command: 'create', path: process.argv[2], file_text: process.argv[3] });
+    const r = await h.execute(JSON.parse(process.argv[2]));
     await h.close();
     if (r.isError) { console.error(r.text); process.exit(1); }`;
-  execFileSync(process.execPath, ['--input-type=module', '-e', script, store, path, text], { stdio: 'pipe', timeout: 60_000 });
+  execFileSync(process.execPath, ['--input-type=module', '-e', script, store, JSON.stringify(input)], { stdio: 'pipe', timeout: 60_000 });
+}
+
+export function writeFromAnotherProcess(store: string, path: string, text: string): void {
+  runInAnotherProcess(store, { command: 'create', path, file_text: text });
 }

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'node:net';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { cli } from './cli-harness.js';
@@ -142,6 +143,45 @@ describe('rabosh-memory ui: who may ask', () => {
   });
 });
 
+describe('rabosh-memory ui: hostile input to the API', () => {
+  const RUNS = Number(process.env['RABOSH_FC_RUNS'] ?? 150);
+  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom('', '/memories', '/memories/a.md', '/memories/../etc', '0'.repeat(32), 'f'.repeat(32), '%00', '\u0000'));
+
+  it('answers every query with JSON and a 200, 400 or 404, never a crash', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('memory', 'versions', 'version', 'diff', 'usage', 'tree', 'info', 'nothing'), fc.dictionary(fc.constantFrom('path', 'id', 'to', 'from', 'cursor'), text), async (name, query) => {
+        const r = await raw(ui.port, api(`api/${name}?${new URLSearchParams(query)}`));
+        expect([200, 400, 404], `${name} ${JSON.stringify(query)}: ${r.body}`).toContain(r.status);
+        expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+        JSON.parse(r.body);
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('answers every write body with JSON and a 200, 400 or 413, never a crash', async () => {
+    const body = fc.oneof(
+      fc.string({ unit: 'binary', maxLength: 60 }),
+      fc.json(),
+      fc.record({ path: text, versionId: fc.oneof(text, fc.constant(versionId)) }).map((o) => JSON.stringify(o)),
+      fc.constant('x'.repeat(70 * 1024)),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('revert', 'redact'), body, async (name, payload) => {
+        // Redacting the seeded version would change what the other tests see.
+        fc.pre(!(name === 'redact' && payload.includes(versionId)));
+        const r = await raw(ui.port, api(`api/${name}`), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: payload });
+        expect([200, 400, 413], `${name} ${payload.slice(0, 200)}: ${r.body}`).toContain(r.status);
+        JSON.parse(r.body);
+      }),
+      { numRuns: RUNS },
+    );
+    // Still serving, and the seeded memory is one of its own versions' contents.
+    const memory = JSON.parse((await raw(ui.port, api('api/memory?path=/memories/a.md'))).body);
+    expect(['first\n', 'second\n']).toContain(memory.content);
+  });
+});
+
 describe('rabosh-memory ui: the command line', () => {
   it('refuses a directory without a store and a bad port, creating nothing', () => {
     const missing = cli('ui', join(work, 'missing'));
@@ -173,6 +213,12 @@ describe('rabosh-memory ui: the command line', () => {
     } finally {
       await db.close();
     }
+  });
+
+  it('stops on SIGINT (Ctrl+C) with exit 0', async () => {
+    const other = await startUi(store);
+    expect(await other.stop('SIGINT')).toBe(0);
+    expect(other.stderr()).toBe('');
   });
 
   it('stops on SIGTERM with exit 0 and closes the store', async () => {

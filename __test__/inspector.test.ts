@@ -9,7 +9,7 @@ import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { CHROMIUM_ARGS, chromiumPath, startUiWith, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
+import { CHROMIUM_ARGS, chromiumPath, runInAnotherProcess, startUiWith, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-'));
 const store = join(work, 'agent-memory');
@@ -116,6 +116,12 @@ describe('rabosh-memory ui in chromium', () => {
     await poll(() => row('/memories/projects/rabosh').locator('.size').textContent()).toBe(`${questions + decisions} B`);
     await poll(() => row('/memories/.index.md').getAttribute('class')).toContain('hidden-file');
 
+    // The filter keeps the matching memories (and their directories) only.
+    await page.locator('#filter').fill('pref');
+    await poll(() => page.locator('.tree button.row.file').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-path')))).toEqual(['/memories/user/preferences.md']);
+    await page.locator('#filter').fill('');
+    await row('/memories/notes/hostile.md').waitFor();
+
     // Folding a directory hides its memories; unfolding shows them again.
     await row('/memories/notes').click();
     await poll(() => row('/memories/notes/2026-11-30.md').count()).toBe(0);
@@ -219,6 +225,18 @@ describe('rabosh-memory ui in chromium', () => {
     await row('/memories/notes/from-elsewhere.md').click();
     await poll(() => page.locator('#view').textContent()).toContain('written by another process');
     await poll(() => timeline().nth(0).textContent()).toContain('session: other-process');
+
+    // Deleted elsewhere while shown: the page says so and keeps the history, from which a
+    // revert brings it back.
+    runInAnotherProcess(store, { command: 'delete', path: '/memories/notes/from-elsewhere.md' });
+    await poll(() => page.locator('#view').textContent()).toContain('No memory at this path now');
+    await poll(() => row('/memories/notes/from-elsewhere.md').count()).toBe(0);
+    await poll(() => timeline().nth(0).textContent()).toContain('Deleted');
+    await timeline().nth(1).click();
+    await timeline().nth(1).getByRole('button', { name: 'Revert to this' }).click();
+    await page.getByRole('dialog').getByRole('button', { name: 'Revert' }).click();
+    await poll(() => page.locator('#view').textContent()).toContain('written by another process');
+    await row('/memories/notes/from-elsewhere.md').waitFor();
   });
 
   it('shows a memory holding markup as text, and runs none of it', async () => {

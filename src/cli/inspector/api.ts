@@ -135,11 +135,8 @@ export class Api {
         usage: await this.handler.usage(),
       };
     },
-    memory: async (url) => {
-      const m = await this.handler.get(param(url, 'path'));
-      if (m === null) throw new HttpError(404, `no memory at ${url.searchParams.get('path')}`);
-      return m;
-    },
+    // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
+    memory: async (url) => this.handler.get(param(url, 'path')),
     versions: async (url) => {
       // A memory's versions follow it through renames (its memoryId); a path history never had
       // a version of falls back to the versions recorded at that path.

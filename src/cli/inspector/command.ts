@@ -72,8 +72,10 @@ export function addUiCommand(sub: (name: string, description: string) => Command
           if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`port ${opts.port} on 127.0.0.1 is in use`, EXIT.failed, 'CLI_PORT_IN_USE');
           throw e;
         }
+        // Listen for the signal before telling anyone where to send it.
+        const stopped = untilSignal();
         out(opts, inspector.url, { url: inspector.url });
-        await untilSignal();
+        await stopped;
         await inspector.close();
       } finally {
         await db.close();

@@ -2,7 +2,7 @@
  * The inspector page: tree on the left, the selected memory in the middle (content or a diff),
  * its history on the right, and a live feed that refreshes all three when the store changes.
  */
-import { api, ApiError, type Memory, type StoreInfo, type Version } from './client.js';
+import { api, type Memory, type StoreInfo, type Version } from './client.js';
 import { confirm, redactionGuarantee } from './confirm.js';
 import { append, byId, clear, count, h, size, when } from './dom.js';
 import { contentView, diffView } from './render.js';
@@ -55,10 +55,7 @@ async function loadMemory(): Promise<void> {
   const path = state.path;
   if (path === null) return;
   const [memory, page] = await Promise.all([
-    api.memory(path).catch((e: unknown) => {
-      if (e instanceof ApiError && e.status === 404) return null;
-      throw e;
-    }),
+    api.memory(path),
     api.versions(path),
   ]);
   if (path !== state.path) return;

@@ -87,7 +87,7 @@ function post<T>(name: string, body: unknown): Promise<T> {
 export const api = {
   info: () => get<StoreInfo>('info'),
   tree: () => get<{ memories: TreeEntry[]; usage: Usage }>('tree'),
-  memory: (path: string) => get<Memory>('memory', { path }),
+  memory: (path: string) => get<Memory | null>('memory', { path }),
   versions: (path: string, cursor?: string) =>
     get<{ data: Version[]; nextCursor: string | null }>('versions', cursor ? { path, cursor } : { path }),
   version: (id: string) => get<Version & { content: string | null }>('version', { id }),
