@@ -4,7 +4,8 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { request } from 'node:http';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = resolve(root, 'dist', 'esm', 'src', 'cli', 'main.js');
@@ -32,6 +33,28 @@ export const CHROMIUM_ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ];
+
+/**
+ * Chromium with a fresh profile in `dir`, at a fixed size and scheme (the screenshots'), and the
+ * one page, which records every console error and page error into `problems`.
+ */
+export async function openBrowser(dir: string, problems: string[]): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await chromium.launchPersistentContext(join(dir, 'profile'), {
+    executablePath: chromiumPath(),
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1360, height: 780 },
+    deviceScaleFactor: 1,
+    colorScheme: 'light',
+    timeout: 120_000,
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  return { context, page };
+}
 
 export interface Ui {
   child: ChildProcess;

@@ -4,7 +4,10 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { raw, startUi, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openBrowser, raw, startUi, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
 import { freshPgUrl } from './pg-url.js';
 
 let url = '';
@@ -67,6 +70,35 @@ describe('rabosh-memory ui on PostgreSQL', () => {
     expect(versions.map((v: { operation: string }) => v.operation)).toEqual(['modified', 'created']);
     const diff = await get(`api/diff?to=${versions[0].id}&from=${versions[1].id}`);
     expect(diff.hunks[0].lines).toEqual(['-one', '+two']);
+  });
+
+  it("says in the redact dialog what redaction guarantees on the server, and redacts", async () => {
+    const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-pg-'));
+    const problems: string[] = [];
+    const { context, page } = await openBrowser(work, problems);
+    try {
+      page.setDefaultTimeout(30_000);
+      await page.goto(ui.url);
+      await page.locator('.tree button.row[data-path="/memories/a.md"]').click();
+      const oldest = page.locator('#timeline li.event').nth(1);
+      await oldest.click();
+      await oldest.getByRole('button', { name: 'Redact…' }).click();
+      const dialog = page.getByRole('dialog');
+      await expect.poll(() => dialog.textContent(), { timeout: 30_000 }).toContain('until VACUUM frees its space');
+      const text = (await dialog.textContent()) ?? '';
+      expect(text).toContain('write-ahead log, replicas and backups');
+      expect(text).not.toContain('leave every file of the store directory');
+      await dialog.getByRole('checkbox').check();
+      await dialog.getByRole('button', { name: 'Redact version' }).click();
+      await expect.poll(() => oldest.getAttribute('class'), { timeout: 30_000 }).toContain('redacted');
+      expect(problems).toEqual([]);
+    } finally {
+      await context.close();
+      rmSync(work, { recursive: true, force: true });
+    }
+    const versions = (await get('api/versions?path=/memories/a.md')).data;
+    expect(versions[1].redactedAt).not.toBeNull();
+    expect((await get(`api/version?id=${versions[1].id}`)).content).toBeNull();
   });
 
   it('tells the page when another process writes, with no commit number to watch', async () => {

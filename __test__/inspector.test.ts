@@ -6,10 +6,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { CHROMIUM_ARGS, chromiumPath, runInAnotherProcess, startUiWith, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
+import { openBrowser, runInAnotherProcess, startUiWith, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-'));
 const store = join(work, 'agent-memory');
@@ -76,24 +76,10 @@ const row = (path: string) => page.locator(`.tree button.row[data-path="${path}"
 const timeline = () => page.locator('#timeline li.event');
 
 beforeAll(async () => {
-  const executablePath = chromiumPath();
   await seed();
   ui = await startUiWith({ cwd: work }, 'agent-memory');
-  context = await chromium.launchPersistentContext(join(work, 'profile'), {
-    executablePath,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1360, height: 780 },
-    deviceScaleFactor: 1,
-    colorScheme: 'light',
-    timeout: 120_000,
-  });
-  page = context.pages()[0] ?? (await context.newPage());
   // Any script error or CSP violation on the page is a failure (checked at the end).
-  page.on('console', (m) => {
-    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  ({ context, page } = await openBrowser(work, problems));
   page.setDefaultTimeout(WAIT);
   await page.goto(ui.url);
   await page.locator('#live[data-state="live"]').waitFor();
