@@ -6,11 +6,22 @@ import { existsSync } from 'node:fs';
 import { request } from 'node:http';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { expect } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = resolve(root, 'dist', 'esm', 'src', 'cli', 'main.js');
 
-/** The browser: RABOSH_CHROMIUM, else Debian's, installed here by scripts/install-chromium.sh. */
+/** Where a Chrome is preinstalled on the hosted CI runners (macOS, Windows, Ubuntu). */
+const PREINSTALLED = [
+  '/usr/bin/google-chrome',
+  '/Applications/Google Chrome.app/Contents/MacOS/Google Chrome',
+  'C:\\Program Files\\Google\\Chrome\\Application\\chrome.exe',
+];
+
+/**
+ * The browser: RABOSH_CHROMIUM, else Debian's (installed here by scripts/install-chromium.sh
+ * when this is root on Debian), else a Chrome the machine already has.
+ */
 export function chromiumPath(): string {
   const given = process.env['RABOSH_CHROMIUM'];
   if (given) return given;
@@ -18,8 +29,24 @@ export function chromiumPath(): string {
   if (!existsSync(debian) && process.getuid?.() === 0 && existsSync('/usr/bin/apt-get')) {
     execFileSync('bash', [resolve(root, 'scripts', 'install-chromium.sh')], { stdio: 'inherit', timeout: 900_000 });
   }
-  if (!existsSync(debian)) throw new Error('chromium is missing: run scripts/install-chromium.sh as root on Debian, or set RABOSH_CHROMIUM');
-  return debian;
+  const found = [debian, ...PREINSTALLED].find((p) => existsSync(p));
+  if (found === undefined) throw new Error('chromium is missing: run scripts/install-chromium.sh as root on Debian, or set RABOSH_CHROMIUM');
+  return found;
+}
+
+/**
+ * Signals end the inspector gracefully (exit 0, store closed) where there are signals; on
+ * Windows a kill is TerminateProcess, with no handler to run.
+ */
+export const GRACEFUL_SIGNALS = process.platform !== 'win32';
+
+/** Stops `ui` and, where signals exist, checks it closed down cleanly. */
+export async function stopUi(ui: Ui, signal?: NodeJS.Signals): Promise<void> {
+  const code = await ui.stop(signal);
+  if (GRACEFUL_SIGNALS) {
+    expect(code, ui.stderr()).toBe(0);
+    expect(ui.stderr()).toBe('');
+  }
 }
 
 /** Flags for a quiet, reproducible headless run that reaches nothing but the page. */

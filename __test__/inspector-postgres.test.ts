@@ -7,7 +7,7 @@ import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openBrowser, raw, startUi, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
+import { openBrowser, raw, startUi, stopUi, writeFromAnotherProcess, type Ui } from './inspector-harness.js';
 import { freshPgUrl } from './pg-url.js';
 
 let url = '';
@@ -24,7 +24,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  if (ui) expect(await ui.stop()).toBe(0);
+  if (ui) await stopUi(ui);
 });
 
 const get = async (rest: string) => {

@@ -10,7 +10,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { raw, startUiWith } from './inspector-harness.js';
+import { raw, startUiWith, stopUi } from './inspector-harness.js';
 import { npm } from './npm-cli.js';
 import { packTarballs } from './packed.js';
 
@@ -96,7 +96,7 @@ describe('npm pack → install into a clean directory', () => {
         expect(r.body, rest).toContain(text);
       }
     } finally {
-      expect(await ui.stop()).toBe(0);
+      await stopUi(ui);
     }
   });
 
