@@ -12,6 +12,7 @@ import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { raw, startUiWith, stopUi } from './inspector-harness.js';
 import { npm } from './npm-cli.js';
 import { packTarballs } from './packed.js';
 
@@ -43,6 +44,10 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 describe('npm pack → install into a clean directory', () => {
   it('ships the facade, both builds, the loader and no addon binary', () => {
     for (const f of ['package.json', 'LICENSE', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'binding.cjs', 'binding.d.cts', 'dist/esm/src/cli/main.js']) {
+      expect(rootFiles, f).toContain(f);
+    }
+    // The inspector's page (`rabosh-memory ui`), built beside its server.
+    for (const f of ['index.html', 'app.js', 'client.js', 'dom.js', 'style.css', 'icon.svg'].map((n) => `dist/esm/src/cli/inspector/page/${n}`)) {
       expect(rootFiles, f).toContain(f);
     }
     expect(rootFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
@@ -93,6 +98,21 @@ describe('npm pack → install into a clean directory', () => {
       expect((await client.listResources()).resources.map((x) => x.uri)).toEqual(['memory:///memories/x.md']);
     } finally {
       await client.close();
+    }
+  });
+
+  it('serves the inspector page from the installed package', async () => {
+    const store = join(work, 'ui-store');
+    node(['-e', `require('rabosh-memory').RaboshMemoryToolHandler.open(${JSON.stringify(store)}).then((h) => h.execute({ command: 'create', path: '/memories/x.md', file_text: 'hi' }).then(() => h.close()))`]);
+    const ui = await startUiWith({ cwd: consumer, bin: join(consumer, 'node_modules', 'rabosh-memory', 'dist', 'esm', 'src', 'cli', 'main.js') }, store);
+    try {
+      for (const [rest, text] of [['', 'rabosh-memory inspector'], ['app.js', 'EventSource'], ['api/tree', '/memories/x.md']] as const) {
+        const r = await raw(ui.port, `/${ui.token}/${rest}`);
+        expect(r.status, rest).toBe(200);
+        expect(r.body, rest).toContain(text);
+      }
+    } finally {
+      await stopUi(ui);
     }
   });
 

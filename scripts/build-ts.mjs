@@ -2,7 +2,7 @@
 // Compile the facade twice (ESM and CommonJS) and give each build a door to the one native
 // loader at the package root, so `import` and `require` share a single addon instance.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,8 +11,14 @@ const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json']) {
+// The CLI (and the inspector it serves) is ESM only: tsconfig.cjs.json leaves src/cli out. The
+// inspector's page is browser code with its own config, built beside the server that serves it.
+const page = join('src', 'cli', 'inspector', 'page');
+for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(page, 'tsconfig.json')]) {
   execFileSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit', cwd: root });
+}
+for (const asset of ['index.html', 'style.css', 'icon.svg']) {
+  copyFileSync(join(root, page, asset), join(root, 'dist', 'esm', page, asset));
 }
 
 // napi-rs names each platform package `<package name>-<suffix>`.

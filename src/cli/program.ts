@@ -8,6 +8,7 @@ import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandle
 import { OVERWRITE_HINT } from '../bulk.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
+import { addUiCommand } from './inspector/command.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
@@ -264,6 +265,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
 
   addHistoryCommands(sub, out);
   addMcpCommand(program, { version: io.version, scope: scopeArg, positiveInt });
+  addUiCommand(sub, out);
 
   return program;
 }

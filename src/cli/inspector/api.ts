@@ -1,0 +1,183 @@
+/**
+ * The inspector's JSON endpoints, over the public handler API only: the tree (an export, so
+ * hidden memories are listed too), one memory, its versions, one version, a diff between two,
+ * usage, and the two writes (revert, redact). Each answer is plain JSON; dates are ISO strings.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { structuredPatch } from 'diff';
+import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from '../../../index.js';
+import { admitWrite, refuse, sendJson } from './guard.js';
+
+/** What the page is told about the store it looks into. */
+export interface StoreInfo {
+  /** The store as messages name it: a directory's path, a URL's schema only. */
+  name: string;
+  backend: 'directory' | 'postgresql';
+  scope: string;
+  /** Whether the inspector's own writes (reverts) are recorded as versions. */
+  history: boolean;
+  /** Who the inspector's writes are recorded as. */
+  actor: { type: string; id: string };
+}
+
+/** Past this many changed lines, or this long, a diff is not worth waiting for: the page says so. */
+const DIFF_TIMEOUT_MS = 1500;
+/** A request body of a write endpoint is a few ids and a path. */
+const MAX_BODY_BYTES = 64 * 1024;
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const versionJson = (v: MemoryVersion) => ({
+  id: v.id,
+  memoryId: v.memoryId,
+  path: v.path,
+  operation: v.operation,
+  actor: v.actor,
+  createdAt: v.createdAt.toISOString(),
+  contentSha256: v.contentSha256,
+  sizeBytes: v.sizeBytes,
+  redactedAt: v.redactedAt?.toISOString() ?? null,
+});
+
+function param(url: URL, name: string): string {
+  const v = url.searchParams.get(name);
+  if (v === null || v === '') throw new HttpError(400, `missing query parameter ${name}`);
+  return v;
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, 'request body too large');
+    chunks.push(chunk as Buffer);
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new HttpError(400, 'the request body is not JSON');
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new HttpError(400, 'the request body must be a JSON object');
+  return body as Record<string, unknown>;
+}
+
+function field(body: Record<string, unknown>, name: string): string {
+  const v = body[name];
+  if (typeof v !== 'string' || v === '') throw new HttpError(400, `${name} must be a non-empty string`);
+  return v;
+}
+
+export class Api {
+  constructor(
+    private readonly handler: RaboshMemoryToolHandler,
+    private readonly info: StoreInfo,
+  ) {}
+
+  /** Answers `api/<name>`; false when there is no such endpoint. */
+  async serve(name: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
+    const get = this.#reads[name];
+    const post = this.#writes[name];
+    if (get === undefined && post === undefined) return false;
+    try {
+      if (post !== undefined) {
+        const refusal = admitWrite(req);
+        if (refusal !== null) {
+          refuse(res, refusal);
+          return true;
+        }
+        sendJson(res, 200, await post(await readJson(req)));
+      } else if (req.method !== 'GET' && req.method !== 'HEAD') {
+        sendJson(res, 405, { error: { code: 'HTTP_405', message: 'method not allowed: reads are GET requests' } }, { Allow: 'GET' });
+      } else {
+        sendJson(res, 200, await get!(url));
+      }
+    } catch (e) {
+      this.#fail(res, e);
+    }
+    return true;
+  }
+
+  #fail(res: ServerResponse, e: unknown): void {
+    if (e instanceof HttpError) {
+      sendJson(res, e.status, { error: { code: `HTTP_${e.status}`, message: e.message } });
+    } else if (e instanceof InvalidArgumentError) {
+      sendJson(res, 400, { error: { code: e.code, message: e.message } });
+    } else if (e instanceof RaboshError) {
+      sendJson(res, 500, { error: { code: e.code, message: e.message } });
+    } else {
+      sendJson(res, 500, { error: { code: 'INTERNAL', message: e instanceof Error ? e.message : String(e) } });
+    }
+  }
+
+  readonly #reads: Record<string, (url: URL) => Promise<unknown>> = {
+    info: async () => this.info,
+    usage: async () => this.handler.usage(),
+    tree: async () => {
+      const files = await this.handler.exportMemories();
+      return {
+        memories: files
+          .map((f) => ({
+            path: f.path,
+            bytes: Buffer.byteLength(f.content),
+            createdAt: f.createdAt.toISOString(),
+            updatedAt: f.updatedAt.toISOString(),
+          }))
+          .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+        usage: await this.handler.usage(),
+      };
+    },
+    // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
+    memory: async (url) => this.handler.get(param(url, 'path')),
+    versions: async (url) => {
+      // A memory's versions follow it through renames (its memoryId); a path history never had
+      // a version of falls back to the versions recorded at that path.
+      const path = param(url, 'path');
+      const cursor = url.searchParams.get('cursor') ?? undefined;
+      const newest = (await this.handler.versions({ path, limit: 1 })).data[0];
+      const page = await this.handler.versions({
+        ...(newest === undefined ? { path } : { memoryId: newest.memoryId }),
+        limit: 100,
+        ...(cursor ? { cursor } : {}),
+      });
+      return { data: page.data.map(versionJson), nextCursor: page.nextCursor ?? null };
+    },
+    version: async (url) => {
+      const v = await this.handler.version(param(url, 'id'));
+      if (v === null) throw new HttpError(404, `no version ${url.searchParams.get('id')}`);
+      return { ...versionJson(v), content: v.content };
+    },
+    diff: async (url) => {
+      const to = await this.handler.version(param(url, 'to'));
+      if (to === null) throw new HttpError(404, `no version ${url.searchParams.get('to')}`);
+      const fromId = url.searchParams.get('from');
+      const from = fromId ? await this.handler.version(fromId) : null;
+      if (fromId && from === null) throw new HttpError(404, `no version ${fromId}`);
+      const before = from?.content ?? '';
+      const after = to.content ?? '';
+      const patch = structuredPatch('before', 'after', before, after, undefined, undefined, {
+        context: 3,
+        timeout: DIFF_TIMEOUT_MS,
+      });
+      return {
+        from: from === null ? null : versionJson(from),
+        to: versionJson(to),
+        identical: before === after,
+        hunks: patch === undefined ? null : patch.hunks,
+      };
+    },
+  };
+
+  readonly #writes: Record<string, (body: Record<string, unknown>) => Promise<unknown>> = {
+    revert: async (body) => this.handler.revert(field(body, 'path'), field(body, 'versionId')),
+    redact: async (body) => versionJson(await this.handler.redact(field(body, 'versionId'))),
+  };
+}

@@ -1,0 +1,97 @@
+/** The inspector's JSON API, as the page calls it (relative URLs: they carry the token). */
+
+export interface StoreInfo {
+  name: string;
+  backend: 'directory' | 'postgresql';
+  scope: string;
+  history: boolean;
+  actor: { type: string; id: string };
+}
+
+export interface Usage {
+  memories: number;
+  bytes: number;
+  history?: { versions: number; bytes: number };
+}
+
+export interface TreeEntry {
+  path: string;
+  bytes: number;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Memory {
+  path: string;
+  content: string;
+  contentSha256: string;
+  versionId: string | null;
+}
+
+export interface Version {
+  id: string;
+  memoryId: string;
+  path: string | null;
+  operation: 'created' | 'modified' | 'renamed' | 'deleted';
+  actor: { type: string; id: string } | null;
+  createdAt: string;
+  contentSha256: string | null;
+  sizeBytes: number | null;
+  redactedAt: string | null;
+}
+
+export interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  lines: string[];
+}
+
+export interface Diff {
+  from: Version | null;
+  to: Version;
+  identical: boolean;
+  /** null when the two were too far apart to diff in time. */
+  hunks: Hunk[] | null;
+}
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+async function answer<T>(res: Response): Promise<T> {
+  const body = (await res.json().catch(() => null)) as { error?: { message?: string } } | null;
+  if (!res.ok) throw new ApiError(res.status, body?.error?.message ?? `HTTP ${res.status}`);
+  return body as T;
+}
+
+function get<T>(name: string, query: Record<string, string> = {}): Promise<T> {
+  const q = new URLSearchParams(query).toString();
+  return fetch(`api/${name}${q ? `?${q}` : ''}`, { cache: 'no-store' }).then((r) => answer<T>(r));
+}
+
+function post<T>(name: string, body: unknown): Promise<T> {
+  return fetch(`api/${name}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  }).then((r) => answer<T>(r));
+}
+
+export const api = {
+  info: () => get<StoreInfo>('info'),
+  tree: () => get<{ memories: TreeEntry[]; usage: Usage }>('tree'),
+  memory: (path: string) => get<Memory | null>('memory', { path }),
+  versions: (path: string, cursor?: string) =>
+    get<{ data: Version[]; nextCursor: string | null }>('versions', cursor ? { path, cursor } : { path }),
+  version: (id: string) => get<Version & { content: string | null }>('version', { id }),
+  diff: (to: string, from: string | null) => get<Diff>('diff', from ? { to, from } : { to }),
+  revert: (path: string, versionId: string) => post<{ versionId: string | null }>('revert', { path, versionId }),
+  redact: (versionId: string) => post<Version>('redact', { versionId }),
+};
