@@ -28,6 +28,7 @@ mod listing_index;
 mod meta;
 mod outcome;
 mod poison;
+mod sync_base;
 mod tree;
 
 #[cfg(feature = "postgres")]
@@ -46,6 +47,7 @@ pub use history::{
     Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
 };
 pub use in_memory::InMemoryBackend;
+pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 

@@ -14,6 +14,7 @@ mod memories;
 mod outcome;
 mod pg;
 mod store;
+mod sync_base;
 mod window;
 mod work;
 mod write_queue;
