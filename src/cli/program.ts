@@ -7,6 +7,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
+import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { isNotAStore, isUrl, noStore, storeName } from './target.js';
@@ -230,6 +231,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   addHistoryCommands(sub, out, done);
+  addSyncCommand(sub, out, io.stderr, io.stdout.isTTY);
 
   return program;
 }
