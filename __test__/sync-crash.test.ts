@@ -40,7 +40,7 @@ describe('sync under SIGKILL and two processes', () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom('local', 'remote', 'both', 'none', 'localDelete', 'remoteDelete'), { minLength: N, maxLength: N }),
-        fc.integer({ min: 0, max: 250 }),
+        fc.integer({ min: 0, max: 1000 }),
         fc.boolean(),
         async (edits, killAfterMs, two) => {
           const remote = await new MemoryStoresStandIn().start();
@@ -108,7 +108,7 @@ describe('sync under SIGKILL and two processes', () => {
           }
         },
       ),
-      { numRuns: 12 },
+      { numRuns: 16 },
     );
     // The kills must land inside syncs, or this would test nothing.
     expect(ends.during).toBeGreaterThan(0);

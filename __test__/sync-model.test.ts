@@ -128,7 +128,7 @@ describe('db.sync against a longhand model', () => {
           removeDir(dir);
         }
       }),
-      { numRuns: 60 },
+      { numRuns: 120 },
     );
   });
 });

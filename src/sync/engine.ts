@@ -159,11 +159,11 @@ class Sync {
 
   /** One round; true when another must follow. */
   async #round(first: boolean): Promise<boolean> {
-    const [local, remote, rows] = await Promise.all([
-      native(() => this.m.syncEntries(this.s.map.dir)),
-      this.remote.list(),
-      native(() => this.m.syncBases(this.#prefix)),
-    ]);
+    const rows = await native(() => this.m.syncBases(this.#prefix));
+    // A first sync pulls (nearly) everything the hosted store holds: list it with the content
+    // (20 a page) instead of listing hashes and fetching the content after.
+    const never = !rows.some((r) => r.tag === this.#prefix + DONE_TAG);
+    const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
     const bases = new Map<string, BaseRow>();
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
@@ -335,14 +335,16 @@ class Sync {
   async #fetch(actions: Action[]): Promise<Map<string, RemoteMemory | null>> {
     const ids = actions.flatMap((a) => (a.side === 'local' && a.remote !== null && a.ops.some((o) => o.kind === 'put') ? [a.remote.id] : []));
     const out = new Map<string, RemoteMemory | null>();
-    if (ids.length === 0) return out;
-    if (ids.length > 20) {
+    for (const a of actions) if (a.remote?.content != null) out.set(a.remote.id, a.remote);
+    const missing = ids.filter((id) => !out.has(id));
+    if (missing.length === 0) return out;
+    if (missing.length > 20) {
       const all = await this.remote.list(true);
       const byId = new Map(all.map((r) => [r.id, r]));
-      for (const id of ids) out.set(id, byId.get(id) ?? null);
+      for (const id of missing) out.set(id, byId.get(id) ?? null);
       return out;
     }
-    await Promise.all(ids.map(async (id) => out.set(id, await this.remote.retrieve(id))));
+    await Promise.all(missing.map(async (id) => out.set(id, await this.remote.retrieve(id))));
     return out;
   }
 
