@@ -87,6 +87,15 @@ describe('db.sync', () => {
     expect(v.data[0]?.contentSha256).toBe(sha('y2 remote'));
   });
 
+  it('hostedActors records each pulled change with its hosted author', async () => {
+    remote.put('/s.md', 'by a session'); // the stand-in's session_actor
+    const r = await sync({ hostedActors: true });
+    expect(r.pulled).toHaveLength(1);
+    const v = await h.versions({ path: '/memories/s.md', limit: 1 });
+    expect(v.data[0]?.actor).toEqual({ type: 'session_actor', id: 'sesn_standin' });
+    expect(r.requests).toBe(2); // the full listing, and the version's author
+  });
+
   it('a conflict keeps the remote as current and the local edit as a revertible version, reported', async () => {
     await h.put('/memories/c.md', 'base');
     await sync();

@@ -20,7 +20,7 @@ import type { SyncConflict, SyncOptions, SyncReport, SyncSide } from './types.js
 const MAX_ROUNDS = 5;
 const LOCAL_CHUNK = 256;
 const LOCAL_MAX_BYTES = 1 << 20;
-const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor']);
+const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor', 'hostedActors']);
 
 /** One sync at a time per store handle and mapping in this process (others wait their turn). */
 const running = new WeakMap<Rabosh, Map<string, Promise<unknown>>>();
@@ -36,6 +36,7 @@ interface Settings {
   maxAttempts: number;
   onProgress: SyncOptions['onProgress'] | null;
   actor: Actor;
+  hostedActors: boolean;
 }
 
 function settings(options: SyncOptions): Settings {
@@ -74,6 +75,7 @@ function settings(options: SyncOptions): Settings {
   };
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') bad('onProgress', 'expected a function');
   if (options.dryRun !== undefined && typeof options.dryRun !== 'boolean') bad('dryRun', 'expected true or false');
+  if (options.hostedActors !== undefined && typeof options.hostedActors !== 'boolean') bad('hostedActors', 'expected true or false');
   return {
     storeId,
     scope,
@@ -85,6 +87,7 @@ function settings(options: SyncOptions): Settings {
     maxAttempts: positive('maxAttempts', options.maxAttempts, 6),
     onProgress: options.onProgress ?? null,
     actor: actorOption(options.actor) ?? { type: 'memory_store', id: storeId },
+    hostedActors: options.hostedActors ?? false,
   };
 }
 
@@ -270,13 +273,34 @@ class Sync {
     this.#skips.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason, detail });
   }
 
-  async #commit(ops: Parameters<NativeMemories['syncApply']>[0], bases: Parameters<NativeMemories['syncApply']>[1]) {
-    return native(() => this.m.syncApply(ops, bases, { type: this.s.actor.type, id: this.s.actor.id }));
+  async #commit(ops: Parameters<NativeMemories['syncApply']>[0], bases: Parameters<NativeMemories['syncApply']>[1], actor: Actor = this.s.actor) {
+    return native(() => this.m.syncApply(ops, bases, { type: actor.type, id: actor.id }));
+  }
+
+  /** With `hostedActors`: the actions grouped by the author of the hosted version they pull. */
+  async #byAuthor(actions: Action[], contents: Map<string, RemoteMemory | null>): Promise<Array<[Actor, Action[]]>> {
+    if (!this.s.hostedActors) return [[this.s.actor, actions]];
+    const groups = new Map<string, [Actor, Action[]]>();
+    await Promise.all(
+      actions.map(async (a) => {
+        const fetched = a.remote !== null ? contents.get(a.remote.id) : undefined;
+        const author = (fetched ? await this.remote.author(fetched.versionId) : null) ?? this.s.actor;
+        const key = `${author.type}\0${author.id}`;
+        const g = groups.get(key) ?? [author, []];
+        g[1].push(a);
+        groups.set(key, g);
+      }),
+    );
+    return [...groups.values()];
   }
 
   /** Local actions in commits of up to LOCAL_CHUNK, each with its base records. */
-  async #applyLocal(actions: Action[], expect: (id: string) => string | undefined): Promise<void> {
-    const contents = await this.#fetch(actions);
+  async #applyLocal(all: Action[], expect: (id: string) => string | undefined): Promise<void> {
+    const contents = await this.#fetch(all);
+    for (const [actor, actions] of await this.#byAuthor(all, contents)) await this.#applyChunks(actor, actions, contents, expect);
+  }
+
+  async #applyChunks(actor: Actor, actions: Action[], contents: Map<string, RemoteMemory | null>, expect: (id: string) => string | undefined): Promise<void> {
     for (let i = 0; i < actions.length; i += LOCAL_CHUNK) {
       let chunk = actions.slice(i, i + LOCAL_CHUNK);
       while (chunk.length > 0) {
@@ -314,7 +338,7 @@ class Sync {
           }
         }
         if (ready.length === 0) break;
-        const out = await this.#commit(ops, baseWrites);
+        const out = await this.#commit(ops, baseWrites, actor);
         if (out.status === 'applied') {
           for (const a of ready) this.#record(a, a.local?.versionId ?? null);
           this.#progress(ready.length);

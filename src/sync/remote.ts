@@ -108,14 +108,29 @@ function transient(e: ApiErrorLike): boolean {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+interface VersionsApi {
+  retrieve(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<{ created_by?: WireActor | null }>;
+}
+
+type WireActor = { type: string } & Record<string, unknown>;
+
+/** A hosted actor as a local one: its kind as `type`, its id (`apikey_…`, `sesn_…`, …) as `id`. */
+export function localActor(a: WireActor | null | undefined): { type: string; id: string } | null {
+  if (a === null || a === undefined || typeof a.type !== 'string') return null;
+  const id = a['api_key_id'] ?? a['session_id'] ?? a['user_id'] ?? a['service_account_id'];
+  return typeof id === 'string' && a.type.length > 0 ? { type: a.type, id } : null;
+}
+
 export class RemoteStore {
   readonly #api: MemoriesApi;
+  readonly #versions: VersionsApi | null;
   readonly #limit: Limit;
   readonly #maxAttempts: number;
   requests = 0;
 
   constructor(client: unknown, readonly storeId: string, concurrency: number, maxAttempts: number) {
     this.#api = memoriesOf(client);
+    this.#versions = (client as { beta: { memoryStores: { memoryVersions?: VersionsApi } } }).beta.memoryStores.memoryVersions ?? null;
     this.#limit = new Limit(concurrency);
     this.#maxAttempts = maxAttempts;
   }
@@ -184,6 +199,14 @@ export class RemoteStore {
       if (e instanceof RemoteWriteError && e.failure.kind === 'not-found') return null;
       throw e;
     }
+  }
+
+  /** Who wrote a hosted version (`created_by`), as a local actor; null when not recorded. */
+  async author(versionId: string): Promise<{ type: string; id: string } | null> {
+    const api = this.#versions;
+    if (api === null) return null;
+    const v = await this.#call(() => api.retrieve(versionId, { memory_store_id: this.storeId, view: 'basic' }, { maxRetries: 0 }));
+    return localActor(v.created_by);
   }
 
   async create(path: string, content: string): Promise<RemoteMemory> {

@@ -185,6 +185,12 @@ export interface SyncOptions {
   onProgress?: (progress: { done: number; total: number; firstSync: boolean }) => void;
   /** The actor local versions of pulled changes name (default `{ type: 'memory_store', id: memoryStoreId }`). */
   actor?: Actor;
+  /**
+   * Record each pulled change with the hosted version's author (`created_by`: `{ type:
+   * 'session_actor', id: 'sesn_…' }`, `api_actor`, `user_actor`, `service_account_actor`) instead
+   * of `actor`: one more request per pulled memory. Default false.
+   */
+  hostedActors?: boolean;
 }
 
 /** `db.syncEvery(ms, client, options)`: a sync now and every `ms` after the previous one ends. */
