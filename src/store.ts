@@ -19,7 +19,7 @@ void durabilityMatchesBinding;
  *   acknowledged commit survives both a killed process and a power loss or OS crash.
  * - `'buffered'`: a commit is acknowledged once it is in the OS page cache. It survives a killed
  *   process (the kernel still writes it out) but not a power loss or OS crash until
- *   {@link Rabosh.sync} (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
+ *   `db.sync()` (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
  *   `sync()`.
  *   In a shared store (the default) other processes may read a buffered commit before it is
  *   durable; it can still be lost at power loss, exactly as in one process.
@@ -67,7 +67,7 @@ export interface RaboshStats {
   commits: number;
   /**
    * fsync/fdatasync calls made since open: one per commit under `'sync'`, one per
-   * {@link Rabosh.sync}, plus those sealing segments and replacing the MANIFEST and hint files.
+   * `db.sync()`, plus those sealing segments and replacing the MANIFEST and hint files.
    */
   fsyncs: number;
   /** Values read from disk ("documents read") since open; metadata reads do not count. */
@@ -291,7 +291,7 @@ export class Rabosh {
   }
 
   /**
-   * {@link Rabosh.sync} with a hosted store now and then every `ms` after each one ends, until
+   * `db.sync(client, options)` with a hosted store now and then every `ms` after each one ends, until
    * the runner is stopped or the store is closed (close waits for a running sync to end).
    */
   syncEvery(ms: number, client: unknown, options: SyncEveryOptions): SyncRunner {
