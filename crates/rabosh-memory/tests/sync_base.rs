@@ -75,14 +75,16 @@ fn results_that_hold_are_not_refused(f: Fixture) {
     let again = m.sync_apply(&[put("/memories/a.md", "A", Some("old"))], &[], None).unwrap();
     assert_eq!(again, SyncApply::Applied { version_ids: vec![] });
     let mv = SyncOp::Move { from: "/memories/a.md".into(), to: "/memories/b.md".into(), if_match: h("A") };
-    let SyncApply::Applied { version_ids } = m.sync_apply(&[mv.clone()], &[], None).unwrap() else { panic!() };
+    let SyncApply::Applied { version_ids } = m.sync_apply(std::slice::from_ref(&mv), &[], None).unwrap() else {
+        panic!()
+    };
     assert_eq!(version_ids.len(), 1);
     let v = m.versions(&VersionQuery::default()).unwrap().data;
     assert_eq!(v[0].operation, Operation::Renamed);
     assert_eq!(v[0].memory_id, v[1].memory_id, "a move keeps the memory id");
     assert_eq!(m.sync_apply(&[mv], &[], None).unwrap(), SyncApply::Applied { version_ids: vec![] });
     let rm = SyncOp::Remove { path: "/memories/b.md".into(), if_match: h("A") };
-    assert!(matches!(m.sync_apply(&[rm.clone()], &[], None).unwrap(), SyncApply::Applied { .. }));
+    assert!(matches!(m.sync_apply(std::slice::from_ref(&rm), &[], None).unwrap(), SyncApply::Applied { .. }));
     assert_eq!(m.sync_apply(&[rm], &[], None).unwrap(), SyncApply::Applied { version_ids: vec![] });
     assert!(m.sync_entries("/memories").unwrap().is_empty());
 }
