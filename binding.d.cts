@@ -65,6 +65,12 @@ export declare class NativeMemories {
    * says how many were expired and whose `expired` property holds that count.
    */
   expireBefore(instantMs: number): Promise<number>
+  /** Every memory at or below `dir` with its hash and ids, at one snapshot. */
+  syncEntries(dir: string): Promise<Array<NativeSyncEntry>>
+  /** The sync's base records whose tag starts with `tagPrefix`, in tag order. */
+  syncBases(tagPrefix: string): Promise<Array<NativeBaseRecord>>
+  /** The ops and base records in one commit (versions recorded with `actor`), or nothing. */
+  syncApply(ops: Array<NativeSyncOp>, bases: Array<NativeBaseWrite>, actor?: NativeActor | undefined | null): Promise<NativeSyncApplied>
 }
 
 /** A pinned read view. `release` unpins it (idempotent); garbage collection also unpins. */
@@ -101,6 +107,18 @@ export declare class NativeStore {
 export interface NativeActor {
   type: string
   id: string
+}
+
+export interface NativeBaseRecord {
+  tag: string
+  value: string
+}
+
+/** A base record to write (`value`) or delete (absent), if it now holds `expect` (absent: none). */
+export interface NativeBaseWrite {
+  tag: string
+  value?: string
+  expect?: string
 }
 
 export interface NativeCheckpointInfo {
@@ -242,6 +260,33 @@ export type NativeStrReplace =
   | { type: 'Multiple'; lines: Array<number> }
   | { type: 'TooLarge'; limit: number }
   | { type: 'Edited'; text: string }
+
+/** `status`: `applied`, `op_refused`, `path_conflict`, `too_large`, `base_changed`. */
+export interface NativeSyncApplied {
+  status: string
+  versionIds: Array<string>
+  index?: number
+  currentSha256?: string
+  path?: string
+  limit?: number
+}
+
+export interface NativeSyncEntry {
+  path: string
+  contentSha256: string
+  sizeBytes: number
+  memoryId?: string
+  versionId?: string
+}
+
+/** `kind`: `put` (`ifMatch` absent: the memory must not exist), `remove` or `move` (`from` → `path`). */
+export interface NativeSyncOp {
+  kind: string
+  path: string
+  from?: string
+  content?: string
+  ifMatch?: string
+}
 
 /** How many memories a scope holds and their total content bytes. */
 export interface NativeUsage {

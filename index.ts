@@ -27,6 +27,23 @@ export type {
   VersionQuery,
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
+export type {
+  ConflictKind,
+  ConflictPolicy,
+  DeleteOptions,
+  KeptVersion,
+  SkipReason,
+  SyncChange,
+  SyncConflict,
+  SyncConflictInfo,
+  SyncDeletion,
+  SyncEveryOptions,
+  SyncOptions,
+  SyncReport,
+  SyncRunner,
+  SyncSide,
+  SyncSkip,
+} from './src/sync/types.js';
 export { memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
 export { MemoryPath } from './src/path.js';

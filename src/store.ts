@@ -4,6 +4,9 @@ import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './
 import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
 import { optionRecord, refuseUnknownKeys } from './options.js';
+import { syncStore } from './sync/engine.js';
+import { syncEvery, stopSyncs } from './sync/every.js';
+import type { SyncEveryOptions, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
 
 // The public name is a plain union, documented here; it must stay the binding's string enum.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -17,7 +20,7 @@ void durabilityMatchesBinding;
  *   acknowledged commit survives both a killed process and a power loss or OS crash.
  * - `'buffered'`: a commit is acknowledged once it is in the OS page cache. It survives a killed
  *   process (the kernel still writes it out) but not a power loss or OS crash until
- *   {@link Rabosh.sync} (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
+ *   `db.sync()` (or {@link Rabosh.close}) returns. Meant for bulk loads followed by one
  *   `sync()`.
  *   In a shared store (the default) other processes may read a buffered commit before it is
  *   durable; it can still be lost at power loss, exactly as in one process.
@@ -65,7 +68,7 @@ export interface RaboshStats {
   commits: number;
   /**
    * fsync/fdatasync calls made since open: one per commit under `'sync'`, one per
-   * {@link Rabosh.sync}, plus those sealing segments and replacing the MANIFEST and hint files.
+   * `db.sync()`, plus those sealing segments and replacing the MANIFEST and hint files.
    */
   fsyncs: number;
   /** Values read from disk ("documents read") since open; metadata reads do not count. */
@@ -285,8 +288,25 @@ export class Rabosh {
   }
 
   /** Make every commit so far durable (for `durability: 'buffered'`). */
-  sync(): Promise<void> {
-    return native(() => this.#native.sync());
+  sync(): Promise<void>;
+  /**
+   * Sync a scope (or a directory of it) with an Anthropic hosted memory store through the host's
+   * own `Anthropic` client (`@anthropic-ai/sdk` 0.91.0 or later): three-way by content hash
+   * against the base kept in this store, conflicts reported and never lost (docs/sync.md). Needs
+   * a store opened with `history: true`.
+   */
+  sync(client: unknown, options: SyncOptions): Promise<SyncReport>;
+  sync(client?: unknown, options?: SyncOptions): Promise<void | SyncReport> {
+    if (client === undefined) return native(() => this.#native.sync());
+    return syncStore(this, client, options as SyncOptions);
+  }
+
+  /**
+   * `db.sync(client, options)` with a hosted store now and then every `ms` after each one ends, until
+   * the runner is stopped or the store is closed (close waits for a running sync to end).
+   */
+  syncEvery(ms: number, client: unknown, options: SyncEveryOptions): SyncRunner {
+    return syncEvery(this, ms, client, options);
   }
 
   /** Read every record and check every checksum; a problem rejects with `CorruptionError`. */
@@ -296,7 +316,7 @@ export class Rabosh {
 
   /** Release the lock and every file. Idempotent; later calls fail with `StoreClosedError`. */
   close(): Promise<void> {
-    this.#closing ??= native(() => this.#native.close());
+    this.#closing ??= stopSyncs(this).then(() => native(() => this.#native.close()));
     return this.#closing;
   }
 

@@ -9,6 +9,7 @@ import { OVERWRITE_HINT } from '../bulk.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { addUiCommand } from './inspector/command.js';
+import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
@@ -266,6 +267,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   addHistoryCommands(sub, out);
   addMcpCommand(program, { version: io.version, scope: scopeArg, positiveInt });
   addUiCommand(sub, out);
+  addSyncCommand(sub, out, io.stderr, io.stdout.isTTY);
 
   return program;
 }

@@ -29,6 +29,7 @@ mod open;
 mod outcome;
 mod poison;
 mod store;
+mod sync_base;
 mod tree;
 mod workers;
 
@@ -54,6 +55,7 @@ pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, is_url, open};
 pub use store::{Capabilities, Store};
 pub use workers::{Job, Workers};
+pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 

@@ -13,6 +13,7 @@ mod listing_text;
 mod memories;
 mod outcome;
 mod store;
+mod sync_base;
 mod window;
 mod work;
 mod write_queue;

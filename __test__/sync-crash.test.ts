@@ -1,0 +1,117 @@
+// Kills and two syncing processes: real child processes (fixtures/sync-child.mjs) sync one store
+// with the stand-in at once, one of them SIGKILLed at a random moment; then a sync in this
+// process. Whatever the interleaving: both sides converge to what one sync of the model gives,
+// nothing is applied twice (no duplicate hosted memories), and every losing local edit is still
+// in local history.
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import Anthropic from '@anthropic-ai/sdk';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
+
+const CHILD = fileURLToPath(new URL('./fixtures/sync-child.mjs', import.meta.url));
+const N = 24;
+
+function child(dir: string, remote: MemoryStoresStandIn): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
+  const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  let onReady = () => {};
+  const ready = new Promise<void>((resolve) => (onReady = resolve));
+  proc.stdout?.on('data', (d: Buffer) => {
+    out += d.toString();
+    if (out.includes('READY')) onReady();
+  });
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const done = new Promise<string>((resolve, reject) =>
+    proc.on('exit', (code, signal) => (code === 0 || signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child exited ${code}: ${err}`)))),
+  );
+  void done.finally(onReady);
+  return { proc, done, ready };
+}
+
+describe('sync under SIGKILL and two processes', () => {
+  it('converges to the model with nothing lost or doubled', async () => {
+    // How the killed child ended: before its sync started, during it, or after it finished.
+    const ends = { before: 0, during: 0, after: 0 };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('local', 'remote', 'both', 'none', 'localDelete', 'remoteDelete'), { minLength: N, maxLength: N }),
+        fc.integer({ min: 0, max: 1000 }),
+        fc.boolean(),
+        async (edits, killAfterMs, two) => {
+          const remote = await new MemoryStoresStandIn().start();
+          const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
+          const dir = makeTempDir('rabosh-sync-crash');
+          try {
+            // A synced base, then edits on both sides (and new memories on both).
+            let db = await Rabosh.open(dir, { history: true });
+            let h = new RaboshMemoryToolHandler(db);
+            for (let i = 0; i < N; i++) await h.put(`/memories/m${i}.md`, `base ${i}`);
+            await db.sync(client, { memoryStoreId: remote.storeId });
+            const want = new Map<string, string>();
+            const keptLocal = new Map<string, string>();
+            for (const [i, e] of edits.entries()) {
+              const p = `m${i}.md`;
+              let l: string | undefined = `base ${i}`;
+              let r: string | undefined = l;
+              if (e === 'local' || e === 'both') await h.put(`/memories/${p}`, (l = `local ${i}`));
+              if (e === 'remote' || e === 'both') remote.put(`/${p}`, (r = `remote ${i}`));
+              if (e === 'localDelete') (await h.remove(`/memories/${p}`), (l = undefined));
+              if (e === 'remoteDelete') (remote.remove(`/${p}`), (r = undefined));
+              if (e === 'both') keptLocal.set(p, l as string);
+              const final = e === 'both' ? r : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
+              if (final !== undefined) want.set(p, final);
+            }
+            await h.put('/memories/new-local.md', 'new local');
+            remote.put('/new-remote.md', 'new remote');
+            want.set('new-local.md', 'new local');
+            want.set('new-remote.md', 'new remote');
+            await db.close();
+
+            // Answers take a while, so that a kill after READY lands inside the sync.
+            remote.delayMs = 15;
+            const a = child(dir, remote);
+            const b = two ? child(dir, remote) : null;
+            let timer: ReturnType<typeof setTimeout> | undefined;
+            void a.ready.then(() => (timer = setTimeout(() => a.proc.kill('SIGKILL'), killAfterMs)));
+            const [outA] = await Promise.all([a.done, b?.done]);
+            clearTimeout(timer);
+            ends[!outA.includes('READY') ? 'before' : outA.includes('DONE') ? 'after' : 'during']++;
+            remote.delayMs = 0;
+
+            db = await Rabosh.open(dir, { history: true });
+            h = new RaboshMemoryToolHandler(db);
+            try {
+              await db.sync(client, { memoryStoreId: remote.storeId });
+              const last = await db.sync(client, { memoryStoreId: remote.storeId });
+              expect([last.pushed, last.pulled, last.deleted, last.conflicts, last.skipped].flat()).toEqual([]);
+              const local = new Map((await h.exportMemories()).map((m) => [m.path.slice('/memories/'.length), m.content]));
+              const hosted = new Map([...remote.snapshot()].map(([p, c]) => [p.slice(1), c]));
+              expect(hosted.size).toBe(remote.memories.size); // no two hosted memories at one path
+              expect(local).toEqual(want);
+              expect(hosted).toEqual(want);
+              for (const [p, text] of keptLocal) {
+                const versions = await h.versions({ path: `/memories/${p}`, limit: 100 });
+                const contents = await Promise.all(versions.data.map(async (v) => (await h.version(v.id))?.content));
+                expect(contents).toContain(text);
+              }
+            } finally {
+              await db.close();
+            }
+          } finally {
+            await remote.close();
+            removeDir(dir);
+          }
+        },
+      ),
+      { numRuns: 16 },
+    );
+    // The kills must land inside syncs, or this would test nothing.
+    expect(ends.during).toBeGreaterThan(0);
+    console.log('sync-crash: killed child', ends);
+  });
+});

@@ -1,0 +1,472 @@
+/**
+ * `db.sync(client, options)`: rounds of read both sides → plan (plan.ts) → apply, until a round
+ * finds nothing that changed under it. Local writes are `syncApply` commits: the memories and
+ * the base records describing them in one commit, every write conditional on the hash the plan
+ * saw, so a concurrent edit (the model's, another process's sync) is never overwritten: the
+ * commit is refused and the next round re-plans it. Hosted writes carry the hosted
+ * preconditions; their answers become base records. See docs/sync.md.
+ */
+
+import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
+import { actorOption, versions, type Actor } from '../history.js';
+import { NativeMemories } from '../native.js';
+import { storeHistory, storeNative, type Rabosh } from '../store.js';
+import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
+import { PathMap } from './mapping.js';
+import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
+import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
+import type { SyncConflict, SyncOptions, SyncReport, SyncSide } from './types.js';
+
+const MAX_ROUNDS = 5;
+const LOCAL_CHUNK = 256;
+const LOCAL_MAX_BYTES = 1 << 20;
+const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor', 'hostedActors']);
+
+/** One sync at a time per store handle and mapping in this process (others wait their turn). */
+const running = new WeakMap<Rabosh, Map<string, Promise<unknown>>>();
+
+interface Settings {
+  storeId: string;
+  scope: string;
+  map: PathMap;
+  deletes: { enabled: boolean; max: number | null; allowEmptySide: boolean };
+  onConflict: NonNullable<SyncOptions['onConflict']>;
+  dryRun: boolean;
+  concurrency: number;
+  maxAttempts: number;
+  onProgress: SyncOptions['onProgress'] | null;
+  actor: Actor;
+  hostedActors: boolean;
+}
+
+function settings(options: SyncOptions): Settings {
+  if (typeof options !== 'object' || options === null) throw new InvalidOptionError('db.sync needs options { memoryStoreId }');
+  for (const key of Object.keys(options)) {
+    if (!SYNC_OPTION_KEYS.has(key)) throw new InvalidOptionError(`invalid option ${key}: unknown sync option`);
+  }
+  const bad = (name: string, why: string): never => {
+    const value = (options as unknown as Record<string, unknown>)[name];
+    throw new InvalidOptionError(`invalid option ${name}: ${JSON.stringify(value) ?? String(value)} (${why})`);
+  };
+  const storeId = options.memoryStoreId;
+  if (typeof storeId !== 'string' || !/^[A-Za-z0-9_-]{1,255}$/.test(storeId)) bad('memoryStoreId', 'expected a memstore_… id');
+  const scope = options.scope ?? 'default';
+  if (typeof scope !== 'string') bad('scope', 'expected a string');
+  let map: PathMap;
+  try {
+    map = new PathMap(options.prefix);
+  } catch {
+    return bad('prefix', 'expected a directory below /memories');
+  }
+  const d = options.deletes ?? true;
+  let deletes: Settings['deletes'];
+  if (typeof d === 'boolean') deletes = { enabled: d, max: null, allowEmptySide: false };
+  else if (typeof d === 'object' && d !== null) {
+    if (d.max !== undefined && (!Number.isSafeInteger(d.max) || d.max < 0)) bad('deletes', 'max must be a non-negative integer');
+    if (d.allowEmptySide !== undefined && typeof d.allowEmptySide !== 'boolean') bad('deletes', 'allowEmptySide must be a boolean');
+    deletes = { enabled: true, max: d.max ?? null, allowEmptySide: d.allowEmptySide ?? false };
+  } else return bad('deletes', 'expected a boolean or { max, allowEmptySide }');
+  const onConflict = options.onConflict ?? 'remote';
+  if (onConflict !== 'local' && onConflict !== 'remote' && typeof onConflict !== 'function') bad('onConflict', "expected 'local', 'remote' or a function");
+  const positive = (name: string, v: unknown, dflt: number) => {
+    if (v === undefined) return dflt;
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > 64) bad(name, 'expected an integer 1–64');
+    return v as number;
+  };
+  if (options.onProgress !== undefined && typeof options.onProgress !== 'function') bad('onProgress', 'expected a function');
+  if (options.dryRun !== undefined && typeof options.dryRun !== 'boolean') bad('dryRun', 'expected true or false');
+  if (options.hostedActors !== undefined && typeof options.hostedActors !== 'boolean') bad('hostedActors', 'expected true or false');
+  return {
+    storeId,
+    scope,
+    map,
+    deletes,
+    onConflict,
+    dryRun: options.dryRun ?? false,
+    concurrency: positive('concurrency', options.concurrency, 8),
+    maxAttempts: positive('maxAttempts', options.maxAttempts, 6),
+    onProgress: options.onProgress ?? null,
+    actor: actorOption(options.actor) ?? { type: 'memory_store', id: storeId },
+    hostedActors: options.hostedActors ?? false,
+  };
+}
+
+export async function syncStore(db: Rabosh, client: unknown, options: SyncOptions): Promise<SyncReport> {
+  const s = settings(options);
+  if (storeHistory(db) === null) {
+    throw new InvalidOptionError('db.sync needs a store opened with history: true (a conflict keeps the losing edit as a version)');
+  }
+  const remote = new RemoteStore(client, s.storeId, s.concurrency, s.maxAttempts);
+  const m = nativeSync(() => new NativeMemories(storeNative(db), {
+      scope: s.scope,
+      maxMemoryBytes: LOCAL_MAX_BYTES,
+      createOverwrites: false,
+      trackAccess: false,
+      listingIndex: false,
+      history: storeHistory(db) ?? undefined,
+      actor: s.actor,
+    }));
+  const key = `${s.scope}\0${tagPrefix(s.storeId, s.map.dir)}`;
+  const mine = running.get(db) ?? new Map<string, Promise<unknown>>();
+  running.set(db, mine);
+  const before = mine.get(key) ?? Promise.resolve();
+  const run = before.catch(() => undefined).then(() => new Sync(m, remote, s).run());
+  mine.set(key, run);
+  try {
+    return await run;
+  } finally {
+    if (mine.get(key) === run) mine.delete(key);
+  }
+}
+
+type BaseWrites = Parameters<NativeMemories['syncApply']>[1];
+
+interface BaseRow {
+  base: Base | null;
+  raw: string;
+}
+
+class Sync {
+  readonly #report: SyncReport;
+  readonly #prefix: string;
+  #retry: Skip[] = [];
+  /** What this round skipped; the last round's list is the report's (each round re-plans all). */
+  #skips: Skip[] = [];
+  #done = 0;
+  #total = 0;
+
+  constructor(
+    readonly m: NativeMemories,
+    readonly remote: RemoteStore,
+    readonly s: Settings,
+  ) {
+    this.#prefix = tagPrefix(s.storeId, s.map.dir);
+    this.#report = { memoryStoreId: s.storeId, firstSync: true, pushed: [], pulled: [], deleted: [], conflicts: [], skipped: [], requests: 0, rounds: 0 };
+  }
+
+  async run(): Promise<SyncReport> {
+    for (let round = 1; round <= MAX_ROUNDS; round++) {
+      this.#report.rounds = round;
+      this.#retry = [];
+      this.#skips = [];
+      const again = await this.#round(round === 1);
+      if (!again || this.s.dryRun) break;
+    }
+    this.#report.skipped.push(...this.#skips, ...this.#retry);
+    if (!this.s.dryRun && this.#report.firstSync) {
+      await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: JSON.stringify({ at: Date.now() }) }]);
+    }
+    this.#report.requests = this.remote.requests;
+    return this.#report;
+  }
+
+  /** One round; true when another must follow. */
+  async #round(first: boolean): Promise<boolean> {
+    const rows = await native(() => this.m.syncBases(this.#prefix));
+    // A first sync pulls (nearly) everything the hosted store holds: list it with the content
+    // (20 a page) instead of listing hashes and fetching the content after.
+    const never = !rows.some((r) => r.tag === this.#prefix + DONE_TAG);
+    const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
+    const bases = new Map<string, BaseRow>();
+    for (const row of rows) {
+      const id = row.tag.slice(this.#prefix.length);
+      if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
+      else bases.set(id, { base: decodeBase(row.value), raw: row.value });
+    }
+    const entries: LocalEntry[] = local.map((e) => ({
+      path: e.path,
+      sha: e.contentSha256,
+      size: e.sizeBytes,
+      memoryId: e.memoryId ?? null,
+      versionId: e.versionId ?? null,
+    }));
+    const known = [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
+    const input = {
+      map: this.s.map,
+      local: entries,
+      remote,
+      bases: known,
+      ownHashes: await this.#ownHashes(entries, remote, known),
+      deletes: {
+        enabled: this.s.deletes.enabled,
+        max: this.s.deletes.max ?? Math.max(10, Math.ceil(known.length / 4)),
+        allowEmptySide: this.s.deletes.allowEmptySide,
+      },
+      localMax: LOCAL_MAX_BYTES,
+    };
+    // Ask the policy about each conflict first (it may be async), then plan with the answers.
+    const asked: Array<[PendingConflict, string]> = [];
+    plan({ ...input, choose: (c, path) => (asked.push([c, path]), 'remote') });
+    const answers = new Map<string, SyncSide>();
+    for (const [c, path] of asked) answers.set(`${c.kind}\0${path}`, await this.#decide(c, path, entries, remote));
+    const { actions, skipped } = plan({ ...input, choose: (c, path) => answers.get(`${c.kind}\0${path}`) ?? 'remote' });
+    this.#skips.push(...skipped);
+    const work = actions.filter((a) => a.side !== 'base' || this.#baseDiffers(a, bases));
+    if (work.length === 0) return false;
+    if (this.s.dryRun) {
+      for (const a of work) this.#record(a, a.side === 'remote' ? null : a.local?.versionId ?? null);
+      return false;
+    }
+    this.#total += work.length;
+    this.#progress(0);
+    const expect = (id: string) => bases.get(id)?.raw;
+    await this.#applyLocal(work.filter((a) => a.side !== 'remote'), expect);
+    await this.#applyRemote(work.filter((a) => a.side === 'remote'), expect);
+    return this.#retry.length > 0 || work.some((a) => a.partial);
+  }
+
+  #baseDiffers(a: Action, bases: Map<string, BaseRow>): boolean {
+    if (a.side !== 'base') return true;
+    const id = a.remote?.id ?? a.base?.id;
+    return id !== undefined && (a.next === null || bases.get(id)?.raw !== encodeBase(this.#base(id, a.next, a.local?.memoryId ?? null)));
+  }
+
+  #base(id: string, n: NextBase, lm: string | null): Base {
+    return { id, rp: n.rp, lp: n.lp, sha: n.sha, lm, rv: n.rv, at: Date.now() };
+  }
+
+  /** A policy's answer; a local side with no recorded version wins (it is kept nowhere else). */
+  async #decide(c: PendingConflict, path: string, local: LocalEntry[], remote: RemoteMemory[]): Promise<SyncSide> {
+    const l = local.find((e) => e.path === path);
+    if (l !== undefined && l.versionId === null) return 'local';
+    const p = this.s.onConflict;
+    if (p === 'local' || p === 'remote') return p;
+    const r = remote.find((e) => e.sha === c.remoteSha && this.s.map.toLocal(e.path) === path) ?? remote.find((e) => e.sha === c.remoteSha);
+    const answer = await p({
+      kind: c.kind as 'edit-edit' | 'create-create',
+      path,
+      remotePath: r?.path ?? this.s.map.toRemote(path),
+      remoteId: r?.id ?? '',
+      localSha256: c.localSha ?? '',
+      remoteSha256: c.remoteSha ?? '',
+      baseSha256: c.baseSha,
+    });
+    if (answer !== 'local' && answer !== 'remote') throw new InvalidArgumentError(`onConflict returned ${JSON.stringify(answer)} (expected 'local' or 'remote')`);
+    return answer;
+  }
+
+  /** For memories changed on both sides: the hashes of their local versions since the base. */
+  async #ownHashes(local: LocalEntry[], remote: RemoteMemory[], bases: Base[]): Promise<Map<string, Set<string>>> {
+    const out = new Map<string, Set<string>>();
+    const byId = new Map(remote.map((r) => [r.id, r]));
+    const byMemory = new Map(local.filter((l) => l.memoryId !== null).map((l) => [l.memoryId as string, l]));
+    for (const b of bases) {
+      const l = (b.lm !== null ? byMemory.get(b.lm) : undefined) ?? local.find((e) => e.path === b.lp);
+      const r = byId.get(b.id);
+      if (l?.memoryId == null || r === undefined || l.sha === b.sha || r.sha === b.sha || l.sha === r.sha) continue;
+      const page = await versions(this.m, { memoryId: l.memoryId, since: new Date(b.at), limit: 1000 });
+      out.set(l.memoryId, new Set(page.data.flatMap((v) => (v.contentSha256 === null ? [] : [v.contentSha256]))));
+    }
+    return out;
+  }
+
+  #progress(step: number): void {
+    this.#done += step;
+    this.s.onProgress?.({ done: this.#done, total: this.#total, firstSync: this.#report.firstSync });
+  }
+
+  #later(a: Action, detail: string): void {
+    this.#retry.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason: 'changed-during-sync', detail });
+  }
+
+  #skip(a: Action, reason: Skip['reason'], detail: string): void {
+    this.#skips.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason, detail });
+  }
+
+  async #commit(ops: Parameters<NativeMemories['syncApply']>[0], bases: Parameters<NativeMemories['syncApply']>[1], actor: Actor = this.s.actor) {
+    return native(() => this.m.syncApply(ops, bases, { type: actor.type, id: actor.id }));
+  }
+
+  /** With `hostedActors`: the actions grouped by the author of the hosted version they pull. */
+  async #byAuthor(actions: Action[], contents: Map<string, RemoteMemory | null>): Promise<Array<[Actor, Action[]]>> {
+    if (!this.s.hostedActors) return [[this.s.actor, actions]];
+    const groups = new Map<string, [Actor, Action[]]>();
+    await Promise.all(
+      actions.map(async (a) => {
+        const fetched = a.remote !== null ? contents.get(a.remote.id) : undefined;
+        const author = (fetched ? await this.remote.author(fetched.versionId) : null) ?? this.s.actor;
+        const key = `${author.type}\0${author.id}`;
+        const g = groups.get(key) ?? [author, []];
+        g[1].push(a);
+        groups.set(key, g);
+      }),
+    );
+    return [...groups.values()];
+  }
+
+  /** Local actions in commits of up to LOCAL_CHUNK, each with its base records. */
+  async #applyLocal(all: Action[], expect: (id: string) => string | undefined): Promise<void> {
+    const contents = await this.#fetch(all);
+    for (const [actor, actions] of await this.#byAuthor(all, contents)) await this.#applyChunks(actor, actions, contents, expect);
+  }
+
+  async #applyChunks(actor: Actor, actions: Action[], contents: Map<string, RemoteMemory | null>, expect: (id: string) => string | undefined): Promise<void> {
+    for (let i = 0; i < actions.length; i += LOCAL_CHUNK) {
+      let chunk = actions.slice(i, i + LOCAL_CHUNK);
+      while (chunk.length > 0) {
+        const ops: Parameters<NativeMemories['syncApply']>[0] = [];
+        const baseWrites: Parameters<NativeMemories['syncApply']>[1] = [];
+        const opOwner: number[] = [];
+        const baseOwner: number[] = [];
+        const ready: Action[] = [];
+        for (const a of chunk) {
+          const fetched = a.remote !== null ? contents.get(a.remote.id) : undefined;
+          const needs = a.side === 'local' && a.ops.some((o) => o.kind === 'put');
+          if (needs && (fetched === undefined || fetched === null)) {
+            this.#later(a, 'the hosted memory changed or went away while it was fetched');
+            continue;
+          }
+          const k = ready.push(a) - 1;
+          if (a.side === 'local') {
+            for (const o of a.ops) {
+              opOwner.push(k);
+              if (o.kind === 'put') ops.push({ kind: 'put', path: o.path, content: fetched?.content ?? '', ifMatch: o.ifMatch ?? undefined });
+              else if (o.kind === 'move') ops.push({ kind: 'move', from: o.from, path: o.to, ifMatch: o.ifMatch });
+              else ops.push({ kind: 'remove', path: o.path, ifMatch: o.ifMatch });
+            }
+          }
+          const id = a.remote?.id ?? a.base?.id;
+          if (id === undefined) continue;
+          const n = a.side !== 'remote' ? a.next : null;
+          // A pull writes what was fetched, which may be newer than what was listed.
+          const next = n !== null && fetched && needs ? { ...n, sha: fetched.sha, rv: fetched.versionId } : n;
+          baseOwner.push(k);
+          baseWrites.push({ tag: this.#prefix + id, value: next === null ? undefined : encodeBase(this.#base(id, next, a.local?.memoryId ?? null)), expect: expect(id) });
+          if (a.base !== null && a.base.id !== id) {
+            baseOwner.push(k);
+            baseWrites.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
+          }
+        }
+        if (ready.length === 0) break;
+        const out = await this.#commit(ops, baseWrites, actor);
+        if (out.status === 'applied') {
+          for (const a of ready) this.#record(a, a.local?.versionId ?? null);
+          this.#progress(ready.length);
+          await this.#learnLocalIds(ready);
+          break;
+        }
+        const bad = out.status === 'base_changed' ? ready[baseOwner[out.index ?? 0] ?? 0] : ready[opOwner[out.index ?? 0] ?? 0];
+        if (bad === undefined) throw new Error(`syncApply refused an unknown index: ${JSON.stringify(out)}`);
+        if (out.status === 'path_conflict') this.#skip(bad, 'path-conflict', `a local memory is in the way: ${out.path}`);
+        else if (out.status === 'too_large') this.#skip(bad, 'too-large', `over the local maxMemoryBytes (${out.limit})`);
+        else this.#later(bad, 'the local memory changed during the sync');
+        chunk = ready.filter((a) => a !== bad);
+      }
+    }
+  }
+
+  /** Hosted contents for the pulls: one by one, or the whole store in pages of 20 when cheaper. */
+  async #fetch(actions: Action[]): Promise<Map<string, RemoteMemory | null>> {
+    const ids = actions.flatMap((a) => (a.side === 'local' && a.remote !== null && a.ops.some((o) => o.kind === 'put') ? [a.remote.id] : []));
+    const out = new Map<string, RemoteMemory | null>();
+    for (const a of actions) if (a.remote?.content != null) out.set(a.remote.id, a.remote);
+    const missing = ids.filter((id) => !out.has(id));
+    if (missing.length === 0) return out;
+    if (missing.length > 20) {
+      const all = await this.remote.list(true);
+      const byId = new Map(all.map((r) => [r.id, r]));
+      for (const id of missing) out.set(id, byId.get(id) ?? null);
+      return out;
+    }
+    await Promise.all(missing.map(async (id) => out.set(id, await this.remote.retrieve(id))));
+    return out;
+  }
+
+  /** Pulled creations get their local memory id into the base (a later local rename is then carried). */
+  async #learnLocalIds(done: Action[]): Promise<void> {
+    const created = done.filter((a) => a.side === 'local' && a.next !== null && (a.local?.memoryId ?? null) === null);
+    if (created.length === 0) return;
+    const entries = new Map((await native(() => this.m.syncEntries(this.s.map.dir))).map((e) => [e.path, e]));
+    const rows = new Map((await native(() => this.m.syncBases(this.#prefix))).map((r) => [r.tag, r.value]));
+    const writes: Parameters<NativeMemories['syncApply']>[1] = [];
+    for (const a of created) {
+      const id = a.remote?.id;
+      const raw = id === undefined ? undefined : rows.get(this.#prefix + id);
+      const b = raw === undefined ? null : decodeBase(raw);
+      const lm = b === null ? undefined : entries.get(b.lp)?.memoryId;
+      if (b === null || lm == null || raw === undefined) continue;
+      writes.push({ tag: this.#prefix + b.id, value: encodeBase({ ...b, lm }), expect: raw });
+    }
+    // Best effort: a base changed meanwhile keeps lm null, and pairing falls back to the path.
+    if (writes.length > 0) await this.#commit([], writes);
+  }
+
+  /** Hosted requests, `concurrency` at a time; their answers become base records. */
+  async #applyRemote(actions: Action[], expect: (id: string) => string | undefined): Promise<void> {
+    const writes: Array<{ a: Action; w: Parameters<NativeMemories['syncApply']>[1][number][] }> = [];
+    await Promise.all(
+      actions.map(async (a) => {
+        if (a.side !== 'remote') return;
+        try {
+          const w = await this.#push(a, expect);
+          if (w !== null) writes.push({ a, w });
+        } catch (e) {
+          if (!(e instanceof RemoteWriteError)) throw e;
+          const f = e.failure;
+          if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
+          else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
+        }
+        this.#progress(1);
+      }),
+    );
+    // The hosted side is written: record the bases, a batch per commit. A base that changed in
+    // between (another process recorded the same push) is left to the next sync to compare.
+    for (let i = 0; i < writes.length; i += LOCAL_CHUNK) {
+      let batch = writes.slice(i, i + LOCAL_CHUNK);
+      while (batch.length > 0) {
+        const flat = batch.flatMap((b) => b.w);
+        const out = await this.#commit([], flat);
+        if (out.status === 'applied') break;
+        const tag = flat[out.index ?? 0]?.tag;
+        batch = batch.filter((b) => !b.w.some((w) => w.tag === tag));
+      }
+    }
+  }
+
+  /** One hosted request; the base writes that record its answer. */
+  async #push(a: Action & { side: 'remote' }, expect: (id: string) => string | undefined) {
+    const op = a.op;
+    const lm = a.local?.memoryId ?? null;
+    const read = async (path: string) => {
+      const c = await native(() => this.m.hostGet(path));
+      if (c === null) throw new RemoteWriteError({ kind: 'not-found' });
+      return c;
+    };
+    if (op.kind === 'delete') {
+      const id = a.remote?.id as string;
+      await this.remote.delete(id, op.ifSha);
+      this.#record(a, null);
+      return [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }];
+    }
+    const c = await read(op.localPath);
+    const r =
+      op.kind === 'create'
+        ? await this.remote.create(op.remotePath, c.content)
+        : await this.remote.update(a.remote?.id as string, { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) }, op.ifSha);
+    this.#record({ ...a, remotePath: r.path }, null, r);
+    const base = { id: r.id, rp: r.path, lp: op.localPath, sha: r.sha, lm, rv: r.versionId, at: Date.now() };
+    const w: BaseWrites = [{ tag: this.#prefix + r.id, value: encodeBase(base), expect: expect(r.id) }];
+    if (a.base !== null && a.base.id !== r.id) w.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
+    return w;
+  }
+
+  /** Reports a carried action (and its conflict, with where the losing side is kept). */
+  #record(a: Action, localVersion: string | null, answered?: RemoteMemory): void {
+    const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
+    const pushed = a.side === 'remote';
+    if (a.side !== 'base') {
+      if (a.change === 'deleted') this.#report.deleted.push({ side: pushed ? 'remote' : 'local', path: a.path, remotePath: a.remotePath, remoteId });
+      else {
+        const sha = pushed ? (answered?.sha ?? a.local?.sha ?? null) : (a.remote?.sha ?? null);
+        (pushed ? this.#report.pushed : this.#report.pulled).push({ path: a.path, remotePath: a.remotePath, remoteId, operation: a.change, contentSha256: sha });
+      }
+    }
+    const c = a.conflict;
+    if (c === null) return;
+    let kept: SyncConflict['kept'] = null;
+    if (c.kind === 'edit-edit' || c.kind === 'create-create') {
+      kept = c.winner === 'remote' ? { side: 'local', versionId: localVersion } : { side: 'remote', memoryVersionId: a.remote?.versionId ?? '' };
+    }
+    this.#report.conflicts.push({ kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept });
+  }
+}

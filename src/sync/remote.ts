@@ -1,0 +1,231 @@
+/**
+ * The hosted memory store, through the host's own `Anthropic` client: every call with the SDK's
+ * own retries off (`maxRetries: 0`) and ours instead, so each attempt is counted and a retry of a
+ * write is a decision of the sync (a lost response to a create or update is resolved by the next
+ * listing, never guessed). 429 and 5xx wait `Retry-After` (or `retry-after-ms`) when the server
+ * sends it, else an exponential backoff with jitter; at most `concurrency` requests in flight.
+ * The peer SDK is only duck-typed here: any version that has `beta.memoryStores` works.
+ */
+
+import { UnsupportedError } from '../errors.js';
+import { Limit } from '../limit.js';
+
+/** The first `@anthropic-ai/sdk` release with `client.beta.memoryStores` (checked on npm). */
+export const MIN_SDK_VERSION = '0.91.0';
+
+/** A hosted memory as the sync needs it (`content` only when fetched). */
+export interface RemoteMemory {
+  id: string;
+  path: string;
+  sha: string;
+  size: number;
+  versionId: string;
+  content?: string | null;
+}
+
+/** The SDK's `APIError` as far as the sync reads it. */
+interface ApiErrorLike {
+  status?: number;
+  headers?: { get(name: string): string | null | undefined } | Record<string, string>;
+  error?: { error?: { type?: string } };
+  type?: string | null;
+}
+
+interface MemoriesApi {
+  list(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<PageLike>;
+  retrieve(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<WireMemory>;
+  create(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<WireMemory>;
+  update(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<WireMemory>;
+  delete(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<unknown>;
+}
+
+interface PageLike {
+  data: Array<WireMemory | { type: 'memory_prefix'; path: string }>;
+  next_page?: string | null;
+}
+
+interface WireMemory {
+  type: 'memory';
+  id: string;
+  path: string;
+  content_sha256: string;
+  content_size_bytes: number;
+  memory_version_id: string;
+  content?: string | null;
+}
+
+/** What a failed write was, for the engine to decide on. */
+export type WriteFailure =
+  | { kind: 'precondition' }
+  | { kind: 'path-conflict'; conflictingPath: string | null }
+  | { kind: 'not-found' }
+  | { kind: 'refused'; status: number; detail: string };
+
+export class RemoteWriteError extends Error {
+  constructor(readonly failure: WriteFailure) {
+    super(failure.kind);
+  }
+}
+
+function memoriesOf(client: unknown): MemoriesApi {
+  const m = (client as { beta?: { memoryStores?: { memories?: MemoriesApi } } } | null)?.beta?.memoryStores?.memories;
+  if (typeof m?.list !== 'function' || typeof m.update !== 'function') {
+    throw new UnsupportedError(
+      `db.sync needs an Anthropic client from @anthropic-ai/sdk ${MIN_SDK_VERSION} or later (client.beta.memoryStores); this client has none`,
+    );
+  }
+  return m;
+}
+
+function header(e: ApiErrorLike, name: string): string | null {
+  const h = e.headers;
+  if (h === undefined) return null;
+  if (typeof (h as { get?: unknown }).get === 'function') return (h as { get(n: string): string | null | undefined }).get(name) ?? null;
+  return (h as Record<string, string>)[name] ?? null;
+}
+
+/** Milliseconds the server asked us to wait, if it said. */
+function retryAfterMs(e: ApiErrorLike): number | null {
+  const ms = Number(header(e, 'retry-after-ms'));
+  if (header(e, 'retry-after-ms') !== null && Number.isFinite(ms) && ms >= 0) return ms;
+  const ra = header(e, 'retry-after');
+  if (ra === null) return null;
+  const seconds = Number(ra);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(ra);
+  return Number.isFinite(at) ? Math.max(0, at - Date.now()) : null;
+}
+
+function errorType(e: ApiErrorLike): string | null {
+  return e.error?.error?.type ?? e.type ?? null;
+}
+
+/** 429, 5xx and connection failures (no status: the response never arrived) are retried. */
+function transient(e: ApiErrorLike): boolean {
+  const s = e.status;
+  return s === undefined || s === 408 || s === 409 && errorType(e) === 'conflict_error' || s === 429 || s >= 500;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+interface VersionsApi {
+  retrieve(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<{ created_by?: WireActor | null }>;
+}
+
+type WireActor = { type: string } & Record<string, unknown>;
+
+/** A hosted actor as a local one: its kind as `type`, its id (`apikey_…`, `sesn_…`, …) as `id`. */
+export function localActor(a: WireActor | null | undefined): { type: string; id: string } | null {
+  if (a === null || a === undefined || typeof a.type !== 'string') return null;
+  const id = a['api_key_id'] ?? a['session_id'] ?? a['user_id'] ?? a['service_account_id'];
+  return typeof id === 'string' && a.type.length > 0 ? { type: a.type, id } : null;
+}
+
+export class RemoteStore {
+  readonly #api: MemoriesApi;
+  readonly #versions: VersionsApi | null;
+  readonly #limit: Limit;
+  readonly #maxAttempts: number;
+  requests = 0;
+
+  constructor(client: unknown, readonly storeId: string, concurrency: number, maxAttempts: number) {
+    this.#api = memoriesOf(client);
+    this.#versions = (client as { beta: { memoryStores: { memoryVersions?: VersionsApi } } }).beta.memoryStores.memoryVersions ?? null;
+    this.#limit = new Limit(concurrency);
+    this.#maxAttempts = maxAttempts;
+  }
+
+  async #call<T>(send: () => PromiseLike<T>): Promise<T> {
+    return this.#limit.run(async () => {
+      for (let attempt = 1; ; attempt++) {
+        this.requests++;
+        try {
+          return await send();
+        } catch (raw) {
+          const e = (raw ?? {}) as ApiErrorLike;
+          if (typeof e !== 'object' || !transient(e) || attempt >= this.#maxAttempts) throw raw;
+          const backoff = Math.min(8000, 200 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
+          await sleep(Math.min(60_000, retryAfterMs(e) ?? backoff));
+        }
+      }
+    });
+  }
+
+  /** Writes fail as `RemoteWriteError` for the outcomes the sync decides on. */
+  async #write<T>(send: () => PromiseLike<T>): Promise<T> {
+    try {
+      return await this.#call(send);
+    } catch (raw) {
+      const e = (raw ?? {}) as ApiErrorLike & { message?: string; error?: { error?: { conflicting_path?: string } } };
+      const type = errorType(e);
+      if (type === 'memory_precondition_failed_error') throw new RemoteWriteError({ kind: 'precondition' });
+      if (type === 'memory_path_conflict_error') {
+        throw new RemoteWriteError({ kind: 'path-conflict', conflictingPath: e.error?.error?.conflicting_path ?? null });
+      }
+      if (e.status === 404) throw new RemoteWriteError({ kind: 'not-found' });
+      if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+        throw new RemoteWriteError({ kind: 'refused', status: e.status, detail: String(e.message ?? type ?? e.status) });
+      }
+      throw raw;
+    }
+  }
+
+  static #memory(w: WireMemory): RemoteMemory {
+    return { id: w.id, path: w.path, sha: w.content_sha256, size: w.content_size_bytes, versionId: w.memory_version_id, content: w.content };
+  }
+
+  /** Every memory of the store, path-ordered pages of `limit`; `full` brings the content (20 a page). */
+  async list(full = false): Promise<RemoteMemory[]> {
+    const out: RemoteMemory[] = [];
+    let page: string | undefined;
+    do {
+      const params: Record<string, unknown> = { limit: full ? 20 : 100, view: full ? 'full' : 'basic' };
+      if (page !== undefined) params['page'] = page;
+      // Await the page itself (not the SDK's auto-paginating iterator): each page is one counted,
+      // retried request.
+      const body = await this.#call(() => this.#api.list(this.storeId, params, { maxRetries: 0 }));
+      for (const item of body.data) if (item.type === 'memory') out.push(RemoteStore.#memory(item));
+      page = body.next_page ?? undefined;
+    } while (page !== undefined);
+    return out;
+  }
+
+  async retrieve(id: string): Promise<RemoteMemory | null> {
+    try {
+      return RemoteStore.#memory(
+        await this.#write(() => this.#api.retrieve(id, { memory_store_id: this.storeId, view: 'full' }, { maxRetries: 0 })),
+      );
+    } catch (e) {
+      if (e instanceof RemoteWriteError && e.failure.kind === 'not-found') return null;
+      throw e;
+    }
+  }
+
+  /** Who wrote a hosted version (`created_by`), as a local actor; null when not recorded. */
+  async author(versionId: string): Promise<{ type: string; id: string } | null> {
+    const api = this.#versions;
+    if (api === null) return null;
+    const v = await this.#call(() => api.retrieve(versionId, { memory_store_id: this.storeId, view: 'basic' }, { maxRetries: 0 }));
+    return localActor(v.created_by);
+  }
+
+  async create(path: string, content: string): Promise<RemoteMemory> {
+    return RemoteStore.#memory(await this.#write(() => this.#api.create(this.storeId, { path, content }, { maxRetries: 0 })));
+  }
+
+  /** Content and/or path, if the memory still holds `ifSha`. */
+  async update(id: string, change: { content?: string; path?: string }, ifSha: string): Promise<RemoteMemory> {
+    const params = { memory_store_id: this.storeId, ...change, precondition: { type: 'content_sha256', content_sha256: ifSha } };
+    return RemoteStore.#memory(await this.#write(() => this.#api.update(id, params, { maxRetries: 0 })));
+  }
+
+  /** Deletes if it still holds `ifSha`; a memory already gone counts as deleted. */
+  async delete(id: string, ifSha: string): Promise<void> {
+    try {
+      await this.#write(() => this.#api.delete(id, { memory_store_id: this.storeId, expected_content_sha256: ifSha }, { maxRetries: 0 }));
+    } catch (e) {
+      if (e instanceof RemoteWriteError && e.failure.kind === 'not-found') return;
+      throw e;
+    }
+  }
+}
