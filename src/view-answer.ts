@@ -24,5 +24,8 @@ export function viewed(path: string, o: NativeView): ViewAnswer {
       return { text: S.viewTooManyLines(path), isError: true };
     case 'NotFound':
       return { text: S.viewNotFound(path), isError: true };
+    case 'NotRecorded':
+      // Only a view of the past answers this; its caller words it (it knows the instant).
+      return { text: `Error: history did not record ${path} at that instant`, isError: true };
   }
 }

@@ -2,14 +2,13 @@
  * `rabosh-memory`: look after a store from the shell. Each subcommand opens the store, does
  * one thing, closes it, and prints either a line for a person or one JSON document (--json).
  */
-import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
-import { isNotAStore, isUrl, noStore, storeName } from './target.js';
+import { holdsNothing, isNotAStore, isUrl, noStore, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
 
 export interface Io {
@@ -50,16 +49,6 @@ const SCOPE = /^[A-Za-z0-9_.-]{1,64}$/;
 function scopeArg(raw: string): string {
   if (!SCOPE.test(raw)) throw new CliError(`invalid --scope ${JSON.stringify(raw)}: 1 to 64 of A-Z a-z 0-9 _ . -`, EXIT.usage, 'CLI_USAGE');
   return raw;
-}
-
-/** A missing or empty directory holds no store, whatever the engine would make of it. */
-function holdsNothing(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw e;
-  }
 }
 
 /**

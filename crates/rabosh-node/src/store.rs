@@ -34,6 +34,8 @@ pub struct NativeStoreOptions {
     pub create: bool,
     /// Hold the directory alone (false: several processes may share it).
     pub exclusive: bool,
+    /// What the opener asks of the store's history (absent: whatever the store records).
+    pub history: Option<crate::history_options::NativeHistoryRequest>,
 }
 
 #[napi(object)]
@@ -99,6 +101,8 @@ pub struct NativeStore {
     inner: Backing,
     /// Embedded only: the queue its handlers' committing commands join (write_queue.rs).
     writes: Option<Arc<WriteQueue>>,
+    /// The store's history settings as this open settled them.
+    pub(crate) history: Option<rabosh_memory::HistorySettings>,
 }
 
 impl NativeStore {
@@ -156,10 +160,9 @@ impl NativeStore {
                         "buffered (a PostgreSQL store's durability is the server's: every commit is acknowledged once the server committed it)",
                     ));
                 }
-                return Ok(NativeStore {
-                    inner: Backing::Postgres(Arc::new(PgStore::open(&dir, options.create)?)),
-                    writes: None,
-                });
+                let store = Arc::new(PgStore::open(&dir, options.create)?);
+                let history = crate::history_options::settle(&*store, options.history)?;
+                return Ok(NativeStore { inner: Backing::Postgres(store), writes: None, history });
             }
             let opts = EmbeddedOptions {
                 durability: options.durability.into(),
@@ -168,7 +171,8 @@ impl NativeStore {
                 ..Default::default()
             };
             let store = EmbeddedStore::open(&dir, opts)?;
-            Ok(NativeStore { writes: Some(WriteQueue::new(&store)), inner: Backing::Embedded(store) })
+            let history = crate::history_options::settle(&*store, options.history)?;
+            Ok(NativeStore { writes: Some(WriteQueue::new(&store)), inner: Backing::Embedded(store), history })
         })
     }
 
