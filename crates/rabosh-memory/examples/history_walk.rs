@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rabosh_memory::{Backend, Durability, EmbeddedOptions, EmbeddedStore, HistoryOptions, Memories, MemoryOptions, VersionQuery};
+use rabosh_memory::{
+    Backend, Durability, EmbeddedOptions, EmbeddedStore, HistoryOptions, Memories, MemoryOptions, VersionQuery,
+};
 
 fn main() {
     let dir = tempfile::tempdir().unwrap();

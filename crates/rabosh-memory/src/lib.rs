@@ -42,8 +42,9 @@ pub use embedded::{
 pub use error::{Error, LockHolder, Result};
 pub use expiry::Expired;
 pub use history::{
-    Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, history_settings_of, settle_history, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
-    Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
+    Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
+    MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Precondition, Redact, Revert, Version, VersionPage,
+    VersionQuery, hex, history_settings_of, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
 

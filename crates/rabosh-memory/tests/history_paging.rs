@@ -62,7 +62,8 @@ fn pages_start_at_their_cursor(f: Fixture) {
     let (mut cursor, mut seen, mut pages) = (None, 0, 0);
     loop {
         visited.store(0, Ordering::Relaxed);
-        let page = m.versions(&VersionQuery { limit: Some(100), cursor: cursor.clone(), ..Default::default() }).unwrap();
+        let page =
+            m.versions(&VersionQuery { limit: Some(100), cursor: cursor.clone(), ..Default::default() }).unwrap();
         let v = visited.load(Ordering::Relaxed);
         assert!(v <= 101, "page {pages} visited {v} keys for 100 versions");
         seen += page.data.len();
@@ -93,12 +94,16 @@ fn usage_reads_the_running_count(f: Fixture) {
     assert_eq!(a.prune_history().unwrap(), 1);
     let recount = |scope: &str| {
         let (mut versions, mut bytes) = (0u64, 0u64);
-        f.backend.read().unwrap().scan_prefix(format!("h:{scope}:v:").as_bytes(), &mut |k, m| {
-            let v = rabosh_memory::Version::decode(k, m).unwrap();
-            versions += 1;
-            bytes += v.size;
-            ControlFlow::Continue(())
-        }).unwrap();
+        f.backend
+            .read()
+            .unwrap()
+            .scan_prefix(format!("h:{scope}:v:").as_bytes(), &mut |k, m| {
+                let v = rabosh_memory::Version::decode(k, m).unwrap();
+                versions += 1;
+                bytes += v.size;
+                ControlFlow::Continue(())
+            })
+            .unwrap();
         (versions, bytes)
     };
     let (av, ab) = recount("default");

@@ -9,12 +9,11 @@ use std::collections::BTreeMap;
 
 use common::{Fixture, Kind, fixture_on};
 use proptest::prelude::*;
-use rabosh_memory::{
-    Error, HistoryOptions, HistoryRequest, Memories, Operation, VersionQuery, View, settle_history,
-};
+use rabosh_memory::{Error, HistoryOptions, HistoryRequest, Memories, Operation, VersionQuery, View, settle_history};
 
 fn ops(m: &Memories) -> Vec<Operation> {
-    let mut v: Vec<Operation> = m.versions(&VersionQuery::default()).unwrap().data.iter().map(|v| v.operation).collect();
+    let mut v: Vec<Operation> =
+        m.versions(&VersionQuery::default()).unwrap().data.iter().map(|v| v.operation).collect();
     v.reverse();
     v
 }
@@ -30,7 +29,10 @@ fn the_setting_is_the_stores(f: Fixture) {
     plain.create("/memories/a.md", "a").unwrap();
     assert_eq!(ops(&plain), vec![Operation::Created]);
     // Once on, `false` is refused and changes nothing; omitted or `true`: the store's setting.
-    assert!(matches!(settle_history(b, Some(HistoryRequest::Off), 9), Err(Error::InvalidOption { option: "history", .. })));
+    assert!(matches!(
+        settle_history(b, Some(HistoryRequest::Off), 9),
+        Err(Error::InvalidOption { option: "history", .. })
+    ));
     assert_eq!(settle_history(b, None, 9).unwrap(), Some(on));
     assert_eq!(settle_history(b, Some(HistoryRequest::On), 9).unwrap(), Some(on));
     // Explicit retention rewrites the store's, keeping when history was turned on.
@@ -170,7 +172,10 @@ fn apply(truth: &mut BTreeMap<String, String>, m: &Memories, s: &Step) {
         Step::Replace(p, c) => {
             let old = truth.get(PATHS[*p]).cloned();
             if let Some(old) = old {
-                if matches!(m.str_replace(PATHS[*p], &old, &format!("r{c}")).unwrap(), rabosh_memory::StrReplace::Edited { .. }) {
+                if matches!(
+                    m.str_replace(PATHS[*p], &old, &format!("r{c}")).unwrap(),
+                    rabosh_memory::StrReplace::Edited { .. }
+                ) {
                     truth.insert(PATHS[*p].into(), format!("r{c}"));
                 }
             }
@@ -232,7 +237,9 @@ fn check(kind: Kind, steps: &[Step]) {
             match m.view_past(&past, p).unwrap() {
                 View::File { content, .. } => assert_eq!(Some(&content), truth.get(*p), "{p} at {t}"),
                 View::NotRecorded => {}
-                View::NotFound => assert!(!truth.keys().any(|k| k == p || k.starts_with(&format!("{p}/"))), "{p} at {t}"),
+                View::NotFound => {
+                    assert!(!truth.keys().any(|k| k == p || k.starts_with(&format!("{p}/"))), "{p} at {t}")
+                }
                 View::Dir { .. } => assert!(truth.keys().any(|k| k.starts_with(&format!("{p}/"))), "{p} at {t}"),
                 other => panic!("{other:?}"),
             }

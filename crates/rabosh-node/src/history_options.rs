@@ -42,9 +42,7 @@ pub(crate) fn settle(
             max_versions_per_memory: o.max_versions_per_memory.map(|n| n as u64),
         }),
     });
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);
     settle_history(store, request, now)
 }
 
@@ -70,4 +68,3 @@ pub(crate) fn configure(m: Memories, actor: Option<NativeActor>) -> rabosh_memor
         None => Ok(m),
     }
 }
-

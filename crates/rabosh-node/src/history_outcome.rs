@@ -8,12 +8,22 @@ use rabosh_memory::{HostRemove, HostWrite, Redact, Revert, hex, id_hex};
 /// `put`. `versionId`: absent with history off (and for `Unchanged` written while it was off).
 #[napi]
 pub enum NativeHostWrite {
-    Written { content_sha256: String, version_id: Option<String> },
+    Written {
+        content_sha256: String,
+        version_id: Option<String>,
+    },
     /// The memory already held this content: nothing was written.
-    Unchanged { content_sha256: String, version_id: Option<String> },
+    Unchanged {
+        content_sha256: String,
+        version_id: Option<String>,
+    },
     /// `currentSha256`: the memory's hash now; absent: there is no memory.
-    PreconditionFailed { current_sha256: Option<String> },
-    TooLarge { limit: f64 },
+    PreconditionFailed {
+        current_sha256: Option<String>,
+    },
+    TooLarge {
+        limit: f64,
+    },
     IsRoot,
 }
 
@@ -38,10 +48,14 @@ impl From<HostWrite> for NativeHostWrite {
 /// `remove`.
 #[napi]
 pub enum NativeHostRemove {
-    Removed { version_id: Option<String> },
+    Removed {
+        version_id: Option<String>,
+    },
     /// Nothing there: the removal already holds.
     Absent,
-    PreconditionFailed { current_sha256: String },
+    PreconditionFailed {
+        current_sha256: String,
+    },
     IsRoot,
 }
 
@@ -61,11 +75,15 @@ impl From<HostRemove> for NativeHostRemove {
 /// `revert`. `versionId` absent: the memory already held that content.
 #[napi]
 pub enum NativeRevert {
-    Reverted { version_id: Option<String> },
+    Reverted {
+        version_id: Option<String>,
+    },
     UnknownVersion,
     /// A deletion or a redacted version: no content to go back to.
     NoContent,
-    TooLarge { limit: f64 },
+    TooLarge {
+        limit: f64,
+    },
 }
 
 impl From<Revert> for NativeRevert {

@@ -186,9 +186,7 @@ impl Memories {
         let last = n + 1 == vs.len();
         // The live memory is this version's state: same version, same path (an unrecorded rename
         // keeps the version id).
-        let is_live = |l: &Live| {
-            l.meta.version_id == Some(v.id) && v.path.as_deref() == parse(&l.key).map(|(_, p)| p)
-        };
+        let is_live = |l: &Live| l.meta.version_id == Some(v.id) && v.path.as_deref() == parse(&l.key).map(|(_, p)| p);
         let recorded = match live {
             Some(l) => is_live(l),
             None => v.operation == Operation::Deleted,

@@ -22,9 +22,9 @@ use crate::listing::try_scan;
 use crate::{Error, Memories, ROOT, ReadView, Result};
 
 pub use at::At;
-pub use settings::{HistoryRequest, HistorySettings, read_settings as history_settings_of, settle_history};
 pub use host::{Current, HostRemove, HostWrite, Precondition};
 pub use record::{Actor, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Version, hex, id_hex, parse_id, sha256};
+pub use settings::{HistoryRequest, HistorySettings, read_settings as history_settings_of, settle_history};
 
 use record::{version_key, versions_prefix};
 use tally::Tally;

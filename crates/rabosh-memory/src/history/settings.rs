@@ -87,7 +87,11 @@ pub(crate) fn stage_on(ws: &mut WriteSet, options: HistoryOptions, now_ms: i64) 
 /// - `On` / `OnWith` on a store without history: turns it on from now (one commit);
 /// - `On` on a store with history: unchanged; `OnWith` with other retention: rewrites the
 ///   retention (one commit), keeping when history was turned on.
-pub fn settle_history(backend: &dyn Backend, request: Option<HistoryRequest>, now_ms: i64) -> Result<Option<HistorySettings>> {
+pub fn settle_history(
+    backend: &dyn Backend,
+    request: Option<HistoryRequest>,
+    now_ms: i64,
+) -> Result<Option<HistorySettings>> {
     let Some(request) = request else { return read_settings(&*backend.read()?) };
     let mut settled = None;
     backend.transact(&mut |view, ws| {

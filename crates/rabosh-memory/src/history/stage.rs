@@ -24,8 +24,8 @@ use crate::meta::MemMeta;
 use crate::{Memories, Result};
 
 use super::record::{Operation, Version, sha256, version_key};
-use super::tally::Tally;
 use super::settings::{read_settings, stage_on};
+use super::tally::Tally;
 
 impl Memories {
     /// Stages a version record for each change `ws` makes to this scope's memories, and stamps
