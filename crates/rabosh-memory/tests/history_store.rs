@@ -98,7 +98,12 @@ fn changed_without_history_after_a_version(f: Fixture) {
     f.set_now(10);
     m.create("/memories/a.md", "v1").unwrap();
     // What an older store looks like: versions, but no setting (history was the opener's).
-    f.backend.transact(&mut |_, ws| Ok(ws.delete(b"c:history".to_vec()))).unwrap();
+    f.backend
+        .transact(&mut |_, ws| {
+            ws.delete(b"c:history".to_vec());
+            Ok(())
+        })
+        .unwrap();
     let plain = f.default_handler();
     f.set_now(20);
     plain.str_replace("/memories/a.md", "v1", "v2").unwrap();
@@ -171,13 +176,13 @@ fn apply(truth: &mut BTreeMap<String, String>, m: &Memories, s: &Step) {
         }
         Step::Replace(p, c) => {
             let old = truth.get(PATHS[*p]).cloned();
-            if let Some(old) = old {
-                if matches!(
+            if let Some(old) = old
+                && matches!(
                     m.str_replace(PATHS[*p], &old, &format!("r{c}")).unwrap(),
                     rabosh_memory::StrReplace::Edited { .. }
-                ) {
-                    truth.insert(PATHS[*p].into(), format!("r{c}"));
-                }
+                )
+            {
+                truth.insert(PATHS[*p].into(), format!("r{c}"));
             }
         }
         Step::Delete(p) => {
