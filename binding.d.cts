@@ -26,12 +26,12 @@ export declare class NativeMemories {
   versions(q: NativeVersionQuery): Promise<NativeVersionPage>
   /** One version with its content; null for an unknown id. */
   version(id: string): Promise<NativeVersion | null>
-  revert(path: string, versionId: string): Promise<NativeHistoryOutcome>
+  revert(path: string, versionId: string): Promise<NativeRevert>
   /** Forgets a version's content, path, hash and size, then compacts the store. */
-  redact(id: string): Promise<NativeHistoryOutcome>
+  redact(id: string): Promise<NativeRedact>
   hostGet(path: string): Promise<NativeCurrent | null>
-  hostPut(path: string, content: string, ifMatch: string | undefined | null, ifNoneMatchAny: boolean): Promise<NativeHistoryOutcome>
-  hostRemove(path: string, ifMatch?: string | undefined | null): Promise<NativeHistoryOutcome>
+  hostPut(path: string, content: string, ifMatch: string | undefined | null, ifNoneMatchAny: boolean): Promise<NativeHostWrite>
+  hostRemove(path: string, ifMatch?: string | undefined | null): Promise<NativeHostRemove>
   /** The history's own size, apart from `usage()`. */
   historyUsage(): Promise<NativeHistoryUsage>
   /** Drops versions past the store's retention, then compacts; how many were dropped. */
@@ -81,6 +81,8 @@ export declare class NativeSnapshot {
 }
 
 export declare class NativeStore {
+  /** The store's history settings as this open settled them; null: history off. */
+  historySettings(): NativeHistorySettings | null
   /** Versions of every scope and their content bytes; reads metadata in memory only. */
   historyStats(): NativeHistoryUsage
   /**
@@ -103,6 +105,14 @@ export declare class NativeStore {
   /** Pin a consistent view; in memory, so answered on the calling thread. */
   snapshot(): NativeSnapshot
 }
+
+export declare const MAX_ACTOR_ID_BYTES: number
+
+/**
+ * The longest actor type and id in UTF-8 bytes, defined once in rabosh-memory: the facade checks
+ * the handler option against these same numbers.
+ */
+export declare const MAX_ACTOR_TYPE_BYTES: number
 
 export interface NativeActor {
   type: string
@@ -164,29 +174,47 @@ export interface NativeExportedMemory {
   updatedAt: number
 }
 
-/** Store-level history settings, passed to every handler over the store. */
 export interface NativeHistoryOptions {
   retainDays?: number
   maxVersionsPerMemory?: number
 }
 
 /**
- * `status`: `written`, `unchanged`, `removed`, `absent`, `precondition_failed`, `too_large`,
- * `is_root`, `reverted`, `unknown_version`, `no_content`, `redacted`, `already_redacted`.
+ * What an opener asks of the store's history (docs/history.md): `on: false` is refused on a
+ * store that records history; `on: true` turns it on (recorded in the store) with `options`
+ * when given (rewriting the store's retention), else keeping the store's.
  */
-export interface NativeHistoryOutcome {
-  status: string
-  contentSha256?: string
-  versionId?: string
-  /** For `precondition_failed`: the memory's hash now (absent: there is no memory). */
-  currentSha256?: string
-  limit?: number
+export interface NativeHistoryRequest {
+  on: boolean
+  options?: NativeHistoryOptions
+}
+
+/** The store's history settings: retention, and since when every change is recorded. */
+export interface NativeHistorySettings {
+  retainDays?: number
+  maxVersionsPerMemory?: number
+  sinceMs: number
 }
 
 export interface NativeHistoryUsage {
   versions: number
   bytes: number
 }
+
+/** `remove`. */
+export type NativeHostRemove =
+  | { type: 'Removed'; versionId?: string }
+  | { type: 'Absent' }
+  | { type: 'PreconditionFailed'; currentSha256: string }
+  | { type: 'IsRoot' }
+
+/** `put`. `versionId`: absent with history off (and for `Unchanged` written while it was off). */
+export type NativeHostWrite =
+  | { type: 'Written'; contentSha256: string; versionId?: string }
+  | { type: 'Unchanged'; contentSha256: string; versionId?: string }
+  | { type: 'PreconditionFailed'; currentSha256?: string }
+  | { type: 'TooLarge'; limit: number }
+  | { type: 'IsRoot' }
 
 /** What an import did; anything but `Imported` wrote nothing. */
 export type NativeImport =
@@ -214,11 +242,12 @@ export interface NativeMemoryOptions {
   createOverwrites: boolean
   trackAccess: boolean
   listingIndex: boolean
-  /** The store's history settings; absent: history off. */
-  history?: NativeHistoryOptions
   /** Who this handler's versions name as their author. */
   actor?: NativeActor
 }
+
+/** `redact` (no fields, so a string union: `'Redacted' | 'AlreadyRedacted' | 'UnknownVersion'`). */
+export type NativeRedact = 'Redacted' | 'AlreadyRedacted' | 'UnknownVersion'
 
 /** `rename`. `count`: memories moved. */
 export type NativeRename =
@@ -227,6 +256,13 @@ export type NativeRename =
   | { type: 'NotFound' }
   | { type: 'DestinationExists' }
   | { type: 'Renamed'; count: number }
+
+/** `revert`. `versionId` absent: the memory already held that content. */
+export type NativeRevert =
+  | { type: 'Reverted'; versionId?: string }
+  | { type: 'UnknownVersion' }
+  | { type: 'NoContent' }
+  | { type: 'TooLarge'; limit: number }
 
 export interface NativeStats {
   commits: number
@@ -248,6 +284,8 @@ export interface NativeStoreOptions {
   create: boolean
   /** Hold the directory alone (false: several processes may share it). */
   exclusive: boolean
+  /** What the opener asks of the store's history (absent: whatever the store records). */
+  history?: NativeHistoryRequest
 }
 
 /**
@@ -343,3 +381,4 @@ export type NativeView =
   | { type: 'TooManyLines' }
   | { type: 'File'; text: string }
   | { type: 'Dir'; text: string }
+  | { type: 'NotRecorded' }

@@ -1,4 +1,8 @@
-// The history subcommands as a real process: list, show, revert, redact, with --json.
+// The history subcommands as a real process: list, show, revert, redact, with --json; they refuse
+// an empty or non-store directory (creating nothing) and a store without history; the CLI's import
+// and expire record versions in a store that records history (history is the store's).
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { RaboshMemoryToolHandler } from '../index.js';
@@ -41,5 +45,53 @@ describe('rabosh-memory history / show / revert / redact', () => {
     const bad = cli('redact', dir, 'nope', '--json');
     expect(bad.status).toBe(1);
     expect(JSON.parse(bad.stderr).error.code).toBe('RABOSH_INVALID_ARGUMENT');
+  });
+
+  it('refuse an empty or non-store directory and create nothing', () => {
+    const root = makeTempDir('rabosh-history-cli-none');
+    dirs.push(root);
+    const empty = join(root, 'empty');
+    mkdirSync(empty);
+    const other = join(root, 'other');
+    mkdirSync(other);
+    writeFileSync(join(other, 'notes.txt'), 'not a store');
+    const id = '0'.repeat(32);
+    for (const dir of [empty, other, join(root, 'missing')]) {
+      for (const args of [['history', dir, '/memories/a'], ['show', dir, id], ['revert', dir, '/memories/a', id], ['redact', dir, id]]) {
+        const r = cli(...args, '--json');
+        expect(r.status, `${args.join(' ')}`).not.toBe(0);
+        expect(r.stdout).toBe('');
+      }
+    }
+    expect(readdirSync(empty)).toEqual([]);
+    expect(readdirSync(other)).toEqual(['notes.txt']);
+    expect(readdirSync(root).sort()).toEqual(['empty', 'other']);
+  });
+
+  it('say so on a store without history', async () => {
+    const dir = makeTempDir('rabosh-history-cli-off');
+    dirs.push(dir);
+    const h = await RaboshMemoryToolHandler.open(dir);
+    await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'x' });
+    await h.close();
+    const r = cli('history', dir, '/memories/n.md');
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('does not record history');
+    expect(JSON.parse(cli('history', dir, '/memories/n.md', '--json').stderr).error.code).toBe('CLI_NO_HISTORY');
+  });
+
+  it("import and expire record versions in a store with history, like every change", async () => {
+    const root = makeTempDir('rabosh-history-cli-import');
+    dirs.push(root);
+    const dir = join(root, 'store');
+    const h = await RaboshMemoryToolHandler.open(dir, { history: true });
+    await h.close();
+    const from = join(root, 'from');
+    mkdirSync(join(from, 'memories'), { recursive: true });
+    writeFileSync(join(from, 'memories', 'i.md'), 'imported');
+    expect(cli('import', from, dir).status).toBe(0);
+    expect(cli('expire', dir, '--before', String(Date.now() + 60_000)).status).toBe(0);
+    const listed = json(cli('history', dir, '/memories/i.md', '--json')).data;
+    expect(listed.map((v: { operation: string }) => v.operation)).toEqual(['deleted', 'created']);
   });
 });

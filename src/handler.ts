@@ -206,7 +206,6 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
         createOverwrites: s.createOverwrites,
         trackAccess: s.trackAccess,
         listingIndex: s.listingIndex,
-        history: storeHistory(db) ?? undefined,
         actor: s.actor,
       }),
     );

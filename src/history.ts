@@ -6,7 +6,7 @@
  */
 
 import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, native } from './errors.js';
-import type { NativeMemories } from './native.js';
+import { MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, type NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
 import type { ToolOutput } from './tool-output.js';
@@ -24,7 +24,7 @@ export interface HistoryOptions {
 export interface Actor {
   /** What kind of author, e.g. `'session'`, `'user'`, `'app'` (1–255 UTF-8 bytes). */
   type: string;
-  /** Which one of that kind (at most 65,535 UTF-8 bytes). */
+  /** Which one of that kind (at most 1,024 UTF-8 bytes). */
   id: string;
 }
 
@@ -152,15 +152,22 @@ export interface RevertResult {
 }
 
 type NativeHistoryOptions = { retainDays?: number; maxVersionsPerMemory?: number };
+/** What an opener asks of the store's history (decided in Rust, see docs/history.md). */
+export type NativeHistoryRequest = { on: boolean; options?: NativeHistoryOptions };
 
 const refuse = (option: string, value: unknown, why: string): never => {
   throw new InvalidOptionError(`invalid option ${option}: ${JSON.stringify(value) ?? String(value)} (${why})`);
 };
 
-/** The store option `history`, validated; null when off. */
-export function historyOption(value: unknown): NativeHistoryOptions | null {
-  if (value === undefined || value === false) return null;
-  if (value === true) return {};
+/**
+ * The store option `history`, validated: undefined when not given (the store's own setting
+ * holds), `{ on: false }` for `false` (refused by a store that records history), `{ on: true }`
+ * for `true` (keeping the store's retention), `{ on: true, options }` for an object.
+ */
+export function historyOption(value: unknown): NativeHistoryRequest | undefined {
+  if (value === undefined) return undefined;
+  if (value === false) return { on: false };
+  if (value === true) return { on: true };
   if (typeof value !== 'object' || value === null) refuse('history', value, 'must be a boolean or { retainDays, maxVersionsPerMemory }');
   const o = value as Record<string, unknown>;
   for (const key of Object.keys(o)) {
@@ -179,7 +186,7 @@ export function historyOption(value: unknown): NativeHistoryOptions | null {
     }
     out.maxVersionsPerMemory = max as number;
   }
-  return out;
+  return { on: true, options: out };
 }
 
 /** The handler option `actor`, validated. */
@@ -189,8 +196,11 @@ export function actorOption(value: unknown): Actor | undefined {
   if (typeof a !== 'object' || a === null || typeof a['type'] !== 'string' || typeof a['id'] !== 'string') {
     return refuse('actor', value, 'must be { type: string, id: string }');
   }
-  if (a['type'].length === 0 || Buffer.byteLength(a['type']) > 255 || Buffer.byteLength(a['id']) > 65_535) {
-    return refuse('actor', value, 'type must be 1–255 bytes, id at most 65,535');
+  // The limits are the Rust crate's (one definition, exported by the binding): an actor accepted
+  // here always fits the version record, so it can never make a write fail.
+  const typeBytes = Buffer.byteLength(a['type']);
+  if (typeBytes === 0 || typeBytes > MAX_ACTOR_TYPE_BYTES || Buffer.byteLength(a['id']) > MAX_ACTOR_ID_BYTES) {
+    return refuse('actor', value, `type must be 1–${MAX_ACTOR_TYPE_BYTES} UTF-8 bytes, id at most ${MAX_ACTOR_ID_BYTES}`);
   }
   return { type: a['type'], id: a['id'] };
 }
@@ -257,21 +267,21 @@ export async function versionById(m: NativeMemories, id: string): Promise<Memory
 export async function revert(m: NativeMemories, path: string, versionId: string): Promise<RevertResult> {
   const p = memoryPathArg(path);
   const o = await native(() => m.revert(p, String(versionId)));
-  switch (o.status) {
-    case 'reverted':
+  switch (o.type) {
+    case 'Reverted':
       return { versionId: o.versionId ?? null };
-    case 'unknown_version':
+    case 'UnknownVersion':
       throw new InvalidArgumentError(`no version ${versionId}`);
-    case 'no_content':
+    case 'NoContent':
       throw new InvalidArgumentError(`version ${versionId} has no content to revert to (a deletion, or redacted)`);
-    default:
+    case 'TooLarge':
       throw new InvalidArgumentError(`version ${versionId} is larger than maxMemoryBytes (${o.limit})`);
   }
 }
 
 export async function redact(m: NativeMemories, versionId: string): Promise<MemoryVersion> {
   const o = await native(() => m.redact(String(versionId)));
-  if (o.status === 'unknown_version') throw new InvalidArgumentError(`no version ${versionId}`);
+  if (o === 'UnknownVersion') throw new InvalidArgumentError(`no version ${versionId}`);
   const v = await versionById(m, versionId);
   if (v === null) throw new InvalidArgumentError(`no version ${versionId}`);
   const { content: _content, ...row } = v;
@@ -310,14 +320,16 @@ export async function put(m: NativeMemories, path: string, content: string, opti
     throw new InvalidArgumentError(`ifNoneMatch must be '*', got ${JSON.stringify(options.ifNoneMatch)}`);
   }
   const o = await native(() => m.hostPut(p, content, ifMatch, options.ifNoneMatch === '*'));
-  switch (o.status) {
-    case 'written':
-    case 'unchanged':
-      return { contentSha256: o.contentSha256 ?? '', versionId: o.versionId ?? null, written: o.status === 'written' };
-    case 'precondition_failed':
+  switch (o.type) {
+    case 'Written':
+    case 'Unchanged':
+      return { contentSha256: o.contentSha256, versionId: o.versionId ?? null, written: o.type === 'Written' };
+    case 'PreconditionFailed':
       throw preconditionFailed(p, o.currentSha256 ?? null);
-    default:
+    case 'TooLarge':
       throw new InvalidArgumentError(`content of ${p} is larger than maxMemoryBytes (${o.limit})`);
+    case 'IsRoot':
+      throw new InvalidArgumentError('/memories is a directory, not a memory');
   }
 }
 
@@ -325,8 +337,16 @@ export async function remove(m: NativeMemories, path: string, options: { ifMatch
   const p = memoryPathArg(path);
   const ifMatch = ifMatchArg('remove', options);
   const o = await native(() => m.hostRemove(p, ifMatch));
-  if (o.status === 'precondition_failed') throw preconditionFailed(p, o.currentSha256 ?? null);
-  return { removed: o.status === 'removed', versionId: o.versionId ?? null };
+  switch (o.type) {
+    case 'PreconditionFailed':
+      throw preconditionFailed(p, o.currentSha256);
+    case 'Removed':
+      return { removed: true, versionId: o.versionId ?? null };
+    case 'Absent':
+      return { removed: false, versionId: null };
+    case 'IsRoot':
+      throw new InvalidArgumentError('/memories is a directory, not a memory');
+  }
 }
 
 function preconditionFailed(path: string, current: string | null): PreconditionFailedError {
@@ -349,7 +369,11 @@ export async function at(m: NativeMemories, when: Date, viewMaxChars: number): P
   const answer = async (raw: string, range: unknown): Promise<ToolOutput> => {
     const path = MemoryPath.normalise(raw);
     if (path === null) return { text: S.viewNotFound(raw), isError: true };
-    return viewed(path, await native(() => past.view(path, viewRange(range), viewMaxChars)));
+    const o = await native(() => past.view(path, viewRange(range), viewMaxChars));
+    if (o.type === 'NotRecorded') {
+      return { text: `Error: history did not record ${path} as of ${new Date(ms).toISOString()}`, isError: true };
+    }
+    return viewed(path, o);
   };
   const text = (v: unknown): string => (typeof v === 'string' ? v : '');
   return {

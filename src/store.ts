@@ -44,7 +44,9 @@ export interface RaboshOptions {
   create?: boolean;
   /**
    * Record a version of every change any handler over this store makes (see docs/history.md):
-   * `true`, or `{ retainDays, maxVersionsPerMemory }`. Default off.
+   * `true`, or `{ retainDays, maxVersionsPerMemory }`. History is a property of the store: once
+   * turned on it is recorded in the store and every later opener records, with or without this
+   * option; `false` on such a store throws `InvalidOptionError`. Omitted: the store's setting.
    */
   history?: boolean | HistoryOptions;
   /**
@@ -152,7 +154,7 @@ void storeKeysComplete;
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(
   options: RaboshOptions | undefined,
-): NativeStoreOptions & { history: ReturnType<typeof historyOption> } {
+): NativeStoreOptions {
   const o = optionRecord(options);
   refuseUnknownKeys(o, STORE_OPTION_KEYS);
   const durability = o['durability'] ?? 'sync';
@@ -175,10 +177,11 @@ export function storeOptions(
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
-let historyOf: (db: Rabosh) => ReturnType<typeof historyOption>;
+type StoreHistory = ReturnType<NativeStore['historySettings']>;
+let historyOf: (db: Rabosh) => StoreHistory;
 
-/** The store's history settings, for the handlers built over it; not part of the public API. */
-export function storeHistory(db: Rabosh): ReturnType<typeof historyOption> {
+/** The store's history settings as its open settled them (null: off); not part of the public API. */
+export function storeHistory(db: Rabosh): StoreHistory {
   return historyOf(db);
 }
 
@@ -209,7 +212,7 @@ export function storeNative(db: Rabosh): NativeStore {
  */
 export class Rabosh {
   readonly #native: NativeStore;
-  readonly #history: ReturnType<typeof historyOption>;
+  readonly #history: StoreHistory;
   #closing: Promise<void> | null = null;
 
   static {
@@ -220,9 +223,9 @@ export class Rabosh {
     historyOf = (db) => db.#history;
   }
 
-  private constructor(store: NativeStore, history: ReturnType<typeof historyOption>) {
+  private constructor(store: NativeStore) {
     this.#native = store;
-    this.#history = history;
+    this.#history = store.historySettings();
   }
 
   /**
@@ -249,12 +252,7 @@ export class Rabosh {
   static async open(dir: string, options?: RaboshOptions): Promise<Rabosh> {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path or a postgres:// URL');
     const opts = storeOptions(options);
-    return new Rabosh(
-      await native(() =>
-        NativeStore.open(dir, { durability: opts.durability, create: opts.create, exclusive: opts.exclusive }),
-      ),
-      opts.history,
-    );
+    return new Rabosh(await native(() => NativeStore.open(dir, opts)));
   }
 
   /** True once close() was called. */

@@ -19,5 +19,8 @@ export function viewed(path: string, o: NativeView): ToolOutput {
       return { text: S.viewTooManyLines(path), isError: true };
     case 'NotFound':
       return { text: S.viewNotFound(path), isError: true };
+    case 'NotRecorded':
+      // Only a view of the past answers this; its caller words it (it knows the instant).
+      return { text: `Error: history did not record ${path} at that instant`, isError: true };
   }
 }

@@ -1,12 +1,14 @@
 /**
- * The history subcommands (docs/history.md): `history`, `show`, `revert`, `redact`. The store is
- * opened with history on, so a revert from the shell is recorded like any other change.
+ * The history subcommands (docs/history.md): `history`, `show`, `revert`, `redact`. Like the other
+ * read commands they open with `create: false`, so a missing, empty or non-store directory is
+ * refused and left as it was; and they refuse a store that does not record history (a revert
+ * from the shell is then recorded like any other change, since history is the store's).
  */
-import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
+import { storeHistory } from '../store.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
+import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 
 interface Common {
   json?: boolean;
@@ -19,15 +21,22 @@ type Out = (opts: Common, human: string, json: unknown) => void;
 async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
   refuseNonDirectory(dir);
   const url = isUrl(dir);
-  if (!url && !existsSync(dir)) throw noStore(dir);
+  if (!url && holdsNothing(dir)) throw noStore(dir);
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir, url ? { history: true, create: false } : { history: true });
+    db = await Rabosh.open(dir, { create: false });
   } catch (e) {
-    if (url && isNotAStore(e)) throw noStore(dir);
+    if (isNotAStore(e)) throw noStore(dir);
     throw asCliError(e, storeName(dir));
   }
   try {
+    if (storeHistory(db) === null) {
+      throw new CliError(
+        `${storeName(dir)} does not record history (open it once with history: true to turn it on)`,
+        EXIT.failed,
+        'CLI_NO_HISTORY',
+      );
+    }
     return await work(new RaboshMemoryToolHandler(db, opts.scope === undefined ? {} : { scope: opts.scope }));
   } finally {
     await db.close();

@@ -2,7 +2,6 @@
  * `rabosh-memory`: look after a store from the shell. Each subcommand opens the store, does
  * one thing, closes it, and prints either a line for a person or one JSON document (--json).
  */
-import { readdirSync, statSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from '../../index.js';
 import { OVERWRITE_HINT } from '../bulk.js';
@@ -13,7 +12,7 @@ import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
-import { isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
+import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
 
 export interface Io {
@@ -54,16 +53,6 @@ const SCOPE = /^[A-Za-z0-9_.-]{1,64}$/;
 function scopeArg(raw: string): string {
   if (!SCOPE.test(raw)) throw new CliError(`invalid --scope ${JSON.stringify(raw)}: 1 to 64 of A-Z a-z 0-9 _ . -`, EXIT.usage, 'CLI_USAGE');
   return raw;
-}
-
-/** A missing or empty directory holds no store, whatever the engine would make of it. */
-function holdsNothing(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
-    throw e;
-  }
 }
 
 /**

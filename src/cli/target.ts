@@ -2,7 +2,7 @@
  * A command's `<dir>` may be a store directory or a PostgreSQL URL. A URL can carry a host name
  * and a password, so messages never quote it: they name the store by its schema.
  */
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { NotAStoreError } from '../../index.js';
 import { CliError, EXIT } from './exit.js';
 
@@ -49,5 +49,15 @@ export function refuseNonDirectory(target: string): void {
   }
   if (!isDirectory) {
     throw new CliError(`${target} is not a directory: a store is a directory (or a postgres:// URL)`, EXIT.failed, 'CLI_NOT_A_DIRECTORY');
+  }
+}
+
+/** A missing or empty directory holds no store, whatever the engine would make of it. */
+export function holdsNothing(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory() && readdirSync(dir).length === 0;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return true;
+    throw e;
   }
 }

@@ -80,6 +80,27 @@ pub trait ReadView: Send + Sync {
     /// breaks. Reads no values.
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()>;
 
+    /// The same keys from the top: every `(key, meta)` under `prefix` and below `before` (None: no
+    /// bound), in reverse byte order, until `visit` breaks. For pages that start at a cursor
+    /// (history, newest first). The default runs the forward scan and replays it reversed, so it
+    /// reads the whole prefix; a backend with an ordered index seeks instead.
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        let mut all: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        self.scan_prefix(prefix, &mut |k, m| {
+            if before.is_some_and(|b| k >= b) {
+                return ControlFlow::Break(());
+            }
+            all.push((k.to_vec(), m.to_vec()));
+            ControlFlow::Continue(())
+        })?;
+        for (k, m) in all.iter().rev() {
+            if visit(k, m).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// What a view of directory `dir` of `scope` lists: the visible memories below it and the
     /// entries at depth 1 and 2. The default scans the directory's key range (reads no values);
     /// a backend with an aggregated listing index answers from it instead, with the same result.

@@ -89,7 +89,7 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
-            let old = stored_meta(view, &key)?;
+            let old = MemMeta::stored(view, &key)?;
             if old.is_some() && !self.options.create_overwrites {
                 return Ok(Create::Exists);
             }
@@ -108,7 +108,7 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
-            let Some(meta) = stored_meta(view, &key)? else {
+            let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(StrReplace::NotFound);
             };
             let content = read(view, &key)?;
@@ -141,7 +141,7 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
-            let Some(meta) = stored_meta(view, &key)? else {
+            let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(Insert::NotFound);
             };
             let content = read(view, &key)?;
@@ -208,7 +208,7 @@ impl Memories {
             for key in &moving {
                 // No backend has a move: the value must be read to be put under its new key.
                 let value = view.get(key)?.ok_or_else(|| corrupt(key, "metadata without a value"))?;
-                let meta = stored_meta(view, key)?.ok_or_else(|| corrupt(key, "listed key without metadata"))?;
+                let meta = MemMeta::stored(view, key)?.ok_or_else(|| corrupt(key, "listed key without metadata"))?;
                 let mut moved = new_key.clone();
                 moved.extend_from_slice(&key[old_key_len..]);
                 ws.moved(key.clone(), moved, value, MemMeta { updated_ms: now, ..meta }.encode());
@@ -286,16 +286,12 @@ pub(crate) fn corrupt(key: &[u8], reason: &str) -> Error {
     Error::Corruption(format!("{reason} (key {})", String::from_utf8_lossy(key)))
 }
 
-fn stored_meta(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
-    view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
-}
-
 /// The memory at `path`, unless it is the root (always a directory).
 fn file_meta(view: &dyn ReadView, path: &str, key: &[u8]) -> Result<Option<MemMeta>> {
     if path == ROOT {
         return Ok(None);
     }
-    stored_meta(view, key)
+    MemMeta::stored(view, key)
 }
 
 /// A directory view, or NotFound when nothing visible is under it (except the root).

@@ -7,10 +7,10 @@
 //! is exactly one commit. [`EmbeddedStore`] (the rabosh engine) and [`InMemoryBackend`] implement
 //! it.
 //!
-//! A handler built [`Memories::with_history`] also records a version of every change in the same
-//! commit as the change (`history/`: versions, revert, redaction, retention, a view of the past,
-//! and host edits with SHA-256 preconditions); every handler over a store must be built so for
-//! the history to be complete (the Node binding does it from the store's option).
+//! A store that records history (its `c:history` setting, see `history/settings.rs`) has every
+//! handler over it record a version of every change in the same commit as the change
+//! (`history/`: versions, revert, redaction, retention, a view of the past, and host edits with
+//! SHA-256 preconditions), however the handler was built.
 
 mod backend;
 mod backends;
@@ -48,8 +48,9 @@ pub use embedded::{
 pub use error::{Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
-    Actor, Current, HistoryOptions, HistoryUsage, HostRemove, HostWrite, Operation, Precondition, Redact, Revert,
-    Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, sha256,
+    Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
+    MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Precondition, Redact, Revert, Version, VersionPage,
+    VersionQuery, hex, history_settings_of, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, is_url, open};
@@ -103,6 +104,8 @@ pub struct Memories {
     clock: Clock,
     /// Some: every change this handler commits records its versions (`history/`).
     history: Option<HistoryOptions>,
+    /// The store was seen recording history (it never stops): skip reading its settings.
+    history_seen_on: std::sync::atomic::AtomicBool,
     actor: Option<Actor>,
 }
 
@@ -118,7 +121,14 @@ impl Memories {
                 value: options.max_memory_bytes.to_string(),
             });
         }
-        Ok(Memories { backend, options, clock: Clock::system(), history: None, actor: None })
+        Ok(Memories {
+            backend,
+            options,
+            clock: Clock::system(),
+            history: None,
+            history_seen_on: Default::default(),
+            actor: None,
+        })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).

@@ -64,6 +64,12 @@ impl MemMeta {
         m
     }
 
+    /// The memory metadata at `key` in `view`, if a memory is there: the one reader every module
+    /// uses (commands, host edits, history).
+    pub fn stored(view: &dyn crate::ReadView, key: &[u8]) -> Result<Option<Self>> {
+        view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
+    }
+
     /// The metadata stored at `key` (named in the error when it is too short to be ours).
     pub fn decode(key: &[u8], m: &[u8]) -> Result<Self> {
         if m.len() < META_BYTES {

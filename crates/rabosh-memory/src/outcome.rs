@@ -25,6 +25,9 @@ pub enum View {
         total: u64,
         entries: Vec<DirEntry>,
     },
+    /// Only in a view of the past ([`crate::Memories::view_past`]): history did not record the
+    /// state at this path then (see docs/history.md, "What at() shows").
+    NotRecorded,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

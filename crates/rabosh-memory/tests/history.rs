@@ -27,7 +27,7 @@ fn p(s: &str) -> Option<String> {
 }
 
 fn every_command_records_its_versions(f: Fixture) {
-    let m = recording(&f).with_actor(Actor { kind: "session".into(), id: "s1".into() });
+    let m = recording(&f).with_actor(Actor { kind: "session".into(), id: "s1".into() }).unwrap();
     m.create("/memories/a/x.md", "one").unwrap();
     m.str_replace("/memories/a/x.md", "one", "two").unwrap();
     m.insert("/memories/a/x.md", Some(0), "zero").unwrap();

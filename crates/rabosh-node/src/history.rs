@@ -1,6 +1,8 @@
 //! Version history and host edits on `NativeMemories` (issue 13): its own `#[napi] impl` block,
 //! so the six commands' file stays as it is. Everything is decided in rabosh-memory; outcomes
-//! cross as small tagged objects the facade words (and turns into `PreconditionFailedError`).
+//! cross as typed unions (history_outcome.rs) the facade words (and turns into
+//! `PreconditionFailedError`). This module imports the handler and the store, never the reverse
+//! (what they need of history is in history_options.rs).
 
 use std::sync::Arc;
 
@@ -8,31 +10,18 @@ use napi::Env;
 use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use rabosh_memory::{
-    Actor, Backend, HistoryOptions, HostRemove, HostWrite, Memories, Operation, Precondition, ReadView, Redact, Revert,
-    Version, VersionQuery, hex, history_usage_of, id_hex, parse_id,
+    Actor, At, Backend, Memories, Operation, Precondition, Version, VersionQuery, hex, history_usage_of, id_hex,
+    parse_id,
 };
 
 use crate::fault::{Fault, on_js_thread};
+use crate::history_options::{NativeActor, NativeHistorySettings};
+use crate::history_outcome::{NativeHostRemove, NativeHostWrite, NativeRedact, NativeRevert};
 use crate::memories::NativeMemories;
 use crate::memories::view_shape;
 use crate::outcome::NativeView;
 use crate::store::NativeStore;
 use crate::work::{Work, work};
-
-/// Store-level history settings, passed to every handler over the store.
-#[napi(object)]
-pub struct NativeHistoryOptions {
-    pub retain_days: Option<f64>,
-    pub max_versions_per_memory: Option<f64>,
-}
-
-#[napi(object)]
-#[derive(Clone)]
-pub struct NativeActor {
-    #[napi(js_name = "type")]
-    pub kind: String,
-    pub id: String,
-}
 
 #[napi(object)]
 pub struct NativeVersion {
@@ -68,18 +57,6 @@ pub struct NativeVersionPage {
     pub next_cursor: Option<String>,
 }
 
-/// `status`: `written`, `unchanged`, `removed`, `absent`, `precondition_failed`, `too_large`,
-/// `is_root`, `reverted`, `unknown_version`, `no_content`, `redacted`, `already_redacted`.
-#[napi(object)]
-pub struct NativeHistoryOutcome {
-    pub status: String,
-    pub content_sha256: Option<String>,
-    pub version_id: Option<String>,
-    /// For `precondition_failed`: the memory's hash now (absent: there is no memory).
-    pub current_sha256: Option<String>,
-    pub limit: Option<f64>,
-}
-
 #[napi(object)]
 pub struct NativeCurrent {
     pub path: String,
@@ -94,21 +71,6 @@ pub struct NativeHistoryUsage {
     pub bytes: f64,
 }
 
-/// A handler configured with the store's history settings and the handler's actor.
-pub(crate) fn configure(m: Memories, history: Option<NativeHistoryOptions>, actor: Option<NativeActor>) -> Memories {
-    let m = match history {
-        Some(h) => m.with_history(HistoryOptions {
-            retain_days: h.retain_days,
-            max_versions_per_memory: h.max_versions_per_memory.map(|n| n as u64),
-        }),
-        None => m,
-    };
-    match actor {
-        Some(a) => m.with_actor(Actor { kind: a.kind, id: a.id }),
-        None => m,
-    }
-}
-
 fn version_out(v: Version, content: Option<String>) -> NativeVersion {
     NativeVersion {
         id: id_hex(v.id),
@@ -121,16 +83,6 @@ fn version_out(v: Version, content: Option<String>) -> NativeVersion {
         size_bytes: v.size as f64,
         redacted_at_ms: v.redacted_ms.map(|t| t as f64),
         content,
-    }
-}
-
-fn status(s: &str) -> NativeHistoryOutcome {
-    NativeHistoryOutcome {
-        status: s.to_string(),
-        content_sha256: None,
-        version_id: None,
-        current_sha256: None,
-        limit: None,
     }
 }
 
@@ -163,24 +115,6 @@ fn query(q: NativeVersionQuery) -> Result<VersionQuery, Fault> {
     })
 }
 
-fn host_write(w: HostWrite) -> NativeHistoryOutcome {
-    match w {
-        HostWrite::Written { sha256, version_id } | HostWrite::Unchanged { sha256, version_id } => {
-            let written = matches!(w, HostWrite::Written { .. });
-            NativeHistoryOutcome {
-                content_sha256: Some(hex(&sha256)),
-                version_id: version_id.map(id_hex),
-                ..status(if written { "written" } else { "unchanged" })
-            }
-        }
-        HostWrite::PreconditionFailed { current } => {
-            NativeHistoryOutcome { current_sha256: current.as_ref().map(hex), ..status("precondition_failed") }
-        }
-        HostWrite::TooLarge { limit } => NativeHistoryOutcome { limit: Some(limit as f64), ..status("too_large") },
-        HostWrite::IsRoot => status("is_root"),
-    }
-}
-
 #[napi]
 impl NativeMemories {
     /// Versions matching the query, newest first, one page.
@@ -201,32 +135,17 @@ impl NativeMemories {
         work(move || Ok(m.version(&id)?.map(|(v, c)| version_out(v, c))))
     }
 
-    #[napi(ts_return_type = "Promise<NativeHistoryOutcome>")]
-    pub fn revert(&self, path: String, version_id: String) -> AsyncTask<Work<NativeHistoryOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeRevert>")]
+    pub fn revert(&self, path: String, version_id: String) -> AsyncTask<Work<NativeRevert>> {
         let m = self.shared();
-        work(move || {
-            Ok(match m.revert(&path, &version_id)? {
-                Revert::Reverted { version_id } => {
-                    NativeHistoryOutcome { version_id: version_id.map(id_hex), ..status("reverted") }
-                }
-                Revert::UnknownVersion => status("unknown_version"),
-                Revert::NoContent => status("no_content"),
-                Revert::TooLarge { limit } => NativeHistoryOutcome { limit: Some(limit as f64), ..status("too_large") },
-            })
-        })
+        work(move || Ok(m.revert(&path, &version_id)?.into()))
     }
 
     /// Forgets a version's content, path, hash and size, then compacts the store.
-    #[napi(ts_return_type = "Promise<NativeHistoryOutcome>")]
-    pub fn redact(&self, id: String) -> AsyncTask<Work<NativeHistoryOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeRedact>")]
+    pub fn redact(&self, id: String) -> AsyncTask<Work<NativeRedact>> {
         let m = self.shared();
-        work(move || {
-            Ok(status(match m.redact(&id)? {
-                Redact::Redacted => "redacted",
-                Redact::AlreadyRedacted => "already_redacted",
-                Redact::UnknownVersion => "unknown_version",
-            }))
-        })
+        work(move || Ok(m.redact(&id)?.into()))
     }
 
     #[napi(ts_return_type = "Promise<NativeCurrent | null>")]
@@ -242,36 +161,25 @@ impl NativeMemories {
         })
     }
 
-    #[napi(ts_return_type = "Promise<NativeHistoryOutcome>")]
+    #[napi(ts_return_type = "Promise<NativeHostWrite>")]
     pub fn host_put(
         &self,
         path: String,
         content: String,
         if_match: Option<String>,
         if_none_match_any: bool,
-    ) -> AsyncTask<Work<NativeHistoryOutcome>> {
+    ) -> AsyncTask<Work<NativeHostWrite>> {
         let m = self.shared();
         work(move || {
             let pre = Precondition { if_match, if_none_match_any };
-            Ok(host_write(m.host_put(&path, &content, &pre)?))
+            Ok(m.host_put(&path, &content, &pre)?.into())
         })
     }
 
-    #[napi(ts_return_type = "Promise<NativeHistoryOutcome>")]
-    pub fn host_remove(&self, path: String, if_match: Option<String>) -> AsyncTask<Work<NativeHistoryOutcome>> {
+    #[napi(ts_return_type = "Promise<NativeHostRemove>")]
+    pub fn host_remove(&self, path: String, if_match: Option<String>) -> AsyncTask<Work<NativeHostRemove>> {
         let m = self.shared();
-        work(move || {
-            Ok(match m.host_remove(&path, if_match.as_deref())? {
-                HostRemove::Removed { version_id } => {
-                    NativeHistoryOutcome { version_id: version_id.map(id_hex), ..status("removed") }
-                }
-                HostRemove::Absent => status("absent"),
-                HostRemove::PreconditionFailed { current } => {
-                    NativeHistoryOutcome { current_sha256: Some(hex(&current)), ..status("precondition_failed") }
-                }
-                HostRemove::IsRoot => status("is_root"),
-            })
-        })
+        work(move || Ok(m.host_remove(&path, if_match.as_deref())?.into()))
     }
 
     /// The history's own size, apart from `usage()`.
@@ -307,6 +215,16 @@ impl NativeMemories {
 
 #[napi]
 impl NativeStore {
+    /// The store's history settings as this open settled them; null: history off.
+    #[napi]
+    pub fn history_settings(&self) -> Option<NativeHistorySettings> {
+        self.history.map(|s| NativeHistorySettings {
+            retain_days: s.options.retain_days,
+            max_versions_per_memory: s.options.max_versions_per_memory.map(|n| n as f64),
+            since_ms: s.since_ms as f64,
+        })
+    }
+
     /// Versions of every scope and their content bytes; reads metadata in memory only.
     #[napi]
     pub fn history_stats(&self, env: Env) -> napi::Result<NativeHistoryUsage> {
@@ -323,7 +241,7 @@ impl NativeStore {
 #[napi]
 pub struct NativeAt {
     memories: Arc<Memories>,
-    view: Arc<dyn ReadView>,
+    view: Arc<At>,
 }
 
 #[napi]
@@ -332,6 +250,6 @@ impl NativeAt {
     pub fn view(&self, path: String, range: Option<Vec<f64>>, max_chars: f64) -> AsyncTask<Work<NativeView>> {
         let (range, max_chars) = view_shape(range, max_chars);
         let (m, view) = (self.memories.clone(), self.view.clone());
-        work(move || Ok(NativeView::new(&path, m.view_at(&*view, &path)?, range, max_chars)))
+        work(move || Ok(NativeView::new(&path, m.view_past(&view, &path)?, range, max_chars)))
     }
 }

@@ -9,6 +9,8 @@ mod bulk;
 mod completion;
 mod fault;
 mod history;
+mod history_options;
+mod history_outcome;
 mod listing_text;
 mod memories;
 mod outcome;

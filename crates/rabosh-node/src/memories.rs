@@ -30,10 +30,8 @@ pub struct NativeMemoryOptions {
     pub create_overwrites: bool,
     pub track_access: bool,
     pub listing_index: bool,
-    /// The store's history settings; absent: history off.
-    pub history: Option<crate::history::NativeHistoryOptions>,
     /// Who this handler's versions name as their author.
-    pub actor: Option<crate::history::NativeActor>,
+    pub actor: Option<crate::history_options::NativeActor>,
 }
 
 #[napi]
@@ -124,7 +122,7 @@ impl NativeMemories {
             };
             let cheap_views = store.reads_in_process();
             let memories =
-                crate::history::configure(Memories::new(store.memory_store(), opts)?, options.history, options.actor);
+                crate::history_options::configure(Memories::new(store.memory_store(), opts)?, options.actor)?;
             Ok(NativeMemories {
                 inner: Arc::new(memories),
                 cheap_views,

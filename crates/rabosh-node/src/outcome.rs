@@ -28,6 +28,8 @@ pub enum NativeView {
     Dir {
         text: String,
     },
+    /// Only from a view of the past: history did not record the state there then.
+    NotRecorded,
 }
 
 impl NativeView {
@@ -39,6 +41,7 @@ impl NativeView {
             View::TooManyLines => NativeView::TooManyLines,
             View::File { content, .. } => NativeView::File { text: window::render(path, &content, range, max_chars) },
             View::Dir { total, entries } => NativeView::Dir { text: listing_text::render(path, total, &entries) },
+            View::NotRecorded => NativeView::NotRecorded,
         }
     }
 }

@@ -30,6 +30,8 @@ pub struct NativeStoreOptions {
     pub create: bool,
     /// Hold the directory alone (false: several processes may share it).
     pub exclusive: bool,
+    /// What the opener asks of the store's history (absent: whatever the store records).
+    pub history: Option<crate::history_options::NativeHistoryRequest>,
 }
 
 #[napi(object)]
@@ -72,6 +74,8 @@ pub struct NativeStore {
     /// Where the backend can group commits: the queue its handlers' committing commands join
     /// (write_queue.rs).
     writes: Option<Arc<WriteQueue>>,
+    /// The store's history settings as this open settled them.
+    pub(crate) history: Option<rabosh_memory::HistorySettings>,
 }
 
 impl NativeStore {
@@ -123,14 +127,16 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<NativeStore>")]
     pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
         work(move || {
+            let history = options.history;
             let options = StoreOptions {
                 durability: options.durability.into(),
                 create: options.create,
                 exclusive: options.exclusive,
             };
             let store = Arc::new(rabosh_memory::open(&dir, options)?);
+            let history = crate::history_options::settle(&*store.backend(), history)?;
             let writes = store.group_commit().map(WriteQueue::new);
-            Ok(NativeStore { inner: store, writes })
+            Ok(NativeStore { inner: store, writes, history })
         })
     }
 

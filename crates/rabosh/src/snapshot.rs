@@ -77,8 +77,13 @@ impl Snapshot {
         self.v.map().is_empty()
     }
 
-    /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only.
-    pub fn range<'a>(&'a self, from: &[u8], to: Option<&[u8]>) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
+    /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only;
+    /// `.rev()` walks them from the top (history pages newest first from a cursor).
+    pub fn range<'a>(
+        &'a self,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
         let lower: Key = from.into();
         let upper = to.map(Key::from);
         let empty = upper.as_ref().is_some_and(|u| *u <= lower);

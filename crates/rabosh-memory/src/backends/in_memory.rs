@@ -72,6 +72,22 @@ impl ReadView for MapView {
         }
         Ok(())
     }
+
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        let end = rabosh::prefix_successor(prefix);
+        let upper = match (before, end.as_deref()) {
+            (Some(b), Some(e)) => Bound::Excluded(b.min(e)),
+            (Some(b), None) | (None, Some(b)) => Bound::Excluded(b),
+            (None, None) => Bound::Unbounded,
+        };
+        let range = self.map.range::<[u8], _>((Bound::Included(prefix), upper));
+        for (key, (_, meta)) in range.rev() {
+            if visit(key, meta).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
 }
 
 impl Backend for InMemoryBackend {

@@ -1,38 +1,100 @@
-//! The store as it was at an instant, rebuilt from the versions: a read view holding, for each
-//! memory, the content of its newest version recorded at or before that instant (none when that
-//! version is a deletion or redacted). The commands' own view code runs on it, so it answers
-//! with the strings the model would have seen — as far as history recorded: memories written
-//! only while history was off, and versions dropped by retention, are not in it.
+//! The store as it was at an instant, rebuilt from the versions and the live memories — and only
+//! as far as they prove it: `at()` never shows a state that did not exist.
+//!
+//! Each memory (a memory id, or a live memory history never recorded) is, at instant `t`:
+//! - with `t` at or after history was turned on (`since`, the store's settings): the state of its
+//!   newest version at or before `t` — absent for a deletion; unknown for a redacted version, for
+//!   a version older than `since` that is not the live state (history was off after it), and for
+//!   the last version when the live memory has changed since without a version (then the live
+//!   state from its `updatedAt` on). With no version at or before `t`: absent when its first
+//!   version is `created`, else unknown (a version was dropped by retention, or it predates
+//!   history);
+//! - before `since` (or in a store that never recorded): absent before it was created, the live
+//!   state from the live memory's `updatedAt` on (its last change), unknown otherwise.
+//!
+//! When `t` is at or after `since` and every memory is known at `t`, every view answers as the
+//! model saw it. Otherwise (before `since` a memory deleted then left no trace, so it is never
+//! complete) a file view of a memory known at its path still answers (no other memory can have
+//! held that path then), and every other view is [`View::NotRecorded`]. [`Memories::view_at`] on
+//! an `At` answers from the known memories alone; [`Memories::view_past`] also says where that is
+//! not the whole truth — the binding uses it.
+//!
+//! Lazy: building it reads metadata only (the versions' records and the live memories'); a
+//! view reads the one value it shows.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Bound, ControlFlow};
+use std::sync::Mutex;
 
 use crate::backend::{ReadView, Visit};
 use crate::commands::corrupt;
+use crate::keys::{check_normalised, parse, subtree_prefix};
 use crate::listing::try_scan;
 use crate::meta::MemMeta;
-use crate::{Memories, Result};
+use crate::{Memories, ROOT, Result, View};
 
 use super::record::{Operation, Version, version_key, versions_prefix};
+use super::settings::read_settings;
 
-/// key → (content, metadata), like a backend's state.
-struct AtView {
-    map: BTreeMap<Vec<u8>, (Vec<u8>, Vec<u8>)>,
+/// Where a memory's content at the instant is read from.
+#[derive(Clone)]
+struct Source {
+    /// A version key, or the live memory's own key.
+    key: Vec<u8>,
+    meta: MemMeta,
+    /// The line count is not in a version record: counted from the content when first asked.
+    lines_known: bool,
 }
 
-impl ReadView for AtView {
+/// The scope at an instant: a read view over the memories known then (content read lazily from
+/// the store's current view), and whether that is all of them.
+pub struct At {
+    now: Box<dyn ReadView>,
+    map: BTreeMap<Vec<u8>, Source>,
+    complete: bool,
+    /// The last value read by `meta` (a file view asks for the metadata, then the content).
+    last: Mutex<Option<(Vec<u8>, Vec<u8>)>>,
+}
+
+impl At {
+    fn content(&self, s: &Source) -> Result<Vec<u8>> {
+        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((k, v)) = last.take().filter(|(k, _)| *k == s.key) {
+            *last = Some((k, v.clone()));
+            return Ok(v);
+        }
+        let value = self.now.get(&s.key)?.ok_or_else(|| corrupt(&s.key, "record without a value"))?;
+        *last = Some((s.key.clone(), value.clone()));
+        Ok(value)
+    }
+
+    /// Every memory's state at the instant is known: every view answers.
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+}
+
+impl ReadView for At {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.map.get(key).map(|(v, _)| v.clone()))
+        self.map.get(key).map(|s| self.content(s)).transpose()
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.map.get(key).map(|(_, m)| m.clone()))
+        let Some(s) = self.map.get(key) else { return Ok(None) };
+        if s.lines_known {
+            return Ok(Some(s.meta.encode()));
+        }
+        let content = self.content(s)?;
+        let text = std::str::from_utf8(&content).map_err(|_| corrupt(&s.key, "version content is not UTF-8"))?;
+        let counted = MemMeta::for_content(text, s.meta.created_ms, s.meta.updated_ms, 0);
+        Ok(Some(counted.encode()))
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         let range = self.map.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded));
-        for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
-            if visit(key, meta) == ControlFlow::Break(()) {
+        for (key, s) in range.take_while(|(k, _)| k.starts_with(prefix)) {
+            // Listings read the size only, which every source knows.
+            if visit(key, &s.meta.encode()) == ControlFlow::Break(()) {
                 break;
             }
         }
@@ -40,33 +102,124 @@ impl ReadView for AtView {
     }
 }
 
+/// A live memory: its key and metadata now.
+struct Live {
+    key: Vec<u8>,
+    meta: MemMeta,
+}
+
+enum State {
+    Absent,
+    /// At the memory key of its path then, read from the source.
+    Known(Vec<u8>, Source),
+    Unknown,
+}
+
 impl Memories {
-    /// A read-only view of this scope as history recorded it at `when_ms`; run
-    /// [`Memories::view_at`] on it.
-    pub fn at(&self, when_ms: i64) -> Result<Box<dyn ReadView>> {
-        let view = self.backend.read()?;
-        // memory id → its newest version at `when_ms`; versions scan in id (= commit) order.
-        let mut newest: HashMap<u128, Version> = HashMap::new();
-        try_scan(&*view, &versions_prefix(&self.options.scope), &mut |key, meta| {
+    /// This scope as history proves it was at `when_ms` (see the module doc); answer views of
+    /// it with [`Memories::view_past`].
+    pub fn at(&self, when_ms: i64) -> Result<Box<At>> {
+        let now = self.backend.read()?;
+        let scope = &self.options.scope;
+        let settings = read_settings(&*now)?;
+        let since = settings.map(|s| s.since_ms);
+        let mut versions: HashMap<u128, Vec<Version>> = HashMap::new();
+        try_scan(&*now, &versions_prefix(scope), &mut |key, meta| {
             let v = Version::decode(key, meta)?;
-            if v.created_ms <= when_ms {
-                newest.insert(v.memory_id, v);
+            versions.entry(v.memory_id).or_default().push(v); // in id (= commit) order
+            Ok(())
+        })?;
+        let mut live_by_id: HashMap<u128, Live> = HashMap::new();
+        let mut unrecorded: Vec<Live> = Vec::new();
+        try_scan(&*now, &subtree_prefix(scope, ROOT), &mut |key, meta| {
+            let live = Live { key: key.to_vec(), meta: MemMeta::decode(key, meta)? };
+            match live.meta.memory_id {
+                Some(id) => drop(live_by_id.insert(id, live)),
+                None => unrecorded.push(live),
             }
             Ok(())
         })?;
-        let mut live: Vec<Version> = newest
-            .into_values()
-            .filter(|v| v.operation != Operation::Deleted && v.redacted_ms.is_none() && v.path.is_some())
-            .collect();
-        live.sort_by_key(|v| v.id);
+        let after_since = since.is_some_and(|s| when_ms >= s);
+        // Before history was turned on, memories deleted then left no trace: never complete.
+        let mut complete = after_since;
         let mut map = BTreeMap::new();
-        for v in live {
-            let vkey = version_key(&self.options.scope, v.id);
-            let content = view.get(&vkey)?.ok_or_else(|| corrupt(&vkey, "version record without a value"))?;
-            let text = std::str::from_utf8(&content).map_err(|_| corrupt(&vkey, "version content is not UTF-8"))?;
-            let meta = MemMeta::for_content(text, v.created_ms, v.created_ms, 0);
-            map.insert(self.key(v.path.as_deref().expect("filtered")), (content, meta.encode()));
+        let mut place = |state: State, map: &mut BTreeMap<Vec<u8>, Source>| match state {
+            State::Absent => {}
+            State::Unknown => complete = false,
+            State::Known(key, source) => drop(map.insert(key, source)),
+        };
+        let mut ids: Vec<u128> = versions.keys().chain(live_by_id.keys()).copied().collect();
+        ids.sort_unstable();
+        ids.dedup();
+        for id in ids {
+            let vs = versions.get(&id).map_or(&[][..], Vec::as_slice);
+            let state = self.state_at(when_ms, since, after_since, vs, live_by_id.get(&id));
+            place(state, &mut map);
         }
-        Ok(Box::new(AtView { map }))
+        for live in &unrecorded {
+            place(self.state_at(when_ms, since, after_since, &[], Some(live)), &mut map);
+        }
+        Ok(Box::new(At { now, map, complete, last: Mutex::new(None) }))
+    }
+
+    fn state_at(&self, t: i64, since: Option<i64>, after_since: bool, vs: &[Version], live: Option<&Live>) -> State {
+        let from_live = || match live {
+            Some(l) if t >= l.meta.updated_ms => {
+                State::Known(l.key.clone(), Source { key: l.key.clone(), meta: l.meta, lines_known: true })
+            }
+            Some(l) if t < l.meta.created_ms => State::Absent,
+            _ => State::Unknown,
+        };
+        let created_after = vs.first().is_some_and(|v| v.operation == Operation::Created && t < v.created_ms);
+        if !after_since {
+            return if created_after { State::Absent } else { from_live() };
+        }
+        let since = since.expect("after since");
+        let Some(n) = vs.iter().rposition(|v| v.created_ms <= t) else {
+            return match vs.first() {
+                Some(v) if v.operation == Operation::Created => State::Absent,
+                Some(_) => State::Unknown,
+                None => from_live(),
+            };
+        };
+        let v = &vs[n];
+        let last = n + 1 == vs.len();
+        // The live memory is this version's state: same version, same path (an unrecorded rename
+        // keeps the version id).
+        let is_live = |l: &Live| l.meta.version_id == Some(v.id) && v.path.as_deref() == parse(&l.key).map(|(_, p)| p);
+        let recorded = match live {
+            Some(l) => is_live(l),
+            None => v.operation == Operation::Deleted,
+        };
+        if last && !recorded {
+            return from_live();
+        }
+        if v.created_ms < since && !(last && recorded) {
+            // History was off after this version: what followed it is not known.
+            return State::Unknown;
+        }
+        match &v.path {
+            _ if v.operation == Operation::Deleted => State::Absent,
+            // Redacted: what it held is forgotten on purpose, so it is not known.
+            Some(path) if v.redacted_ms.is_none() => State::Known(
+                self.key(path),
+                Source {
+                    key: version_key(&self.options.scope, v.id),
+                    meta: MemMeta { size: v.size, ..MemMeta::for_content("", v.created_ms, v.created_ms, 0) },
+                    lines_known: false,
+                },
+            ),
+            _ => State::Unknown,
+        }
+    }
+
+    /// A view of `at` (never records access): the view as the model saw it then, or
+    /// [`View::NotRecorded`] where history does not know it.
+    pub fn view_past(&self, at: &At, path: &str) -> Result<View> {
+        check_normalised(path)?;
+        if at.complete || (path != ROOT && at.map.contains_key(&self.key(path))) {
+            return self.view_at(at, path);
+        }
+        Ok(View::NotRecorded)
     }
 }

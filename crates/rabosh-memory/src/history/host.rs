@@ -10,7 +10,6 @@ use crate::meta::MemMeta;
 use crate::{Memories, ROOT, Result};
 
 use super::record::{hex, sha256};
-use super::stored_meta;
 
 /// A memory as the host reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +71,7 @@ impl Memories {
         }
         let key = self.key(path);
         let view = self.backend.read()?;
-        let Some(meta) = stored_meta(&*view, &key)? else { return Ok(None) };
+        let Some(meta) = MemMeta::stored(&*view, &key)? else { return Ok(None) };
         let content = read(&*view, &key)?;
         Ok(Some(Current {
             path: path.to_string(),
@@ -95,7 +94,7 @@ impl Memories {
         let wanted = sha256(content.as_bytes());
         let if_match = pre.if_match.as_deref().map(str::to_ascii_lowercase);
         let (outcome, ids) = self.transact_recorded(|view, ws| {
-            let old = stored_meta(view, &key)?;
+            let old = MemMeta::stored(view, &key)?;
             let now = self.clock.now_ms();
             let meta = match old {
                 Some(old) => {
@@ -129,7 +128,7 @@ impl Memories {
         let key = self.key(path);
         let if_match = if_match.map(str::to_ascii_lowercase);
         let (outcome, ids) = self.transact_recorded(|view, ws| {
-            if stored_meta(view, &key)?.is_none() {
+            if MemMeta::stored(view, &key)?.is_none() {
                 return Ok(HostRemove::Absent);
             }
             if let Some(m) = &if_match {

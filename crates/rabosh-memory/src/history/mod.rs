@@ -10,19 +10,24 @@
 mod at;
 mod host;
 mod record;
+mod settings;
 mod stage;
+mod tally;
 
 use std::collections::HashMap;
+use std::ops::ControlFlow;
 
 use crate::commands::corrupt;
 use crate::listing::try_scan;
-use crate::meta::MemMeta;
 use crate::{Error, Memories, ROOT, ReadView, Result};
 
+pub use at::At;
 pub use host::{Current, HostRemove, HostWrite, Precondition};
-pub use record::{Actor, Operation, Version, hex, id_hex, parse_id, sha256};
+pub use record::{Actor, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Version, hex, id_hex, parse_id, sha256};
+pub use settings::{HistoryRequest, HistorySettings, read_settings as history_settings_of, settle_history};
 
-use record::{is_version_key, version_key, versions_prefix};
+use record::{version_key, versions_prefix};
+use tally::Tally;
 
 const DAY_MS: i64 = 86_400_000;
 
@@ -90,20 +95,25 @@ pub enum Redact {
 pub const DEFAULT_PAGE: usize = 100;
 
 impl Memories {
-    /// Records a version of every change this handler makes (see the module doc).
+    /// Turns history on for the store at this handler's first commit, if it is not on already
+    /// (with these retention options then). A handler records whenever the store records,
+    /// built so or not; this is for callers that settle no store option ([`settle_history`]).
     pub fn with_history(mut self, options: HistoryOptions) -> Memories {
         self.history = Some(options);
         self
     }
 
-    /// Who the versions this handler records name as their author.
-    pub fn with_actor(mut self, actor: Actor) -> Memories {
+    /// Who the versions this handler records name as their author; refuses an actor over the
+    /// limits ([`Actor::check`]), so an accepted actor never makes a write fail.
+    pub fn with_actor(mut self, actor: Actor) -> Result<Memories> {
+        actor.check()?;
         self.actor = Some(actor);
-        self
+        Ok(self)
     }
 
-    pub fn history_options(&self) -> Option<HistoryOptions> {
-        self.history
+    /// The store's history settings now (None: it does not record history).
+    pub fn history_settings(&self) -> Result<Option<HistorySettings>> {
+        settings::read_settings(&*self.backend.read()?)
     }
 
     /// Versions matching `q`, newest first. Lists metadata only (reads no content).
@@ -114,16 +124,22 @@ impl Memories {
         };
         let limit = q.limit.unwrap_or(DEFAULT_PAGE).max(1);
         let view = self.backend.read()?;
-        let mut all = Vec::new();
-        try_scan(&*view, &versions_prefix(&self.options.scope), &mut |key, meta| {
-            let v = Version::decode(key, meta)?;
-            if before.is_none_or(|b| v.id < b) && matches(q, &v) {
-                all.push(v);
+        // From the cursor down (key order is id order): a page visits the versions it skips for
+        // the filter and one past its end, never the history above the cursor.
+        let before = before.map(|b| version_key(&self.options.scope, b));
+        let (mut data, mut more, mut failed) = (Vec::new(), false, None);
+        view.scan_prefix_rev(&versions_prefix(&self.options.scope), before.as_deref(), &mut |key, meta| {
+            match Version::decode(key, meta) {
+                Ok(v) if matches(q, &v) && data.len() == limit => more = true,
+                Ok(v) if matches(q, &v) => data.push(v),
+                Ok(_) => {}
+                Err(e) => failed = Some(e),
             }
-            Ok(())
+            if more || failed.is_some() { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         })?;
-        let more = all.len() > limit;
-        let data: Vec<Version> = all.into_iter().rev().take(limit).collect();
+        if let Some(e) = failed {
+            return Err(e);
+        }
         let next_cursor = if more { data.last().map(|v| id_hex(v.id)) } else { None };
         Ok(VersionPage { data, next_cursor })
     }
@@ -174,6 +190,10 @@ impl Memories {
                 return Ok(Redact::AlreadyRedacted);
             }
             let redacted = Version { path: None, content_sha256: None, size: 0, redacted_ms: Some(now), ..v };
+            let mut tally = Tally::read(view, &self.options.scope)?;
+            tally.remove(v.size);
+            tally.add(0);
+            tally.stage(ws, &self.options.scope);
             ws.put(key.clone(), Vec::new(), redacted.encode());
             Ok(Redact::Redacted)
         })?;
@@ -195,55 +215,50 @@ impl Memories {
 
     /// The retention commit alone (expiry reclaims once for both of its commits).
     pub(crate) fn prune_history_unreclaimed(&self) -> Result<u64> {
-        let Some(opts) = self.history else { return Ok(0) };
-        if opts.retain_days.is_none() && opts.max_versions_per_memory.is_none() {
-            return Ok(0);
-        }
-        let cutoff = opts.retain_days.map(|d| self.clock.now_ms() - (d * DAY_MS as f64) as i64);
         self.transact(|view, ws| {
-            let mut per_memory: HashMap<u128, Vec<(u128, i64)>> = HashMap::new();
+            // The store's retention, read in the transaction (an opener may have rewritten it).
+            let Some(opts) = settings::read_settings(view)?.map(|s| s.options).or(self.history) else { return Ok(0) };
+            if opts.retain_days.is_none() && opts.max_versions_per_memory.is_none() {
+                return Ok(0);
+            }
+            let cutoff = opts.retain_days.map(|d| self.clock.now_ms() - (d * DAY_MS as f64) as i64);
+            let mut per_memory: HashMap<u128, Vec<(u128, i64, u64)>> = HashMap::new();
             try_scan(view, &versions_prefix(&self.options.scope), &mut |key, meta| {
                 let v = Version::decode(key, meta)?;
-                per_memory.entry(v.memory_id).or_default().push((v.id, v.created_ms));
+                per_memory.entry(v.memory_id).or_default().push((v.id, v.created_ms, v.size));
                 Ok(())
             })?;
+            let mut tally = Tally::read(view, &self.options.scope)?;
+            let mut dropped = 0;
             for versions in per_memory.values() {
                 let keep = opts.max_versions_per_memory.map_or(usize::MAX, |n| n as usize);
                 let excess = versions.len().saturating_sub(keep);
-                for (n, (id, created)) in versions.iter().enumerate() {
+                for (n, (id, created, size)) in versions.iter().enumerate() {
                     if n < excess || cutoff.is_some_and(|c| *created < c) {
                         ws.delete(version_key(&self.options.scope, *id));
+                        tally.remove(*size);
+                        dropped += 1;
                     }
                 }
             }
-            Ok(ws.len() as u64)
+            if dropped > 0 {
+                tally.stage(ws, &self.options.scope);
+            }
+            Ok(dropped)
         })
     }
 
     /// How many versions the scope holds and their content bytes, apart from [`Memories::usage`].
+    /// Reads the scope's running count (one key), not the versions.
     pub fn history_usage(&self) -> Result<HistoryUsage> {
-        let view = self.backend.read()?;
-        let mut usage = HistoryUsage::default();
-        try_scan(&*view, &versions_prefix(&self.options.scope), &mut |key, meta| {
-            usage.versions += 1;
-            usage.bytes += Version::decode(key, meta)?.size;
-            Ok(())
-        })?;
-        Ok(usage)
+        Ok(Tally::read(&*self.backend.read()?, &self.options.scope)?.usage)
     }
 }
 
-/// The versions of every scope in `view` and their content bytes (a store-wide figure, for stats).
+/// The versions of every scope in `view` and their content bytes (a store-wide figure, for
+/// stats): a few keys per scope (its running count), never the versions themselves.
 pub fn history_usage_of(view: &dyn ReadView) -> Result<HistoryUsage> {
-    let mut usage = HistoryUsage::default();
-    try_scan(view, b"h:", &mut |key, meta| {
-        if is_version_key(key) {
-            usage.versions += 1;
-            usage.bytes += Version::decode(key, meta)?.size;
-        }
-        Ok(())
-    })?;
-    Ok(usage)
+    tally::store_usage(view)
 }
 
 fn matches(q: &VersionQuery, v: &Version) -> bool {
@@ -261,8 +276,4 @@ fn matches(q: &VersionQuery, v: &Version) -> bool {
 fn under(path: &str, prefix: &str) -> bool {
     let prefix = prefix.trim_end_matches('/');
     path == prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('/'))
-}
-
-pub(crate) fn stored_meta(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
-    view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
 }

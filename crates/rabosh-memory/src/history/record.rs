@@ -48,11 +48,38 @@ impl Operation {
     }
 }
 
+/// The longest actor type, in UTF-8 bytes (its length is one byte in the record).
+pub const MAX_ACTOR_TYPE_BYTES: usize = 255;
+/// The longest actor id, in UTF-8 bytes: with the longest path and type the record stays near
+/// 2.4 KiB, far below the 64 KiB a key's metadata may hold, so no accepted actor can make a
+/// write fail.
+pub const MAX_ACTOR_ID_BYTES: usize = 1024;
+
 /// Who made a change, as the handler was told (`actor: { type, id }`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Actor {
     pub kind: String,
     pub id: String,
+}
+
+impl Actor {
+    /// Refuses an actor the record cannot hold: a type empty or over [`MAX_ACTOR_TYPE_BYTES`],
+    /// an id over [`MAX_ACTOR_ID_BYTES`].
+    pub fn check(&self) -> Result<()> {
+        if self.kind.is_empty() || self.kind.len() > MAX_ACTOR_TYPE_BYTES {
+            return Err(Error::InvalidOption {
+                option: "actor.type",
+                value: format!("{} bytes (must be 1 to {MAX_ACTOR_TYPE_BYTES})", self.kind.len()),
+            });
+        }
+        if self.id.len() > MAX_ACTOR_ID_BYTES {
+            return Err(Error::InvalidOption {
+                option: "actor.id",
+                value: format!("{} bytes (at most {MAX_ACTOR_ID_BYTES})", self.id.len()),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// One version, without its content.
@@ -179,11 +206,6 @@ pub fn version_key(scope: &str, id: u128) -> Vec<u8> {
 /// Holds the last id given out in the scope, so ids stay ordered whatever the clock does.
 pub fn last_id_key(scope: &str) -> Vec<u8> {
     format!("h:{scope}:last").into_bytes()
-}
-
-/// `h:{scope}:v:{id}` (not the scope's last-id key).
-pub fn is_version_key(key: &[u8]) -> bool {
-    key.len() > 35 && &key[key.len() - 35..key.len() - 32] == b":v:" && parse_key_id(key).is_some()
 }
 
 fn parse_key_id(key: &[u8]) -> Option<u128> {

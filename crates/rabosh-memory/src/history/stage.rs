@@ -16,34 +16,43 @@
 use std::collections::HashSet;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
+use std::sync::atomic::Ordering;
 
 use crate::backend::{ReadView, WriteOp, WriteSet};
 use crate::keys::parse;
 use crate::meta::MemMeta;
 use crate::{Memories, Result};
 
-use super::record::{Operation, Version, last_id_key, sha256, version_key};
+use super::record::{Operation, Version, sha256, version_key};
+use super::settings::{read_settings, stage_on};
+use super::tally::Tally;
 
 impl Memories {
     /// Stages a version record for each change `ws` makes to this scope's memories, and stamps
     /// the memories' metadata; returns the new versions' ids. Does nothing with history off.
     pub(crate) fn stage_versions(&self, view: &dyn ReadView, ws: &mut WriteSet) -> Result<Vec<u128>> {
-        if self.history.is_none() || ws.is_empty() {
+        if ws.is_empty() || !self.records(view, ws)? {
             return Ok(Vec::new());
+        }
+        if let Some(actor) = &self.actor {
+            // Built only through `with_actor`, which checks; checked again here because the
+            // record's length fields would otherwise truncate silently.
+            actor.check()?;
         }
         let scope = &self.options.scope;
         let mine = format!("m:{scope}:").into_bytes();
         let moves = ws.take_moves();
         let ops = std::mem::take(ws).into_ops();
         let now = self.clock.now_ms();
-        let mut ids = IdGen::read(view, scope, now)?;
+        let mut tally = Tally::read(view, scope)?;
+        let mut ids = IdGen { last: tally.last, now_ms: now };
         let mut recorded = Vec::new();
         let mut moved_away = HashSet::new();
         for op in ops {
             match op {
                 WriteOp::Put { key, value, meta } if key.starts_with(&mine) => {
                     let new = MemMeta::decode(&key, &meta)?;
-                    let old = stored(view, &key)?;
+                    let old = MemMeta::stored(view, &key)?;
                     let (operation, prior) = match old {
                         Some(o) if same_but_access(o, new) && view.get(&key)?.as_deref() == Some(&value[..]) => {
                             ws.put(key, value, meta);
@@ -52,7 +61,7 @@ impl Memories {
                         Some(o) => (Operation::Modified, o.memory_id),
                         None => match moves.get(&key) {
                             Some(from) => {
-                                let source = stored(view, from)?;
+                                let source = MemMeta::stored(view, from)?;
                                 moved_away.insert(from.clone());
                                 (Operation::Renamed, source.and_then(|o| o.memory_id))
                             }
@@ -73,13 +82,14 @@ impl Memories {
                         size: value.len() as u64,
                         redacted_ms: None,
                     };
+                    tally.add(version.size);
                     ws.put(version_key(scope, id), value.clone(), version.encode());
                     ws.put(key, value, stamped.encode());
                     recorded.push(id);
                 }
                 // A move's delete is its other half, not a deletion.
                 WriteOp::Delete { key } if key.starts_with(&mine) && !moved_away.contains(&key) => {
-                    if let Some(old) = stored(view, &key)? {
+                    if let Some(old) = MemMeta::stored(view, &key)? {
                         let id = ids.next();
                         let version = Version {
                             id,
@@ -92,6 +102,7 @@ impl Memories {
                             size: 0,
                             redacted_ms: None,
                         };
+                        tally.add(0);
                         ws.put(version_key(scope, id), Vec::new(), version.encode());
                         recorded.push(id);
                     }
@@ -102,14 +113,33 @@ impl Memories {
             }
         }
         if !recorded.is_empty() {
-            ws.put(last_id_key(scope), Vec::new(), ids.last.to_le_bytes().to_vec());
+            Tally { last: ids.last, ..tally }.stage(ws, scope);
         }
         Ok(recorded)
     }
 }
 
-fn stored(view: &dyn ReadView, key: &[u8]) -> Result<Option<MemMeta>> {
-    view.meta(key)?.map(|m| MemMeta::decode(key, &m)).transpose()
+impl Memories {
+    /// Whether this commit records versions: the store says so (`c:history`, read in the
+    /// transaction, so a store another process just turned on records from its next commit), or
+    /// this handler was built [`Memories::with_history`] and turns it on in this commit. Once
+    /// seen on it stays on (history is never turned off), so the read is skipped after that.
+    fn records(&self, view: &dyn ReadView, ws: &mut WriteSet) -> Result<bool> {
+        if self.history_seen_on.load(Ordering::Relaxed) {
+            return Ok(true);
+        }
+        if read_settings(view)?.is_some() {
+            self.history_seen_on.store(true, Ordering::Relaxed);
+            return Ok(true);
+        }
+        match self.history {
+            Some(options) => {
+                stage_on(ws, options, self.clock.now_ms());
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 fn same_but_access(old: MemMeta, new: MemMeta) -> bool {
@@ -125,14 +155,6 @@ struct IdGen {
 }
 
 impl IdGen {
-    fn read(view: &dyn ReadView, scope: &str, now_ms: i64) -> Result<IdGen> {
-        let last = view
-            .meta(&last_id_key(scope))?
-            .and_then(|m| m.get(..16).map(|b| u128::from_le_bytes(b.try_into().expect("16 bytes"))))
-            .unwrap_or(0);
-        Ok(IdGen { last, now_ms })
-    }
-
     fn next(&mut self) -> u128 {
         let state = RandomState::new();
         let random =

@@ -146,6 +146,20 @@ impl EngineSnap {
             }
         }
     }
+
+    /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
+    pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) {
+        let end = rabosh::prefix_successor(prefix);
+        let to = match (before, end.as_deref()) {
+            (Some(b), Some(e)) => Some(b.min(e)),
+            (b, e) => b.or(e),
+        };
+        for (key, meta) in self.0.range(prefix, to).rev() {
+            if let ControlFlow::Break(()) = visit(key, meta) {
+                break;
+            }
+        }
+    }
 }
 
 impl From<rabosh::Error> for Error {

@@ -404,6 +404,11 @@ impl ReadView for EngineView {
         Ok(())
     }
 
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix_rev(prefix, before, visit);
+        Ok(())
+    }
+
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
         let indexed =
             self.shared.with_index(scope, self, true, |index, visited| summarise(index.find(dir, visited), visited))?;
@@ -452,6 +457,11 @@ impl ReadView for Snapshot {
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix(prefix, visit);
+        Ok(())
+    }
+
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix_rev(prefix, before, visit);
         Ok(())
     }
 }
