@@ -144,11 +144,15 @@ impl Memories {
         let recorder;
         let me = match actor {
             Some(a) => {
+                a.check()?;
                 recorder = Memories {
                     backend: self.backend.clone(),
                     options: self.options.clone(),
                     clock: self.clock.clone(),
                     history: self.history,
+                    history_seen_on: std::sync::atomic::AtomicBool::new(
+                        self.history_seen_on.load(std::sync::atomic::Ordering::Relaxed),
+                    ),
                     actor: Some(a),
                 };
                 &recorder

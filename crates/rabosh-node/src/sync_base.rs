@@ -5,7 +5,7 @@ use napi::bindgen_prelude::AsyncTask;
 use napi_derive::napi;
 use rabosh_memory::{Actor, BaseWrite, SyncApply, SyncOp, hex, id_hex};
 
-use crate::history::NativeActor;
+use crate::history_options::NativeActor;
 use crate::memories::NativeMemories;
 use crate::work::{Work, work};
 
