@@ -38,7 +38,10 @@ function nextEvent(name: string, whileListening: () => void): Promise<string> {
   return new Promise((done, fail) => {
     const req = request({ host: '127.0.0.1', port: ui.port, path: `/${ui.token}/api/events`, headers: { Host: `127.0.0.1:${ui.port}` } }, (res) => {
       let text = '';
-      const timer = setTimeout(() => (req.destroy(), fail(new Error(`no ${name} event in 60 s; got ${JSON.stringify(text)}`))), 60_000);
+      const timer = setTimeout(() => {
+        req.destroy();
+        fail(new Error(`no ${name} event in 60 s; got ${JSON.stringify(text)}`));
+      }, 60_000);
       res.setEncoding('utf8');
       res.on('data', (d: string) => {
         text += d;

@@ -42,7 +42,7 @@ describe('rabosh-memory ui: who may ask', () => {
   });
 
   it('refuses every request without the token: 401', async () => {
-    for (const path of ['/', '/app.js', '/api/tree', '/api/version?id=' + versionId]) {
+    for (const path of ['/', '/app.js', '/api/tree', `/api/version?id=${versionId}`]) {
       const r = await raw(ui.port, path);
       expect(r.status, path).toBe(401);
       expect(r.body).not.toContain('second');
@@ -51,7 +51,7 @@ describe('rabosh-memory ui: who may ask', () => {
 
   it('refuses a wrong token, of any length: 401', async () => {
     const same = ui.token.slice(0, -1) + (ui.token.endsWith('A') ? 'B' : 'A');
-    for (const token of [same, ui.token.slice(0, 20), ui.token + 'x', 'x'.repeat(43)]) {
+    for (const token of [same, ui.token.slice(0, 20), `${ui.token}x`, 'x'.repeat(43)]) {
       for (const rest of ['', 'app.js', 'api/tree']) {
         expect((await raw(ui.port, `/${token}/${rest}`)).status, `${token}/${rest}`).toBe(401);
       }
@@ -123,8 +123,14 @@ describe('rabosh-memory ui: who may ask', () => {
     for (const address of others) {
       const refused = await new Promise<boolean>((done) => {
         const s = createConnection({ host: address, port: ui.port });
-        s.setTimeout(10_000, () => (s.destroy(), done(true)));
-        s.once('connect', () => (s.destroy(), done(false)));
+        s.setTimeout(10_000, () => {
+          s.destroy();
+          done(true);
+        });
+        s.once('connect', () => {
+          s.destroy();
+          done(false);
+        });
         s.once('error', () => done(true));
       });
       expect(refused, address).toBe(true);

@@ -58,10 +58,22 @@ describe('sync under SIGKILL and two processes', () => {
               const p = `m${i}.md`;
               let l: string | undefined = `base ${i}`;
               let r: string | undefined = l;
-              if (e === 'local' || e === 'both') await h.put(`/memories/${p}`, (l = `local ${i}`));
-              if (e === 'remote' || e === 'both') remote.put(`/${p}`, (r = `remote ${i}`));
-              if (e === 'localDelete') (await h.remove(`/memories/${p}`), (l = undefined));
-              if (e === 'remoteDelete') (remote.remove(`/${p}`), (r = undefined));
+              if (e === 'local' || e === 'both') {
+                l = `local ${i}`;
+                await h.put(`/memories/${p}`, l);
+              }
+              if (e === 'remote' || e === 'both') {
+                r = `remote ${i}`;
+                remote.put(`/${p}`, r);
+              }
+              if (e === 'localDelete') {
+                await h.remove(`/memories/${p}`);
+                l = undefined;
+              }
+              if (e === 'remoteDelete') {
+                remote.remove(`/${p}`);
+                r = undefined;
+              }
               if (e === 'both') keptLocal.set(p, l as string);
               const final = e === 'both' ? r : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
               if (final !== undefined) want.set(p, final);

@@ -294,6 +294,7 @@ export class Rabosh {
    * a store opened with `history: true`.
    */
   sync(client: unknown, options: SyncOptions): Promise<SyncReport>;
+  // biome-ignore lint/suspicious/noConfusingVoidType: the implementation of sync(): Promise<void> and sync(client, options): Promise<SyncReport>.
   sync(client?: unknown, options?: SyncOptions): Promise<void | SyncReport> {
     if (client === undefined) return native(() => this.#native.sync());
     return syncStore(this, client, options as SyncOptions);

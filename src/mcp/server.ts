@@ -205,7 +205,7 @@ export class MemoryServer {
 
   async #read(uri: string) {
     const path = pathOf(this.#known(uri));
-    let memory;
+    let memory: Awaited<ReturnType<RaboshMemoryToolHandler['get']>> | null;
     try {
       memory = path === null ? null : await this.#memory().get(path);
     } catch (e) {

@@ -103,7 +103,6 @@ export async function syncStore(db: Rabosh, client: unknown, options: SyncOption
       createOverwrites: false,
       trackAccess: false,
       listingIndex: false,
-      history: storeHistory(db) ?? undefined,
       actor: s.actor,
     }));
   const key = `${s.scope}\0${tagPrefix(s.storeId, s.map.dir)}`;
@@ -196,7 +195,13 @@ class Sync {
     };
     // Ask the policy about each conflict first (it may be async), then plan with the answers.
     const asked: Array<[PendingConflict, string]> = [];
-    plan({ ...input, choose: (c, path) => (asked.push([c, path]), 'remote') });
+    plan({
+      ...input,
+      choose: (c, path) => {
+        asked.push([c, path]);
+        return 'remote';
+      },
+    });
     const answers = new Map<string, SyncSide>();
     for (const [c, path] of asked) answers.set(`${c.kind}\0${path}`, await this.#decide(c, path, entries, remote));
     const { actions, skipped } = plan({ ...input, choose: (c, path) => answers.get(`${c.kind}\0${path}`) ?? 'remote' });

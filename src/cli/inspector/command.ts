@@ -54,7 +54,7 @@ export function addUiCommand(sub: (name: string, description: string) => Command
       const db = await open(dir, opts.history);
       try {
         const handler = new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), actor: ACTOR });
-        let inspector;
+        let inspector: Awaited<ReturnType<typeof startInspector>>;
         try {
           inspector = await startInspector({
             db,

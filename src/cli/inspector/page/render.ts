@@ -9,7 +9,9 @@ export function contentView(text: string): HTMLElement {
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const table = h('table', { class: 'code' });
   const body = h('tbody');
-  lines.forEach((line, i) => body.append(h('tr', {}, h('td', { class: 'ln' }, String(i + 1)), h('td', { class: 'tx' }, line))));
+  lines.forEach((line, i) => {
+    body.append(h('tr', {}, h('td', { class: 'ln' }, String(i + 1)), h('td', { class: 'tx' }, line)));
+  });
   table.append(body);
   return table;
 }
