@@ -502,6 +502,21 @@ pub(crate) fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// [`sweep`] over what the directory holds now, but for the segments (and their hints) this
+/// process still holds: those are marked retired and go when their last reader here lets go
+/// (a checkpoint may be linking them, a group-commit leader checking one it fsynced). Called
+/// under the commit lock (shared) and the writer mutex, after a MANIFEST swap: no process is
+/// creating a file then, and none opens a segment the current MANIFEST does not name, so every
+/// other unlisted one is garbage — a killed compaction's inputs included, which hold erased
+/// values. Another process still reading one keeps its descriptor (unlinking an open file is
+/// safe on Unix; Windows opens files with delete sharing).
+pub(crate) fn sweep_unlisted(vfs: &dyn Vfs, dir: &Path, m: &Manifest) {
+    if let Ok(mut names) = vfs.list(dir) {
+        names.retain(|n| parse_numbered(n).is_none_or(|(num, _)| !crate::segment::held_here(dir, num)));
+        sweep(vfs, dir, &names, m);
+    }
+}
+
 /// Removes our own leftovers: temp files and numbered files the MANIFEST does not list
 /// (a crash before a MANIFEST swap, or compaction inputs whose unlink did not happen).
 fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {

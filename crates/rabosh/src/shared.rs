@@ -328,6 +328,15 @@ impl Store {
         };
         let mut segments = loaded.segments;
         segments.sort_by_key(|s| s.number);
+        // What another process retired: unlinked by this process when its last reader here
+        // lets go, in case the retiring process died before it could (its files hold values a
+        // redaction erased; a sweep under the lock leaves segments held here to their holders).
+        let listed: std::collections::HashSet<u64> = manifest.segments.iter().map(|s| s.number).collect();
+        for s in self.current.load().segments.iter() {
+            if !listed.contains(&s.number) {
+                s.mark_obsolete();
+            }
+        }
         w.manifest = manifest;
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
