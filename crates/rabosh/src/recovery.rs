@@ -44,6 +44,14 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     {
         return Err(Error::NotAStore { dir: dir.to_path_buf() });
     }
+    // A directory that is no store and cannot become one is refused before LOCK or WRITER is
+    // created in it: a refused open writes nothing. (Checked again under the lock below; what
+    // refuses here is a file no opener removes, so the early answer is the late one.)
+    if let Ok(names) = vfs.list(dir)
+        && !names.iter().any(|n| n == MANIFEST)
+    {
+        refuse_non_store(dir, &names)?;
+    }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
     let shared = if options.shared { Some(crate::shared::SharedState::open(&*vfs, dir)?) } else { None };
@@ -57,21 +65,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
 
     if !names.iter().any(|n| n == MANIFEST) {
-        if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
-            return Err(Error::Corruption {
-                file: dir.join(MANIFEST),
-                offset: 0,
-                reason: format!(
-                    "MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"
-                ),
-            });
-        }
-        if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not empty ({n}) and holds no rabosh store",
-                dir.display()
-            )));
-        }
+        refuse_non_store(dir, &names)?;
         Manifest { next_segment: 1, segments: Vec::new() }.write(&*vfs, dir, &fsyncs)?;
     }
     let mut manifest = Manifest::read(&*vfs, dir)?;
@@ -515,6 +509,23 @@ pub(crate) fn sweep_unlisted(vfs: &dyn Vfs, dir: &Path, m: &Manifest) {
         names.retain(|n| parse_numbered(n).is_none_or(|(num, _)| !crate::segment::held_here(dir, num)));
         sweep(vfs, dir, &names, m);
     }
+}
+
+/// A directory without a MANIFEST becomes a store only when it holds nothing of anyone's:
+/// numbered data files there are a half-made checkpoint (`Corruption`), anything else not ours
+/// and not foreign is someone's files (`InvalidArgument`).
+fn refuse_non_store(dir: &Path, names: &[String]) -> Result<()> {
+    if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
+        return Err(Error::Corruption {
+            file: dir.join(MANIFEST),
+            offset: 0,
+            reason: format!("MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"),
+        });
+    }
+    if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
+        return Err(Error::InvalidArgument(format!("{} is not empty ({n}) and holds no rabosh store", dir.display())));
+    }
+    Ok(())
 }
 
 /// Removes our own leftovers: temp files and numbered files the MANIFEST does not list
