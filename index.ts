@@ -44,6 +44,7 @@ export {
   RaboshError,
   StoreClosedError,
   StoreLockedError,
+  StoreBusyError,
   UnsupportedError,
   UnsupportedFormatError,
 } from './src/errors.js';

@@ -52,6 +52,15 @@ export interface RaboshOptions {
    * open fails the same way.
    */
   exclusive?: boolean;
+  /**
+   * Shared stores: the longest, in milliseconds, any call waits for the cross-process commit
+   * lock another process holds (through each of its commits) before it fails with
+   * `StoreBusyError` naming the holder; default 5000. Like SQLite's busy timeout: a process
+   * stopped in a debugger, a laptop asleep mid-commit, or a program holding the lock file cannot
+   * freeze the others. Reads (views, listings) do not wait for it when what is durable answers
+   * them. A whole number from 0 to 2147483647; anything else throws `InvalidOptionError`.
+   */
+  lockTimeout?: number;
 }
 
 /**
@@ -138,7 +147,10 @@ export interface Snapshot {
   [Symbol.dispose](): void;
 }
 
-export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history', 'lockTimeout'] as const;
+
+/** {@link RaboshOptions.lockTimeout} unless set. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(
@@ -160,7 +172,13 @@ export function storeOptions(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create, exclusive, history: historyOption(options?.history) };
+  const lockTimeoutMs = options?.lockTimeout ?? DEFAULT_LOCK_TIMEOUT_MS;
+  if (typeof lockTimeoutMs !== 'number' || !Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 0 || lockTimeoutMs > 2 ** 31 - 1) {
+    throw new InvalidOptionError(
+      `invalid option lockTimeout: ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)} (expected a whole number of milliseconds from 0 to 2147483647)`,
+    );
+  }
+  return { durability, create, exclusive, lockTimeoutMs, history: historyOption(options?.history) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
@@ -237,7 +255,12 @@ export class Rabosh {
     const opts = storeOptions(options);
     return new Rabosh(
       await native(() =>
-        NativeStore.open(dir, { durability: opts.durability, create: opts.create, exclusive: opts.exclusive }),
+        NativeStore.open(dir, {
+          durability: opts.durability,
+          create: opts.create,
+          exclusive: opts.exclusive,
+          lockTimeoutMs: opts.lockTimeoutMs,
+        }),
       ),
       opts.history,
     );

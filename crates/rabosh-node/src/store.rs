@@ -34,6 +34,9 @@ pub struct NativeStoreOptions {
     pub create: bool,
     /// Hold the directory alone (false: several processes may share it).
     pub exclusive: bool,
+    /// Shared mode: the longest wait for another process's commit lock, in ms (validated by the
+    /// TypeScript layer: a whole number from 0 to 2^31 - 1).
+    pub lock_timeout_ms: u32,
 }
 
 #[napi(object)]
@@ -165,6 +168,7 @@ impl NativeStore {
                 durability: options.durability.into(),
                 create_if_missing: options.create,
                 shared: !options.exclusive,
+                lock_timeout: std::time::Duration::from_millis(options.lock_timeout_ms.into()),
                 ..Default::default()
             };
             let store = EmbeddedStore::open(&dir, opts)?;
@@ -252,12 +256,14 @@ impl NativeStore {
         })
     }
 
-    /// Pin a consistent view; in memory, so answered on the calling thread.
+    /// Pin a consistent view, on the calling thread: it never waits for another process's
+    /// commit lock there (shared mode: `RABOSH_STORE_BUSY` at once in the rare case only that
+    /// would answer — see `snapshot_without_waiting`).
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
             let Backing::Embedded(store) = &self.inner else { return Err(Fault::unsupported("snapshot")) };
-            let snap = store.snapshot()?;
+            let snap = store.snapshot_without_waiting()?;
             Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
         })
     }

@@ -54,10 +54,14 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
-    let shared = if options.shared { Some(crate::shared::SharedState::open(&*vfs, dir)?) } else { None };
-    // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers.
+    let shared = match options.shared {
+        true => Some(crate::shared::SharedState::open(&vfs, dir, options.lock_timeout)?),
+        false => None,
+    };
+    // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers. A holder
+    // that does not let go within the lock timeout fails the open with `Busy`.
     let held = match &shared {
-        Some(sh) => Some(sh.lock_file(dir)?),
+        Some(sh) => Some(sh.lock_file()?),
         None => None,
     };
     let counters = Arc::new(Counters::default());
@@ -98,7 +102,6 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         true => release_freed_memory(),
         false => build_in_background(&version.keys),
     }
-    drop(held);
     let store = Store {
         dir: dir.to_path_buf(),
         options,
@@ -111,6 +114,10 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         poisoned: std::sync::OnceLock::new(),
         shared,
     };
+    // Still under the commit lock: what memory holds is what the files hold, so the first read
+    // needs no catch-up (and no lock) unless another process commits meanwhile.
+    store.note_seen();
+    drop(held);
     Ok(store)
 }
 
