@@ -361,9 +361,11 @@ impl Shared {
         }
     }
 
-    /// A commit whose outcome is unknown poisons the store; a closed store is only closed.
+    /// A commit whose outcome is unknown poisons the store; a closed store is only closed, and a
+    /// busy one (another process kept the commit lock past the timeout: nothing was appended)
+    /// only busy.
     fn failed(&self, e: Error) -> Error {
-        if !matches!(e, Error::Closed | Error::InvalidArgument(_)) {
+        if !matches!(e, Error::Closed | Error::InvalidArgument(_) | Error::Busy { .. }) {
             self.poison.set(e.to_string());
             self.lock_indexes().clear();
         }
