@@ -36,16 +36,30 @@ pub(crate) struct Waiter {
 pub(crate) struct Waiters(Mutex<Option<Arc<Waiter>>>);
 
 impl Waiters {
-    /// Waits up to `timeout` for a handle of its own on the commit lock at `path`. Called by one
-    /// thread of the process at a time (the caller holds the process's commit gate).
-    pub fn wait(&self, vfs: &Arc<dyn Vfs>, path: &Path, timeout: Duration) -> Result<Box<dyn CommitLock>> {
+    /// Waits for a handle of its own on the commit lock at `path`, until `timeout` passes with no
+    /// progress: `progress` (what the store's synced record says, moved by every durable commit
+    /// of any process) is looked at a few times a second, and each change restarts the timeout —
+    /// many processes taking turns are slow, not stuck, while a stopped holder moves nothing.
+    /// Called by one thread of the process at a time (the caller holds the commit gate).
+    pub fn wait(
+        &self,
+        vfs: &Arc<dyn Vfs>,
+        path: &Path,
+        timeout: Duration,
+        progress: &dyn Fn() -> u64,
+    ) -> Result<Box<dyn CommitLock>> {
         let started = Instant::now();
+        let mut since = started;
+        let mut seen = progress();
         let waiter = {
             let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
             match &*parked {
                 Some(w) if !w.slot.lock().unwrap_or_else(|p| p.into_inner()).done => w.clone(),
                 _ => {
+                    // Wanted from the start: a helper that gets the lock at once must hand it
+                    // over, not let it go before this caller said it waits.
                     let w = Arc::new(Waiter::default());
+                    w.slot.lock().unwrap_or_else(|p| p.into_inner()).wanted = true;
                     spawn_helper(vfs.clone(), path.to_path_buf(), w.clone())?;
                     *parked = Some(w.clone());
                     w
@@ -60,13 +74,24 @@ impl Waiters {
                 slot.done = true;
                 return got.map_err(|e| Error::io("lock", path, e));
             }
-            let left = timeout.saturating_sub(started.elapsed());
+            if slot.done {
+                // Let go while no one waited (a caller before this one gave up just then).
+                drop(slot);
+                let left = timeout.saturating_sub(since.elapsed());
+                return self.wait(vfs, path, left.max(Duration::from_millis(1)), progress);
+            }
+            let now = progress();
+            if now != seen {
+                (seen, since) = (now, Instant::now());
+            }
+            let left = timeout.saturating_sub(since.elapsed());
             if left.is_zero() {
                 slot.wanted = false;
                 let dir = path.parent().unwrap_or(path).to_path_buf();
                 return Err(Error::Busy { dir, holder: holder_of(path), waited_ms: started.elapsed().as_millis() as u64 });
             }
-            slot = waiter.moved.wait_timeout(slot, left).unwrap_or_else(|p| p.into_inner()).0;
+            let nap = left.min(Duration::from_millis(200));
+            slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(|p| p.into_inner()).0;
         }
     }
 }

@@ -47,6 +47,8 @@ pub(crate) struct SharedState {
     /// The longest wait for the lock (`Options::lock_timeout`), and the helper that waits.
     timeout: Duration,
     waiters: Waiters,
+    /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder.
+    synced: Option<crate::synced::SyncedFile>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
@@ -62,6 +64,7 @@ impl SharedState {
             path,
             timeout,
             waiters: Waiters::default(),
+            synced: crate::synced::SyncedFile::open(&**vfs, dir).ok(),
             gate: Mutex::new(()),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
         })
@@ -74,7 +77,11 @@ impl SharedState {
         if let Some(held) = self.try_lock_file()? {
             return Ok(held);
         }
-        let own = self.waiters.wait(&self.vfs, &self.path, self.timeout)?;
+        let progress = || {
+            let p = self.synced.as_ref().and_then(|f| f.read());
+            p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
+        };
+        let own = self.waiters.wait(&self.vfs, &self.path, self.timeout, &progress)?;
         Ok(FileLock(Arc::from(own)))
     }
 
