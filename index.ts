@@ -61,6 +61,7 @@ export {
   RaboshError,
   StoreClosedError,
   StoreLockedError,
+  StoreBusyError,
   UnsupportedError,
   UnsupportedFormatError,
 } from './src/errors.js';

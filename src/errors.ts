@@ -8,6 +8,7 @@ export type RaboshErrorCode =
   | 'RABOSH_CORRUPTION'
   | 'RABOSH_UNSUPPORTED_FORMAT'
   | 'RABOSH_STORE_LOCKED'
+  | 'RABOSH_STORE_BUSY'
   | 'RABOSH_POISONED'
   | 'RABOSH_CLOSED'
   | 'RABOSH_NOT_A_STORE'
@@ -210,6 +211,21 @@ export class StoreLockedError extends RaboshError {
   }
 }
 
+/**
+ * A shared store's commit lock stayed held by another process (or a program holding its
+ * `WRITER` file) for longer than the `lockTimeout` store option — a stopped or stuck holder.
+ * Nothing was done; the call may be retried once the holder continues or exits.
+ */
+export class StoreBusyError extends RaboshError {
+  /** Who holds the commit lock, as far as the OS tells (on Linux its pid); else null/false. */
+  readonly holder: LockHolder;
+  constructor(message: string, holder: LockHolder, options?: { cause?: unknown }) {
+    super('RABOSH_STORE_BUSY', message, options);
+    this.name = 'StoreBusyError';
+    this.holder = holder;
+  }
+}
+
 type Plain = { code?: unknown; message?: unknown; holder?: unknown; expired?: unknown };
 
 function holderOf(raw: unknown): LockHolder {
@@ -239,6 +255,8 @@ export function fromNative(e: unknown): unknown {
       return new UnsupportedFormatError(msg, cause);
     case 'RABOSH_STORE_LOCKED':
       return new StoreLockedError(msg, holderOf(holder), cause);
+    case 'RABOSH_STORE_BUSY':
+      return new StoreBusyError(msg, holderOf(holder), cause);
     case 'RABOSH_POISONED':
       return new PoisonedError(msg, cause);
     case 'RABOSH_CLOSED':

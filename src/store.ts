@@ -58,6 +58,17 @@ export interface RaboshOptions {
    * open fails the same way.
    */
   exclusive?: boolean;
+  /**
+   * Shared stores: the longest, in milliseconds, any call waits for the cross-process commit
+   * lock another process holds (through each of its commits) before it fails with
+   * `StoreBusyError` naming the holder; default 5000. Like SQLite's busy timeout: a process
+   * stopped in a debugger, a laptop asleep mid-commit, or a program holding the lock file cannot
+   * freeze the others. Reads (views, listings) do not wait for it when what is durable answers
+   * them. A whole number from 0 to 2147483647; anything else throws `InvalidOptionError`, and so
+   * does any value on a PostgreSQL URL (which has no such lock: `client_timeout` in the URL
+   * bounds its waits).
+   */
+  lockTimeout?: number;
 }
 
 /**
@@ -145,11 +156,14 @@ export interface Snapshot {
 }
 
 /** Every key {@link RaboshOptions} has: the one list any other is refused against. */
-export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history', 'lockTimeout'] as const;
 // A new field of RaboshOptions that is not listed would be refused as unknown: this fails to
 // compile instead.
 const storeKeysComplete: Same<(typeof STORE_OPTION_KEYS)[number], keyof RaboshOptions> = true;
 void storeKeysComplete;
+
+/** {@link RaboshOptions.lockTimeout} unless set. */
+export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
 /** Validated store options; `InvalidOptionError` names the option and the value. */
 export function storeOptions(
@@ -173,7 +187,17 @@ export function storeOptions(
       `invalid option durability: ${JSON.stringify(durability) ?? String(durability)} (expected 'sync' or 'buffered')`,
     );
   }
-  return { durability, create, exclusive, history: historyOption(o['history']) };
+  // Sent only when given: a PostgreSQL URL, which has no such lock, refuses it.
+  const lockTimeoutMs = o['lockTimeout'];
+  if (
+    lockTimeoutMs !== undefined &&
+    (typeof lockTimeoutMs !== 'number' || !Number.isInteger(lockTimeoutMs) || lockTimeoutMs < 0 || lockTimeoutMs > 2 ** 31 - 1)
+  ) {
+    throw new InvalidOptionError(
+      `invalid option lockTimeout: ${JSON.stringify(lockTimeoutMs) ?? String(lockTimeoutMs)} (expected a whole number of milliseconds from 0 to 2147483647)`,
+    );
+  }
+  return { durability, create, exclusive, history: historyOption(o['history']), ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }) };
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;

@@ -28,6 +28,9 @@ pub enum Error {
     UnsupportedFormat(String),
     /// Another open handle holds the store.
     Locked { message: String, holder: LockHolder },
+    /// Shared mode: another process (or program) held the store's commit lock past the lock
+    /// timeout — stopped or stuck. Nothing was done; the call may be retried.
+    Busy { message: String, holder: LockHolder },
     /// A commit failed (or panicked) in a way that leaves the state unknown: every call is
     /// refused until the store is reopened.
     Poisoned(String),
@@ -82,7 +85,7 @@ impl fmt::Display for Error {
             | Error::UnsupportedFormat(m)
             | Error::InvalidArgument(m)
             | Error::NotAStore(m) => f.write_str(m),
-            Error::Locked { message, .. } => f.write_str(message),
+            Error::Locked { message, .. } | Error::Busy { message, .. } => f.write_str(message),
             Error::Poisoned(reason) => {
                 write!(f, "store refuses writes after an earlier failure ({reason}); close and reopen it")
             }

@@ -28,11 +28,15 @@ pub struct StoreOptions {
     pub create: bool,
     /// Hold the store alone (refusing every other opener); only where the backend can.
     pub exclusive: bool,
+    /// The longest wait for another process's commit lock (None: the engine's default); only
+    /// where the backend has such a lock (a PostgreSQL URL bounds its waits with its own
+    /// `client_timeout`).
+    pub lock_timeout: Option<std::time::Duration>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { durability: Durability::Sync, create: true, exclusive: false }
+        StoreOptions { durability: Durability::Sync, create: true, exclusive: false, lock_timeout: None }
     }
 }
 
@@ -48,6 +52,10 @@ fn check(capabilities: &Capabilities, options: &StoreOptions) -> Result<()> {
     }
     if options.exclusive && !capabilities.exclusive {
         return Err(capabilities.refuse_option("exclusive", "exclusive: true"));
+    }
+    if options.lock_timeout.is_some() && !capabilities.exclusive {
+        // The stores that can be held alone are the ones with a cross-process commit lock.
+        return Err(capabilities.refuse_option("lockTimeout", "lockTimeout"));
     }
     Ok(())
 }
@@ -66,6 +74,7 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
             durability: options.durability,
             create_if_missing: options.create,
             shared: !options.exclusive,
+            lock_timeout: options.lock_timeout.unwrap_or(rabosh::DEFAULT_LOCK_TIMEOUT),
             ..Default::default()
         },
     )?;

@@ -174,7 +174,8 @@ impl Store {
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.capabilities.require(self.capabilities.snapshots, "snapshot")?;
         match &self.kind {
-            Kind::Embedded(s) => s.snapshot(),
+            // Never waits for another process's commit lock: callers pin views on the JS thread.
+            Kind::Embedded(s) => s.snapshot_without_waiting(),
             #[cfg(feature = "postgres")]
             Kind::Postgres(_) => Err(Error::Unsupported(self.capabilities.refusal("snapshot"))),
         }

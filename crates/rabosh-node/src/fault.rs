@@ -84,6 +84,7 @@ impl From<Error> for Fault {
             Error::Corruption(_) => "RABOSH_CORRUPTION",
             Error::UnsupportedFormat(_) => "RABOSH_UNSUPPORTED_FORMAT",
             Error::Locked { .. } => "RABOSH_STORE_LOCKED",
+            Error::Busy { .. } => "RABOSH_STORE_BUSY",
             Error::Poisoned(_) => "RABOSH_POISONED",
             Error::Closed => "RABOSH_CLOSED",
             Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
@@ -96,7 +97,7 @@ impl From<Error> for Fault {
         };
         let message = e.to_string();
         let holder = match e {
-            Error::Locked { holder, .. } => Some(holder),
+            Error::Locked { holder, .. } | Error::Busy { holder, .. } => Some(holder),
             _ => None,
         };
         Fault { code, message, holder, expired: None }

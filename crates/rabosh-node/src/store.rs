@@ -32,6 +32,9 @@ pub struct NativeStoreOptions {
     pub exclusive: bool,
     /// What the opener asks of the store's history (absent: whatever the store records).
     pub history: Option<crate::history_options::NativeHistoryRequest>,
+    /// Shared mode: the longest wait for another process's commit lock, in ms (validated by the
+    /// TypeScript layer: a whole number from 0 to 2^31 - 1); absent: the engine's default.
+    pub lock_timeout_ms: Option<u32>,
 }
 
 #[napi(object)]
@@ -132,6 +135,7 @@ impl NativeStore {
                 durability: options.durability.into(),
                 create: options.create,
                 exclusive: options.exclusive,
+                lock_timeout: options.lock_timeout_ms.map(|ms| std::time::Duration::from_millis(ms.into())),
             };
             let store = Arc::new(rabosh_memory::open(&dir, options)?);
             let history = crate::history_options::settle(&*store.backend(), history)?;
@@ -199,7 +203,9 @@ impl NativeStore {
         })
     }
 
-    /// Pin a consistent view; in memory, so answered on the calling thread.
+    /// Pin a consistent view, on the calling thread: it never waits for another process's
+    /// commit lock there (shared mode: `RABOSH_STORE_BUSY` at once in the rare case only that
+    /// would answer — see `snapshot_without_waiting`).
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {

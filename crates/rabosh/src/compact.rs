@@ -26,6 +26,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let cur = store.current.load_full();
     let n_sealed = w.manifest.segments.len() - 1;
     if n_sealed == 0 {
+        crate::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
         return Ok(CompactInfo { bytes_before, bytes_after: bytes_before });
     }
     let inputs: HashSet<u64> = w.manifest.segments[..n_sealed].iter().map(|s| s.number).collect();
@@ -102,6 +103,10 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         return Err(store.poison(e));
     }
     w.manifest = m;
+    // What this compaction retires goes when the last snapshot here lets go (below); what a
+    // killed compaction (of any process) retired and never unlinked goes now, so a compaction
+    // that returns leaves no erased byte in any file of the store.
+    crate::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
 
     let seg = Arc::new(Segment::new(number, crate::format::FORMAT_VERSION, &store.dir, file, store.vfs.clone()));
     let mut map = cur.map().clone();

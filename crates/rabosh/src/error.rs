@@ -28,6 +28,10 @@ pub enum Error {
     Unsupported { file: PathBuf, version: u32 },
     /// Another open handle (another process, or this one) holds the store.
     Locked { dir: PathBuf, holder: LockHolder },
+    /// Shared mode: the cross-process commit lock stayed held by another process (or another
+    /// program holding `WRITER`) for longer than `Options::lock_timeout` — a stopped or stuck
+    /// holder. Nothing was done; the call may be retried.
+    Busy { dir: PathBuf, holder: LockHolder, waited_ms: u64 },
     /// A write or fsync failed earlier; writes are refused until the store is reopened.
     Poisoned { reason: String },
     /// The store was closed.
@@ -49,6 +53,7 @@ impl Error {
             Error::Corruption { .. } => "RABOSH_CORRUPTION",
             Error::Unsupported { .. } => "RABOSH_UNSUPPORTED_FORMAT",
             Error::Locked { .. } => "RABOSH_STORE_LOCKED",
+            Error::Busy { .. } => "RABOSH_STORE_BUSY",
             Error::Poisoned { .. } => "RABOSH_POISONED",
             Error::Closed => "RABOSH_CLOSED",
             Error::InvalidArgument(_) => "RABOSH_INVALID_ARGUMENT",
@@ -75,17 +80,21 @@ impl fmt::Display for Error {
             ),
             Error::Locked { dir, holder } => {
                 write!(f, "store {} is locked by ", dir.display())?;
-                match (holder.pid, &holder.host) {
-                    (Some(pid), Some(host)) => write!(f, "pid {pid} on {host}")?,
-                    (Some(pid), None) => write!(f, "pid {pid}")?,
-                    _ => write!(f, "an unknown process")?,
-                }
+                write_holder(f, holder)?;
                 if holder.this_process {
                     write!(f, " (already open in this process)")
                 } else if holder.is_running {
                     write!(f, " (still running)")
                 } else {
                     write!(f, " (not known to be running)")
+                }
+            }
+            Error::Busy { dir, holder, waited_ms } => {
+                write!(f, "store {} is busy: its commit lock is held by ", dir.display())?;
+                write_holder(f, holder)?;
+                match waited_ms {
+                    0 => write!(f, "; this call does not wait for it (retry, or use an awaited call)"),
+                    ms => write!(f, "; gave up after {ms} ms (lockTimeout)"),
                 }
             }
             Error::Poisoned { reason } => {
@@ -95,6 +104,14 @@ impl fmt::Display for Error {
             Error::InvalidArgument(msg) => write!(f, "{msg}"),
             Error::NotAStore { dir } => write!(f, "{} is not a rabosh store (no MANIFEST)", dir.display()),
         }
+    }
+}
+
+fn write_holder(f: &mut fmt::Formatter<'_>, holder: &LockHolder) -> fmt::Result {
+    match (holder.pid, &holder.host) {
+        (Some(pid), Some(host)) => write!(f, "pid {pid} on {host}"),
+        (Some(pid), None) => write!(f, "pid {pid}"),
+        _ => write!(f, "an unknown process"),
     }
 }
 

@@ -4,6 +4,7 @@
 //! replaced MANIFEST, hint files for fast open, and an in-memory persistent ordered key directory
 //! whose versions are shared by snapshots. The on-disk format is described in FORMAT.md.
 
+mod busy;
 mod checkpoint;
 mod compact;
 mod error;
@@ -30,7 +31,7 @@ pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
 pub use store::Store;
 #[doc(hidden)]
-pub use vfs::{LockGuard, OpenMode, StdFs, VFile, Vfs};
+pub use vfs::{CommitLock, LockGuard, OpenMode, StdFs, VFile, Vfs};
 
 use std::sync::Arc;
 
@@ -46,6 +47,10 @@ pub enum Durability {
     /// Commits reach the OS page cache only; call [`Store::sync`] to make them durable.
     Buffered,
 }
+
+/// [`Options::lock_timeout`] unless set: long enough for any commit a live process makes, short
+/// enough that a stopped one is reported rather than waited for.
+pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How to open a store.
 #[derive(Debug, Clone)]
@@ -65,6 +70,11 @@ pub struct Options {
     /// Local filesystems only. With `Durability::Buffered` a commit is appended whole under the
     /// commit lock but not fsynced: other processes may read it before it is durable.
     pub shared: bool,
+    /// Shared mode: the longest any call waits for the cross-process commit lock (held by
+    /// another process through each of its commits) before it fails with `Error::Busy` naming
+    /// the holder — so a stopped or stuck process cannot freeze the others. Reads do not wait
+    /// for it when what is durable answers them.
+    pub lock_timeout: std::time::Duration,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: Option<Arc<dyn Vfs>>,
@@ -78,6 +88,7 @@ impl Default for Options {
             strict: false,
             create_if_missing: true,
             shared: false,
+            lock_timeout: DEFAULT_LOCK_TIMEOUT,
             vfs: None,
         }
     }

@@ -44,12 +44,24 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     {
         return Err(Error::NotAStore { dir: dir.to_path_buf() });
     }
+    // A directory that is no store and cannot become one is refused before LOCK or WRITER is
+    // created in it: a refused open writes nothing. (Checked again under the lock below; what
+    // refuses here is a file no opener removes, so the early answer is the late one.)
+    if let Ok(names) = vfs.list(dir)
+        && !names.iter().any(|n| n == MANIFEST)
+    {
+        refuse_non_store(dir, &names)?;
+    }
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
-    let shared = if options.shared { Some(crate::shared::SharedState::open(&*vfs, dir)?) } else { None };
-    // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers.
+    let shared = match options.shared {
+        true => Some(crate::shared::SharedState::open(&vfs, dir, options.lock_timeout)?),
+        false => None,
+    };
+    // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers. A holder
+    // that does not let go within the lock timeout fails the open with `Busy`.
     let held = match &shared {
-        Some(sh) => Some(sh.lock_file(dir)?),
+        Some(sh) => Some(sh.lock_file()?),
         None => None,
     };
     let counters = Arc::new(Counters::default());
@@ -57,21 +69,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
 
     if !names.iter().any(|n| n == MANIFEST) {
-        if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
-            return Err(Error::Corruption {
-                file: dir.join(MANIFEST),
-                offset: 0,
-                reason: format!(
-                    "MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"
-                ),
-            });
-        }
-        if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
-            return Err(Error::InvalidArgument(format!(
-                "{} is not empty ({n}) and holds no rabosh store",
-                dir.display()
-            )));
-        }
+        refuse_non_store(dir, &names)?;
         Manifest { next_segment: 1, segments: Vec::new() }.write(&*vfs, dir, &fsyncs)?;
     }
     let mut manifest = Manifest::read(&*vfs, dir)?;
@@ -104,7 +102,6 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         true => release_freed_memory(),
         false => build_in_background(&version.keys),
     }
-    drop(held);
     let store = Store {
         dir: dir.to_path_buf(),
         options,
@@ -117,6 +114,10 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         poisoned: std::sync::OnceLock::new(),
         shared,
     };
+    // Still under the commit lock: what memory holds is what the files hold, so the first read
+    // needs no catch-up (and no lock) unless another process commits meanwhile.
+    store.note_seen();
+    drop(held);
     Ok(store)
 }
 
@@ -498,6 +499,38 @@ pub(crate) fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
         if s.kind != KIND_LOG && s.kind != KIND_COMPACTED {
             return Err(bad(format!("unknown segment kind {}", s.kind)));
         }
+    }
+    Ok(())
+}
+
+/// [`sweep`] over what the directory holds now, but for the segments (and their hints) this
+/// process still holds: those are marked retired and go when their last reader here lets go
+/// (a checkpoint may be linking them, a group-commit leader checking one it fsynced). Called
+/// under the commit lock (shared) and the writer mutex, after a MANIFEST swap: no process is
+/// creating a file then, and none opens a segment the current MANIFEST does not name, so every
+/// other unlisted one is garbage — a killed compaction's inputs included, which hold erased
+/// values. Another process still reading one keeps its descriptor (unlinking an open file is
+/// safe on Unix; Windows opens files with delete sharing).
+pub(crate) fn sweep_unlisted(vfs: &dyn Vfs, dir: &Path, m: &Manifest) {
+    if let Ok(mut names) = vfs.list(dir) {
+        names.retain(|n| parse_numbered(n).is_none_or(|(num, _)| !crate::segment::held_here(dir, num)));
+        sweep(vfs, dir, &names, m);
+    }
+}
+
+/// A directory without a MANIFEST becomes a store only when it holds nothing of anyone's:
+/// numbered data files there are a half-made checkpoint (`Corruption`), anything else not ours
+/// and not foreign is someone's files (`InvalidArgument`).
+fn refuse_non_store(dir: &Path, names: &[String]) -> Result<()> {
+    if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
+        return Err(Error::Corruption {
+            file: dir.join(MANIFEST),
+            offset: 0,
+            reason: format!("MANIFEST is missing but data file {n} exists (an unfinished checkpoint is not a store)"),
+        });
+    }
+    if let Some(n) = names.iter().find(|n| !foreign(n) && !ours_but_not_data(n) && parse_numbered(n).is_none()) {
+        return Err(Error::InvalidArgument(format!("{} is not empty ({n}) and holds no rabosh store", dir.display())));
     }
     Ok(())
 }

@@ -8,8 +8,9 @@ use crate::format::{
 use crate::keydir::{Entry, Key, Rec, SegRecs};
 use crate::vfs::{VFile, Vfs, read_exact_at};
 use crate::{Error, Result};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 pub fn seg_name(n: u64) -> String {
@@ -26,6 +27,18 @@ pub fn parse_numbered(name: &str) -> Option<(u64, &str)> {
         return None;
     }
     matches!(ext, "seg" | "hint" | "hint.tmp").then(|| (num.parse().ok().unwrap_or(0), ext))
+}
+
+/// Segment files this process has open (by path, with how many handles): a sweep of unlisted
+/// files leaves these to their holders, which unlink them when they let go if retired.
+fn live() -> &'static Mutex<HashMap<PathBuf, usize>> {
+    static LIVE: OnceLock<Mutex<HashMap<PathBuf, usize>>> = OnceLock::new();
+    LIVE.get_or_init(Default::default)
+}
+
+/// Whether this process holds segment `number` of the store in `dir` open.
+pub(crate) fn held_here(dir: &Path, number: u64) -> bool {
+    live().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&dir.join(seg_name(number)))
 }
 
 /// An open segment. Readers and the writer share it through `Arc`; when compaction retires it,
@@ -64,6 +77,7 @@ impl VFile for Closed {
 
 impl Segment {
     pub fn new(number: u64, version: u32, dir: &Path, file: Arc<dyn VFile>, vfs: Arc<dyn Vfs>) -> Segment {
+        *live().lock().unwrap_or_else(|p| p.into_inner()).entry(dir.join(seg_name(number))).or_insert(0) += 1;
         Segment {
             number,
             version,
@@ -105,6 +119,15 @@ impl Segment {
 
 impl Drop for Segment {
     fn drop(&mut self) {
+        {
+            let mut live = live().lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(n) = live.get_mut(&self.path) {
+                *n -= 1;
+                if *n == 0 {
+                    live.remove(&self.path);
+                }
+            }
+        }
         if self.obsolete.load(Ordering::SeqCst) {
             // Close our handle first: Windows refuses to delete an open file.
             self.file = Arc::new(Closed);

@@ -20,10 +20,12 @@ use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
 use crate::segment::{ScanMode, Segment, scan_from};
 use crate::store::Store;
+use crate::busy::Waiters;
 use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
 use crate::{Error, Result};
 use std::cell::RefCell;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -40,27 +42,56 @@ pub(crate) struct SharedState {
     /// The commit lock's file (never deleted: a replaced file would let two writers in);
     /// `None` once closed, so close releases its descriptor whenever the handle is dropped.
     writer: Mutex<Option<Arc<dyn CommitLock>>>,
+    vfs: Arc<dyn Vfs>,
+    path: PathBuf,
+    /// The longest wait for the lock (`Options::lock_timeout`), and the helper that waits.
+    timeout: Duration,
+    waiters: Waiters,
+    /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder.
+    synced: Option<crate::synced::SyncedFile>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
 }
 
 impl SharedState {
-    pub fn open(vfs: &dyn Vfs, dir: &Path) -> Result<SharedState> {
+    pub fn open(vfs: &Arc<dyn Vfs>, dir: &Path, timeout: Duration) -> Result<SharedState> {
         let path = dir.join(WRITER);
         let writer: Arc<dyn CommitLock> = Arc::from(vfs.commit_lock(&path).map_err(|e| Error::io("open", &path, e))?);
         Ok(SharedState {
             writer: Mutex::new(Some(writer)),
+            vfs: vfs.clone(),
+            path,
+            timeout,
+            waiters: Waiters::default(),
+            synced: crate::synced::SyncedFile::open(&**vfs, dir).ok(),
             gate: Mutex::new(()),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
         })
     }
 
-    /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies).
-    pub fn lock_file(&self, dir: &Path) -> Result<FileLock> {
+    /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies)
+    /// at most the lock timeout: `Busy`, naming the holder, after that. Called with the gate
+    /// held (one thread of the process at a time).
+    pub fn lock_file(&self) -> Result<FileLock> {
+        if let Some(held) = self.try_lock_file()? {
+            return Ok(held);
+        }
+        let progress = || {
+            let p = self.synced.as_ref().and_then(|f| f.read());
+            p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
+        };
+        let own = self.waiters.wait(&self.vfs, &self.path, self.timeout, &progress)?;
+        Ok(FileLock(Arc::from(own)))
+    }
+
+    /// The commit lock if no one holds it, at once; `None` otherwise.
+    fn try_lock_file(&self) -> Result<Option<FileLock>> {
         let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)?;
-        writer.lock().map_err(|e| Error::io("lock", dir.join(WRITER), e))?;
-        Ok(FileLock(writer))
+        match writer.try_lock().map_err(|e| Error::io("lock", &self.path, e))? {
+            true => Ok(Some(FileLock(writer))),
+            false => Ok(None),
+        }
     }
 
     /// Close: drop the handles this process kept to notice others' changes, and the commit
@@ -99,6 +130,36 @@ fn appended_at(seg: &Segment, len: u64) -> std::io::Result<bool> {
         return Ok(seg.file().len()? < len);
     }
     Ok(head[..n].iter().any(|&b| b != 0))
+}
+
+/// A file seen only up to `len`: a lockless catch-up reads the durable frames and nothing a
+/// live writer may be writing past them.
+#[derive(Debug)]
+struct Bounded<'a> {
+    inner: &'a dyn VFile,
+    len: u64,
+}
+
+impl VFile for Bounded<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        let room = self.len.saturating_sub(offset).min(buf.len() as u64) as usize;
+        if room == 0 {
+            return Ok(0);
+        }
+        self.inner.read_at(&mut buf[..room], offset)
+    }
+    fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
+        Err(std::io::Error::other("read-only view"))
+    }
+    fn sync_data(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn set_len(&self, _: u64) -> std::io::Result<()> {
+        Err(std::io::Error::other("read-only view"))
+    }
+    fn len(&self) -> std::io::Result<u64> {
+        Ok(self.inner.len()?.min(self.len))
+    }
 }
 
 /// The OS commit lock, released on drop.
@@ -172,7 +233,27 @@ impl Store {
             return Err(Error::InvalidArgument("the commit lock is already held by this thread".into()));
         }
         let gate = sh.gate.lock().unwrap_or_else(|p| p.into_inner());
-        let file = sh.lock_file(&self.dir)?;
+        let file = sh.lock_file()?;
+        self.guard_with(gate, file)
+    }
+
+    /// [`Store::commit_guard`] if it can be had without waiting (no thread of this process and
+    /// no other process holds the lock); `None` otherwise.
+    fn try_commit_guard(&self) -> Result<Option<CommitGuard<'_>>> {
+        let Some(sh) = &self.shared else { return Ok(None) };
+        if self.held_here() {
+            return Ok(None);
+        }
+        let gate = match sh.gate.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
+        };
+        let Some(file) = sh.try_lock_file()? else { return Ok(None) };
+        self.guard_with(gate, file).map(Some)
+    }
+
+    fn guard_with<'a>(&'a self, gate: MutexGuard<'a, ()>, file: FileLock) -> Result<CommitGuard<'a>> {
         let me = self as *const Store as usize;
         HELD.with(|h| h.borrow_mut().push(me));
         let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate), batch: false };
@@ -203,13 +284,95 @@ impl Store {
         BATCH.with(|b| b.borrow().contains(&me))
     }
 
-    /// Before a read in shared mode: catch up if another process changed the files.
+    /// Before a read in shared mode: catch up if another process changed the files. With the
+    /// commit lock free, under it (as a commit would). Held elsewhere — by a process that may be
+    /// stopped — the read answers from what is durable without it: the frames of the active
+    /// segment the synced record names (every acknowledged commit of a live process is among
+    /// them). Only a replaced MANIFEST needs the lock (a reload opens the listed segments), and
+    /// waits for it as long as the lock timeout at most.
     pub(crate) fn catch_up_for_read(&self) -> Result<()> {
         if !self.needs_catch_up() {
             return Ok(());
         }
-        drop(self.commit_guard()?);
+        if !self.catch_up_without_waiting()? {
+            drop(self.commit_guard()?);
+        }
         Ok(())
+    }
+
+    /// [`Store::catch_up_for_read`] without its last resort (waiting for the lock): false when
+    /// only that would do.
+    pub(crate) fn catch_up_without_waiting(&self) -> Result<bool> {
+        if !self.needs_catch_up() {
+            return Ok(true);
+        }
+        if let Some(guard) = self.try_commit_guard()? {
+            drop(guard);
+            return Ok(true);
+        }
+        self.catch_up_durable(false)
+    }
+
+    /// Without the commit lock: applies the frames of the active segment the synced record names
+    /// durable (complete, checksummed, never cut: a cut happens only past that length). False
+    /// when that cannot answer: the MANIFEST was replaced (or, `tail_only`, there is nothing
+    /// durable to apply while frames follow — the caller then decides whether to wait).
+    pub(crate) fn catch_up_durable(&self, tail_only: bool) -> Result<bool> {
+        let Some(sh) = &self.shared else { return Ok(true) };
+        let mut w = self.writable()?;
+        if w.log().tail.is_some() {
+            return Ok(false); // this process holds the lock and is mid-commit: it is caught up
+        }
+        if manifest_maybe_replaced(&sh.seen()) {
+            let path = self.dir.join(MANIFEST);
+            let f = self.vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
+            let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+            let mut buf = vec![0u8; len.min(1 << 24) as usize];
+            crate::vfs::read_exact_at(&*f, &mut buf, 0).map_err(|e| Error::io("read", &path, e))?;
+            // Read through the handle kept: this content is that file's, whatever replaces it.
+            if Manifest::decode(&buf, &path)? != w.manifest {
+                return Ok(false);
+            }
+            if cfg!(unix) {
+                sh.seen().manifest = Some(f);
+            }
+        }
+        let synced = w.synced.as_ref().and_then(|s| s.read());
+        let log = w.log();
+        let seg = log.seg.clone();
+        let durable = synced.filter(|p| p.segment == seg.number).map_or(0, |p| p.len);
+        if durable <= log.len {
+            let mut seen = sh.seen();
+            if seen.active.as_ref().is_none_or(|a| a.number != seg.number) {
+                seen.active = Some(seg.clone());
+                seen.len = log.len;
+            }
+            return Ok(!tail_only || !appended_at(&seg, log.len).unwrap_or(true));
+        }
+        let cur = self.current.load_full();
+        let bounded = Bounded { inner: seg.file(), len: durable };
+        let sc = scan_from(
+            &bounded,
+            &seg.path,
+            (seg.number, seg.version, crate::format::KIND_LOG),
+            log.len,
+            cur.seq + 1,
+            ScanMode::Active { synced: durable, trust_zeros: true },
+        )?;
+        let mut map = cur.map().clone();
+        let mut live = cur.live_bytes();
+        apply_recs(&mut map, &mut live, &sc.recs);
+        let grown = sc.valid_len - log.len;
+        log.recs.extend(sc.recs);
+        log.len = sc.valid_len;
+        log.synced_len = log.synced_len.max(sc.valid_len);
+        self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
+        let seq = sc.last_seq.unwrap_or(cur.seq);
+        self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
+        let mut seen = sh.seen();
+        seen.active = Some(seg);
+        seen.len = log.len;
+        Ok(true)
     }
 
     /// Whether a read must catch up first (takes the commit lock) — false without shared mode,
@@ -328,6 +491,15 @@ impl Store {
         };
         let mut segments = loaded.segments;
         segments.sort_by_key(|s| s.number);
+        // What another process retired: unlinked by this process when its last reader here
+        // lets go, in case the retiring process died before it could (its files hold values a
+        // redaction erased; a sweep under the lock leaves segments held here to their holders).
+        let listed: std::collections::HashSet<u64> = manifest.segments.iter().map(|s| s.number).collect();
+        for s in self.current.load().segments.iter() {
+            if !listed.contains(&s.number) {
+                s.mark_obsolete();
+            }
+        }
         w.manifest = manifest;
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);

@@ -597,6 +597,22 @@ impl Store {
         Ok(Some(Snapshot::new(self.current.load_full(), self.counters.clone())))
     }
 
+    /// [`Store::snapshot`] that never waits for another process (for a caller that must pin a
+    /// view now, on a thread that must not block): caught up under the commit lock when it is
+    /// free, else from what is durable without it; `Busy` at once (`waited_ms` 0) when neither
+    /// answers — another process holds the lock right after replacing the MANIFEST.
+    pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(Error::Closed);
+        }
+        self.check_poison()?;
+        if !self.catch_up_without_waiting()? {
+            let path = self.dir.join(crate::shared::WRITER);
+            return Err(Error::Busy { dir: self.dir.clone(), holder: crate::busy::holder_of(&path), waited_ms: 0 });
+        }
+        Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
+    }
+
     /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
     pub fn compact(&self) -> Result<CompactInfo> {
         let _guard = self.commit_guard()?;
@@ -694,16 +710,26 @@ impl Store {
     pub fn close(&self) -> Result<()> {
         // Shared mode: the clean-close record is written under the commit lock, after catching
         // up, so it never names less than another process already recorded.
-        let _guard = match self.shared.is_some() && !self.is_closed() && self.poisoned.get().is_none() {
-            true => self.commit_guard().ok(),
-            false => None,
+        let (_guard, busy) = match self.shared.is_some() && !self.is_closed() && self.poisoned.get().is_none() {
+            true => match self.commit_guard() {
+                Ok(g) => (Some(g), false),
+                Err(e) => (None, matches!(e, Error::Busy { .. })),
+            },
+            false => (None, false),
         };
         let mut w = self.lock_writer_anyway();
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         let mut result = Ok(());
-        if self.poisoned.get().is_none() && w.log.is_some() {
+        if busy && let Some(log) = w.log.as_ref() {
+            // Another process holds the commit lock and does not let go: no clean-close record
+            // or hint may be written without it (the next open scans, as after a crash). An
+            // fsync needs no lock: this handle's buffered commits are made durable anyway.
+            if self.options.durability == Durability::Buffered {
+                result = log.seg.file().sync_data().map_err(|e| Error::io("fsync", &log.seg.path, e));
+            }
+        } else if self.poisoned.get().is_none() && w.log.is_some() {
             result = self.settle(&mut w);
             // Shared: a Sync-mode handle may close behind another process's buffered commits;
             // the clean-close record must not name bytes that were never fsynced.

@@ -38,6 +38,8 @@ pub type LockGuard = Box<dyn Any + Send + Sync>;
 pub trait CommitLock: Send + Sync + Debug {
     /// Waits until this handle holds the lock exclusively.
     fn lock(&self) -> io::Result<()>;
+    /// Takes the lock if no one holds it; `false` (at once) when someone does.
+    fn try_lock(&self) -> io::Result<bool>;
     fn unlock(&self);
 }
 
@@ -161,6 +163,13 @@ struct StdCommitLock(File);
 impl CommitLock for StdCommitLock {
     fn lock(&self) -> io::Result<()> {
         self.0.lock()
+    }
+    fn try_lock(&self) -> io::Result<bool> {
+        match self.0.try_lock() {
+            Ok(()) => Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
     }
     fn unlock(&self) {
         let _ = self.0.unlock();

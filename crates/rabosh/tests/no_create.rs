@@ -67,3 +67,26 @@ fn a_checkpoint_killed_before_its_manifest_is_not_a_store() {
     // With create_if_missing (the default) it is refused too, as damage.
     assert!(matches!(Store::open(&cp, Options::default()), Err(Error::Corruption { .. })));
 }
+
+/// Issue 20, cut 2: an open refused because the directory holds something that is not a store
+/// writes nothing there — no `LOCK`, `LOCK.holder` or `WRITER` left behind — exclusive or shared.
+#[test]
+fn a_refused_open_of_a_non_store_directory_writes_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("notes");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("todo.txt"), b"not a store").unwrap();
+    let before = names(&dir);
+    for shared in [false, true] {
+        let r = Store::open(&dir, Options { shared, ..Options::default() });
+        assert!(matches!(r, Err(Error::InvalidArgument(_))), "shared={shared}: {:?}", r.err());
+        assert_eq!(names(&dir), before, "shared={shared}: a refused open wrote files");
+    }
+    // A half-made checkpoint (data files, no MANIFEST) is refused as damage, untouched too.
+    let cp = tmp.path().join("cp");
+    std::fs::create_dir(&cp).unwrap();
+    std::fs::write(cp.join("0000000001.seg"), b"half").unwrap();
+    let before = names(&cp);
+    assert!(matches!(Store::open(&cp, Options::default()), Err(Error::Corruption { .. })));
+    assert_eq!(names(&cp), before);
+}

@@ -571,6 +571,9 @@ impl CommitLock for SimCommitLock {
         held.insert(self.path.clone());
         Ok(())
     }
+    fn try_lock(&self) -> io::Result<bool> {
+        Ok(self.fs.sh.commit_locks.lock().unwrap().insert(self.path.clone()))
+    }
     fn unlock(&self) {
         self.fs.sh.commit_locks.lock().unwrap().remove(&self.path);
         self.fs.sh.commit_freed.notify_all();

@@ -28,6 +28,7 @@ impl Engine {
             strict: options.strict,
             create_if_missing: options.create_if_missing,
             shared: options.shared,
+            lock_timeout: options.lock_timeout,
             vfs: options.vfs.clone(),
         };
         Ok(Engine(rabosh::Store::open(dir, engine)?))
@@ -36,6 +37,11 @@ impl Engine {
     /// The durable (published) state.
     pub fn snapshot(&self) -> Result<EngineSnap> {
         Ok(EngineSnap(self.0.snapshot()?))
+    }
+
+    /// [`Engine::snapshot`] without waiting for another process (`Busy` at once instead).
+    pub fn snapshot_without_waiting(&self) -> Result<EngineSnap> {
+        Ok(EngineSnap(self.0.snapshot_without_waiting()?))
     }
 
     /// [`Engine::snapshot`] when no catch-up on another process is due; `None` otherwise.
@@ -169,22 +175,18 @@ impl From<rabosh::Error> for Error {
             rabosh::Error::Io { .. } => Error::Io(message),
             rabosh::Error::Corruption { .. } => Error::Corruption(message),
             rabosh::Error::Unsupported { .. } => Error::UnsupportedFormat(message),
-            rabosh::Error::Locked { holder, .. } => Error::Locked {
-                message,
-                holder: LockHolder {
-                    pid: holder.pid,
-                    host: holder.host,
-                    started_at_ms: holder.started_at_ms,
-                    is_running: holder.is_running,
-                    this_process: holder.this_process,
-                },
-            },
+            rabosh::Error::Locked { holder, .. } => Error::Locked { message, holder: holder_of(holder) },
+            rabosh::Error::Busy { holder, .. } => Error::Busy { message, holder: holder_of(holder) },
             rabosh::Error::Poisoned { reason } => Error::Poisoned(reason),
             rabosh::Error::Closed => Error::Closed,
             rabosh::Error::InvalidArgument(m) => Error::InvalidArgument(m),
             rabosh::Error::NotAStore { .. } => Error::NotAStore(message),
         }
     }
+}
+
+fn holder_of(h: rabosh::LockHolder) -> LockHolder {
+    LockHolder { pid: h.pid, host: h.host, started_at_ms: h.started_at_ms, is_running: h.is_running, this_process: h.this_process }
 }
 
 /// The engine's filesystem seam as options carry it: tests inject faults there (not a stable API).

@@ -47,6 +47,9 @@ pub struct EmbeddedOptions {
     /// serialised by a cross-process lock and every decision and read first catches up with
     /// other processes' commits. Off: the directory is held exclusively. Requires `Sync`.
     pub shared: bool,
+    /// Shared mode: the longest a call waits for another process's commit lock before it fails
+    /// with `Busy` naming the holder (reads answer from what is durable without waiting).
+    pub lock_timeout: std::time::Duration,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: SharedVfs,
@@ -60,6 +63,7 @@ impl Default for EmbeddedOptions {
             strict: false,
             create_if_missing: true,
             shared: false,
+            lock_timeout: rabosh::DEFAULT_LOCK_TIMEOUT,
             vfs: None,
         }
     }
@@ -235,6 +239,15 @@ impl EmbeddedStore {
         Ok(Snapshot(self.shared.engine.snapshot()?))
     }
 
+    /// [`EmbeddedStore::snapshot`] for a thread that must not block (a JS thread): never waits
+    /// for another process's commit lock — caught up under it when free, else from what is
+    /// durable — and fails with `Busy` at once in the one case neither answers (another process
+    /// holds the lock right after it rotated or compacted).
+    pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
+        self.shared.poison.check()?;
+        Ok(Snapshot(self.shared.engine.snapshot_without_waiting()?))
+    }
+
     /// Runs `f` with this thread's transactions on this store appending their commits without
     /// waiting for them to be durable, so that one [`EmbeddedStore::wait_durable`] afterwards
     /// covers every one of them with a single fsync. Each transaction is still one atomic commit,
@@ -348,9 +361,11 @@ impl Shared {
         }
     }
 
-    /// A commit whose outcome is unknown poisons the store; a closed store is only closed.
+    /// A commit whose outcome is unknown poisons the store; a closed store is only closed, and a
+    /// busy one (another process kept the commit lock past the timeout: nothing was appended)
+    /// only busy.
     fn failed(&self, e: Error) -> Error {
-        if !matches!(e, Error::Closed | Error::InvalidArgument(_)) {
+        if !matches!(e, Error::Closed | Error::InvalidArgument(_) | Error::Busy { .. }) {
             self.poison.set(e.to_string());
             self.lock_indexes().clear();
         }
