@@ -46,11 +46,23 @@ pub struct PgError {
     /// SQLSTATE, when the server sent one.
     sqlstate: Option<String>,
     message: String,
+    /// The tables are not as this build made them (a column's type changed under a prepared
+    /// statement, or a parameter no longer fits its column): answered as Corruption.
+    tampered: bool,
 }
 
 impl PgError {
     pub(crate) fn new(kind: PgErrorKind, message: impl Into<String>) -> PgError {
-        PgError { kind, sqlstate: None, message: message.into() }
+        PgError { kind, sqlstate: None, message: message.into(), tampered: false }
+    }
+
+    pub(crate) fn tampered(message: String) -> PgError {
+        PgError { kind: PgErrorKind::Server, sqlstate: None, message, tampered: true }
+    }
+
+    /// The tables were changed outside rabosh; the connection's prepared statements are stale.
+    pub(crate) fn is_tampered(&self) -> bool {
+        self.tampered
     }
 
     pub fn kind(&self) -> PgErrorKind {
@@ -109,7 +121,7 @@ impl StdError for PgError {}
 
 impl From<PgError> for crate::Error {
     fn from(e: PgError) -> Self {
-        crate::Error::Postgres(e)
+        if e.tampered { crate::Error::Corruption(e.message) } else { crate::Error::Postgres(e) }
     }
 }
 
@@ -173,6 +185,17 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
                 };
                 (kind, format!("the server ended the connection: {}", redactor.clean(db.message())))
             }
+            // Our statements are fixed and valid on the tables the migrations made; these mean a
+            // column changed type or went missing ("cached plan must not change result type",
+            // "operator does not exist: text = bytea", a datatype mismatch, an undefined column).
+            c if *c == SqlState::FEATURE_NOT_SUPPORTED
+                || *c == SqlState::UNDEFINED_FUNCTION
+                || *c == SqlState::DATATYPE_MISMATCH
+                || *c == SqlState::UNDEFINED_COLUMN =>
+            {
+                let why = redactor.clean(db.message());
+                return PgError { sqlstate, ..PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}")) };
+            }
             c if *c == SqlState::QUERY_CANCELED => (PgErrorKind::Timeout, "statement timed out".into()),
             c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
                 (PgErrorKind::PermissionDenied, format!("permission denied: {}", redactor.clean(db.message())))
@@ -182,7 +205,10 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
             }
             _ => (PgErrorKind::Server, redactor.clean(db.message())),
         };
-        return PgError { kind, sqlstate, message };
+        return PgError { kind, sqlstate, message, tampered: false };
+    }
+    if let Some(why) = conversion(e) {
+        return PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"));
     }
     if is_tls(e) {
         return PgError::new(PgErrorKind::Tls, "TLS negotiation with the server failed");
@@ -213,6 +239,18 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
             "the connection to the server was lost during COMMIT; the transaction may or may not have committed",
         ),
     }
+}
+
+/// A parameter or column the client could not convert (its type is not the one we made).
+fn conversion(e: &postgres::Error) -> Option<String> {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if s.downcast_ref::<postgres::types::WrongType>().is_some() || s.downcast_ref::<postgres::types::WasNull>().is_some() {
+            return Some(s.to_string());
+        }
+        cur = s.source();
+    }
+    None
 }
 
 fn is_tls(e: &postgres::Error) -> bool {
@@ -277,7 +315,8 @@ mod tests {
 
     #[test]
     fn codes_are_stable_and_messages_carry_the_sqlstate() {
-        let e = PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into() };
+        let e =
+            PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into(), tampered: false };
         assert_eq!(e.code(), "RABOSH_PG_CONFLICT");
         assert_eq!(e.to_string(), "PostgreSQL: m (SQLSTATE 40001)");
         assert!(e.is_retryable());

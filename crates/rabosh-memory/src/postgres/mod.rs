@@ -31,6 +31,7 @@
 //! committed) or, when COMMIT itself was in flight, [`PgErrorKind::CommitOutcomeUnknown`]; the
 //! next call reconnects. Durability is the server's (`synchronous_commit` and its replication).
 
+mod columns;
 mod error;
 mod pool;
 mod retry;

@@ -4,6 +4,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use postgres::types::Type;
 use postgres::{Client, Config, Statement};
 use tokio_postgres_rustls::MakeRustlsConnect;
 
@@ -33,6 +34,19 @@ impl Conn {
             return Ok(s.clone());
         }
         let s = self.client.prepare(sql.text(q)).map_err(|e| self.fail(&e, Phase::Statement, redactor))?;
+        let expected = q.result_types();
+        let got: Vec<&Type> = s.columns().iter().map(|c| c.type_()).collect();
+        if got.len() != expected.len() || got.iter().zip(expected).any(|(g, e)| *g != e) {
+            let (name, ty) = s
+                .columns()
+                .iter()
+                .zip(expected)
+                .find(|(c, e)| c.type_() != *e)
+                .map_or(("?", "?".to_string()), |(c, _)| (c.name(), c.type_().name().to_string()));
+            return Err(PgError::tampered(format!(
+                "a table of the PostgreSQL store was changed outside rabosh: column {name} has type {ty}"
+            )));
+        }
         self.statements[i] = Some(s.clone());
         Ok(s)
     }
@@ -40,6 +54,10 @@ impl Conn {
     /// Classifies `e` and marks the connection broken when it is.
     pub fn fail(&mut self, e: &postgres::Error, phase: Phase, redactor: &Redactor) -> PgError {
         let err = classify(e, phase, redactor);
+        if err.is_tampered() {
+            // Prepared against the old column types: prepare again on the next use.
+            self.statements.fill(None);
+        }
         if err.breaks_connection() || self.client.is_closed() {
             self.broken = true;
         }

@@ -3,6 +3,8 @@
 //! multi-array `unnest`, `= ANY`, row-value `IN`, no advisory locks, no server-side functions or
 //! triggers.
 
+use postgres::types::Type;
+
 /// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
 pub const SCAN_PAGE: i64 = 512;
 /// Bounds on one write statement, so a large write set is sent as several statements of one
@@ -32,6 +34,17 @@ pub enum Q {
 
 impl Q {
     pub const COUNT: usize = 10;
+
+    /// The types of the result columns, as the migrations made them: checked at each prepare,
+    /// so a table changed by hand is refused before a row is read or written.
+    pub fn result_types(self) -> &'static [Type] {
+        match self {
+            Q::Get | Q::Meta => &[Type::BYTEA],
+            Q::ScanBounded | Q::ScanOpen | Q::Metas => &[Type::BYTEA, Type::BYTEA],
+            Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
+            Q::Upsert | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
+        }
+    }
 }
 
 pub struct Sql {

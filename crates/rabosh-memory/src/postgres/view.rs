@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use postgres::Row;
 use postgres::types::ToSql;
 
+use super::columns;
 use super::Shared;
 use super::error::{PgError, Phase};
 use super::pool::Conn;
@@ -50,24 +51,29 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
 
     /// The summary rows of directory `dir` of `scope`.
     fn dir_rows(&self, scope: &str, dir: &str) -> Result<Vec<DirRow>> {
-        let rows = self.query(Q::DirRows, &[&subtree_prefix(scope, dir)])?;
-        let size = |row: &Row, i: usize| row.get::<_, i64>(i).max(0) as u64;
-        Ok(rows
-            .iter()
-            .map(|row| DirRow {
-                r: String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned(),
-                f: row.get(1),
-                n: size(row, 2),
-                b: size(row, 3),
-                vn: size(row, 4),
-                vb: size(row, 5),
+        let d = subtree_prefix(scope, dir);
+        let rows = self.query(Q::DirRows, &[&d])?;
+        rows.iter()
+            .map(|row| {
+                let unnamed = || format!("directory {}", String::from_utf8_lossy(&d));
+                let r: &[u8] = columns::get(row, 0, "dirs", &unnamed)?;
+                let name = || format!("directory {} entry {}", String::from_utf8_lossy(&d), String::from_utf8_lossy(r));
+                let size = |i: usize| columns::get::<i64>(row, i, "dirs", &name).map(|n| n.max(0) as u64);
+                Ok(DirRow {
+                    r: String::from_utf8_lossy(r).into_owned(),
+                    f: columns::get(row, 1, "dirs", &name)?,
+                    n: size(2)?,
+                    b: size(3)?,
+                    vn: size(4)?,
+                    vb: size(5)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn one_column(&self, q: Q, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let rows = self.query(q, &[&key])?;
-        Ok(rows.first().map(|r| r.get::<_, Vec<u8>>(0)))
+        rows.first().map(|r| columns::get::<Vec<u8>>(r, 0, "kv", &|| columns::key_name(key))).transpose()
     }
 }
 
@@ -103,15 +109,19 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
                 Some(end) => self.query(Q::ScanBounded, &[&from, end, &SCAN_PAGE])?,
                 None => self.query(Q::ScanOpen, &[&from, &SCAN_PAGE])?,
             };
+            let mut last: &[u8] = &[];
             for row in &rows {
-                if visit(row.get::<_, &[u8]>(0), row.get::<_, &[u8]>(1)).is_break() {
+                let key: &[u8] = columns::get(row, 0, "kv", &|| format!("a key after {}", columns::key_name(&from)))?;
+                let meta: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
+                if visit(key, meta).is_break() {
                     return Ok(());
                 }
+                last = key;
             }
-            match rows.last() {
-                Some(last) if rows.len() as i64 == SCAN_PAGE => {
+            match rows.len() as i64 {
+                SCAN_PAGE => {
                     // The byte-order successor of the last key: the next page starts after it.
-                    from = last.get::<_, Vec<u8>>(0);
+                    from = last.to_vec();
                     from.push(0);
                 }
                 _ => return Ok(()),
