@@ -473,3 +473,42 @@ fn sslmode_is_honoured_with_rustls() {
         assert!(!text.contains(&p.password) && !text.contains(&p.host), "{text}");
     }
 }
+
+#[test]
+fn a_commit_whose_answer_never_comes_is_commit_outcome_unknown() {
+    // A deferred constraint trigger runs at COMMIT: a COMMIT that takes 4 s on the server, past
+    // a 1 s client deadline (statement_timeout stays above it, so the server lets it finish).
+    let s = Schema::new("slowcommit");
+    let options = PgOptions {
+        statement_timeout: std::time::Duration::from_secs(20),
+        client_timeout: Some(std::time::Duration::from_secs(1)),
+        ..s.options()
+    };
+    let b = PgBackend::open(&url(), options).unwrap();
+    s.client()
+        .batch_execute(&format!(
+            "CREATE FUNCTION \"{0}\".slow() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(4); RETURN NULL; END $$; \
+             CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON \"{0}\".kv DEFERRABLE INITIALLY DEFERRED \
+             FOR EACH ROW EXECUTE FUNCTION \"{0}\".slow()",
+            s.name
+        ))
+        .unwrap();
+    let e = b
+        .transact(&mut |_, w| {
+            w.put(b"k".to_vec(), b"v".to_vec(), vec![]);
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(pg_kind(&e), PgErrorKind::CommitOutcomeUnknown, "{e}");
+    // As the trait asks: the handle refuses until reopened; the server's state is the truth.
+    assert!(matches!(b.read().err(), Some(Error::Poisoned(_))));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if s.open().read().unwrap().get(b"k").unwrap() == Some(b"v".to_vec()) {
+            break; // it did commit, after the client stopped waiting
+        }
+        assert!(std::time::Instant::now() < deadline, "the slow COMMIT never landed");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}

@@ -10,6 +10,7 @@
 //! | `schema` | schema holding the table, a lower-case identifier | `rabosh` |
 //! | `pool_size` | most connections held open at once | 8 |
 //! | `statement_timeout` | server-side bound on one statement, seconds | 30 |
+//! | `client_timeout` | client-side bound on every call, COMMIT included, seconds: a stopped or cut-off server fails the call (`RABOSH_PG_TIMEOUT`, or `RABOSH_PG_COMMIT_OUTCOME_UNKNOWN` for an unanswered COMMIT) instead of hanging | `statement_timeout` + 5 |
 //! | `max_attempts` | most runs of one command on serialization failures | 64 |
 
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,9 @@ fn split_options(url: &str) -> std::result::Result<(String, PgOptions), Fault> {
             "max_attempts" => options.max_attempts = count("max_attempts")?,
             "statement_timeout" => {
                 options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
+            }
+            "client_timeout" => {
+                options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?)))
             }
             _ => kept.push(pair),
         }
@@ -115,13 +119,13 @@ mod tests {
     #[test]
     fn the_binding_options_leave_the_url_and_the_rest_stays() {
         let (url, o) = split_options(
-            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9",
+            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9&client_timeout=11",
         )
         .unwrap();
         assert_eq!(url, "postgres://u:p@h/db?sslmode=require&connect_timeout=5");
         assert_eq!(
-            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts),
-            ("team_a", 3, Duration::from_secs(7), 9)
+            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts, o.client_timeout),
+            ("team_a", 3, Duration::from_secs(7), 9, Some(Duration::from_secs(11)))
         );
         let (url, o) = split_options("postgresql://h/db").unwrap();
         assert_eq!((url.as_str(), o), ("postgresql://h/db", PgOptions::default()));
@@ -129,7 +133,7 @@ mod tests {
 
     #[test]
     fn a_bad_count_names_the_parameter_and_not_the_url() {
-        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout="] {
+        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout=", "client_timeout=0"] {
             let f = split_options(&format!("postgres://user:secret@host/db?{bad}")).unwrap_err();
             assert_eq!(f.code, "RABOSH_INVALID_OPTION");
             assert!(f.message.contains(bad.split('=').next().unwrap()), "{}", f.message);

@@ -253,6 +253,22 @@ fn conversion(e: &postgres::Error) -> Option<String> {
     None
 }
 
+/// No answer within the client-side deadline (`client_timeout`, or `connect_timeout` when
+/// connecting): the server is stopped, overloaded or unreachable without a reset.
+pub(crate) fn timed_out(phase: Phase) -> PgError {
+    match phase {
+        Phase::Connect => PgError::new(PgErrorKind::Timeout, "the server did not complete the connection within connect_timeout"),
+        Phase::Statement => PgError::new(
+            PgErrorKind::Timeout,
+            "the server did not answer within client_timeout; nothing was committed",
+        ),
+        Phase::Commit => PgError::new(
+            PgErrorKind::CommitOutcomeUnknown,
+            "the server did not answer COMMIT within client_timeout; the transaction may or may not have committed",
+        ),
+    }
+}
+
 fn is_tls(e: &postgres::Error) -> bool {
     // tokio-postgres has no public kind accessor; its TLS kind has this fixed text.
     if e.to_string() == "error performing TLS handshake" {
