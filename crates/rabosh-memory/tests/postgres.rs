@@ -380,23 +380,61 @@ fn connection_failures_are_typed_and_name_no_host_or_password() {
     let refused = Parts { port: free_port, ..parts() };
     let wrong_password = Parts { password: "not-the-password-xyzzy".into(), ..parts() };
     let missing_db = Parts { db: "no_such_database_here".into(), ..parts() };
+    let unresolvable = Parts { host: "nonexistent.invalid".into(), ..parts() };
+    let no_tls = Parts { port: fake_server(Fake::RefusesTls), ..parts() };
+    let silent = Parts { port: fake_server(Fake::Silent), ..parts() };
+    // (url, kind, the cause the message must name)
     let cases = [
-        (refused.url(), PgErrorKind::Unreachable),
-        (wrong_password.url(), PgErrorKind::AuthenticationFailed),
-        (missing_db.url(), PgErrorKind::DatabaseMissing),
+        (refused.url(), PgErrorKind::Unreachable, "connection refused"),
+        (unresolvable.url(), PgErrorKind::Unreachable, "the host name could not be resolved"),
+        (wrong_password.url(), PgErrorKind::AuthenticationFailed, "authentication failed"),
+        (missing_db.url(), PgErrorKind::DatabaseMissing, "does not exist"),
         // The test CA is not among the webpki roots.
-        (format!("{}?sslmode=verify-full", p.url()), PgErrorKind::Tls),
-        (format!("{}?sslmode=sometimes", p.url()), PgErrorKind::InvalidUrl),
-        (format!("{}?connect_timeout=zz", p.url()), PgErrorKind::InvalidUrl),
+        (format!("{}?sslmode=verify-full", p.url()), PgErrorKind::Tls, "not signed by a trusted root"),
+        (format!("{}?sslmode=require", no_tls.url()), PgErrorKind::Tls, "does not offer TLS"),
+        (format!("{}?connect_timeout=1", silent.url()), PgErrorKind::Timeout, "within connect_timeout"),
+        (format!("{}?sslmode=sometimes", p.url()), PgErrorKind::InvalidUrl, "sslmode"),
+        (format!("{}?connect_timeout=zz", p.url()), PgErrorKind::InvalidUrl, "could not be parsed"),
     ];
-    for (u, kind) in cases {
+    for (u, kind, cause) in cases {
         let e = open_err(&u);
         let text = format!("{e} {e:?}");
         assert_eq!(pg_kind(&e), kind, "{text}");
-        for secret in [&p.host, &p.password, &"not-the-password-xyzzy".to_string(), &u] {
+        assert!(text.contains(cause), "{u}: {text:?} does not say {cause:?}");
+        assert!(!text.contains("uncategorized"), "{text}");
+        for secret in [&p.host, &p.password, &"not-the-password-xyzzy".to_string(), &"nonexistent".to_string(), &u] {
             assert!(!text.contains(secret.as_str()), "{secret:?} leaked into {text:?}");
         }
     }
+}
+
+enum Fake {
+    /// Answers the TLS request with "N", as a server without TLS does.
+    RefusesTls,
+    /// Accepts and never answers (a stopped server, seen from the client).
+    Silent,
+}
+
+/// A local listener playing a server that fails in one way; its port. It lives for the test
+/// binary's run (a thread blocked on accept).
+fn fake_server(kind: Fake) -> String {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in l.incoming() {
+            let Ok(mut stream) = stream else { return };
+            if let Fake::RefusesTls = kind {
+                let mut request = [0u8; 8];
+                if stream.read_exact(&mut request).is_ok() {
+                    let _ = stream.write_all(b"N");
+                }
+            }
+            held.push(stream);
+        }
+    });
+    port
 }
 
 #[test]

@@ -211,7 +211,10 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
         return PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"));
     }
     if is_tls(e) {
-        return PgError::new(PgErrorKind::Tls, "TLS negotiation with the server failed");
+        return PgError::new(PgErrorKind::Tls, format!("TLS negotiation with the server failed: {}", tls_cause(e)));
+    }
+    if is_unresolved(e) {
+        return PgError::new(PgErrorKind::Unreachable, "could not connect to the server: the host name could not be resolved");
     }
     match io_kind(e) {
         Some(io::ErrorKind::TimedOut) => {
@@ -270,8 +273,9 @@ pub(crate) fn timed_out(phase: Phase) -> PgError {
 }
 
 fn is_tls(e: &postgres::Error) -> bool {
-    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text.
-    if e.to_string() == "error performing TLS handshake" {
+    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text (followed by
+    // the cause, when there is one).
+    if e.to_string().starts_with("error performing TLS handshake") {
         return true;
     }
     let mut cur: Option<&(dyn StdError + 'static)> = e.source();
@@ -283,6 +287,50 @@ fn is_tls(e: &postgres::Error) -> bool {
             && io.get_ref().is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
         {
             return true;
+        }
+        cur = s.source();
+    }
+    false
+}
+
+/// Why TLS failed, in words of ours (the library's texts may quote the certificate's names).
+fn tls_cause(e: &postgres::Error) -> &'static str {
+    use rustls::CertificateError as C;
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        let tls = s
+            .downcast_ref::<rustls::Error>()
+            .or_else(|| s.downcast_ref::<io::Error>().and_then(|io| io.get_ref()?.downcast_ref::<rustls::Error>()));
+        match tls {
+            Some(rustls::Error::InvalidCertificate(c)) => {
+                return match c {
+                    C::UnknownIssuer => "the server's certificate is not signed by a trusted root (see sslrootcert)",
+                    C::NotValidForName | C::NotValidForNameContext { .. } => {
+                        "the server's certificate does not name the host in the URL"
+                    }
+                    C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired",
+                    _ => "the server's certificate was refused",
+                };
+            }
+            Some(_) => return "the handshake failed",
+            None => {}
+        }
+        // tokio-postgres's own fixed text when the server answers the TLS request with "no".
+        if s.to_string() == "server does not support TLS" {
+            return "the server does not offer TLS, which the URL's sslmode requires";
+        }
+        cur = s.source();
+    }
+    "the handshake failed"
+}
+
+/// The host name did not resolve. The standard library reports getaddrinfo failures with
+/// this fixed prefix (the rest is the resolver's text, which does not quote the name).
+fn is_unresolved(e: &postgres::Error) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return io.to_string().starts_with("failed to lookup address information");
         }
         cur = s.source();
     }
@@ -311,7 +359,7 @@ fn io_kind_text(k: io::ErrorKind) -> String {
         io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
         io::ErrorKind::HostUnreachable => "host unreachable".into(),
         io::ErrorKind::NetworkUnreachable => "network unreachable".into(),
-        other => format!("{other:?}").to_lowercase(),
+        other => format!("network error ({})", format!("{other:?}").to_lowercase()),
     }
 }
 
