@@ -550,3 +550,50 @@ fn a_commit_whose_answer_never_comes_is_commit_outcome_unknown() {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
 }
+
+/// Files of the relation `rel` (and its TOAST table) in the server's data directory holding
+/// `needle`, after a CHECKPOINT writes the pages out. Needs scripts/with-postgres.mjs's server.
+fn files_holding(s: &Schema, rel: &str, needle: &[u8]) -> usize {
+    let log = std::env::var("RABOSH_PG_LOG").expect("RABOSH_PG_LOG: the test reads the server's own files");
+    let data = std::path::Path::new(&log).parent().unwrap().join("data");
+    let mut c = s.client();
+    c.batch_execute("CHECKPOINT").unwrap();
+    let q = format!(
+        "SELECT pg_relation_filepath(c.oid), pg_relation_filepath(c.reltoastrelid) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{}' AND c.relname = '{rel}'",
+        s.name
+    );
+    let row = c.query_one(&q, &[]).unwrap();
+    let paths: Vec<String> = (0..2).filter_map(|i| row.get::<_, Option<String>>(i)).collect();
+    paths
+        .iter()
+        .filter(|p| std::fs::read(data.join(p)).unwrap_or_default().windows(needle.len()).any(|w| w == needle))
+        .count()
+}
+
+#[test]
+fn reclaim_vacuums_so_deleted_bytes_leave_the_table_files() {
+    let s = Schema::new("vacuum");
+    let b = s.open();
+    let small = b"SMALL-SECRET-a1b2c3";
+    let mut big = b"BIG-SECRET-d4e5f6 ".to_vec();
+    for i in 0..400u32 {
+        big.extend_from_slice(format!("{:08x}", i.wrapping_mul(2_654_435_761)).as_bytes()); // TOASTed
+    }
+    put(&b, b"kept", b"other", b"");
+    put(&b, b"small", small, b"");
+    put(&b, b"big", &big, b"");
+    assert!(files_holding(&s, "kv", small) > 0 && files_holding(&s, "kv", b"BIG-SECRET-d4e5f6") > 0);
+    b.transact(&mut |_, w| {
+        w.put(b"small".to_vec(), b"redacted".to_vec(), vec![]);
+        w.delete(b"big".to_vec());
+        Ok(())
+    })
+    .unwrap();
+    // Deleted and overwritten rows stay in the table's pages as dead tuples until a vacuum.
+    assert!(files_holding(&s, "kv", small) > 0, "an UPDATE leaves the old row version in the file");
+    b.reclaim().unwrap();
+    assert_eq!(files_holding(&s, "kv", small), 0, "after reclaim (VACUUM) the overwritten bytes are gone");
+    assert_eq!(files_holding(&s, "kv", b"BIG-SECRET-d4e5f6"), 0, "and the deleted TOASTed value");
+    assert_eq!(b.read().unwrap().get(b"kept").unwrap(), Some(b"other".to_vec()));
+}

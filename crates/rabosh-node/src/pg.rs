@@ -110,6 +110,10 @@ impl Backend for PgStore {
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.backend()?.transact(body)
     }
+
+    fn reclaim(&self) -> Result<()> {
+        self.backend()?.reclaim()
+    }
 }
 
 #[cfg(test)]

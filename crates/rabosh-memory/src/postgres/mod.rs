@@ -295,7 +295,38 @@ fn secrets(url: &str, config: &tokio_postgres::Config) -> Vec<String> {
     out
 }
 
+impl PgBackend {
+    /// `VACUUM` of the key and summary tables (and their TOAST tables), outside any transaction (VACUUM cannot
+    /// run in one): the dead row versions a redaction, a deletion or an overwrite left are
+    /// removed from the table's pages, so after the server's next checkpoint the table's files
+    /// no longer hold their bytes (measured: text found in the heap and TOAST files after an
+    /// UPDATE, gone after VACUUM + CHECKPOINT). A server that refuses (no privilege, or one
+    /// without VACUUM such as CockroachDB) leaves it to its own vacuum or GC; what an open
+    /// snapshot of another session still sees cannot be removed until that ends.
+    fn vacuum(&self) -> Result<()> {
+        self.poison.check()?;
+        let mut conn = pool::begin(&self.pool, &self.last_error, &self.shared.redactor, "SELECT 1")?;
+        let statement = format!("VACUUM {}", self.shared.sql.tables());
+        match conn.client.batch_execute(&statement) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let err = conn.fail(&e, Phase::Statement, &self.shared.redactor);
+                // Permission denied, syntax or feature not supported: the server's own vacuum
+                // (or GC) is all there is.
+                if matches!(err.sqlstate(), Some("42501") | Some("42601") | Some("0A000")) {
+                    return Ok(());
+                }
+                Err(err.into())
+            }
+        }
+    }
+}
+
 impl Backend for PgBackend {
+    fn reclaim(&self) -> Result<()> {
+        self.vacuum()
+    }
+
     fn read(&self) -> Result<Box<dyn ReadView>> {
         self.poison.check()?;
         let conn = self.begin(SNAPSHOT)?;

@@ -49,6 +49,7 @@ impl Q {
 
 pub struct Sql {
     texts: [String; Q::COUNT],
+    tables: String,
 }
 
 impl Sql {
@@ -80,7 +81,13 @@ impl Sql {
                      (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
                 ),
             ],
+            tables: format!("{t}, {dirs}"),
         }
+    }
+
+    /// Both tables, schema-qualified and quoted, comma-separated (for VACUUM).
+    pub fn tables(&self) -> &str {
+        &self.tables
     }
 
     pub fn text(&self, q: Q) -> &str {
