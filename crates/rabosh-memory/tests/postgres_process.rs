@@ -31,7 +31,10 @@ fn main() {
         ("client_processes_lose_no_increment", client_processes_lose_no_increment),
         ("server_restart_reruns_in_flight_then_reconnects", server_restart_reruns_in_flight_then_reconnects),
         ("every_call_after_a_restart_succeeds", every_call_after_a_restart_succeeds),
-        ("a_stopped_server_fails_calls_within_the_client_timeout", a_stopped_server_fails_calls_within_the_client_timeout),
+        (
+            "a_stopped_server_fails_calls_within_the_client_timeout",
+            a_stopped_server_fails_calls_within_the_client_timeout,
+        ),
         ("transact_round_trip_latency", transact_round_trip_latency),
     ];
     for (name, step) in steps {

@@ -62,7 +62,10 @@ fn others_still_work(m: &Memories) {
 #[test]
 fn a_null_metadata_names_the_key_and_spares_the_other_rows() {
     let (s, b, m) = store("nullmeta");
-    tamper(&s, "ALTER TABLE {s}.kv ALTER COLUMN m DROP NOT NULL; UPDATE {s}.kv SET m = NULL WHERE k = 'm:default:/memories/a/x'::BYTEA");
+    tamper(
+        &s,
+        "ALTER TABLE {s}.kv ALTER COLUMN m DROP NOT NULL; UPDATE {s}.kv SET m = NULL WHERE k = 'm:default:/memories/a/x'::BYTEA",
+    );
     every_command_is_corrupt(&m, "/memories/a/x", "m:default:/memories/a/x");
     // A scan of the directory meets the row too.
     corrupt(handler(&b, false).view("/memories/a"), "/memories/a/x", "listing by scan");
@@ -72,7 +75,10 @@ fn a_null_metadata_names_the_key_and_spares_the_other_rows() {
 #[test]
 fn a_null_value_names_the_key() {
     let (s, _b, m) = store("nullvalue");
-    tamper(&s, "ALTER TABLE {s}.kv ALTER COLUMN v DROP NOT NULL; UPDATE {s}.kv SET v = NULL WHERE k = 'm:default:/memories/a/x'::BYTEA");
+    tamper(
+        &s,
+        "ALTER TABLE {s}.kv ALTER COLUMN v DROP NOT NULL; UPDATE {s}.kv SET v = NULL WHERE k = 'm:default:/memories/a/x'::BYTEA",
+    );
     corrupt(m.view("/memories/a/x"), "/memories/a/x", "view");
     corrupt(m.str_replace("/memories/a/x", "one", "uno"), "/memories/a/x", "str_replace");
     corrupt(m.insert("/memories/a/x", Some(0), "zero"), "/memories/a/x", "insert");
@@ -108,7 +114,10 @@ fn a_changed_column_type_answers_corruption_on_the_open_handle_and_refuses_a_new
 #[test]
 fn a_tampered_summary_row_names_the_directory_entry() {
     let (s, _b, m) = store("nulldirs");
-    tamper(&s, "ALTER TABLE {s}.dirs ALTER COLUMN b DROP NOT NULL; UPDATE {s}.dirs SET b = NULL WHERE r = 'a/x'::BYTEA");
+    tamper(
+        &s,
+        "ALTER TABLE {s}.dirs ALTER COLUMN b DROP NOT NULL; UPDATE {s}.dirs SET b = NULL WHERE r = 'a/x'::BYTEA",
+    );
     corrupt(m.view("/memories"), "entry a/x", "listing");
     corrupt(m.usage(), "entry a/x", "usage");
     assert_eq!(m.view("/memories/b/y").unwrap(), View::File { content: "kept".into(), lines: 1 });
@@ -122,7 +131,10 @@ fn a_tampered_summary_row_names_the_directory_entry() {
 #[test]
 fn a_null_schema_version_refuses_the_open() {
     let (s, _b, _m) = store("nullversion");
-    tamper(&s, "ALTER TABLE {s}.rabosh_schema ALTER COLUMN version DROP NOT NULL; UPDATE {s}.rabosh_schema SET version = NULL");
+    tamper(
+        &s,
+        "ALTER TABLE {s}.rabosh_schema ALTER COLUMN version DROP NOT NULL; UPDATE {s}.rabosh_schema SET version = NULL",
+    );
     match PgBackend::open(&url(), s.options()) {
         Err(Error::Corruption(e)) => assert!(e.contains("rabosh_schema") && e.contains("NULL"), "{e}"),
         other => panic!("{:?}", other.map(|_| ())),

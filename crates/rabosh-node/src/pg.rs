@@ -43,9 +43,7 @@ fn split_options(url: &str) -> std::result::Result<(String, PgOptions), Fault> {
             "statement_timeout" => {
                 options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
             }
-            "client_timeout" => {
-                options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?)))
-            }
+            "client_timeout" => options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?))),
             _ => kept.push(pair),
         }
     }

@@ -46,10 +46,8 @@ impl Client {
         connect_timeout: Duration,
         deadline: Duration,
     ) -> Result<Client, Failure> {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|_| Failure::TimedOut)?;
+        let runtime =
+            tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|_| Failure::TimedOut)?;
         let connected = runtime.block_on(async { tokio::time::timeout(connect_timeout, config.connect(tls)).await });
         let (inner, connection) = match connected {
             Ok(Ok(pair)) => pair,

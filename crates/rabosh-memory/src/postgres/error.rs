@@ -194,7 +194,10 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
                 || *c == SqlState::UNDEFINED_COLUMN =>
             {
                 let why = redactor.clean(db.message());
-                return PgError { sqlstate, ..PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}")) };
+                return PgError {
+                    sqlstate,
+                    ..PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"))
+                };
             }
             c if *c == SqlState::QUERY_CANCELED => (PgErrorKind::Timeout, "statement timed out".into()),
             c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
@@ -214,7 +217,10 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
         return PgError::new(PgErrorKind::Tls, format!("TLS negotiation with the server failed: {}", tls_cause(e)));
     }
     if is_unresolved(e) {
-        return PgError::new(PgErrorKind::Unreachable, "could not connect to the server: the host name could not be resolved");
+        return PgError::new(
+            PgErrorKind::Unreachable,
+            "could not connect to the server: the host name could not be resolved",
+        );
     }
     match io_kind(e) {
         Some(io::ErrorKind::TimedOut) => {
@@ -248,7 +254,9 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
 fn conversion(e: &postgres::Error) -> Option<String> {
     let mut cur: Option<&(dyn StdError + 'static)> = e.source();
     while let Some(s) = cur {
-        if s.downcast_ref::<postgres::types::WrongType>().is_some() || s.downcast_ref::<postgres::types::WasNull>().is_some() {
+        if s.downcast_ref::<postgres::types::WrongType>().is_some()
+            || s.downcast_ref::<postgres::types::WasNull>().is_some()
+        {
             return Some(s.to_string());
         }
         cur = s.source();
@@ -260,11 +268,12 @@ fn conversion(e: &postgres::Error) -> Option<String> {
 /// connecting): the server is stopped, overloaded or unreachable without a reset.
 pub(crate) fn timed_out(phase: Phase) -> PgError {
     match phase {
-        Phase::Connect => PgError::new(PgErrorKind::Timeout, "the server did not complete the connection within connect_timeout"),
-        Phase::Statement => PgError::new(
-            PgErrorKind::Timeout,
-            "the server did not answer within client_timeout; nothing was committed",
-        ),
+        Phase::Connect => {
+            PgError::new(PgErrorKind::Timeout, "the server did not complete the connection within connect_timeout")
+        }
+        Phase::Statement => {
+            PgError::new(PgErrorKind::Timeout, "the server did not answer within client_timeout; nothing was committed")
+        }
         Phase::Commit => PgError::new(
             PgErrorKind::CommitOutcomeUnknown,
             "the server did not answer COMMIT within client_timeout; the transaction may or may not have committed",
@@ -379,8 +388,12 @@ mod tests {
 
     #[test]
     fn codes_are_stable_and_messages_carry_the_sqlstate() {
-        let e =
-            PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into(), tampered: false };
+        let e = PgError {
+            kind: PgErrorKind::Conflict,
+            sqlstate: Some("40001".into()),
+            message: "m".into(),
+            tampered: false,
+        };
         assert_eq!(e.code(), "RABOSH_PG_CONFLICT");
         assert_eq!(e.to_string(), "PostgreSQL: m (SQLSTATE 40001)");
         assert!(e.is_retryable());

@@ -378,7 +378,9 @@ impl Backend for PgBackend {
                 // the same as a serialization retry. Bounded: a server that keeps dropping
                 // connections is answered, not chased.
                 crate::Error::Postgres(pe)
-                    if pe.kind() == PgErrorKind::ConnectionLost && lost < LOST_RETRIES && attempt < self.max_attempts =>
+                    if pe.kind() == PgErrorKind::ConnectionLost
+                        && lost < LOST_RETRIES
+                        && attempt < self.max_attempts =>
                 {
                     lost += 1;
                 }

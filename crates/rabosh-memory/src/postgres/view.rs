@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use postgres::Row;
 use postgres::types::ToSql;
 
-use super::columns;
 use super::Shared;
+use super::columns;
 use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
