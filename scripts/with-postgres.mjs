@@ -11,7 +11,8 @@
 // survives the run anyway).
 //
 // Also exported: RABOSH_PG_RESTART, a shell command that restarts the throwaway server (for the
-// restart test), RABOSH_PG_LOG, its log file, and RABOSH_PG_CA, the test CA that signed the
+// restart test), RABOSH_PG_STOP and RABOSH_PG_CONT, shell commands that SIGSTOP and SIGCONT it
+// (its postmaster and backends only; for the stopped-server test), RABOSH_PG_LOG, its log file, and RABOSH_PG_CA, the test CA that signed the
 // server's TLS certificate (for the sslmode tests).
 //
 // Usage: node scripts/with-postgres.mjs "cmd && other"   (one argument: run by the shell)
@@ -93,10 +94,19 @@ try {
     { env, stdio: 'inherit' });
   const restart = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
     '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  // SIGSTOP / SIGCONT of this server only: its postmaster (first line of postmaster.pid, read
+  // at each use since a restart changes it) and the postmaster's children, never another
+  // helper's server. The postmaster stops first (no new backends) and continues last.
+  const pidFile = shellQuote(join(data, 'postmaster.pid'));
+  const signal = (sig, order) => `pm=$(head -n 1 ${pidFile}) && ` +
+    (order === 'parent-first' ? `kill -${sig} "$pm" && pkill -${sig} -P "$pm"; true`
+      : `pkill -${sig} -P "$pm"; kill -${sig} "$pm"`);
   code = await run({
     ...process.env,
     RABOSH_PG_URL: `postgres://postgres:${password}@127.0.0.1:${port}/rabosh_test`,
     RABOSH_PG_RESTART: restart,
+    RABOSH_PG_STOP: signal('STOP', 'parent-first'),
+    RABOSH_PG_CONT: signal('CONT', 'children-first'),
     RABOSH_PG_LOG: log,
     ...(tls ? { RABOSH_PG_CA: tls.ca } : {}),
   });

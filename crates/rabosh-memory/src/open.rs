@@ -12,6 +12,7 @@
 //! | `schema` | schema holding the table, a lower-case identifier | `rabosh` |
 //! | `pool_size` | most connections held open at once, and the store's worker threads | 8 |
 //! | `statement_timeout` | server-side bound on one statement, seconds | 30 |
+//! | `client_timeout` | client-side bound on every call, COMMIT included, seconds: a stopped or cut-off server fails the call (`RABOSH_PG_TIMEOUT`, or `RABOSH_PG_COMMIT_OUTCOME_UNKNOWN` for an unanswered COMMIT) instead of hanging | `statement_timeout` + 5 |
 //! | `max_attempts` | most runs of one command on serialization failures | 64 |
 
 use crate::embedded::{Durability, EmbeddedOptions, EmbeddedStore};
@@ -143,6 +144,7 @@ fn split_options(url: &str) -> Result<(String, crate::postgres::PgOptions)> {
             "statement_timeout" => {
                 options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
             }
+            "client_timeout" => options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?))),
             k if SERVER_PARAMETERS.contains(&k) => kept.push(pair),
             // The name only: a mistyped `password` must not be echoed, and the name is all a
             // caller needs to find the typo.
@@ -169,13 +171,13 @@ mod tests {
     #[test]
     fn this_crates_options_leave_the_url_and_the_rest_stays() {
         let (url, o) = split_options(
-            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9",
+            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9&client_timeout=11",
         )
         .unwrap();
         assert_eq!(url, "postgres://u:p@h/db?sslmode=require&connect_timeout=5");
         assert_eq!(
-            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts),
-            ("team_a", 3, Duration::from_secs(7), 9)
+            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts, o.client_timeout),
+            ("team_a", 3, Duration::from_secs(7), 9, Some(Duration::from_secs(11)))
         );
         let (url, o) = split_options("postgresql://h/db").unwrap();
         assert_eq!((url.as_str(), o), ("postgresql://h/db", PgOptions::default()));
@@ -183,7 +185,7 @@ mod tests {
 
     #[test]
     fn a_bad_count_names_the_parameter_and_not_the_url() {
-        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout="] {
+        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout=", "client_timeout=0"] {
             let e = split_options(&format!("postgres://user:secret@host/db?{bad}")).unwrap_err();
             let m = e.to_string();
             assert!(matches!(e, Error::InvalidOption { .. }), "{m}");

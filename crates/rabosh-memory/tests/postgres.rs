@@ -380,23 +380,61 @@ fn connection_failures_are_typed_and_name_no_host_or_password() {
     let refused = Parts { port: free_port, ..parts() };
     let wrong_password = Parts { password: "not-the-password-xyzzy".into(), ..parts() };
     let missing_db = Parts { db: "no_such_database_here".into(), ..parts() };
+    let unresolvable = Parts { host: "nonexistent.invalid".into(), ..parts() };
+    let no_tls = Parts { port: fake_server(Fake::RefusesTls), ..parts() };
+    let silent = Parts { port: fake_server(Fake::Silent), ..parts() };
+    // (url, kind, the cause the message must name)
     let cases = [
-        (refused.url(), PgErrorKind::Unreachable),
-        (wrong_password.url(), PgErrorKind::AuthenticationFailed),
-        (missing_db.url(), PgErrorKind::DatabaseMissing),
+        (refused.url(), PgErrorKind::Unreachable, "connection refused"),
+        (unresolvable.url(), PgErrorKind::Unreachable, "the host name could not be resolved"),
+        (wrong_password.url(), PgErrorKind::AuthenticationFailed, "authentication failed"),
+        (missing_db.url(), PgErrorKind::DatabaseMissing, "does not exist"),
         // The test CA is not among the webpki roots.
-        (format!("{}?sslmode=verify-full", p.url()), PgErrorKind::Tls),
-        (format!("{}?sslmode=sometimes", p.url()), PgErrorKind::InvalidUrl),
-        (format!("{}?connect_timeout=zz", p.url()), PgErrorKind::InvalidUrl),
+        (format!("{}?sslmode=verify-full", p.url()), PgErrorKind::Tls, "not signed by a trusted root"),
+        (format!("{}?sslmode=require", no_tls.url()), PgErrorKind::Tls, "does not offer TLS"),
+        (format!("{}?connect_timeout=1", silent.url()), PgErrorKind::Timeout, "within connect_timeout"),
+        (format!("{}?sslmode=sometimes", p.url()), PgErrorKind::InvalidUrl, "sslmode"),
+        (format!("{}?connect_timeout=zz", p.url()), PgErrorKind::InvalidUrl, "could not be parsed"),
     ];
-    for (u, kind) in cases {
+    for (u, kind, cause) in cases {
         let e = open_err(&u);
         let text = format!("{e} {e:?}");
         assert_eq!(pg_kind(&e), kind, "{text}");
-        for secret in [&p.host, &p.password, &"not-the-password-xyzzy".to_string(), &u] {
+        assert!(text.contains(cause), "{u}: {text:?} does not say {cause:?}");
+        assert!(!text.contains("uncategorized"), "{text}");
+        for secret in [&p.host, &p.password, &"not-the-password-xyzzy".to_string(), &"nonexistent".to_string(), &u] {
             assert!(!text.contains(secret.as_str()), "{secret:?} leaked into {text:?}");
         }
     }
+}
+
+enum Fake {
+    /// Answers the TLS request with "N", as a server without TLS does.
+    RefusesTls,
+    /// Accepts and never answers (a stopped server, seen from the client).
+    Silent,
+}
+
+/// A local listener playing a server that fails in one way; its port. It lives for the test
+/// binary's run (a thread blocked on accept).
+fn fake_server(kind: Fake) -> String {
+    use std::io::{Read, Write};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port().to_string();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in l.incoming() {
+            let Ok(mut stream) = stream else { return };
+            if let Fake::RefusesTls = kind {
+                let mut request = [0u8; 8];
+                if stream.read_exact(&mut request).is_ok() {
+                    let _ = stream.write_all(b"N");
+                }
+            }
+            held.push(stream);
+        }
+    });
+    port
 }
 
 #[test]
@@ -472,4 +510,90 @@ fn sslmode_is_honoured_with_rustls() {
         let text = format!("{e} {e:?}");
         assert!(!text.contains(&p.password) && !text.contains(&p.host), "{text}");
     }
+}
+
+#[test]
+fn a_commit_whose_answer_never_comes_is_commit_outcome_unknown() {
+    // A deferred constraint trigger runs at COMMIT: a COMMIT that takes 4 s on the server, past
+    // a 1 s client deadline (statement_timeout stays above it, so the server lets it finish).
+    let s = Schema::new("slowcommit");
+    let options = PgOptions {
+        statement_timeout: std::time::Duration::from_secs(20),
+        client_timeout: Some(std::time::Duration::from_secs(1)),
+        ..s.options()
+    };
+    let b = PgBackend::open(&url(), options).unwrap();
+    s.client()
+        .batch_execute(&format!(
+            "CREATE FUNCTION \"{0}\".slow() RETURNS trigger LANGUAGE plpgsql AS \
+             $$ BEGIN PERFORM pg_sleep(4); RETURN NULL; END $$; \
+             CREATE CONSTRAINT TRIGGER slow AFTER INSERT ON \"{0}\".kv DEFERRABLE INITIALLY DEFERRED \
+             FOR EACH ROW EXECUTE FUNCTION \"{0}\".slow()",
+            s.name
+        ))
+        .unwrap();
+    let e = b
+        .transact(&mut |_, w| {
+            w.put(b"k".to_vec(), b"v".to_vec(), vec![]);
+            Ok(())
+        })
+        .unwrap_err();
+    assert_eq!(pg_kind(&e), PgErrorKind::CommitOutcomeUnknown, "{e}");
+    // As the trait asks: the handle refuses until reopened; the server's state is the truth.
+    assert!(matches!(b.read().err(), Some(Error::Poisoned(_))));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        if s.open().read().unwrap().get(b"k").unwrap() == Some(b"v".to_vec()) {
+            break; // it did commit, after the client stopped waiting
+        }
+        assert!(std::time::Instant::now() < deadline, "the slow COMMIT never landed");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// Files of the relation `rel` (and its TOAST table) in the server's data directory holding
+/// `needle`, after a CHECKPOINT writes the pages out. Needs scripts/with-postgres.mjs's server.
+fn files_holding(s: &Schema, rel: &str, needle: &[u8]) -> usize {
+    let log = std::env::var("RABOSH_PG_LOG").expect("RABOSH_PG_LOG: the test reads the server's own files");
+    let data = std::path::Path::new(&log).parent().unwrap().join("data");
+    let mut c = s.client();
+    c.batch_execute("CHECKPOINT").unwrap();
+    let q = format!(
+        "SELECT pg_relation_filepath(c.oid), pg_relation_filepath(c.reltoastrelid) FROM pg_class c \
+         JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = '{}' AND c.relname = '{rel}'",
+        s.name
+    );
+    let row = c.query_one(&q, &[]).unwrap();
+    let paths: Vec<String> = (0..2).filter_map(|i| row.get::<_, Option<String>>(i)).collect();
+    paths
+        .iter()
+        .filter(|p| std::fs::read(data.join(p)).unwrap_or_default().windows(needle.len()).any(|w| w == needle))
+        .count()
+}
+
+#[test]
+fn reclaim_vacuums_so_deleted_bytes_leave_the_table_files() {
+    let s = Schema::new("vacuum");
+    let b = s.open();
+    let small = b"SMALL-SECRET-a1b2c3";
+    let mut big = b"BIG-SECRET-d4e5f6 ".to_vec();
+    for i in 0..400u32 {
+        big.extend_from_slice(format!("{:08x}", i.wrapping_mul(2_654_435_761)).as_bytes()); // TOASTed
+    }
+    put(&b, b"kept", b"other", b"");
+    put(&b, b"small", small, b"");
+    put(&b, b"big", &big, b"");
+    assert!(files_holding(&s, "kv", small) > 0 && files_holding(&s, "kv", b"BIG-SECRET-d4e5f6") > 0);
+    b.transact(&mut |_, w| {
+        w.put(b"small".to_vec(), b"redacted".to_vec(), vec![]);
+        w.delete(b"big".to_vec());
+        Ok(())
+    })
+    .unwrap();
+    // Deleted and overwritten rows stay in the table's pages as dead tuples until a vacuum.
+    assert!(files_holding(&s, "kv", small) > 0, "an UPDATE leaves the old row version in the file");
+    b.reclaim().unwrap();
+    assert_eq!(files_holding(&s, "kv", small), 0, "after reclaim (VACUUM) the overwritten bytes are gone");
+    assert_eq!(files_holding(&s, "kv", b"BIG-SECRET-d4e5f6"), 0, "and the deleted TOASTed value");
+    assert_eq!(b.read().unwrap().get(b"kept").unwrap(), Some(b"other".to_vec()));
 }

@@ -1,6 +1,6 @@
 //! PostgreSQL tests that need another process or the whole server: SIGKILL of a client mid-commit,
-//! a server restart under connected clients, and the round-trip latency figure. Own `main`
-//! (harness = false): the binary re-executes itself as the child, and the steps run one after
+//! a server restart under connected clients, ten restarts under one handle, a SIGSTOPped server,
+//! and the round-trip latency figure. Own `main` (harness = false): the binary re-executes itself as the child, and the steps run one after
 //! another because the restart interrupts every connection to the server.
 
 mod postgres_util;
@@ -26,10 +26,15 @@ fn main() {
         child_incrementer(&schema);
         return;
     }
-    let steps: [(&str, fn()); 4] = [
+    let steps: [(&str, fn()); 6] = [
         ("sigkill_mid_commit_is_all_or_nothing", sigkill_mid_commit_is_all_or_nothing),
         ("client_processes_lose_no_increment", client_processes_lose_no_increment),
-        ("server_restart_fails_in_flight_then_reconnects", server_restart_fails_in_flight_then_reconnects),
+        ("server_restart_reruns_in_flight_then_reconnects", server_restart_reruns_in_flight_then_reconnects),
+        ("every_call_after_a_restart_succeeds", every_call_after_a_restart_succeeds),
+        (
+            "a_stopped_server_fails_calls_within_the_client_timeout",
+            a_stopped_server_fails_calls_within_the_client_timeout,
+        ),
         ("transact_round_trip_latency", transact_round_trip_latency),
     ];
     for (name, step) in steps {
@@ -154,7 +159,7 @@ fn restart_server() {
     assert!(status.success(), "restarting the server failed");
 }
 
-fn server_restart_fails_in_flight_then_reconnects() {
+fn server_restart_reruns_in_flight_then_reconnects() {
     let s = Schema::new("restart");
     let b = Arc::new(PgBackend::open(&url(), PgOptions { pool_size: 4, ..s.options() }).unwrap());
     b.transact(&mut |_, w| {
@@ -165,6 +170,10 @@ fn server_restart_fails_in_flight_then_reconnects() {
     // Fill the pool with idle connections, all of which the restart will leave stale.
     let views: Vec<_> = (0..4).map(|_| b.read().unwrap()).collect();
     drop(views);
+    // A view whose snapshot nothing has read yet, and one that has answered.
+    let unread = b.read().unwrap();
+    let answered = b.read().unwrap();
+    assert_eq!(answered.get(b"acked").unwrap(), Some(b"before".to_vec()));
 
     let (reached, go) = (mpsc::channel(), mpsc::channel::<()>());
     let (reached_tx, reached_rx) = reached;
@@ -190,14 +199,20 @@ fn server_restart_fails_in_flight_then_reconnects() {
     restart_server();
     go_tx.send(()).unwrap();
     let (r, runs) = in_flight.join().unwrap();
-    match r {
+    // Its connection broke before COMMIT was sent: nothing committed, so it ran again on a new one.
+    r.unwrap_or_else(|e| panic!("the in-flight transaction should be rerun and commit: {e}"));
+    assert_eq!(runs, 2, "the body ran once on the lost connection and once on a new one");
+    // The unread view begins again on a new connection; the answered one cannot (its snapshot
+    // was seen) and says so.
+    assert_eq!(unread.get(b"acked").unwrap(), Some(b"before".to_vec()));
+    match answered.get(b"acked") {
         Err(Error::Postgres(e)) => {
             assert_eq!(e.kind(), PgErrorKind::ConnectionLost, "{e}");
             assert!(!e.to_string().contains("127.0.0.1"), "{e}");
         }
-        other => panic!("the in-flight transaction should fail with ConnectionLost: {other:?}"),
+        other => panic!("a view that has answered cannot change snapshot: {other:?}"),
     }
-    assert_eq!(runs, 1, "a lost connection is not a conflict: the body is not rerun");
+    drop((unread, answered));
 
     // Every stale pooled connection is replaced on the way; the next calls succeed.
     for i in 0..6 {
@@ -209,8 +224,124 @@ fn server_restart_fails_in_flight_then_reconnects() {
     }
     let view = b.read().unwrap();
     assert_eq!(view.get(b"acked").unwrap(), Some(b"before".to_vec()), "an acknowledged commit survives");
-    assert_eq!(view.get(b"in-flight").unwrap(), None, "the failed transaction committed nothing");
+    assert_eq!(view.get(b"in-flight").unwrap(), Some(b"x".to_vec()), "the rerun committed");
     assert_eq!(view.get(b"after/5").unwrap(), Some(b"y".to_vec()));
+}
+
+/// Ten restarts under one long-lived handle whose pool is full of idle connections: the first
+/// call after each (a write, a read, or several at once) succeeds, on connections made anew.
+fn every_call_after_a_restart_succeeds() {
+    let s = Schema::new("restarts");
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { pool_size: 4, ..s.options() }).unwrap());
+    for round in 0..10u32 {
+        // Every pooled connection idle and about to go stale.
+        let views: Vec<_> = (0..4).map(|_| b.read().unwrap()).collect();
+        drop(views);
+        restart_server();
+        let write = |i: u32| {
+            b.transact(&mut |view, w| {
+                view.get(b"n")?;
+                w.put(format!("r/{round}/{i}").into_bytes(), b"y".to_vec(), vec![]);
+                Ok(())
+            })
+        };
+        match round % 3 {
+            0 => write(0).unwrap_or_else(|e| panic!("round {round}: the first write after the restart: {e}")),
+            1 => {
+                let v = b.read().unwrap_or_else(|e| panic!("round {round}: the first read after the restart: {e}"));
+                v.get(b"n").unwrap_or_else(|e| panic!("round {round}: the first get after the restart: {e}"));
+                drop(v);
+                write(0).unwrap();
+            }
+            _ => std::thread::scope(|scope| {
+                let calls: Vec<_> = (0..4).map(|i| scope.spawn(move || write(i))).collect();
+                for (i, c) in calls.into_iter().enumerate() {
+                    c.join().unwrap().unwrap_or_else(|e| panic!("round {round}: concurrent call {i}: {e}"));
+                }
+            }),
+        }
+    }
+    let view = b.read().unwrap();
+    for round in 0..10 {
+        assert!(view.get(format!("r/{round}/0").as_bytes()).unwrap().is_some(), "round {round}");
+    }
+}
+
+fn server_signal(var: &str) {
+    let cmd = std::env::var(var).unwrap_or_else(|_| {
+        panic!("{var} is not set: the stopped-server test needs scripts/with-postgres.mjs's own server")
+    });
+    let status = Command::new("sh").arg("-c").arg(&cmd).status().unwrap();
+    assert!(status.success(), "{var} failed");
+}
+
+/// Continues the server when dropped, so a failed assertion does not leave it stopped.
+struct Stopped;
+
+impl Stopped {
+    fn now() -> Stopped {
+        server_signal("RABOSH_PG_STOP");
+        Stopped
+    }
+}
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        server_signal("RABOSH_PG_CONT");
+    }
+}
+
+fn expect_timeout<T>(what: &str, started: Instant, r: Result<T, Error>) {
+    let waited = started.elapsed();
+    match r {
+        Err(Error::Postgres(e)) => assert_eq!(e.kind(), PgErrorKind::Timeout, "{what}: {e}"),
+        Err(e) => panic!("{what}: {e}"),
+        Ok(_) => panic!("{what}: succeeded against a stopped server"),
+    }
+    // Ended by the 2 s client deadline, not by the server continuing (generous: a busy machine).
+    assert!(waited >= Duration::from_millis(1500) && waited < Duration::from_secs(30), "{what}: {waited:?}");
+    println!("  {what}: Timeout after {waited:.1?}");
+}
+
+/// With the server SIGSTOPped (postmaster and backends: the kernel still accepts and ACKs, so
+/// neither statement_timeout nor TCP timeouts fire), every call ends within the client-side
+/// deadline with a typed Timeout; after SIGCONT the same handle works again.
+fn a_stopped_server_fails_calls_within_the_client_timeout() {
+    let s = Schema::new("stopped");
+    let options = PgOptions {
+        pool_size: 2,
+        connect_timeout: Duration::from_secs(2),
+        client_timeout: Some(Duration::from_secs(2)),
+        ..s.options()
+    };
+    let b = PgBackend::open(&url(), options.clone()).unwrap();
+    let write = |v: &[u8]| {
+        b.transact(&mut |view, w| {
+            view.get(b"k")?;
+            w.put(b"k".to_vec(), v.to_vec(), vec![]);
+            Ok(())
+        })
+    };
+    write(b"before").unwrap();
+    // Two connections: one idle in the pool (the write's), one held by a view.
+    let other = b.read().unwrap();
+    let held = b.read().unwrap();
+    drop(other);
+    assert_eq!(held.get(b"k").unwrap(), Some(b"before".to_vec()));
+    {
+        let _stopped = Stopped::now();
+        let t = Instant::now();
+        expect_timeout("a write on a pooled connection", t, write(b"during"));
+        let t = Instant::now();
+        expect_timeout("a query of an open view", t, held.get(b"k"));
+        let t = Instant::now();
+        expect_timeout("a read needing a new connection", t, b.read().map(|_| ()));
+        let t = Instant::now();
+        expect_timeout("a new open", t, PgBackend::open(&url(), options.clone()).map(|_| ()));
+    }
+    drop(held);
+    write(b"after").unwrap_or_else(|e| panic!("the first write after SIGCONT: {e}"));
+    assert_eq!(b.read().unwrap().get(b"k").unwrap(), Some(b"after".to_vec()));
 }
 
 /// One transact (read a key, write it back) on loopback, median and p99 of 1,000, and the

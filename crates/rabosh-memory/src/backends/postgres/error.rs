@@ -46,11 +46,23 @@ pub struct PgError {
     /// SQLSTATE, when the server sent one.
     sqlstate: Option<String>,
     message: String,
+    /// The tables are not as this build made them (a column's type changed under a prepared
+    /// statement, or a parameter no longer fits its column): answered as Corruption.
+    tampered: bool,
 }
 
 impl PgError {
     pub(crate) fn new(kind: PgErrorKind, message: impl Into<String>) -> PgError {
-        PgError { kind, sqlstate: None, message: message.into() }
+        PgError { kind, sqlstate: None, message: message.into(), tampered: false }
+    }
+
+    pub(crate) fn tampered(message: String) -> PgError {
+        PgError { kind: PgErrorKind::Server, sqlstate: None, message, tampered: true }
+    }
+
+    /// The tables were changed outside rabosh; the connection's prepared statements are stale.
+    pub(crate) fn is_tampered(&self) -> bool {
+        self.tampered
     }
 
     pub fn kind(&self) -> PgErrorKind {
@@ -109,7 +121,7 @@ impl StdError for PgError {}
 
 impl From<PgError> for crate::Error {
     fn from(e: PgError) -> Self {
-        crate::Error::Postgres(e)
+        if e.tampered { crate::Error::Corruption(e.message) } else { crate::Error::Postgres(e) }
     }
 }
 
@@ -173,6 +185,20 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
                 };
                 (kind, format!("the server ended the connection: {}", redactor.clean(db.message())))
             }
+            // Our statements are fixed and valid on the tables the migrations made; these mean a
+            // column changed type or went missing ("cached plan must not change result type",
+            // "operator does not exist: text = bytea", a datatype mismatch, an undefined column).
+            c if *c == SqlState::FEATURE_NOT_SUPPORTED
+                || *c == SqlState::UNDEFINED_FUNCTION
+                || *c == SqlState::DATATYPE_MISMATCH
+                || *c == SqlState::UNDEFINED_COLUMN =>
+            {
+                let why = redactor.clean(db.message());
+                return PgError {
+                    sqlstate,
+                    ..PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"))
+                };
+            }
             c if *c == SqlState::QUERY_CANCELED => (PgErrorKind::Timeout, "statement timed out".into()),
             c if *c == SqlState::INSUFFICIENT_PRIVILEGE => {
                 (PgErrorKind::PermissionDenied, format!("permission denied: {}", redactor.clean(db.message())))
@@ -182,10 +208,19 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
             }
             _ => (PgErrorKind::Server, redactor.clean(db.message())),
         };
-        return PgError { kind, sqlstate, message };
+        return PgError { kind, sqlstate, message, tampered: false };
+    }
+    if let Some(why) = conversion(e) {
+        return PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"));
     }
     if is_tls(e) {
-        return PgError::new(PgErrorKind::Tls, "TLS negotiation with the server failed");
+        return PgError::new(PgErrorKind::Tls, format!("TLS negotiation with the server failed: {}", tls_cause(e)));
+    }
+    if is_unresolved(e) {
+        return PgError::new(
+            PgErrorKind::Unreachable,
+            "could not connect to the server: the host name could not be resolved",
+        );
     }
     match io_kind(e) {
         Some(io::ErrorKind::TimedOut) => {
@@ -215,9 +250,41 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
     }
 }
 
+/// A parameter or column the client could not convert (its type is not the one we made).
+fn conversion(e: &postgres::Error) -> Option<String> {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if s.downcast_ref::<postgres::types::WrongType>().is_some()
+            || s.downcast_ref::<postgres::types::WasNull>().is_some()
+        {
+            return Some(s.to_string());
+        }
+        cur = s.source();
+    }
+    None
+}
+
+/// No answer within the client-side deadline (`client_timeout`, or `connect_timeout` when
+/// connecting): the server is stopped, overloaded or unreachable without a reset.
+pub(crate) fn timed_out(phase: Phase) -> PgError {
+    match phase {
+        Phase::Connect => {
+            PgError::new(PgErrorKind::Timeout, "the server did not complete the connection within connect_timeout")
+        }
+        Phase::Statement => {
+            PgError::new(PgErrorKind::Timeout, "the server did not answer within client_timeout; nothing was committed")
+        }
+        Phase::Commit => PgError::new(
+            PgErrorKind::CommitOutcomeUnknown,
+            "the server did not answer COMMIT within client_timeout; the transaction may or may not have committed",
+        ),
+    }
+}
+
 fn is_tls(e: &postgres::Error) -> bool {
-    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text.
-    if e.to_string() == "error performing TLS handshake" {
+    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text (followed by
+    // the cause, when there is one).
+    if e.to_string().starts_with("error performing TLS handshake") {
         return true;
     }
     let mut cur: Option<&(dyn StdError + 'static)> = e.source();
@@ -229,6 +296,50 @@ fn is_tls(e: &postgres::Error) -> bool {
             && io.get_ref().is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
         {
             return true;
+        }
+        cur = s.source();
+    }
+    false
+}
+
+/// Why TLS failed, in words of ours (the library's texts may quote the certificate's names).
+fn tls_cause(e: &postgres::Error) -> &'static str {
+    use rustls::CertificateError as C;
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        let tls = s
+            .downcast_ref::<rustls::Error>()
+            .or_else(|| s.downcast_ref::<io::Error>().and_then(|io| io.get_ref()?.downcast_ref::<rustls::Error>()));
+        match tls {
+            Some(rustls::Error::InvalidCertificate(c)) => {
+                return match c {
+                    C::UnknownIssuer => "the server's certificate is not signed by a trusted root (see sslrootcert)",
+                    C::NotValidForName | C::NotValidForNameContext { .. } => {
+                        "the server's certificate does not name the host in the URL"
+                    }
+                    C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired",
+                    _ => "the server's certificate was refused",
+                };
+            }
+            Some(_) => return "the handshake failed",
+            None => {}
+        }
+        // tokio-postgres's own fixed text when the server answers the TLS request with "no".
+        if s.to_string() == "server does not support TLS" {
+            return "the server does not offer TLS, which the URL's sslmode requires";
+        }
+        cur = s.source();
+    }
+    "the handshake failed"
+}
+
+/// The host name did not resolve. The standard library reports getaddrinfo failures with
+/// this fixed prefix (the rest is the resolver's text, which does not quote the name).
+fn is_unresolved(e: &postgres::Error) -> bool {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return io.to_string().starts_with("failed to lookup address information");
         }
         cur = s.source();
     }
@@ -257,7 +368,7 @@ fn io_kind_text(k: io::ErrorKind) -> String {
         io::ErrorKind::UnexpectedEof => "the server closed the connection".into(),
         io::ErrorKind::HostUnreachable => "host unreachable".into(),
         io::ErrorKind::NetworkUnreachable => "network unreachable".into(),
-        other => format!("{other:?}").to_lowercase(),
+        other => format!("network error ({})", format!("{other:?}").to_lowercase()),
     }
 }
 
@@ -277,7 +388,12 @@ mod tests {
 
     #[test]
     fn codes_are_stable_and_messages_carry_the_sqlstate() {
-        let e = PgError { kind: PgErrorKind::Conflict, sqlstate: Some("40001".into()), message: "m".into() };
+        let e = PgError {
+            kind: PgErrorKind::Conflict,
+            sqlstate: Some("40001".into()),
+            message: "m".into(),
+            tampered: false,
+        };
         assert_eq!(e.code(), "RABOSH_PG_CONFLICT");
         assert_eq!(e.to_string(), "PostgreSQL: m (SQLSTATE 40001)");
         assert!(e.is_retryable());

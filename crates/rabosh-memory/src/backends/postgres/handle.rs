@@ -61,4 +61,9 @@ impl Backend for PgHandle {
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.backend()?.transact(body)
     }
+
+    // VACUUM after a redaction, a prune or an expiry (the trait's default does nothing).
+    fn reclaim(&self) -> Result<()> {
+        self.backend()?.reclaim()
+    }
 }

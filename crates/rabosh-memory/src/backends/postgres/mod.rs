@@ -25,12 +25,18 @@
 //! Connections: an r2d2 pool of synchronous clients, checked out and used on the calling thread
 //! (a libuv pool thread under the binding; r2d2's own threads only open replacements). The
 //! first connection, which creates the schema, is made on the opening thread, so a refused
-//! connection, a wrong password or a missing database is a typed error from `open`. A pooled connection that went stale (server restart)
-//! fails at BEGIN, before anything was sent that could commit, and is replaced transparently.
-//! A connection lost later fails that call with [`PgErrorKind::ConnectionLost`] (nothing
-//! committed) or, when COMMIT itself was in flight, [`PgErrorKind::CommitOutcomeUnknown`]; the
-//! next call reconnects. Durability is the server's (`synchronous_commit` and its replication).
+//! connection, a wrong password or a missing database is a typed error from `open`. A pooled
+//! connection that went stale (server restart) is found at checkout (the server's goodbye is
+//! already in the socket) or at BEGIN, before anything was sent that could commit, and is
+//! replaced transparently. A connection lost later in a transaction, before COMMIT was sent,
+//! reruns the body on a new connection (nothing committed; at most 3 times); a snapshot view
+//! that has not answered yet begins again on a new one. When COMMIT itself was in flight the
+//! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
+//! (`client.rs`), so a server that does not answer at all fails calls instead of holding
+//! threads. Durability is the server's (`synchronous_commit` and its replication).
 
+mod client;
+mod columns;
 mod error;
 mod handle;
 mod pool;
@@ -55,7 +61,7 @@ use crate::Result;
 use crate::backend::{Backend, ReadView, TxBody, WriteOp, WriteSet};
 use crate::poison::Poison;
 use error::{Phase, Redactor};
-use pool::{Conn, Manager, checkout_error};
+use pool::{Conn, Manager};
 use retry::Backoff;
 use sql::{Q, Sql, WRITE_CHUNK_BYTES, WRITE_CHUNK_ROWS};
 use view::ConnView;
@@ -72,6 +78,12 @@ pub struct PgOptions {
     pub connect_timeout: Duration,
     /// Server-side bound on one statement.
     pub statement_timeout: Duration,
+    /// Client-side bound on every call (COMMIT included), for a server that cannot answer at
+    /// all (stopped, frozen, or cut off without a reset), where `statement_timeout` cannot fire.
+    /// None: `statement_timeout` plus 5 s. Past it the call fails with
+    /// [`PgErrorKind::Timeout`] (nothing committed), or [`PgErrorKind::CommitOutcomeUnknown`]
+    /// when COMMIT was the unanswered call, and the connection is discarded.
+    pub client_timeout: Option<Duration>,
     /// Most runs of one transaction body before answering Conflict.
     pub max_attempts: u32,
     /// Create the schema and its tables when the store is not there yet; false answers
@@ -87,11 +99,19 @@ impl Default for PgOptions {
             pool_size: 8,
             connect_timeout: Duration::from_secs(10),
             statement_timeout: Duration::from_secs(30),
+            client_timeout: None,
             max_attempts: 64,
             create: true,
         }
     }
 }
+
+/// A snapshot view's transaction; the trailing SELECT fixes the snapshot now, not at the view's
+/// first query.
+const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1";
+
+/// Reruns of one transaction body after its connection broke before COMMIT.
+const LOST_RETRIES: u32 = 3;
 
 /// What views and transactions share.
 pub(crate) struct Shared {
@@ -134,7 +154,7 @@ impl PgBackend {
             return Err(crate::Error::InvalidOption { option, value: value.to_string() });
         }
         let request = tls::split_url(url)?;
-        let mut config: postgres::Config = request
+        let mut config: tokio_postgres::Config = request
             .url
             .parse()
             .map_err(|_| PgError::new(PgErrorKind::InvalidUrl, "the PostgreSQL URL could not be parsed"))?;
@@ -153,11 +173,17 @@ impl PgBackend {
         let redactor = Redactor::new(secrets(url, &config));
         let connect_timeout = *config.get_connect_timeout().unwrap_or(&options.connect_timeout);
         let last_error = Arc::new(Mutex::new(None));
+        let client_timeout = options.client_timeout.unwrap_or(options.statement_timeout + Duration::from_secs(5));
+        if client_timeout.is_zero() {
+            return Err(crate::Error::InvalidOption { option: "client_timeout", value: "0".into() });
+        }
         let manager = Manager {
             tls: tls::connector(&request)?,
             config,
             redactor: redactor.clone(),
             statement_timeout: options.statement_timeout,
+            connect_timeout,
+            client_timeout,
             last_error: last_error.clone(),
         };
         let mut first = manager.open()?;
@@ -166,8 +192,8 @@ impl PgBackend {
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
-            // Staleness is found at BEGIN and retried there; a ping per checkout would add a
-            // round trip to every call.
+            // Staleness is found at checkout (what the server already sent: no round trip) and
+            // at BEGIN, and retried there; a ping per checkout would add a round trip per call.
             .test_on_check_out(false)
             .connection_timeout(connect_timeout)
             .error_handler(Box::new(r2d2::NopErrorHandler))
@@ -208,29 +234,8 @@ impl PgBackend {
         self.shared.values_read.load(Ordering::Relaxed)
     }
 
-    fn checkout(&self) -> std::result::Result<Pooled, PgError> {
-        self.pool.get().map_err(|_| checkout_error(&self.last_error, self.pool.connection_timeout()))
-    }
-
-    /// A pooled connection with `begin` run on it. A reused connection that fails here went
-    /// stale (nothing was sent that could commit): it is discarded and another one tried.
     fn begin(&self, begin: &str) -> std::result::Result<Pooled, PgError> {
-        let mut tries = self.pool.max_size() + 1;
-        loop {
-            let mut conn = self.checkout()?;
-            let reused = !conn.fresh;
-            conn.fresh = false;
-            match conn.client.batch_execute(begin) {
-                Ok(()) => return Ok(conn),
-                Err(e) => {
-                    let err = conn.fail(&e, Phase::Statement, &self.shared.redactor);
-                    tries -= 1;
-                    if !(reused && conn.broken) || tries == 0 {
-                        return Err(err);
-                    }
-                }
-            }
-        }
+        pool::begin(&self.pool, &self.last_error, &self.shared.redactor, begin)
     }
 
     /// Sends the write set and the summary rows it changes, and commits; the caller ends the
@@ -277,7 +282,7 @@ impl PgBackend {
 }
 
 /// Strings that must never appear in an error: the URL, the password, every host and address.
-fn secrets(url: &str, config: &postgres::Config) -> Vec<String> {
+fn secrets(url: &str, config: &tokio_postgres::Config) -> Vec<String> {
     let mut out = vec![url.to_string()];
     if let Some(p) = config.get_password() {
         out.push(String::from_utf8_lossy(p).into_owned());
@@ -292,12 +297,44 @@ fn secrets(url: &str, config: &postgres::Config) -> Vec<String> {
     out
 }
 
+impl PgBackend {
+    /// `VACUUM` of the key and summary tables (and their TOAST tables), outside any transaction (VACUUM cannot
+    /// run in one): the dead row versions a redaction, a deletion or an overwrite left are
+    /// removed from the table's pages, so after the server's next checkpoint the table's files
+    /// no longer hold their bytes (measured: text found in the heap and TOAST files after an
+    /// UPDATE, gone after VACUUM + CHECKPOINT). A server that refuses (no privilege, or one
+    /// without VACUUM such as CockroachDB) leaves it to its own vacuum or GC; what an open
+    /// snapshot of another session still sees cannot be removed until that ends.
+    fn vacuum(&self) -> Result<()> {
+        self.poison.check()?;
+        let mut conn = pool::begin(&self.pool, &self.last_error, &self.shared.redactor, "SELECT 1")?;
+        let statement = format!("VACUUM {}", self.shared.sql.tables());
+        match conn.client.batch_execute(&statement) {
+            Ok(()) => Ok(()),
+            Err(e) => {
+                let err = conn.fail(&e, Phase::Statement, &self.shared.redactor);
+                // Permission denied, syntax or feature not supported: the server's own vacuum
+                // (or GC) is all there is.
+                if matches!(err.sqlstate(), Some("42501") | Some("42601") | Some("0A000")) {
+                    return Ok(());
+                }
+                Err(err.into())
+            }
+        }
+    }
+}
+
 impl Backend for PgBackend {
+    fn reclaim(&self) -> Result<()> {
+        self.vacuum()
+    }
+
     fn read(&self) -> Result<Box<dyn ReadView>> {
         self.poison.check()?;
-        // The trailing SELECT fixes the snapshot now, not at the view's first query.
-        let conn = self.begin("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1")?;
-        Ok(Box::new(ConnView::new(conn, self.shared.clone(), true)))
+        let conn = self.begin(SNAPSHOT)?;
+        let (pool, last_error, shared) = (self.pool.clone(), self.last_error.clone(), self.shared.clone());
+        let reopen = move || pool::begin(&pool, &last_error, &shared.redactor, SNAPSHOT);
+        Ok(Box::new(ConnView::new(conn, self.shared.clone(), Some(Box::new(reopen)))))
     }
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
@@ -307,12 +344,13 @@ impl Backend for PgBackend {
         let _on_panic = self.poison.on_panic();
         let mut backoff = Backoff::new(Duration::from_millis(1), Duration::from_millis(100));
         let mut writes = WriteSet::default();
+        let mut lost = 0;
         for attempt in 1..=self.max_attempts {
             let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
             conn.in_body = true;
-            let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), false), &mut writes);
+            let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), None), &mut writes);
             conn.in_body = false;
             let result = match decided {
                 Ok(()) => self.commit(&mut conn, &writes),
@@ -337,6 +375,17 @@ impl Backend for PgBackend {
             drop(conn);
             match &e {
                 crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => backoff.sleep(),
+                // The connection broke before COMMIT was sent (a server restart, a failover): the
+                // transaction died with it, so running the body again on a new connection is
+                // the same as a serialization retry. Bounded: a server that keeps dropping
+                // connections is answered, not chased.
+                crate::Error::Postgres(pe)
+                    if pe.kind() == PgErrorKind::ConnectionLost
+                        && lost < LOST_RETRIES
+                        && attempt < self.max_attempts =>
+                {
+                    lost += 1;
+                }
                 _ => return Err(e),
             }
         }

@@ -4,10 +4,12 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use postgres::{Client, Config, Statement};
+use postgres::Statement;
+use postgres::types::Type;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use super::error::{PgError, PgErrorKind, Phase, Redactor, classify};
+use super::client::{Client, Failure};
+use super::error::{PgError, PgErrorKind, Phase, Redactor, classify, timed_out};
 use super::sql::{Q, Sql};
 
 /// One server connection and its prepared statements.
@@ -17,9 +19,6 @@ pub struct Conn {
     /// Set when a statement failed in a way that leaves the session unusable (connection lost,
     /// or a transaction that could not be ended): r2d2 then discards it instead of reusing it.
     pub broken: bool,
-    /// True until the connection has served a transaction: a failure at BEGIN on a reused
-    /// connection is a stale socket, safe to retry on another.
-    pub fresh: bool,
     /// A transaction body is running on it; still set if the body panicked, so the pool drops
     /// the connection instead of handing its open transaction to the next caller.
     pub in_body: bool,
@@ -33,13 +32,37 @@ impl Conn {
             return Ok(s.clone());
         }
         let s = self.client.prepare(sql.text(q)).map_err(|e| self.fail(&e, Phase::Statement, redactor))?;
+        let expected = q.result_types();
+        let got: Vec<&Type> = s.columns().iter().map(|c| c.type_()).collect();
+        if got.len() != expected.len() || got.iter().zip(expected).any(|(g, e)| *g != e) {
+            let (name, ty) = s
+                .columns()
+                .iter()
+                .zip(expected)
+                .find(|(c, e)| c.type_() != *e)
+                .map_or(("?", "?".to_string()), |(c, _)| (c.name(), c.type_().name().to_string()));
+            return Err(PgError::tampered(format!(
+                "a table of the PostgreSQL store was changed outside rabosh: column {name} has type {ty}"
+            )));
+        }
         self.statements[i] = Some(s.clone());
         Ok(s)
     }
 
     /// Classifies `e` and marks the connection broken when it is.
-    pub fn fail(&mut self, e: &postgres::Error, phase: Phase, redactor: &Redactor) -> PgError {
-        let err = classify(e, phase, redactor);
+    pub fn fail(&mut self, e: &Failure, phase: Phase, redactor: &Redactor) -> PgError {
+        let err = match e {
+            Failure::Pg(e) => classify(e, phase, redactor),
+            Failure::TimedOut => {
+                // The session is somewhere in the middle of a message exchange: never reuse it.
+                self.broken = true;
+                timed_out(phase)
+            }
+        };
+        if err.is_tampered() {
+            // Prepared against the old column types: prepare again on the next use.
+            self.statements.fill(None);
+        }
         if err.breaks_connection() || self.client.is_closed() {
             self.broken = true;
         }
@@ -47,25 +70,41 @@ impl Conn {
     }
 }
 
+impl Drop for Conn {
+    fn drop(&mut self) {
+        self.client.close(!self.broken);
+    }
+}
+
 pub struct Manager {
-    pub config: Config,
+    pub config: tokio_postgres::Config,
     pub tls: MakeRustlsConnect,
     pub redactor: Redactor,
     pub statement_timeout: Duration,
+    /// Bound on connecting: TCP, TLS, authentication and session setup together.
+    pub connect_timeout: Duration,
+    /// Client-side bound on every call, COMMIT included.
+    pub client_timeout: Duration,
     pub last_error: Arc<Mutex<Option<PgError>>>,
 }
 
 impl Manager {
     /// Connects on the calling thread and sets the session up.
     pub fn open(&self) -> Result<Conn, PgError> {
-        let mut client =
-            self.config.connect(self.tls.clone()).map_err(|e| classify(&e, Phase::Connect, &self.redactor))?;
-        // A statement bound keeps a stuck query from holding a pool slot and a libuv thread forever.
+        let connect_error = |e: Failure| match e {
+            Failure::Pg(e) => classify(&e, Phase::Connect, &self.redactor),
+            Failure::TimedOut => timed_out(Phase::Connect),
+        };
+        let client = Client::connect(&self.config, self.tls.clone(), self.connect_timeout, self.client_timeout)
+            .map_err(connect_error)?;
+        let mut conn = Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false };
+        // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
-        client
-            .batch_execute(&format!("SET statement_timeout = '{ms}ms'"))
-            .map_err(|e| classify(&e, Phase::Connect, &self.redactor))?;
-        Ok(Conn { client, statements: vec![None; Q::COUNT], broken: false, fresh: true, in_body: false })
+        conn.client.batch_execute(&format!("SET statement_timeout = '{ms}ms'")).map_err(|e| {
+            conn.broken = true;
+            connect_error(e)
+        })?;
+        Ok(conn)
     }
 }
 
@@ -90,8 +129,40 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
+/// A pooled connection with `begin` run on it. A connection the server already ended (seen at
+/// checkout without a round trip) or that fails at BEGIN went stale: nothing was sent that
+/// could commit, so it is discarded and another one tried, up to one more than the pool holds
+/// (a new connection that fails at BEGIN means the server is failing, not the pool stale).
+pub fn begin(
+    pool: &r2d2::Pool<Manager>,
+    last_error: &Mutex<Option<PgError>>,
+    redactor: &Redactor,
+    begin: &str,
+) -> Result<r2d2::PooledConnection<Manager>, PgError> {
+    let mut tries = pool.max_size() + 1;
+    loop {
+        let mut conn = pool.get().map_err(|_| checkout_error(last_error, pool.connection_timeout()))?;
+        tries -= 1;
+        if conn.client.is_closed() {
+            conn.broken = true;
+            if tries > 0 {
+                continue;
+            }
+        }
+        match conn.client.batch_execute(begin) {
+            Ok(()) => return Ok(conn),
+            Err(e) => {
+                let err = conn.fail(&e, Phase::Statement, redactor);
+                if !conn.broken || err.kind() != PgErrorKind::ConnectionLost || tries == 0 {
+                    return Err(err);
+                }
+            }
+        }
+    }
+}
+
 /// A pool timeout, explained by the last connect failure when there was one.
-pub fn checkout_error(last: &Mutex<Option<PgError>>, waited: Duration) -> PgError {
+fn checkout_error(last: &Mutex<Option<PgError>>, waited: Duration) -> PgError {
     match last.lock().unwrap_or_else(|p| p.into_inner()).take() {
         Some(e) => e,
         None => PgError::new(

@@ -9,6 +9,7 @@
 
 use std::time::Duration;
 
+use super::columns;
 use super::error::{PgError, PgErrorKind, Phase, Redactor};
 use super::pool::Conn;
 use super::retry::Backoff;
@@ -48,19 +49,24 @@ fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> cra
     loop {
         let rows =
             conn.client.query(&page, &[&from, &FILL_PAGE]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+        let mut last: &[u8] = &[];
         for row in &rows {
-            let (key, meta): (&[u8], &[u8]) = (row.get(0), row.get(1));
+            let key: &[u8] = columns::get(row, 0, "kv", &|| format!("a key after {}", columns::key_name(&from)))?;
+            let meta: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
             deltas.memory(key, MemMeta::decode(key, meta)?.size, 1);
+            last = key;
         }
-        match rows.last() {
-            Some(last) if rows.len() as i64 == FILL_PAGE => {
-                from = last.get::<_, Vec<u8>>(0);
-                from.push(0);
-            }
-            _ => break,
+        if rows.len() as i64 != FILL_PAGE {
+            break;
         }
+        from = last.to_vec();
+        from.push(0);
     }
     summary::apply(conn, &Sql::new(schema), redactor, deltas)
+}
+
+fn version(row: &postgres::Row) -> crate::Result<i32> {
+    columns::get(row, 0, "rabosh_schema", &|| "id 1".to_string())
 }
 
 /// SQLSTATEs of a lost race between first opens.
@@ -73,9 +79,9 @@ pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) 
     // Fast path: an up-to-date schema needs no DDL (and no CREATE privilege).
     let probe = conn.client.query_opt(&format!("SELECT version FROM {s}.rabosh_schema WHERE id = 1"), &[]);
     if let Ok(Some(row)) = &probe
-        && row.get::<_, i32>(0) == CURRENT
+        && version(row)? == CURRENT
     {
-        return Ok(());
+        return columns::check(conn, schema, redactor);
     }
     if let Err(e) = &probe {
         let err = conn.fail(e, Phase::Statement, redactor);
@@ -90,7 +96,7 @@ pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) 
     let mut backoff = Backoff::new(Duration::from_millis(2), Duration::from_millis(200));
     for _ in 0..32 {
         match migrate(conn, schema, redactor) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return columns::check(conn, schema, redactor),
             Err(e) => {
                 let _ = conn.client.batch_execute("ROLLBACK");
                 if !matches!(&e, Error::Postgres(pe) if raced(pe)) || conn.broken {
@@ -123,7 +129,7 @@ fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<
         .client
         .query_one(&format!("SELECT version FROM {s}.rabosh_schema WHERE id = 1 FOR UPDATE"), &[])
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-    let version: i32 = row.get(0);
+    let version = version(&row)?;
     if version > CURRENT {
         return Err(PgError::new(
             PgErrorKind::SchemaTooNew,

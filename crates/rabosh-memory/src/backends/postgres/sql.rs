@@ -3,6 +3,8 @@
 //! multi-array `unnest`, `= ANY`, row-value `IN`, no advisory locks, no server-side functions or
 //! triggers.
 
+use postgres::types::Type;
+
 /// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
 pub const SCAN_PAGE: i64 = 512;
 /// Bounds on one write statement, so a large write set is sent as several statements of one
@@ -32,10 +34,22 @@ pub enum Q {
 
 impl Q {
     pub const COUNT: usize = 10;
+
+    /// The types of the result columns, as the migrations made them: checked at each prepare,
+    /// so a table changed by hand is refused before a row is read or written.
+    pub fn result_types(self) -> &'static [Type] {
+        match self {
+            Q::Get | Q::Meta => &[Type::BYTEA],
+            Q::ScanBounded | Q::ScanOpen | Q::Metas => &[Type::BYTEA, Type::BYTEA],
+            Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
+            Q::Upsert | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
+        }
+    }
 }
 
 pub struct Sql {
     texts: [String; Q::COUNT],
+    tables: String,
 }
 
 impl Sql {
@@ -67,7 +81,13 @@ impl Sql {
                      (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
                 ),
             ],
+            tables: format!("{t}, {dirs}"),
         }
+    }
+
+    /// Both tables, schema-qualified and quoted, comma-separated (for VACUUM).
+    pub fn tables(&self) -> &str {
+        &self.tables
     }
 
     pub fn text(&self, q: Q) -> &str {

@@ -21,6 +21,7 @@
 use std::collections::BTreeMap;
 
 use super::Row;
+use super::columns;
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
@@ -45,7 +46,8 @@ pub fn deltas(
         let statement = conn.statement(sql, Q::Metas, redactor)?;
         let rows = conn.client.query(&statement, &[&chunk]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
         for row in rows {
-            let (key, meta): (&[u8], &[u8]) = (row.get(0), row.get(1));
+            let key: &[u8] = columns::get(&row, 0, "kv", &|| "a key this commit writes".to_string())?;
+            let meta: &[u8] = columns::get(&row, 1, "kv", &|| columns::key_name(key))?;
             deltas.memory(key, MemMeta::decode(key, meta)?.size, -1);
         }
     }

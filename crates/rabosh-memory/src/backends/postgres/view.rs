@@ -9,7 +9,8 @@ use postgres::Row;
 use postgres::types::ToSql;
 
 use super::Shared;
-use super::error::{PgError, Phase};
+use super::columns;
+use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
@@ -17,57 +18,86 @@ use crate::backend::{DirSummary, ReadView, Visit};
 use crate::keys::subtree_prefix;
 use crate::{ROOT, Result, Usage};
 
+/// Begins a new snapshot on a new connection.
+pub type Reopen<C> = Box<dyn Fn() -> std::result::Result<C, PgError> + Send + Sync>;
+
+struct Held<C> {
+    conn: C,
+    /// A query of this view has answered: its snapshot has been seen and cannot be replaced.
+    answered: bool,
+}
+
 pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
-    conn: Mutex<C>,
+    held: Mutex<Held<C>>,
     shared: Arc<Shared>,
-    /// End the transaction when dropped (the snapshot view's job; a body's view leaves it to
-    /// `transact`).
-    end_on_drop: bool,
+    /// Set for a snapshot view, which owns its transaction and ends it on drop (a body's view
+    /// leaves that to `transact`): when its connection is lost before any query answered, the
+    /// view begins again on a new connection. Nothing was seen of the lost snapshot, so the new
+    /// one, taken later, is as good as one taken when `read` returned.
+    reopen: Option<Reopen<C>>,
 }
 
 impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
-    pub fn new(conn: C, shared: Arc<Shared>, end_on_drop: bool) -> Self {
-        ConnView { conn: Mutex::new(conn), shared, end_on_drop }
+    pub fn new(conn: C, shared: Arc<Shared>, reopen: Option<Reopen<C>>) -> Self {
+        ConnView { held: Mutex::new(Held { conn, answered: false }), shared, reopen }
     }
 
-    fn lock(&self) -> MutexGuard<'_, C> {
+    fn lock(&self) -> MutexGuard<'_, Held<C>> {
         // A panic in another caller of this view cannot leave the connection half-used: every
         // query below completes or fails before the guard drops.
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn query(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> std::result::Result<Vec<Row>, PgError> {
-        let mut guard = self.lock();
-        let conn: &mut Conn = &mut guard;
-        let statement = conn.statement(&self.shared.sql, q, &self.shared.redactor)?;
-        let rows = conn
-            .client
-            .query(&statement, params)
-            .map_err(|e| conn.fail(&e, Phase::Statement, &self.shared.redactor))?;
+        let mut held = self.lock();
+        let rows = match Self::query_on(&mut held.conn, &self.shared, q, params) {
+            Err(e) if e.kind() == PgErrorKind::ConnectionLost && !held.answered && self.reopen.is_some() => {
+                let reopen = self.reopen.as_ref().expect("checked");
+                held.conn = reopen()?;
+                Self::query_on(&mut held.conn, &self.shared, q, params)?
+            }
+            other => other?,
+        };
+        held.answered = true;
         self.shared.rows_read.fetch_add(rows.len() as u64, std::sync::atomic::Ordering::Relaxed);
         Ok(rows)
     }
 
+    fn query_on(
+        conn: &mut Conn,
+        shared: &Shared,
+        q: Q,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> std::result::Result<Vec<Row>, PgError> {
+        let statement = conn.statement(&shared.sql, q, &shared.redactor)?;
+        conn.client.query(&statement, params).map_err(|e| conn.fail(&e, Phase::Statement, &shared.redactor))
+    }
+
     /// The summary rows of directory `dir` of `scope`.
     fn dir_rows(&self, scope: &str, dir: &str) -> Result<Vec<DirRow>> {
-        let rows = self.query(Q::DirRows, &[&subtree_prefix(scope, dir)])?;
-        let size = |row: &Row, i: usize| row.get::<_, i64>(i).max(0) as u64;
-        Ok(rows
-            .iter()
-            .map(|row| DirRow {
-                r: String::from_utf8_lossy(row.get::<_, &[u8]>(0)).into_owned(),
-                f: row.get(1),
-                n: size(row, 2),
-                b: size(row, 3),
-                vn: size(row, 4),
-                vb: size(row, 5),
+        let d = subtree_prefix(scope, dir);
+        let rows = self.query(Q::DirRows, &[&d])?;
+        rows.iter()
+            .map(|row| {
+                let unnamed = || format!("directory {}", String::from_utf8_lossy(&d));
+                let r: &[u8] = columns::get(row, 0, "dirs", &unnamed)?;
+                let name = || format!("directory {} entry {}", String::from_utf8_lossy(&d), String::from_utf8_lossy(r));
+                let size = |i: usize| columns::get::<i64>(row, i, "dirs", &name).map(|n| n.max(0) as u64);
+                Ok(DirRow {
+                    r: String::from_utf8_lossy(r).into_owned(),
+                    f: columns::get(row, 1, "dirs", &name)?,
+                    n: size(2)?,
+                    b: size(3)?,
+                    vn: size(4)?,
+                    vb: size(5)?,
+                })
             })
-            .collect())
+            .collect()
     }
 
     fn one_column(&self, q: Q, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let rows = self.query(q, &[&key])?;
-        Ok(rows.first().map(|r| r.get::<_, Vec<u8>>(0)))
+        rows.first().map(|r| columns::get::<Vec<u8>>(r, 0, "kv", &|| columns::key_name(key))).transpose()
     }
 }
 
@@ -103,15 +133,19 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
                 Some(end) => self.query(Q::ScanBounded, &[&from, end, &SCAN_PAGE])?,
                 None => self.query(Q::ScanOpen, &[&from, &SCAN_PAGE])?,
             };
+            let mut last: &[u8] = &[];
             for row in &rows {
-                if visit(row.get::<_, &[u8]>(0), row.get::<_, &[u8]>(1)).is_break() {
+                let key: &[u8] = columns::get(row, 0, "kv", &|| format!("a key after {}", columns::key_name(&from)))?;
+                let meta: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
+                if visit(key, meta).is_break() {
                     return Ok(());
                 }
+                last = key;
             }
-            match rows.last() {
-                Some(last) if rows.len() as i64 == SCAN_PAGE => {
+            match rows.len() as i64 {
+                SCAN_PAGE => {
                     // The byte-order successor of the last key: the next page starts after it.
-                    from = last.get::<_, Vec<u8>>(0);
+                    from = last.to_vec();
                     from.push(0);
                 }
                 _ => return Ok(()),
@@ -122,8 +156,8 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
 
 impl<C: DerefMut<Target = Conn> + Send> Drop for ConnView<C> {
     fn drop(&mut self) {
-        if self.end_on_drop {
-            let conn: &mut Conn = self.conn.get_mut().unwrap_or_else(|p| p.into_inner());
+        if self.reopen.is_some() {
+            let conn: &mut Conn = &mut self.held.get_mut().unwrap_or_else(|p| p.into_inner()).conn;
             if conn.client.batch_execute("COMMIT").is_err() {
                 conn.broken = true;
             }
