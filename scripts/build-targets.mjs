@@ -20,6 +20,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { foreignNode } from './targets/foreign.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -50,19 +51,19 @@ function artifactName(triple) {
 }
 
 /**
- * napi-build wants a `libnode.dll` for the GNU Windows target; the addon resolves every napi
- * symbol from the host process at load time (napi-sys `dyn-symbols`), so an import library
- * naming node.exe with the napi entry points is all the linker needs.
+ * The GNU Windows target links napi's functions against node.exe, as an addon built by node-gyp
+ * does: an import library made from the official node.exe's own export table (gendef, dlltool).
+ * napi-build looks for a `libnode.dll` in LIBNODE_PATH; the linker takes libnode.dll.a first.
  */
 function libnodeDir() {
   const dir = join(root, 'target', 'libnode-win');
   const lib = join(dir, 'libnode.dll.a');
   if (existsSync(lib)) return dir;
   mkdirSync(dir, { recursive: true });
+  const nodeExe = foreignNode('win32-x64', 22);
   const def = join(dir, 'node.def');
-  writeFileSync(def, 'LIBRARY node.exe\nEXPORTS\n    napi_module_register\n');
+  writeFileSync(def, execFileSync('gendef', ['-', nodeExe], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }));
   execFileSync('x86_64-w64-mingw32-dlltool', ['-d', def, '-D', 'node.exe', '-l', lib], { stdio: 'inherit' });
-  // napi-build only checks that the file exists; the linker takes libnode.dll.a first.
   copyFileSync(lib, join(dir, 'libnode.dll'));
   return dir;
 }

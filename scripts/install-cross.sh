@@ -2,7 +2,7 @@
 # Installs what `npm run build:targets` and the cross-platform runs need on a Debian x86_64
 # machine (run by .ci/run; idempotent, skips what is there):
 #   - Rust's standard library for the five other targets (rustup);
-#   - mingw-w64 (the Windows GNU linker and dlltool), Wine 8 (runs the Windows builds),
+#   - mingw-w64 (the Windows GNU linker, dlltool) and mingw-w64-tools (gendef), Wine 8 (runs the Windows builds),
 #     qemu-user-static (runs the arm64 builds), musl-tools (the musl test binaries' C parts);
 #   - zig and cargo-zigbuild from their PyPI packages (linux musl and arm64, both macOS targets).
 # Needs root and apt-get for the Debian packages; elsewhere install the equivalents yourself.
@@ -12,7 +12,8 @@ ZIG_VERSION=0.17.0
 ZIGBUILD_VERSION=0.24.0
 TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin
   x86_64-pc-windows-gnu x86_64-pc-windows-msvc)
-PACKAGES=(mingw-w64 wine wine64 qemu-user-static musl-tools)
+# libc6/libstdc++6/libgcc-s1 for arm64: the official arm64 Node needs them under qemu (QEMU_LD_PREFIX).
+PACKAGES=(mingw-w64 mingw-w64-tools wine wine64 qemu-user-static musl-tools libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross)
 
 installed=$(rustup target list --installed)
 missing_targets=()
