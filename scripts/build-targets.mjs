@@ -98,6 +98,12 @@ function frameworkStubs() {
 
 function cargoEnv(target) {
   const env = { ...process.env };
+  if (target.triple.includes('musl')) {
+    // An addon is a shared library loaded by a dynamically linked runtime: musl's default of a
+    // static C runtime cannot make one.
+    const key = 'CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_RUSTFLAGS';
+    env[key] = `${env[key] ?? ''} -C target-feature=-crt-static`.trim();
+  }
   if (target.triple.includes('apple')) {
     const key = `CARGO_TARGET_${target.triple.toUpperCase().replaceAll('-', '_')}_RUSTFLAGS`;
     env[key] = `${env[key] ?? ''} -C link-arg=-F${frameworkStubs()}`.trim();

@@ -44,3 +44,16 @@ if ! have_pip_version ziglang "$ZIG_VERSION" || ! have_pip_version cargo-zigbuil
   python3 -m pip install --quiet "ziglang==$ZIG_VERSION" "cargo-zigbuild==$ZIGBUILD_VERSION"
 fi
 command -v cargo-zigbuild >/dev/null || { echo "install-cross: cargo-zigbuild is not on PATH after install" >&2; exit 1; }
+
+# The arm64 runs spawn child processes (vitest's workers, the crash tests' children) by the arm64
+# Node's own path, so the kernel must hand arm64 executables to qemu itself: binfmt_misc, with the
+# F flag (the interpreter is opened now, so it works inside containers too).
+if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "install-cross: binfmt_misc has no qemu-aarch64 entry; register it as root (see this script)" >&2
+    exit 1
+  fi
+  [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  printf '%s' ':qemu-aarch64:M::\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x02\x00\xb7\x00:\xff\xff\xff\xff\xff\xff\xff\x00\xff\xff\xff\xff\xff\xff\xff\xff\xfe\xff\xff\xff:/usr/bin/qemu-aarch64-static:F' \
+    > /proc/sys/fs/binfmt_misc/register
+fi
