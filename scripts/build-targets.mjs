@@ -13,7 +13,8 @@
 //                    binary is the MSVC build the release workflow makes; here the msvc target
 //                    is only type-checked (`--check-msvc`, see README "Building from source").
 //
-// Usage: node scripts/build-targets.mjs [--profile cross|release] [--only a,b] [--check-msvc]
+// Usage: node scripts/build-targets.mjs [--profile cross|release|dev] [--only a,b] [--check-msvc]
+//        [--native-from-root]   (linux-x64-gnu: take the addon `npm run build` left at the root)
 // The default profile `cross` is release without LTO (Cargo.toml says why).
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -148,9 +149,17 @@ function main() {
   };
   const profile = value('--profile', 'cross');
   const only = value('--only', null)?.split(',');
+  // `npm test` has just built this platform's release addon at the root: reuse it.
+  const nativeFromRoot = argv.includes('--native-from-root');
   for (const t of TARGETS) {
     if (only && !only.includes(t.platform) && !only.includes(t.triple)) continue;
     const started = Date.now();
+    const fromRoot = join(root, `rabosh-memory.${t.platform}.node`);
+    if (nativeFromRoot && t.via === 'cargo' && existsSync(fromRoot)) {
+      copyFileSync(fromRoot, addonPath(t.platform));
+      console.log(`build-targets: ${t.platform} copied from the root's build`);
+      continue;
+    }
     const out = buildTarget(t, profile);
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`build-targets: ${t.platform} (${t.triple}, ${t.via}) -> ${out} ${statSync(out).size} bytes in ${secs} s`);
