@@ -14,6 +14,7 @@ mod keydir;
 mod lock;
 mod manifest;
 mod metabuf;
+mod procinfo;
 mod recovery;
 mod runs;
 mod segment;

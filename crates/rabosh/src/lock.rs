@@ -4,6 +4,7 @@
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
 use crate::manifest::replace_file;
+use crate::procinfo::{host_name, process_start_ms};
 use crate::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
 use crate::{Error, LockHolder, Result};
 use std::collections::HashSet;
@@ -112,16 +113,8 @@ impl Drop for Claim {
 fn own_record() -> String {
     let pid = std::process::id();
     let started = process_start_ms(pid).unwrap_or(0);
-    let host = sysinfo::System::host_name().unwrap_or_default();
+    let host = host_name();
     format!("pid={pid}\nhost={host}\nstarted_ms={started}\n")
-}
-
-fn process_start_ms(pid: u32) -> Option<u64> {
-    use sysinfo::{Pid, ProcessRefreshKind, ProcessesToUpdate, System};
-    let mut sys = System::new().ok()?;
-    let p = Pid::from_u32(pid);
-    sys.refresh_processes_specifics(ProcessesToUpdate::Some(&[p]), true, ProcessRefreshKind::nothing());
-    sys.process(p).map(|pr| pr.start_time() * 1000)
 }
 
 fn parse_holder(text: &str) -> LockHolder {
@@ -150,7 +143,7 @@ fn read_holder(vfs: &dyn Vfs, dir: &Path) -> Option<LockHolder> {
 /// Judges whether the recorded holder still runs: same host, pid alive, same start time
 /// (pids are reused; start times have one-second granularity).
 fn judge(mut h: LockHolder) -> LockHolder {
-    let own_host = sysinfo::System::host_name().unwrap_or_default();
+    let own_host = host_name();
     let pid = h.pid.unwrap_or(0);
     h.this_process = pid == std::process::id();
     let same_host = h.host.as_deref() == Some(own_host.as_str());

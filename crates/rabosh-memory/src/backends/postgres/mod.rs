@@ -290,6 +290,8 @@ fn secrets(url: &str, config: &tokio_postgres::Config) -> Vec<String> {
     for h in config.get_hosts() {
         out.push(match h {
             Host::Tcp(name) => name.clone(),
+            // The client has socket-directory hosts only on Unix.
+            #[cfg(unix)]
             Host::Unix(path) => path.display().to_string(),
         });
     }

@@ -1,0 +1,10 @@
+// Linux arm64 (glibc): the addon `npm run build:targets` cross-built, loaded by the official arm64
+// Node 22 under qemu-user, running the repository's own suites (CROSS_SUITES).
+import { describe, it } from 'vitest';
+import { runSuitesUnder } from './run-suites.js';
+
+describe('linux-arm64-gnu under qemu-user with the official arm64 Node 22', () => {
+  it('passes the contract, handler, path, shared-store, multi-process and crash suites', async () => {
+    await runSuitesUnder('linux-arm64');
+  });
+});

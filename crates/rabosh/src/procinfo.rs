@@ -1,0 +1,162 @@
+//! Who holds a lock: this machine's host name and when a process started, straight from the OS.
+//!
+//! A few calls per OS instead of a process-listing crate: `sysinfo` (used before) links IOKit,
+//! CoreFoundation and SystemConfiguration on macOS, which need Apple's SDK to link, so the macOS
+//! addons could not be built anywhere but on a Mac. What is needed here is in libSystem
+//! (`proc_pidinfo`), in `/proc` on Linux and in kernel32 on Windows.
+//!
+//! The one module of the engine with `unsafe` (FFI calls with their buffers).
+#![allow(unsafe_code)]
+
+/// The machine's host name, or empty when the OS will not say.
+pub fn host_name() -> String {
+    imp::host_name().unwrap_or_default()
+}
+
+/// When process `pid` started, in milliseconds since the Unix epoch; `None` when it does not run
+/// (exited, a zombie, or not visible to this process).
+pub fn process_start_ms(pid: u32) -> Option<u64> {
+    imp::process_start_ms(pid)
+}
+
+#[cfg(unix)]
+mod imp {
+    pub fn host_name() -> Option<String> {
+        let mut buf = [0u8; 256];
+        // SAFETY: the buffer is writable for its whole length; gethostname writes at most that.
+        let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+        if rc != 0 {
+            return None;
+        }
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+    }
+
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub fn process_start_ms(pid: u32) -> Option<u64> {
+        // Field 22 of /proc/<pid>/stat is the start in clock ticks after boot; /proc/stat's
+        // `btime` is the boot in seconds since the epoch. The command name (field 2) may hold
+        // spaces and parentheses, so fields are counted after its last ')'.
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let rest = &stat[stat.rfind(')')? + 1..];
+        let mut fields = rest.split_ascii_whitespace();
+        let state = fields.next()?;
+        if state == "Z" || state == "X" {
+            return None;
+        }
+        // `rest` starts at field 3 (state); field 22 is 19 further on.
+        let ticks: u64 = fields.nth(18)?.parse().ok()?;
+        let boot = std::fs::read_to_string("/proc/stat").ok()?;
+        let btime: u64 = boot.lines().find_map(|l| l.strip_prefix("btime "))?.trim().parse().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+        let hz = u64::try_from(hz).ok().filter(|h| *h > 0)?;
+        Some(btime * 1000 + ticks * 1000 / hz)
+    }
+
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    pub fn process_start_ms(pid: u32) -> Option<u64> {
+        let mut info = std::mem::MaybeUninit::<libc::proc_bsdinfo>::zeroed();
+        let size = std::mem::size_of::<libc::proc_bsdinfo>() as libc::c_int;
+        // SAFETY: the buffer is a proc_bsdinfo of the size passed; proc_pidinfo fills at most it.
+        let n = unsafe {
+            libc::proc_pidinfo(pid as libc::c_int, libc::PROC_PIDTBSDINFO, 0, info.as_mut_ptr().cast(), size)
+        };
+        if n != size {
+            return None;
+        }
+        // SAFETY: proc_pidinfo wrote the whole struct (n == size).
+        let info = unsafe { info.assume_init() };
+        // SZOMB: exited, not yet reaped.
+        if info.pbi_status == 5 {
+            return None;
+        }
+        Some(info.pbi_start_tvsec * 1000 + info.pbi_start_tvusec / 1000)
+    }
+
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "macos", target_os = "ios")))]
+    pub fn process_start_ms(_pid: u32) -> Option<u64> {
+        None
+    }
+}
+
+#[cfg(windows)]
+mod imp {
+    use windows_sys::Win32::Foundation::{CloseHandle, FILETIME, STILL_ACTIVE};
+    use windows_sys::Win32::System::SystemInformation::{ComputerNameDnsHostname, GetComputerNameExW};
+    use windows_sys::Win32::System::Threading::{
+        GetExitCodeProcess, GetProcessTimes, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION,
+    };
+
+    pub fn host_name() -> Option<String> {
+        let mut buf = [0u16; 256];
+        let mut len = buf.len() as u32;
+        // SAFETY: `len` is the buffer's length in u16s; the call writes at most that many.
+        let ok = unsafe { GetComputerNameExW(ComputerNameDnsHostname, buf.as_mut_ptr(), &mut len) };
+        if ok == 0 {
+            return None;
+        }
+        Some(String::from_utf16_lossy(&buf[..len as usize]))
+    }
+
+    /// 100 ns intervals between 1601-01-01 and 1970-01-01.
+    const EPOCH_DIFF: u64 = 116_444_736_000_000_000;
+
+    pub fn process_start_ms(pid: u32) -> Option<u64> {
+        // SAFETY: OpenProcess has no memory preconditions; a null handle is checked below.
+        let h = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if h.is_null() {
+            return None;
+        }
+        let zero = FILETIME { dwLowDateTime: 0, dwHighDateTime: 0 };
+        let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
+        let mut code = 0u32;
+        // SAFETY: `h` is a valid process handle; every out pointer is a live local.
+        let (times_ok, code_ok) = unsafe {
+            let t = GetProcessTimes(h, &mut created, &mut exited, &mut kernel, &mut user);
+            let c = GetExitCodeProcess(h, &mut code);
+            CloseHandle(h);
+            (t, c)
+        };
+        // An exited process whose handle someone still holds can be opened: it does not run.
+        if times_ok == 0 || code_ok == 0 || code != STILL_ACTIVE as u32 {
+            return None;
+        }
+        let t = (u64::from(created.dwHighDateTime) << 32) | u64::from(created.dwLowDateTime);
+        Some(t.checked_sub(EPOCH_DIFF)? / 10_000)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_runs_and_started_recently() {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+        let started = process_start_ms(std::process::id()).expect("own start time");
+        // Started before now, and not before the test binary could have been built.
+        assert!(started <= now + 2000, "started {started} after now {now}");
+        assert!(now - started < 24 * 3600 * 1000, "started {started}, now {now}");
+    }
+
+    #[test]
+    fn an_exited_child_does_not_run() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .arg("--list")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        // Reaped (or on Windows: exited; `child` still holds its handle).
+        assert_eq!(process_start_ms(pid), None);
+    }
+
+    #[test]
+    fn host_name_is_the_os_one() {
+        let name = host_name();
+        assert!(!name.is_empty());
+        assert!(!name.contains('\0'));
+    }
+}

@@ -1,0 +1,33 @@
+// Builds the engine's and the memory crate's test binaries for a target (`cargo test --no-run`)
+// and lists them, so a foreign platform's runner (Wine) or the musl build can run each one.
+import { execFileSync } from 'node:child_process';
+import { root } from './foreign.mjs';
+
+/** `[{ name, exe }]` of every test binary of the two crates for `triple`, built with `env`. */
+export function buildRustTests(triple, env = {}) {
+  const out = execFileSync(
+    'cargo',
+    ['test', '--no-run', '--message-format=json', '--target', triple, '-p', 'rabosh', '-p', 'rabosh-memory'],
+    { cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
+  );
+  const bins = [];
+  for (const line of out.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const msg = JSON.parse(line);
+    if (msg.reason !== 'compiler-artifact' || !msg.executable || !msg.profile?.test) continue;
+    const pkg = msg.package_id.includes('rabosh-memory') ? 'rabosh-memory' : 'rabosh';
+    bins.push({ name: `${pkg}/${msg.target.kind.includes('lib') ? 'lib' : msg.target.name}`, exe: msg.executable });
+  }
+  return bins;
+}
+
+/** Sums libtest's "test result:" lines (and harness=false binaries' own "N passed" lines). */
+export function summarise(output) {
+  let passed = 0;
+  let failed = 0;
+  for (const m of output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) {
+    passed += Number(m[1]);
+    failed += Number(m[2]);
+  }
+  return { passed, failed };
+}
