@@ -6,7 +6,10 @@
 import { readFileSync } from 'node:fs';
 
 const MH_MAGIC_64 = 0xfeedfacf;
-const CPU = { 0x01000007: 'x86_64', 0x0100000c: 'arm64' };
+const CPU = new Map([
+  [0x01000007, 'x86_64'],
+  [0x0100000c, 'arm64'],
+]);
 const FILE_TYPE = { 6: 'dylib', 8: 'bundle' };
 // Bitwise operators yield signed 32-bit numbers; load commands are read unsigned, hence >>> 0.
 const LC_REQ_DYLD = 0x80000000;
@@ -61,7 +64,7 @@ function trieExports(buf, off, size) {
 export function inspectMachO(path) {
   const buf = readFileSync(path);
   if (buf.length < 32 || buf.readUInt32LE(0) !== MH_MAGIC_64) throw new Error(`${path}: not a 64-bit Mach-O file`);
-  const cpu = CPU[buf.readUInt32LE(4)] ?? `unknown(0x${buf.readUInt32LE(4).toString(16)})`;
+  const cpu = CPU.get(buf.readUInt32LE(4)) ?? `unknown(0x${buf.readUInt32LE(4).toString(16)})`;
   const fileType = FILE_TYPE[buf.readUInt32LE(12)] ?? `other(${buf.readUInt32LE(12)})`;
   const ncmds = buf.readUInt32LE(16);
   const dylibs = [];
