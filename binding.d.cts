@@ -102,7 +102,11 @@ export declare class NativeStore {
   verify(): Promise<NativeVerifyReport>
   /** Counters kept in memory; no disk access, so answered on the calling thread. */
   stats(): NativeStats
-  /** Pin a consistent view; in memory, so answered on the calling thread. */
+  /**
+   * Pin a consistent view, on the calling thread: it never waits for another process's
+   * commit lock there (shared mode: `RABOSH_STORE_BUSY` at once in the rare case only that
+   * would answer — see `snapshot_without_waiting`).
+   */
   snapshot(): NativeSnapshot
 }
 
@@ -286,6 +290,11 @@ export interface NativeStoreOptions {
   exclusive: boolean
   /** What the opener asks of the store's history (absent: whatever the store records). */
   history?: NativeHistoryRequest
+  /**
+   * Shared mode: the longest wait for another process's commit lock, in ms (validated by the
+   * TypeScript layer: a whole number from 0 to 2^31 - 1); absent: the engine's default.
+   */
+  lockTimeoutMs?: number
 }
 
 /**

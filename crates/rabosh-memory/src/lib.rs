@@ -55,8 +55,8 @@ pub use history::{
 pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, is_url, open};
 pub use store::{Capabilities, Store};
-pub use workers::{Job, Workers};
 pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
+pub use workers::{Job, Workers};
 
 pub use outcome::{Create, Delete, DirEntry, Insert, Rename, StrReplace, Usage, View};
 

@@ -88,7 +88,11 @@ impl Waiters {
             if left.is_zero() {
                 slot.wanted = false;
                 let dir = path.parent().unwrap_or(path).to_path_buf();
-                return Err(Error::Busy { dir, holder: holder_of(path), waited_ms: started.elapsed().as_millis() as u64 });
+                return Err(Error::Busy {
+                    dir,
+                    holder: holder_of(path),
+                    waited_ms: started.elapsed().as_millis() as u64,
+                });
             }
             let nap = left.min(Duration::from_millis(200));
             slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(|p| p.into_inner()).0;

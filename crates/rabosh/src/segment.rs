@@ -10,8 +10,8 @@ use crate::vfs::{VFile, Vfs, read_exact_at};
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 pub fn seg_name(n: u64) -> String {
     format!("{n:010}.seg")

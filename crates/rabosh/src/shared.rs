@@ -16,18 +16,18 @@
 //! process opens only segments named by a MANIFEST read under the lock, and compaction swaps the
 //! MANIFEST under the lock, so a listed segment is never gone when it is opened.
 
+use crate::busy::Waiters;
 use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
 use crate::segment::{ScanMode, Segment, scan_from};
 use crate::store::Store;
-use crate::busy::Waiters;
 use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
 use crate::{Error, Result};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 pub const WRITER: &str = "WRITER";
 

@@ -133,6 +133,7 @@ fn main() {
         return child_compact(&PathBuf::from(&args[2]));
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-    let tests: [(&str, fn()); 1] = [("retired_segments_of_a_killed_compaction", retired_segments_of_a_killed_compaction)];
+    let tests: [(&str, fn()); 1] =
+        [("retired_segments_of_a_killed_compaction", retired_segments_of_a_killed_compaction)];
     common::run_named(&filters, &tests);
 }

@@ -186,7 +186,13 @@ impl From<rabosh::Error> for Error {
 }
 
 fn holder_of(h: rabosh::LockHolder) -> LockHolder {
-    LockHolder { pid: h.pid, host: h.host, started_at_ms: h.started_at_ms, is_running: h.is_running, this_process: h.this_process }
+    LockHolder {
+        pid: h.pid,
+        host: h.host,
+        started_at_ms: h.started_at_ms,
+        is_running: h.is_running,
+        this_process: h.this_process,
+    }
 }
 
 /// The engine's filesystem seam as options carry it: tests inject faults there (not a stable API).
