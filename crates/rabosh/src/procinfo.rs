@@ -37,7 +37,12 @@ mod imp {
         // Field 22 of /proc/<pid>/stat is the start in clock ticks after boot; /proc/stat's
         // `btime` is the boot in seconds since the epoch. The command name (field 2) may hold
         // spaces and parentheses, so fields are counted after its last ')'.
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // `/proc/./<pid>` is `/proc/<pid>` to the kernel. qemu-user rewrites a process's reads of
+        // `/proc/self/stat` and `/proc/<its own pid>/stat` with a start time of its own, seconds
+        // after the kernel's (when the emulated program began), while other processes read the
+        // kernel's: a holder record written from the rewritten one would make a live holder look
+        // gone. This spelling is not rewritten, so every process records and judges the same number.
+        let stat = std::fs::read_to_string(format!("/proc/./{pid}/stat")).ok()?;
         let rest = &stat[stat.rfind(')')? + 1..];
         let mut fields = rest.split_ascii_whitespace();
         let state = fields.next()?;
