@@ -3,7 +3,8 @@
 # machine (run by .ci/run; idempotent, skips what is there):
 #   - Rust's standard library for the five other targets (rustup);
 #   - mingw-w64 (the Windows GNU linker, dlltool) and mingw-w64-tools (gendef), Wine 8 (runs the Windows builds),
-#     qemu-user-static (runs the arm64 builds), musl-tools (the musl test binaries' C parts);
+#     qemu-user-static (runs the arm64 builds), musl-tools (the musl test binaries' C parts, and
+#     musl-gcc for the host that loads the musl addon, scripts/targets/musl-host.mjs);
 #   - zig and cargo-zigbuild from their PyPI packages (linux musl and arm64, both macOS targets).
 # Needs root and apt-get for the Debian packages; elsewhere install the equivalents yourself.
 set -euo pipefail
