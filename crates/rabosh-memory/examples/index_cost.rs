@@ -4,6 +4,9 @@
 //! `valgrind --tool=callgrind --toggle-collect='*delete_subtrees*'` for instruction counts).
 //! `cargo run --release -p rabosh-memory --example index_cost [-- COUNT [off|on] | list]`: the delete
 //! part with the index off, on, or (by default) both.
+//!
+//! `unsafe`: the counting allocator is a `GlobalAlloc` over the system one.
+#![allow(unsafe_code)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

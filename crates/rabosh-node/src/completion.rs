@@ -3,6 +3,9 @@
 //! ready in one JS callback. A napi `Deferred` per promise would make a threadsafe function, a
 //! cleanup hook and an event-loop wake-up per command: under 64 writers that is 64 of each per
 //! group commit, here it is one.
+//!
+//! The binding's one module with `unsafe` of its own: raw napi calls and the pointers they carry.
+#![allow(unsafe_code)]
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -5,6 +5,9 @@
 //! 40-byte metadata); `... -- open DIR [ROUNDS]` opens it in this fresh process and prints the
 //! open time and the resident growth per key (after the first open, which is what a process
 //! that opens once pays).
+//!
+//! `unsafe`: `TRIM=1` calls glibc's malloc_trim directly, to measure what it gives back.
+#![allow(unsafe_code)]
 
 use rabosh::{Batch, Durability, Options, Store};
 use std::time::Instant;

@@ -14,7 +14,7 @@ mod keydir;
 mod lock;
 mod manifest;
 mod metabuf;
-mod procinfo;
+mod os;
 mod recovery;
 mod runs;
 mod segment;

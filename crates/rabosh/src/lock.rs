@@ -4,7 +4,7 @@
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
 use crate::manifest::replace_file;
-use crate::procinfo::{host_name, process_start_ms};
+use crate::os::{host_name, process_start_ms};
 use crate::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
 use crate::{Error, LockHolder, Result};
 use std::collections::HashSet;

@@ -121,25 +121,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     Ok(store)
 }
 
-/// Open's transient data (hint files, every segment's records while the key directory is built
-/// from them, a scan's summary) is freed by now, but glibc keeps the freed pages of its heaps
-/// resident until asked, and they sit between the key directory's allocations, where its
-/// automatic trim (top of the heap only) never reaches: hand them back, so a process that opens
-/// a store stays resident only for what the store keeps.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub(crate) fn release_freed_memory() {
-    unsafe extern "C" {
-        fn malloc_trim(pad: usize) -> std::ffi::c_int;
-    }
-    // SAFETY: glibc's malloc_trim takes no pointer; it only returns wholly free pages of its
-    // own heaps to the kernel, and is safe to call from any thread at any time.
-    unsafe {
-        malloc_trim(0);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub(crate) fn release_freed_memory() {}
+pub(crate) use crate::os::release_freed_memory;
 
 /// Builds a lazily opened key directory on a thread of its own, so the first write or listing
 /// usually finds it ready. It starts a moment after open, so a process that opens and answers a

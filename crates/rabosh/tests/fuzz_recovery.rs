@@ -6,6 +6,9 @@
 //! (a counting allocator bounds the largest single allocation).
 //!
 //! Knob: RABOSH_FUZZ_CASES (default 2000).
+//!
+//! `unsafe`: the counting allocator is a `GlobalAlloc` over the system one.
+#![allow(unsafe_code)]
 
 mod common;
 

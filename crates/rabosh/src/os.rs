@@ -1,4 +1,5 @@
-//! Who holds a lock: this machine's host name and when a process started, straight from the OS.
+//! The engine's calls into the OS that the standard library does not make: who holds a lock
+//! (this machine's host name, when a process started), and handing freed heap pages back.
 //!
 //! A few calls per OS instead of a process-listing crate: `sysinfo` (used before) links IOKit,
 //! CoreFoundation and SystemConfiguration on macOS, which need Apple's SDK to link, so the macOS
@@ -7,6 +8,26 @@
 //!
 //! The one module of the engine with `unsafe` (FFI calls with their buffers).
 #![allow(unsafe_code)]
+
+/// Open's transient data (hint files, every segment's records while the key directory is built
+/// from them, a scan's summary) is freed by then, but glibc keeps the freed pages of its heaps
+/// resident until asked, and they sit between the key directory's allocations, where its
+/// automatic trim (top of the heap only) never reaches: hand them back, so a process that opens
+/// a store stays resident only for what the store keeps.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+pub(crate) fn release_freed_memory() {
+    unsafe extern "C" {
+        fn malloc_trim(pad: usize) -> std::ffi::c_int;
+    }
+    // SAFETY: glibc's malloc_trim takes no pointer; it only returns wholly free pages of its
+    // own heaps to the kernel, and is safe to call from any thread at any time.
+    unsafe {
+        malloc_trim(0);
+    }
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+pub(crate) fn release_freed_memory() {}
 
 /// The machine's host name, or empty when the OS will not say.
 pub fn host_name() -> String {
