@@ -209,28 +209,6 @@ describe('rabosh-memory ui: the command line', () => {
     }
   });
 
-  it('with --no-history reverts without recording a version', async () => {
-    const quiet = await startUi(store, '--no-history');
-    const read = async (rest: string) => JSON.parse((await raw(quiet.port, `/${quiet.token}/${rest}`)).body);
-    try {
-      expect((await read('api/info')).history).toBe(false);
-      const now = await read('api/memory?path=/memories/a.md');
-      const versions = (await read('api/versions?path=/memories/a.md')).data as { id: string; contentSha256: string | null }[];
-      const other = versions.find((v) => v.contentSha256 !== null && v.contentSha256 !== now.contentSha256)!;
-      const r = await raw(quiet.port, `/${quiet.token}/api/revert`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ path: '/memories/a.md', versionId: other.id }),
-      });
-      expect(r.status, r.body).toBe(200);
-      expect(JSON.parse(r.body).versionId).toBeNull();
-      expect((await read('api/memory?path=/memories/a.md')).contentSha256).toBe(other.contentSha256);
-      expect((await read('api/versions?path=/memories/a.md')).data).toHaveLength(versions.length);
-    } finally {
-      await stopUi(quiet);
-    }
-  });
-
   it('exits 3 naming the holder when another process holds the store exclusively', async () => {
     const other = join(work, 'exclusive');
     const db = await Rabosh.open(other, { exclusive: true });

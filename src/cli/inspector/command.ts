@@ -12,7 +12,6 @@ interface UiOptions {
   json?: boolean;
   scope?: string;
   port: number;
-  history: boolean;
 }
 
 /** Who the inspector's reverts are recorded as in the history. */
@@ -36,9 +35,10 @@ function untilSignal(): Promise<void> {
   });
 }
 
-async function open(dir: string, history: boolean): Promise<Rabosh> {
+// History is the store's own setting (docs/history.md): the page neither turns it on nor off.
+async function open(dir: string): Promise<Rabosh> {
   try {
-    return await Rabosh.open(dir, { create: false, history });
+    return await Rabosh.open(dir, { create: false });
   } catch (e) {
     if (e instanceof NotAStoreError) throw noStore(dir);
     throw asCliError(e, storeName(dir));
@@ -49,9 +49,8 @@ export function addUiCommand(sub: (name: string, description: string) => Command
   sub('ui', 'serve a local web page to inspect the store (tree, content, history, revert, redact) until Ctrl+C')
     .argument('<dir>', 'store directory or postgres:// URL')
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', portArg, 0)
-    .option('--no-history', "open the store with history off: the page still reads what was recorded, but its reverts record no version")
     .action(async (dir: string, opts: UiOptions) => {
-      const db = await open(dir, opts.history);
+      const db = await open(dir);
       try {
         const handler = new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), actor: ACTOR });
         let inspector: Awaited<ReturnType<typeof startInspector>>;
@@ -64,7 +63,7 @@ export function addUiCommand(sub: (name: string, description: string) => Command
               name: storeName(dir),
               backend: isUrl(dir) ? 'postgresql' : 'directory',
               scope: opts.scope ?? 'default',
-              history: opts.history,
+              history: db.stats().history !== undefined,
               actor: ACTOR,
             },
           });
