@@ -6,7 +6,7 @@ import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeSto
 import { optionRecord, refuseUnknownKeys } from './options.js';
 import { syncStore } from './sync/engine.js';
 import { syncEvery, stopSyncs } from './sync/every.js';
-import type { SyncEveryOptions, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
+import type { SyncEveryOptions, SyncHost, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
 
 // The public name is a plain union, documented here; it must stay the binding's string enum.
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -321,7 +321,7 @@ export class Rabosh {
   // biome-ignore lint/suspicious/noConfusingVoidType: the implementation of sync(): Promise<void> and sync(client, options): Promise<SyncReport>.
   sync(client?: unknown, options?: SyncOptions): Promise<void | SyncReport> {
     if (client === undefined) return native(() => this.#native.sync());
-    return syncStore(this, client, options as SyncOptions);
+    return syncStore(this.#syncHost(), client, options as SyncOptions);
   }
 
   /**
@@ -329,7 +329,20 @@ export class Rabosh {
    * the runner is stopped or the store is closed (close waits for a running sync to end).
    */
   syncEvery(ms: number, client: unknown, options: SyncEveryOptions): SyncRunner {
-    return syncEvery(this, ms, client, options);
+    return syncEvery(this.#syncHost(), ms, client, options);
+  }
+
+  /** What the sync needs of this store (src/sync/ imports nothing of it). */
+  #syncHost(): SyncHost {
+    const db = this;
+    return {
+      key: db,
+      get closed() {
+        return db.closed;
+      },
+      native: db.#native,
+      history: db.#history,
+    };
   }
 
   /** Read every record and check every checksum; a problem rejects with `CorruptionError`. */

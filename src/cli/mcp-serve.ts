@@ -8,7 +8,7 @@ import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from '../../i
 import { MemoryServer } from '../mcp/server.js';
 import { StdioTransport, requestLimit } from '../mcp/stdio.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { POLL_MS, type McpOptions } from './mcp.js';
+import { POLL_MS, type McpOptions } from './mcp-options.js';
 import { isUrl, storeName } from './target.js';
 
 /** The handler's default `maxMemoryBytes`, which sizes the largest request read. */
@@ -61,7 +61,8 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
   try {
     let db: Rabosh;
     try {
-      db = await Rabosh.open(dir, { history: opts.history === true, exclusive: opts.exclusive === true });
+      // History is the store's: --history turns it on; without it the store's own setting holds.
+      db = await Rabosh.open(dir, { ...(opts.history === true ? { history: true } : {}), exclusive: opts.exclusive === true });
     } catch (e) {
       throw asCliError(e, storeName(dir));
     }

@@ -4,17 +4,9 @@
  */
 import type { Command } from 'commander';
 
-/** How often a server looks for other processes' writes, unless --poll-ms says otherwise. */
-export const POLL_MS = 1_000;
+import { POLL_MS, type McpOptions } from './mcp-options.js';
 
-export interface McpOptions {
-  scope?: string;
-  history?: boolean;
-  exclusive?: boolean;
-  maxMemoryBytes?: number;
-  viewMaxChars?: number;
-  pollMs?: number;
-}
+export { POLL_MS, type McpOptions };
 
 /** The argument parsers program.ts owns, so every subcommand refuses bad values the same way. */
 export interface McpArgs {

@@ -10,12 +10,11 @@
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
 import { actorOption, versions, type Actor } from '../history.js';
 import { NativeMemories } from '../native.js';
-import { storeHistory, storeNative, type Rabosh } from '../store.js';
 import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
 import { PathMap } from './mapping.js';
 import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
 import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
-import type { SyncConflict, SyncOptions, SyncReport, SyncSide } from './types.js';
+import type { SyncConflict, SyncHost, SyncOptions, SyncReport, SyncSide } from './types.js';
 
 const MAX_ROUNDS = 5;
 const LOCAL_CHUNK = 256;
@@ -23,7 +22,7 @@ const LOCAL_MAX_BYTES = 1 << 20;
 const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor', 'hostedActors']);
 
 /** One sync at a time per store handle and mapping in this process (others wait their turn). */
-const running = new WeakMap<Rabosh, Map<string, Promise<unknown>>>();
+const running = new WeakMap<object, Map<string, Promise<unknown>>>();
 
 interface Settings {
   storeId: string;
@@ -91,13 +90,13 @@ function settings(options: SyncOptions): Settings {
   };
 }
 
-export async function syncStore(db: Rabosh, client: unknown, options: SyncOptions): Promise<SyncReport> {
+export async function syncStore(db: SyncHost, client: unknown, options: SyncOptions): Promise<SyncReport> {
   const s = settings(options);
-  if (storeHistory(db) === null) {
+  if (db.history === null) {
     throw new InvalidOptionError('db.sync needs a store opened with history: true (a conflict keeps the losing edit as a version)');
   }
   const remote = new RemoteStore(client, s.storeId, s.concurrency, s.maxAttempts);
-  const m = nativeSync(() => new NativeMemories(storeNative(db), {
+  const m = nativeSync(() => new NativeMemories(db.native, {
       scope: s.scope,
       maxMemoryBytes: LOCAL_MAX_BYTES,
       createOverwrites: false,
@@ -106,8 +105,8 @@ export async function syncStore(db: Rabosh, client: unknown, options: SyncOption
       actor: s.actor,
     }));
   const key = `${s.scope}\0${tagPrefix(s.storeId, s.map.dir)}`;
-  const mine = running.get(db) ?? new Map<string, Promise<unknown>>();
-  running.set(db, mine);
+  const mine = running.get(db.key) ?? new Map<string, Promise<unknown>>();
+  running.set(db.key, mine);
   const before = mine.get(key) ?? Promise.resolve();
   const run = before.catch(() => undefined).then(() => new Sync(m, remote, s).run());
   mine.set(key, run);

@@ -1,13 +1,12 @@
 /** `db.syncEvery(ms, client, options)`: a sync loop that `stop()` and `db.close()` end cleanly. */
 
 import { InvalidOptionError } from '../errors.js';
-import type { Rabosh } from '../store.js';
 import { syncStore } from './engine.js';
-import type { SyncEveryOptions, SyncRunner } from './types.js';
+import type { SyncEveryOptions, SyncHost, SyncRunner } from './types.js';
 
-const runners = new WeakMap<Rabosh, Set<SyncRunner>>();
+const runners = new WeakMap<object, Set<SyncRunner>>();
 
-export function syncEvery(db: Rabosh, ms: number, client: unknown, options: SyncEveryOptions): SyncRunner {
+export function syncEvery(db: SyncHost, ms: number, client: unknown, options: SyncEveryOptions): SyncRunner {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) {
     throw new InvalidOptionError(`invalid option ms: ${JSON.stringify(ms) ?? String(ms)} (expected milliseconds, 0 or more)`);
   }
@@ -24,8 +23,8 @@ export function syncEvery(db: Rabosh, ms: number, client: unknown, options: Sync
         if (!stopped) timer = setTimeout(tick, ms);
       });
   };
-  const set = runners.get(db) ?? new Set<SyncRunner>();
-  runners.set(db, set);
+  const set = runners.get(db.key) ?? new Set<SyncRunner>();
+  runners.set(db.key, set);
   const runner: SyncRunner = {
     async stop() {
       stopped = true;
@@ -41,7 +40,7 @@ export function syncEvery(db: Rabosh, ms: number, client: unknown, options: Sync
 }
 
 /** Stops every runner over `db` (called by `db.close()` before the store closes). */
-export async function stopSyncs(db: Rabosh): Promise<void> {
-  const set = runners.get(db);
+export async function stopSyncs(key: object): Promise<void> {
+  const set = runners.get(key);
   if (set !== undefined) await Promise.all([...set].map((r) => r.stop()));
 }

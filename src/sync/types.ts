@@ -206,3 +206,16 @@ export interface SyncRunner {
   /** Stops: no sync starts after this; resolves once a running one has finished. Idempotent. */
   stop(): Promise<void>;
 }
+
+/**
+ * What a sync needs of the store that runs it; `Rabosh` hands itself over as this, so the sync
+ * never imports the store (which imports the sync).
+ */
+export interface SyncHost {
+  /** Identity of the store: one set of runs and loops per store. */
+  readonly key: object;
+  readonly closed: boolean;
+  readonly native: import('../native.js').NativeStore;
+  /** The store's history settings (null: it records none). */
+  readonly history: unknown;
+}
