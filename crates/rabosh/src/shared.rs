@@ -47,8 +47,9 @@ pub(crate) struct SharedState {
     /// The longest wait for the lock (`Options::lock_timeout`), and the helper that waits.
     timeout: Duration,
     waiters: Waiters,
-    /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder.
-    synced: Option<crate::synced::SyncedFile>,
+    /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder;
+    /// `None` once closed (a closed handle the host still references keeps no descriptor).
+    synced: Mutex<Option<crate::synced::SyncedFile>>,
     /// One commit-lock holder per process at a time (the OS lock is per open file).
     gate: Mutex<()>,
     seen: Mutex<Seen>,
@@ -64,7 +65,7 @@ impl SharedState {
             path,
             timeout,
             waiters: Waiters::default(),
-            synced: crate::synced::SyncedFile::open(&**vfs, dir).ok(),
+            synced: Mutex::new(crate::synced::SyncedFile::open(&**vfs, dir).ok()),
             gate: Mutex::new(()),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
         })
@@ -78,7 +79,7 @@ impl SharedState {
             return Ok(held);
         }
         let progress = || {
-            let p = self.synced.as_ref().and_then(|f| f.read());
+            let p = self.synced.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|f| f.read());
             p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
         };
         let own = self.waiters.wait(&self.vfs, &self.path, self.timeout, &progress)?;
@@ -98,6 +99,7 @@ impl SharedState {
     /// lock's file (its descriptor goes once no guard holds it).
     pub fn release(&self) {
         *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.synced.lock().unwrap_or_else(|p| p.into_inner()) = None;
         let mut seen = self.seen();
         seen.manifest = None;
         seen.active = None;
