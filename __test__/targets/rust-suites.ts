@@ -31,10 +31,13 @@ export async function runRustSuites(
     const { passed, failed } = summarise(output);
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`${triple} ${name}: ${passed} passed, ${failed} failed, exit ${r.code}, ${secs} s`);
-    if (r.code !== 0 || failed > 0 || passed === 0) failures.push(`${name} (exit ${r.code}):\n${output.slice(-3000)}`);
+    if (r.code !== 0 || failed > 0 || (passed === 0 && !EMPTY_ELSEWHERE.includes(name))) failures.push(`${name} (exit ${r.code}):\n${output.slice(-3000)}`);
   }
   expect(failures, failures.join('\n\n')).toEqual([]);
 }
+
+/** Binaries whose tests are all for one OS (rabosh/handles counts /proc/self/fd: Linux only). */
+const EMPTY_ELSEWHERE = ['rabosh/handles'];
 
 /** Budgets for the long property and power-loss tests on an emulated or second target. */
 export const BOUNDED_ENV: Record<string, string> = {
