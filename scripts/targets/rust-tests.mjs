@@ -25,9 +25,9 @@ export function buildRustTests(triple, env = {}) {
 export function summarise(output) {
   let passed = 0;
   let failed = 0;
-  for (const m of output.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) {
+  for (const m of output.matchAll(/test result: \w+\. (\d+) passed(?:; (\d+) failed)?/g)) {
     passed += Number(m[1]);
-    failed += Number(m[2]);
+    failed += Number(m[2] ?? 0);
   }
   return { passed, failed };
 }

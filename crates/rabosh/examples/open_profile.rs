@@ -66,6 +66,9 @@ fn open(dir: &str, rounds: usize) {
         let (build_el, build_cpu) = (tb.elapsed(), cpu_ns() - cb);
         drop(snap);
         let mut after = rss();
+        // glibc only: musl and Windows have no malloc_trim (this example must still link there,
+        // since `cargo test` builds examples).
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
         if std::env::var_os("TRIM").is_some() {
             unsafe extern "C" {
                 fn malloc_trim(pad: usize) -> i32;

@@ -36,6 +36,9 @@ struct Seen {
     manifest: Option<Arc<dyn VFile>>,
     active: Option<Arc<Segment>>,
     len: u64,
+    /// The MANIFEST as last read under the lock, where an open handle cannot tell that it was
+    /// replaced (Windows): a read compares the file's contents with it instead.
+    known: Option<Manifest>,
 }
 
 pub(crate) struct SharedState {
@@ -67,7 +70,7 @@ impl SharedState {
             waiters: Waiters::default(),
             synced: Mutex::new(crate::synced::SyncedFile::open(&**vfs, dir).ok()),
             gate: Mutex::new(()),
-            seen: Mutex::new(Seen { manifest: None, active: None, len: 0 }),
+            seen: Mutex::new(Seen { manifest: None, active: None, len: 0, known: None }),
         })
     }
 
@@ -103,6 +106,7 @@ impl SharedState {
         let mut seen = self.seen();
         seen.manifest = None;
         seen.active = None;
+        seen.known = None;
     }
 
     fn seen(&self) -> MutexGuard<'_, Seen> {
@@ -112,8 +116,9 @@ impl SharedState {
 
 /// Whether the MANIFEST this process last read may have been replaced. Unix tells by its link
 /// count (replacement unlinks it). Elsewhere (Windows) an open file's link count is not known
-/// here, so the answer is always "maybe": every catch-up rereads the small MANIFEST and every
-/// read takes the commit lock — slower reads, never a stale view or an append to a sealed segment.
+/// here, so the answer is always "maybe": every catch-up rereads the small MANIFEST (a read
+/// compares it with the one last seen, `files_changed`) — never a stale view or an append to a
+/// sealed segment.
 fn manifest_maybe_replaced(seen: &Seen) -> bool {
     if cfg!(not(unix)) {
         return true;
@@ -393,11 +398,16 @@ impl Store {
         }
     }
 
-    /// Cheap: one fstat and one short read, no lock.
+    /// Cheap: one fstat and one short read, no lock (on Windows, a read of the small MANIFEST
+    /// instead of the fstat; rename is atomic there too, so it is the old file or the new).
     fn files_changed(&self) -> bool {
         let Some(sh) = &self.shared else { return false };
         let seen = sh.seen();
-        let manifest_replaced = manifest_maybe_replaced(&seen);
+        let manifest_replaced = if cfg!(unix) {
+            manifest_maybe_replaced(&seen)
+        } else {
+            seen.known.as_ref().is_none_or(|m| Manifest::read(&*self.vfs, &self.dir).map_or(true, |d| d != *m))
+        };
         let appended = seen.active.as_ref().is_none_or(|a| appended_at(a, seen.len).unwrap_or(true));
         manifest_replaced || appended
     }
@@ -412,6 +422,9 @@ impl Store {
         // replacement fail, and it would tell nothing (see `manifest_maybe_replaced`).
         if cfg!(unix) && seen.manifest.as_ref().is_none_or(|m| m.unlinked().unwrap_or(true)) {
             seen.manifest = self.vfs.open(&self.dir.join(MANIFEST), OpenMode::Read).ok();
+        }
+        if cfg!(not(unix)) {
+            seen.known = Some(w.manifest.clone());
         }
         seen.active = Some(log.seg.clone());
         seen.len = log.len;

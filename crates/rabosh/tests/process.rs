@@ -192,23 +192,50 @@ fn lock_file_deleted_or_replaced() {
     let dir = tmp.path().join("held");
     let (mut child, mut out) = spawn(&["child-holder", dir.to_str().unwrap()]);
     assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
+    #[cfg(not(windows))]
+    lock_deleted_then_replaced(&dir, child.id());
+    #[cfg(windows)]
+    lock_cannot_be_deleted_or_replaced(&dir, child.id());
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let store = Store::open(&dir, Options::default()).unwrap();
+    assert_eq!(store.snapshot().unwrap().get(b"held").unwrap().as_deref(), Some(&b"yes"[..]));
+}
+
+/// Unix: the holder's lock on the directory itself outlives its LOCK file.
+#[cfg(not(windows))]
+fn lock_deleted_then_replaced(dir: &Path, holder_pid: u32) {
     std::fs::remove_file(dir.join("LOCK")).unwrap();
-    match Store::open(&dir, Options::default()) {
-        Err(Error::Locked { holder, .. }) => assert_eq!(holder.pid, Some(child.id())),
+    match Store::open(dir, Options::default()) {
+        Err(Error::Locked { holder, .. }) => assert_eq!(holder.pid, Some(holder_pid)),
         Err(e) => panic!("LOCK deleted: expected Locked, got {e}"),
         Ok(_) => panic!("LOCK deleted: a second writer opened a held store"),
     }
     // Replaced by a fresh file (what the failed open above may have created, or a tool).
     std::fs::write(dir.join("LOCK"), b"").unwrap();
-    match Store::open(&dir, Options::default()) {
+    match Store::open(dir, Options::default()) {
         Err(Error::Locked { .. }) => {}
         Err(e) => panic!("LOCK replaced: expected Locked, got {e}"),
         Ok(_) => panic!("LOCK replaced: a second writer opened a held store"),
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let store = Store::open(&dir, Options::default()).unwrap();
-    assert_eq!(store.snapshot().unwrap().get(b"held").unwrap().as_deref(), Some(&b"yes"[..]));
+}
+
+/// Windows: the holder opened LOCK without FILE_SHARE_DELETE, so while held it can be neither
+/// deleted nor renamed over (a directory cannot be locked there, so this is what keeps a second
+/// writer out); the store stays locked.
+#[cfg(windows)]
+fn lock_cannot_be_deleted_or_replaced(dir: &Path, holder_pid: u32) {
+    let e = std::fs::remove_file(dir.join("LOCK")).expect_err("a held LOCK was deleted");
+    assert_eq!(e.raw_os_error(), Some(32), "deleting a held LOCK: {e}"); // ERROR_SHARING_VIOLATION
+    std::fs::write(dir.join("LOCK.new"), b"").unwrap();
+    let e = std::fs::rename(dir.join("LOCK.new"), dir.join("LOCK")).expect_err("a held LOCK was replaced");
+    assert!(matches!(e.raw_os_error(), Some(5 | 32)), "replacing a held LOCK: {e}"); // access denied / sharing
+    std::fs::remove_file(dir.join("LOCK.new")).unwrap();
+    match Store::open(dir, Options::default()) {
+        Err(Error::Locked { holder, .. }) => assert_eq!(holder.pid, Some(holder_pid)),
+        Err(e) => panic!("expected Locked, got {e}"),
+        Ok(_) => panic!("a second writer opened a held store"),
+    }
 }
 
 fn main() {

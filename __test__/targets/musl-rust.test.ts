@@ -1,0 +1,30 @@
+// The engine's and the memory crate's Rust suites as static x86_64-unknown-linux-musl binaries,
+// run natively one after another against the PostgreSQL server of scripts/with-postgres.mjs.
+import { spawn } from 'node:child_process';
+import { describe, it } from 'vitest';
+import { BOUNDED_ENV, type Run, runRustSuites } from './rust-suites.js';
+
+function runNative(exe: string, args: string[], env: Record<string, string>, timeoutMs: number): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = spawn(exe, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code: code ?? signal, stdout, stderr });
+    });
+  });
+}
+
+describe('Rust suites as static musl binaries', () => {
+  it('every test binary of rabosh and rabosh-memory passes', async () => {
+    await runRustSuites(
+      'x86_64-unknown-linux-musl',
+      { CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER: process.env['CARGO_TARGET_X86_64_UNKNOWN_LINUX_MUSL_LINKER'] ?? 'musl-gcc' },
+      (exe) => runNative(exe, ['--test-threads=2'], BOUNDED_ENV, 900_000),
+    );
+  });
+});
