@@ -592,8 +592,22 @@ fn reclaim_vacuums_so_deleted_bytes_leave_the_table_files() {
     .unwrap();
     // Deleted and overwritten rows stay in the table's pages as dead tuples until a vacuum.
     assert!(files_holding(&s, "kv", small) > 0, "an UPDATE leaves the old row version in the file");
-    b.reclaim().unwrap();
-    assert_eq!(files_holding(&s, "kv", small), 0, "after reclaim (VACUUM) the overwritten bytes are gone");
-    assert_eq!(files_holding(&s, "kv", b"BIG-SECRET-d4e5f6"), 0, "and the deleted TOASTed value");
+    // VACUUM removes a dead row only once no transaction anywhere on the server may still see
+    // it, and the other tests of this binary run transactions on the same server at the same
+    // time (docs/history.md says so of redaction on a URL): reclaim again until the horizon
+    // passes, within a bound.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        b.reclaim().unwrap();
+        let left = (files_holding(&s, "kv", small), files_holding(&s, "kv", b"BIG-SECRET-d4e5f6"));
+        if left == (0, 0) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "after reclaim (VACUUM) the overwritten and deleted bytes are gone: files still holding them {left:?}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
     assert_eq!(b.read().unwrap().get(b"kept").unwrap(), Some(b"other".to_vec()));
 }
