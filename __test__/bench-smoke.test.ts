@@ -4,14 +4,16 @@
 // alternatives are known to speak the contract and not just its success strings.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blankDirectorySizes } from '../bench/agreement.js';
 import { size as formatSize } from './fixtures/contract-model.js';
-import { loadBackend } from '../bench/handlers/registry.js';
+import { BACKENDS } from '../bench/handlers/registry.js';
 import { ensurePeers } from '../bench/peers.js';
+import { childCommand } from '../bench/runtimes.js';
+import { transcript } from '../bench/transcript.js';
 import type { BenchHandler } from '../bench/handlers/types.js';
 
 const repo = resolve(import.meta.dirname, '..');
@@ -19,6 +21,9 @@ const scratch = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 // The SQLite alternative is installed under bench/peers/ on first use (a compile on a fresh clone).
 beforeAll(() => ensurePeers(), 900_000);
+
+/** One peer per runtime and storage the agreement step must catch. */
+const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct'];
 
 describe('npm run bench at a tiny size', () => {
   it('runs every measurement for every handler and finds them agreeing', () => {
@@ -31,8 +36,8 @@ describe('npm run bench at a tiny size', () => {
         env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch, RABOSH_BENCH_CLEANUP: 'wait' },
         encoding: 'utf8',
         // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny
-        // run took over 280 s; only a hang should end it.
-        timeout: 900_000,
+        // run took over 280 s (six handlers); only a hang should end it.
+        timeout: 1_500_000,
       },
     );
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
@@ -44,7 +49,17 @@ describe('npm run bench at a tiny size', () => {
     expect(report.failures).toEqual([]);
     expect(report.mismatches).toEqual([]);
     expect(run.status, run.stderr.slice(-3000)).toBe(0);
-    expect(report.backends.map((b) => b.id)).toEqual(['rabosh', 'rabosh-index', 'sdk-fs', 'sqlite', 'sqlite-tuned', 'lmdb']);
+    expect(report.backends.map((b) => b.id)).toEqual([
+      'rabosh',
+      'rabosh-index',
+      'sdk-fs',
+      'sqlite',
+      'sqlite-tuned',
+      'node-sqlite',
+      'bun-sqlite',
+      'lmdb',
+      'lmdb-direct',
+    ]);
     for (const row of report.rows) {
       // A row this platform cannot measure (the busy-turn rows off Linux) must stay empty, never guessed.
       const expected = row.unavailable ? [] : row.floor ? ['none'] : row.oursOnly ? ['rabosh'] : report.backends.map((b) => b.id);
@@ -53,9 +68,9 @@ describe('npm run bench at a tiny size', () => {
     }
     expect(run.stdout).toContain('| measurement |');
     expect(readFileSync(join(results, 'latest.md'), 'utf8')).toContain('| measurement |');
-  }, 960_000);
+  }, 1_560_000);
 
-  it('exits non-zero when an alternative answers differently', () => {
+  it('exits non-zero when an alternative answers differently, in whichever runtime it runs', () => {
     const results = join(scratch, 'broken');
     const run = spawnSync(
       process.execPath,
@@ -67,18 +82,19 @@ describe('npm run bench at a tiny size', () => {
           RABOSH_BENCH_RESULTS: results,
           RABOSH_BENCH_DIR: scratch,
           RABOSH_BENCH_CLEANUP: 'wait',
-          RABOSH_BENCH_BACKENDS: 'rabosh,sqlite',
+          RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
           RABOSH_BENCH_ONLY: 'durableWrites',
-          RABOSH_BENCH_SABOTAGE: 'sqlite',
+          RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
         },
         encoding: 'utf8',
-        timeout: 120_000,
+        timeout: 300_000,
       },
     );
-    const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as { mismatches: string[] };
-    expect(report.mismatches.length).toBeGreaterThan(0);
+    const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as { mismatches: string[]; failures: string[] };
+    expect(report.failures).toEqual([]);
+    for (const id of SABOTAGED) expect(report.mismatches.some((m) => m.includes(`: ${id} and rabosh differ`)), id).toBe(true);
     expect(run.status).toBe(1);
-  });
+  }, 360_000);
 });
 
 describe('the alternatives speak the contract', () => {
@@ -146,21 +162,27 @@ describe('the alternatives speak the contract', () => {
       { command: 'view', path: '/memories/kept' },
     ];
     const transcripts: Record<string, string[]> = {};
-    for (const id of ['rabosh', 'rabosh-index', 'sqlite', 'lmdb']) {
-      const backend = await loadBackend(id);
-      const h = await backend.open(join(scratch, `script-${id}`));
-      const out: string[] = [];
-      try {
-        for (const step of script) {
-          const input = step as { command: keyof Omit<BenchHandler, 'close'> };
-          out.push(await (h[input.command] as (i: unknown) => Promise<string>)(step));
-        }
-      } finally {
-        await h.close();
+    const scriptFile = join(scratch, 'script.json');
+    writeFileSync(scriptFile, JSON.stringify(script));
+    const compared = BACKENDS.map((b) => b.id).filter((id) => id !== 'sdk-fs');
+    for (const id of compared) {
+      const dir = join(scratch, `script-${id}`);
+      const runtime = BACKENDS.find((b) => b.id === id)!.runtime;
+      if (!runtime) {
+        transcripts[id] = await transcript(id, dir, script as Parameters<typeof transcript>[2]);
+        continue;
       }
-      transcripts[id] = out;
+      // node:sqlite and bun:sqlite exist only in their own runtimes: the session runs there.
+      const { exe, args } = childCommand(runtime);
+      const r = spawnSync(exe, [...args, join(repo, 'bench', 'transcript.ts'), id, dir, scriptFile], {
+        cwd: repo,
+        encoding: 'utf8',
+        timeout: 120_000,
+      });
+      expect(r.status, `${id}: ${r.stderr}`).toBe(0);
+      transcripts[id] = JSON.parse(r.stdout) as string[];
     }
-    for (const id of ['rabosh-index', 'sqlite', 'lmdb']) {
+    for (const id of compared.slice(1)) {
       transcripts[id]!.forEach((answer, i) => {
         expect(answer, `${id}, step ${i}: ${JSON.stringify(script[i])}`).toBe(transcripts['rabosh']![i]);
       });

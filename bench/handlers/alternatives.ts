@@ -1,31 +1,39 @@
 import { KvMemoryHandler } from '../alternatives/memory-commands.js';
+import { openLmdbDirect, seedLmdbDirect } from '../alternatives/lmdb-direct.js';
 import { openLmdbStore } from '../alternatives/lmdb-store.js';
 import { openSqliteStore } from '../alternatives/sqlite-store.js';
 import { tunedListing } from '../alternatives/tuned-listing.js';
+import type { SqlDriver } from '../alternatives/sql-driver.js';
 import { normalise, ROOT } from '../../__test__/fixtures/contract-model.js';
 import type { Backend, BenchHandler } from './types.js';
 
-export const sqliteBackend: Backend = {
-  family: 'sqlite',
-  async open(dir) {
-    return new KvMemoryHandler(openSqliteStore(dir));
-  },
-  async seed(dir, entries) {
-    const store = openSqliteStore(dir);
-    store.bulkPut(entries);
-    await store.close();
-  },
-};
+type Driver = (file: string) => SqlDriver;
+
+/** The SQLite store over one binding. All bindings share one file format, hence one family. */
+export function sqliteBackend(driver: Driver): Backend {
+  return {
+    family: 'sqlite',
+    async open(dir) {
+      return new KvMemoryHandler(openSqliteStore(dir, driver));
+    },
+    async seed(dir, entries) {
+      const store = openSqliteStore(dir, driver);
+      store.bulkPut(entries);
+      await store.close();
+    },
+  };
+}
 
 /**
  * The same store (same file, same covering index on (path, size)) with the directory view
  * written for speed: every row in one `all()` call and a single-pass builder. Everything else
  * is the shared handler.
  */
-export const sqliteTunedBackend: Backend = {
+export function sqliteTunedBackend(driver: Driver): Backend {
+  return {
   family: 'sqlite',
   async open(dir) {
-    const store = openSqliteStore(dir);
+    const store = openSqliteStore(dir, driver);
     const kv = new KvMemoryHandler(store);
     const view: BenchHandler['view'] = async (input) => {
       const path = normalise(input.path);
@@ -43,8 +51,9 @@ export const sqliteTunedBackend: Backend = {
       close: () => kv.close(),
     };
   },
-  seed: sqliteBackend.seed,
-};
+  seed: sqliteBackend(driver).seed,
+  };
+}
 
 export const lmdbBackend: Backend = {
   family: 'lmdb',
@@ -56,4 +65,10 @@ export const lmdbBackend: Backend = {
     await store.bulkPut(entries);
     await store.close();
   },
+};
+
+export const lmdbDirectBackend: Backend = {
+  family: 'lmdb-direct',
+  open: async (dir) => openLmdbDirect(dir),
+  seed: seedLmdbDirect,
 };

@@ -5,6 +5,11 @@ export interface BackendInfo {
   label: string;
   family: string;
   ours: boolean;
+  /**
+   * The runtime its children run under when not the bench's own Node: `node24`, the official
+   * Node 24 binary (node:sqlite), or `bun` (bun:sqlite). See bench/runtimes.ts.
+   */
+  runtime?: 'node24' | 'bun';
 }
 
 /** Column order of the table. Ours first; the ratio columns divide ours by each alternative. */
@@ -14,7 +19,10 @@ export const BACKENDS: readonly BackendInfo[] = [
   { id: 'sdk-fs', label: 'SDK filesystem tool', family: 'sdk-fs', ours: false },
   { id: 'sqlite', label: 'SQLite (better-sqlite3)', family: 'sqlite', ours: false },
   { id: 'sqlite-tuned', label: 'SQLite+ (covering index, tuned listing)', family: 'sqlite', ours: false },
+  { id: 'node-sqlite', label: 'node:sqlite (Node 24, covering index, tuned listing)', family: 'sqlite', ours: false, runtime: 'node24' },
+  { id: 'bun-sqlite', label: 'bun:sqlite (Bun, covering index, tuned listing)', family: 'sqlite', ours: false, runtime: 'bun' },
   { id: 'lmdb', label: 'LMDB (lmdb-js)', family: 'lmdb', ours: false },
+  { id: 'lmdb-direct', label: 'LMDB-direct (lmdb-js, one get per view, one transaction per write)', family: 'lmdb-direct', ours: false },
 ];
 
 /** Imported lazily so a child loads only the engine it measures (RSS and open time depend on it). */
@@ -27,11 +35,17 @@ export async function loadBackend(id: string): Promise<Backend> {
     case 'sdk-fs':
       return (await import('./sdk-fs.js')).sdkFsBackend;
     case 'sqlite':
-      return (await import('./alternatives.js')).sqliteBackend;
+      return (await import('./alternatives.js')).sqliteBackend((await import('../alternatives/sql-better-sqlite3.js')).openBetterSqlite3);
     case 'sqlite-tuned':
-      return (await import('./alternatives.js')).sqliteTunedBackend;
+      return (await import('./alternatives.js')).sqliteTunedBackend((await import('../alternatives/sql-better-sqlite3.js')).openBetterSqlite3);
+    case 'node-sqlite':
+      return (await import('./alternatives.js')).sqliteTunedBackend((await import('../alternatives/sql-node-sqlite.js')).openNodeSqlite);
+    case 'bun-sqlite':
+      return (await import('./alternatives.js')).sqliteTunedBackend((await import('../alternatives/sql-bun-sqlite.js')).openBunSqlite);
     case 'lmdb':
       return (await import('./alternatives.js')).lmdbBackend;
+    case 'lmdb-direct':
+      return (await import('./alternatives.js')).lmdbDirectBackend;
     default:
       throw new Error(`unknown backend ${id}`);
   }

@@ -38,7 +38,9 @@ async function first(op: () => Promise<string>): Promise<{ answer: string; ms: n
 }
 
 function settledRss(): number {
-  const gc = (globalThis as { gc?: () => void }).gc;
+  // Bun has no --expose-gc; its Bun.gc(true) is the same full, synchronous collection.
+  const bun = (globalThis as { Bun?: { gc(sync: boolean): void } }).Bun;
+  const gc = (globalThis as { gc?: () => void }).gc ?? (bun && (() => bun.gc(true)));
   if (!gc) throw new Error('resident memory is measured after a forced GC: run the child with --expose-gc');
   gc();
   gc();
