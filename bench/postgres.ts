@@ -1,15 +1,19 @@
 // The PostgreSQL rows (issue 14): the same handler over a directory and over a URL, side by
 // side in one run. Per-command latency (create / str_replace / insert / view of a 4 KiB memory,
 // one after another, median), 64 concurrent callers (create + 8 edits each, commands per
-// second), and a root listing of 5,000 memories. Needs RABOSH_PG_URL (run it through
-// `node scripts/with-postgres.mjs "tsx bench/postgres.ts"`); prints a markdown table and writes
-// it to bench/results/postgres.md.
+// second), and a root listing of 5,000 memories. Beside them, a hand-written node-postgres
+// handler (alternatives/pg-handler.ts) against the same server in the same run; every answer of
+// the three is kept and the run fails if any differs from ours over PostgreSQL. Needs
+// RABOSH_PG_URL (run it through `node scripts/with-postgres.mjs "tsx bench/postgres.ts"`);
+// prints a markdown table and writes it to bench/results/postgres.md.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { RaboshMemoryToolHandler } from '../index.js';
+import { openPgHandler } from './alternatives/pg-handler.js';
+import type { BenchHandler } from './handlers/types.js';
 
 const url = process.env['RABOSH_PG_URL'];
 if (!url) throw new Error('RABOSH_PG_URL is not set; run through scripts/with-postgres.mjs');
@@ -20,33 +24,69 @@ const body = (i: number) => `MARK${i}\n${'f'.repeat(4096 - `MARK${i}\n`.length -
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function timed(h: RaboshMemoryToolHandler, inputs: Array<Record<string, unknown>>): Promise<number> {
+/** What a measured handler offers: ours through execute(), the node-postgres peer directly. */
+interface Target {
+  execute(input: Record<string, unknown>): Promise<{ text: string; isError: boolean }>;
+  importMemories(files: { path: string; content: string }[]): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+async function ours(target: string): Promise<Target> {
+  return RaboshMemoryToolHandler.open(target);
+}
+
+async function nodePostgres(url: string, schema: string): Promise<Target> {
+  const h = await openPgHandler(url, schema);
+  // Only success answers are measured, so an answer that is not one is the failure.
+  const success = /^(File created|The memory file has been edited|The file .* has been edited|Here's the content|Here're the files)/;
+  // Fault injection for the test that proves a disagreement fails the run.
+  const sabotage = process.env['RABOSH_BENCH_SABOTAGE']?.split(',').includes('node-postgres') ? ' (sabotaged)' : '';
+  return {
+    async execute(input) {
+      const command = input.command as keyof Omit<BenchHandler, 'close'>;
+      const text = (await (h[command] as (i: unknown) => Promise<string>)(input)) + sabotage;
+      return { text, isError: !success.test(text) };
+    },
+    importMemories: (files) => h.importMemories(files),
+    close: () => h.close(),
+  };
+}
+
+/** Every answer a target gave, in a fixed order (concurrent callers' answers by caller). */
+type Answers = string[];
+
+async function timed(h: Target, inputs: Array<Record<string, unknown>>, answers: Answers): Promise<number> {
   const ms: number[] = [];
   for (const input of inputs) {
     const t = performance.now();
     const r = await h.execute(input);
     ms.push(performance.now() - t);
     if (r.isError) throw new Error(`${JSON.stringify(input).slice(0, 80)}: ${r.text}`);
+    answers.push(r.text);
   }
   return median(ms);
 }
 
-async function measure(target: string): Promise<Record<string, number>> {
+async function measure(open: () => Promise<Target>): Promise<{ row: Record<string, number>; answers: Answers }> {
   const row: Record<string, number> = {};
-  const h = await RaboshMemoryToolHandler.open(target);
+  const answers: Answers = [];
+  const h = await open();
   try {
     const paths = Array.from({ length: N }, (_, i) => `/memories/lat/m${i}.md`);
-    row['create'] = await timed(h, paths.map((path, i) => ({ command: 'create', path, file_text: body(i) })));
-    row['str_replace'] = await timed(h, paths.map((path, i) => ({ command: 'str_replace', path, old_str: `MARK${i}\n`, new_str: `EDIT${i}\n` })));
-    row['insert'] = await timed(h, paths.map((path) => ({ command: 'insert', path, insert_line: 1, insert_text: 'inserted' })));
-    row['view'] = await timed(h, paths.map((path) => ({ command: 'view', path })));
+    row['create'] = await timed(h, paths.map((path, i) => ({ command: 'create', path, file_text: body(i) })), answers);
+    row['str_replace'] = await timed(h, paths.map((path, i) => ({ command: 'str_replace', path, old_str: `MARK${i}\n`, new_str: `EDIT${i}\n` })), answers);
+    row['insert'] = await timed(h, paths.map((path) => ({ command: 'insert', path, insert_line: 1, insert_text: 'inserted' })), answers);
+    row['view'] = await timed(h, paths.map((path) => ({ command: 'view', path })), answers);
 
     const t0 = performance.now();
     let commands = 0;
+    const byCaller: Answers[] = Array.from({ length: 64 }, () => []);
     await Promise.all(
       Array.from({ length: 64 }, async (_, c) => {
         const path = `/memories/conc/c${c}.md`;
-        await h.execute({ command: 'create', path, file_text: body(c) });
+        const created = await h.execute({ command: 'create', path, file_text: body(c) });
+        if (created.isError) throw new Error(created.text);
+        byCaller[c]!.push(created.text);
         commands++;
         for (let e = 0; e < 8; e++) {
           const r = await h.execute(
@@ -55,39 +95,72 @@ async function measure(target: string): Promise<Record<string, number>> {
               : { command: 'insert', path, insert_line: 0, insert_text: `i${e}` },
           );
           if (r.isError) throw new Error(r.text);
+          byCaller[c]!.push(r.text);
           commands++;
         }
       }),
     );
     row['64 callers, commands/s'] = commands / ((performance.now() - t0) / 1000);
+    answers.push(...byCaller.flat());
+    answers.push((await h.execute({ command: 'view', path: '/memories/conc/c7.md' })).text);
 
     await h.importMemories(Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/list/n${String(i).padStart(5, '0')}.md`, content: 'x'.repeat(64) })));
     const listing: number[] = [];
-    for (let r = 0; r < 7; r++) {
+    for (let round = 0; round < 7; round++) {
       const t = performance.now();
-      await h.execute({ command: 'view', path: '/memories/list' });
+      const r = await h.execute({ command: 'view', path: '/memories/list' });
       listing.push(performance.now() - t);
+      if (r.isError) throw new Error(r.text.slice(0, 200));
+      if (round === 0) answers.push(r.text);
     }
     row['view of 5,000 memories'] = median(listing.slice(2));
   } finally {
     await h.close();
   }
-  return row;
+  return { row, answers };
+}
+
+/** Where `b` first differs from `a`, or null. */
+function firstDifference(a: Answers, b: Answers): string | null {
+  for (let i = 0; i < Math.max(a.length, b.length); i++) {
+    if (a[i] !== b[i]) return `answer ${i + 1} of ${a.length}: ${JSON.stringify(b[i]?.slice(0, 160))} vs ${JSON.stringify(a[i]?.slice(0, 160))}`;
+  }
+  return null;
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'rabosh-bench-pg-'));
+let failed = false;
 try {
-  const embedded = await measure(dir);
-  const postgres = await measure(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${randomBytes(4).toString('hex')}`);
+  const tag = randomBytes(4).toString('hex');
+  const embedded = await measure(() => ours(dir));
+  const postgres = await measure(() => ours(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${tag}`));
+  const peer = await measure(() => nodePostgres(url, `bench_pg_${tag}`));
   const fmt = (k: string, v: number) => (k.includes('/s') ? v.toFixed(0) : `${v.toFixed(3)} ms`);
   const lines = [
-    `| row (${N} commands, 4 KiB memories) | embedded (sync) | PostgreSQL | PG ÷ embedded |`,
-    '|---|---|---|---|',
-    ...Object.keys(embedded).map((k) => `| ${k} | ${fmt(k, embedded[k]!)} | ${fmt(k, postgres[k]!)} | ${(postgres[k]! / embedded[k]!).toFixed(2)} |`),
+    `| row (${N} commands, 4 KiB memories) | embedded (sync) | PostgreSQL | node-postgres handler | PG ÷ embedded | PG ÷ node-postgres |`,
+    '|---|---|---|---|---|---|',
+    ...Object.keys(embedded.row).map(
+      (k) =>
+        `| ${k} | ${fmt(k, embedded.row[k]!)} | ${fmt(k, postgres.row[k]!)} | ${fmt(k, peer.row[k]!)} | ` +
+        `${(postgres.row[k]! / embedded.row[k]!).toFixed(2)} | ${(postgres.row[k]! / peer.row[k]!).toFixed(2)} |`,
+    ),
   ];
+  // Ours over PostgreSQL is the reference; the run fails when any handler answered otherwise.
+  const differences = [
+    ['embedded', firstDifference(postgres.answers, embedded.answers)],
+    ['node-postgres handler', firstDifference(postgres.answers, peer.answers)],
+  ].filter(([, d]) => d !== null);
+  lines.push(
+    '',
+    differences.length
+      ? `**Answers disagreed:**\n${differences.map(([who, d]) => `- ${who}: ${d}`).join('\n')}`
+      : `All three gave the same ${postgres.answers.length} answers. Ratios above 1 on the commands/s row mean PostgreSQL does more.`,
+  );
+  failed = differences.length > 0;
   const table = lines.join('\n');
   console.log(table);
-  writeFileSync(new URL('./results/postgres.md', import.meta.url), `${table}\n`);
+  writeFileSync(new URL(process.env['RABOSH_BENCH_PG_OUT'] ?? './results/postgres.md', import.meta.url), `${table}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
+if (failed) process.exit(1);
