@@ -3,7 +3,8 @@
 // writes one dump per bracket and the dump between two markers holds exactly the measured loop
 // (every thread: ours answers on the libuv pool). Prints the answers' fingerprints as JSON.
 //
-// argv: backend id, store dir, listing count, view count.
+// argv: backend id, store dir, listing count, view count. RABOSH_CALLGRIND_VIEW_RANGE=10,20 views
+// with that view_range (the same lookup, fewer lines formatted and crossed: it tells the two apart).
 
 import { createHash } from 'node:crypto';
 import { loadBackend } from './handlers/registry.js';
@@ -21,7 +22,8 @@ async function main(): Promise<void> {
   const backend = await loadBackend(id);
   const handler = await backend.open(dir);
   const list = { command: 'view', path: '/memories' } as const;
-  const view = { command: 'view', path: `/memories/${noteName(42)}` } as const;
+  const range = process.env.RABOSH_CALLGRIND_VIEW_RANGE?.split(',').map(Number) as [number, number] | undefined;
+  const view = { command: 'view', path: `/memories/${noteName(42)}`, ...(range ? { view_range: range } : {}) } as const;
   for (let i = 0; i < WARMUP; i++) await handler.view(list);
   for (let i = 0; i < WARMUP * 20; i++) await handler.view(view);
   const prints: Record<string, string> = {};

@@ -5,7 +5,8 @@
 // when valgrind is missing, any run failed, any count is absent, or the answers disagree.
 //
 // Knobs: RABOSH_BENCH_BACKENDS (comma list, default all but the SDK's tool, whose 5,000-file
-// listing would take minutes under valgrind), RABOSH_CALLGRIND_COUNT (memories, 5000),
+// listing would take minutes under valgrind, and bun:sqlite, whose runtime valgrind does not run;
+// node:sqlite is counted under the official Node 24 binary, a different V8 from the others'), RABOSH_CALLGRIND_COUNT (memories, 5000),
 // RABOSH_CALLGRIND_LISTS (10), RABOSH_CALLGRIND_VIEWS (200), RABOSH_BENCH_DIR, RABOSH_BENCH_RESULTS.
 
 import { spawnSync } from 'node:child_process';
@@ -14,6 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BACKENDS, loadBackend } from './handlers/registry.js';
+import { childCommand } from './runtimes.js';
 import { flat } from './workload.js';
 
 const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -26,7 +28,8 @@ const count = num('RABOSH_CALLGRIND_COUNT', 5000);
 const lists = num('RABOSH_CALLGRIND_LISTS', 10);
 const views = num('RABOSH_CALLGRIND_VIEWS', 200);
 const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean);
-const backends = BACKENDS.filter((b) => (wanted ? wanted.includes(b.id) : b.id !== 'sdk-fs'));
+const backends = BACKENDS.filter((b) => (wanted ? wanted.includes(b.id) : b.id !== 'sdk-fs' && b.runtime !== 'bun'));
+if (backends.some((b) => b.runtime === 'bun')) throw new Error('bun:sqlite cannot be counted: valgrind does not run Bun');
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
 const work = mkdtempSync(join(resolve(process.env.RABOSH_BENCH_DIR ?? tmpdir()), 'rabosh-callgrind-'));
 
@@ -54,7 +57,7 @@ function measure(id: string, dir: string): Row {
       '--tool=callgrind',
       '--dump-before=getppid',
       `--callgrind-out-file=${join(out, 'cg.out')}`,
-      process.execPath,
+      childCommand(BACKENDS.find((b) => b.id === id)!.runtime).exe,
       // No background compiler or GC threads: their work would land in whichever dump is open.
       '--single-threaded',
       '--import',
@@ -98,7 +101,9 @@ async function main(): Promise<void> {
     let dir = seeded.get(b.family);
     if (!dir) {
       dir = join(work, `store-${b.family}`);
-      await (await loadBackend(b.id)).seed(dir, flat(count, 4096));
+      // Seeded here, in this Node, by a backend that loads in it (node:sqlite may not).
+      const seeder = BACKENDS.find((x) => x.family === b.family && !x.runtime)!;
+      await (await loadBackend(seeder.id)).seed(dir, flat(count, 4096));
       seeded.set(b.family, dir);
     }
     console.error(`callgrind: ${b.id} …`);
