@@ -207,3 +207,38 @@ describe('properties', () => {
     );
   });
 });
+
+// The fast path for already-normal ASCII paths (src/path.ts ALREADY_NORMAL) must answer exactly
+// what the general rules do: a longhand of them for ASCII inputs, where bytes are code units.
+function longhandAscii(raw: string): string | null {
+  if (!raw.startsWith('/memories')) return null;
+  const out: string[] = [];
+  for (const seg of raw.split('/')) {
+    if (seg === '' || seg === '.') continue;
+    if (seg === '..') {
+      if (out.length === 0) return null;
+      out.pop();
+    } else out.push(seg);
+  }
+  const path = `/${out.join('/')}`;
+  if (path !== '/memories' && !path.startsWith('/memories/')) return null;
+  if (path.length > 1024 || out.some((s) => s.length > 255)) return null;
+  return path;
+}
+
+describe('already-normal ASCII paths', () => {
+  const asciiPiece = fc.oneof(
+    fc.constantFrom('/', '//', '/.', '/..', '/...', '/.a', '/a.', '/-', '/_x', 'memories', '/memories', 'X'),
+    fc.stringMatching(/^\/[\w.-]{1,12}$/),
+    fc.stringMatching(/^\/[\w]{250,260}$/),
+  );
+  it('normalise equals the longhand rules on them, whatever the mix of dots, slashes and lengths', () => {
+    fc.assert(
+      fc.property(fc.array(asciiPiece, { maxLength: 10 }), fc.boolean(), (ps, rooted) => {
+        const raw = `${rooted ? '/memories' : ''}${ps.join('')}`;
+        expect(norm(raw)).toBe(longhandAscii(raw));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});

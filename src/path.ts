@@ -47,8 +47,17 @@ function hasUnpairedSurrogate(s: string): boolean {
  * The normalised form of a model-sent path, or null when the path is refused.
  * Percent-encoded traversal is refused, never decoded; a backslash is refused, not a separator.
  */
+/**
+ * Paths already in normal form and plain ASCII (what models send almost always): `/memories`
+ * then `/`-led segments of word characters, `.` and `-`, none of them `.` or `..`. Such a path
+ * normalises to itself; under 256 units no segment can pass the segment limit. One regex test
+ * instead of the split and the scans below: 12 % of a 4 KiB view's instructions before.
+ */
+const ALREADY_NORMAL = /^\/memories(?:\/(?!\.\.?(?:\/|$))[\w.-]+)*$/;
+
 function normalise(raw: string): string | null {
   if (typeof raw !== 'string') return null;
+  if (raw.length <= MAX_SEGMENT_BYTES && ALREADY_NORMAL.test(raw)) return raw;
   if (/%2e%2e/i.test(raw)) return null;
   if (hasForbiddenUnit(raw)) return null;
   if (!raw.startsWith(ROOT)) return null;
