@@ -81,7 +81,7 @@ impl Memories {
             let mut bytes = 0;
             for (path, content) in files {
                 let key = self.key(path);
-                let old = view.meta(&key)?.map(|m| MemMeta::decode(&key, &m)).transpose()?;
+                let old = MemMeta::stored(view, &key)?;
                 if old.is_some() && !overwrite {
                     ws.clear();
                     return Ok(Import::Exists { path: path.clone() });

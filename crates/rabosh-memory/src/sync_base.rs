@@ -193,7 +193,7 @@ impl Memories {
             match op {
                 SyncOp::Put { path, content, if_match } => {
                     let key = self.key(path);
-                    let old = view.meta(&key)?.map(|m| MemMeta::decode(&key, &m)).transpose()?;
+                    let old = MemMeta::stored(view, &key)?;
                     let (intent, meta) = match old {
                         Some(old) => {
                             let current = hex(&sha256(read(view, &key)?.as_bytes()));

@@ -16,7 +16,7 @@ use std::hash::BuildHasher;
 use std::sync::atomic::Ordering;
 
 use crate::backend::{Intent, ReadView, WriteOp, WriteSet};
-use crate::keys::parse;
+use crate::keys::{parse, scope_prefix};
 use crate::meta::MemMeta;
 use crate::{Memories, Result};
 
@@ -37,7 +37,7 @@ impl Memories {
             actor.check()?;
         }
         let scope = &self.options.scope;
-        let mine = format!("m:{scope}:").into_bytes();
+        let mine = scope_prefix(scope);
         let staged: Vec<_> = ws.take_staged().collect();
         let now = self.clock.now_ms();
         let mut tally = Tally::read(view, scope)?;
