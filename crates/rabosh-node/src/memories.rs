@@ -180,7 +180,7 @@ impl NativeMemories {
         let (m, snap) = (self.inner.clone(), snapshot.pinned());
         work(move || {
             let snap = snap.ok_or_else(|| Fault {
-                code: "RABOSH_INVALID_ARGUMENT",
+                code: crate::fault_codes::INVALID_ARGUMENT,
                 message: "view at a snapshot that was released".into(),
                 holder: None,
                 expired: None,
