@@ -839,6 +839,7 @@ module.exports.NativeAt = nativeBinding.NativeAt
 module.exports.NativeMemories = nativeBinding.NativeMemories
 module.exports.NativeSnapshot = nativeBinding.NativeSnapshot
 module.exports.NativeStore = nativeBinding.NativeStore
+module.exports.faultCodes = nativeBinding.faultCodes
 module.exports.MAX_ACTOR_ID_BYTES = nativeBinding.MAX_ACTOR_ID_BYTES
 module.exports.MAX_ACTOR_TYPE_BYTES = nativeBinding.MAX_ACTOR_TYPE_BYTES
 module.exports.NativeDurability = nativeBinding.NativeDurability

@@ -10,7 +10,8 @@
 export declare const __napiBindingTarget: 'native' | 'wasm32-wasi' | 'wasm32-wasip1'
 
 /**
- * A read-only view of an earlier instant, held in memory. Its views run on the pool like any
+ * A read-only view of an earlier instant, held in memory. Its views run off the JS thread (on
+ * the store's own threads for PostgreSQL, else the libuv pool) like any
  * other: a listing of the past grows with the store as a listing of the present does.
  */
 export declare class NativeAt {
@@ -109,6 +110,9 @@ export declare class NativeStore {
    */
   snapshot(): NativeSnapshot
 }
+
+/** Every code a fault of this binding can carry (the facade's error classes must know each). */
+export declare function faultCodes(): Array<string>
 
 export declare const MAX_ACTOR_ID_BYTES: number
 

@@ -4,7 +4,6 @@
 //! implement them. Keys and metadata are opaque here: their layout belongs to this crate
 //! (`keys.rs`, `meta.rs`), never to a backend's storage format.
 
-use std::collections::HashMap;
 use std::ops::ControlFlow;
 
 use crate::listing::{scan_summary, scan_usage};
@@ -17,32 +16,63 @@ pub enum WriteOp {
     Delete { key: Vec<u8> },
 }
 
+/// What a command did to one memory, staged with the row it writes: history records its
+/// versions from these (never by comparing the rows with the state before), and a backend sees
+/// only the rows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Intent {
+    /// A memory where there was none: a `created` version.
+    Create,
+    /// New content (or metadata) for a memory that exists: a `modified` version.
+    Modify,
+    /// Only the access stamp of a memory that exists (a view with `trackAccess`): no version.
+    Touch,
+    /// A memory moved from `from` (what `rename` does for each memory): both rows carry it; the
+    /// put is one `renamed` version carrying the memory's id, the delete records nothing.
+    Move { from: Vec<u8> },
+    /// A memory removed: a `deleted` version.
+    Delete,
+}
+
 /// What a transaction body stages; committed as one unit after the body returns `Ok`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteSet {
     ops: Vec<WriteOp>,
-    /// Destination key → source key of each memory moved with [`WriteSet::moved`]: what the
-    /// history hook records as `renamed`, told by the command instead of guessed from the ops.
-    moves: HashMap<Vec<u8>, Vec<u8>>,
+    /// Parallel to `ops`: what each memory row's command did; None for every other row
+    /// (versions, settings, the sync's bases).
+    intents: Vec<Option<Intent>>,
 }
 
 impl WriteSet {
+    /// A row with no intent: anything but a memory (versions, settings, the sync's bases), or a
+    /// memory row written below the commands (a backend's own tests), which history leaves alone.
     pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
         self.ops.push(WriteOp::Put { key, value, meta });
+        self.intents.push(None);
     }
+    /// Deletes a row with no intent (see [`WriteSet::put`]).
     pub fn delete(&mut self, key: Vec<u8>) {
         self.ops.push(WriteOp::Delete { key });
+        self.intents.push(None);
     }
-    /// Moves a value from `from` to `to`: a put and a delete to every backend (none has a move),
+    /// A memory's row, written for what the command did (`Create`, `Modify` or `Touch`).
+    pub fn write(&mut self, intent: Intent, key: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
+        debug_assert!(matches!(intent, Intent::Create | Intent::Modify | Intent::Touch));
+        self.ops.push(WriteOp::Put { key, value, meta });
+        self.intents.push(Some(intent));
+    }
+    /// Removes a memory.
+    pub fn remove(&mut self, key: Vec<u8>) {
+        self.ops.push(WriteOp::Delete { key });
+        self.intents.push(Some(Intent::Delete));
+    }
+    /// Moves a memory from `from` to `to`: a put and a delete to every backend (none has a move),
     /// one `renamed` version to history.
     pub fn moved(&mut self, from: Vec<u8>, to: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
-        self.moves.insert(to.clone(), from.clone());
-        self.put(to, value, meta);
-        self.delete(from);
-    }
-    /// The moves staged so far (destination → source), leaving the ops in place.
-    pub fn take_moves(&mut self) -> HashMap<Vec<u8>, Vec<u8>> {
-        std::mem::take(&mut self.moves)
+        self.ops.push(WriteOp::Put { key: to, value, meta });
+        self.intents.push(Some(Intent::Move { from: from.clone() }));
+        self.ops.push(WriteOp::Delete { key: from.clone() });
+        self.intents.push(Some(Intent::Move { from }));
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -56,10 +86,21 @@ impl WriteSet {
     pub fn into_ops(self) -> Vec<WriteOp> {
         self.ops
     }
+    /// Each row with the intent it was staged with (history's hook), leaving the set empty.
+    pub(crate) fn take_staged(&mut self) -> impl Iterator<Item = (WriteOp, Option<Intent>)> {
+        let ops = std::mem::take(&mut self.ops);
+        let intents = std::mem::take(&mut self.intents);
+        ops.into_iter().zip(intents)
+    }
+    /// Stages a row as it was taken from [`WriteSet::take_staged`].
+    pub(crate) fn restage(&mut self, op: WriteOp, intent: Option<Intent>) {
+        self.ops.push(op);
+        self.intents.push(intent);
+    }
     /// Forget what was staged (a retried body starts from nothing).
     pub fn clear(&mut self) {
         self.ops.clear();
-        self.moves.clear();
+        self.intents.clear();
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use crate::backend::Intent;
 use crate::commands::read;
 use crate::keys::{check_normalised, parse, subtree_prefix};
 use crate::listing::try_scan;
@@ -80,14 +81,16 @@ impl Memories {
             let mut bytes = 0;
             for (path, content) in files {
                 let key = self.key(path);
-                let old = view.meta(&key)?.map(|m| MemMeta::decode(&key, &m)).transpose()?;
+                let old = MemMeta::stored(view, &key)?;
                 if old.is_some() && !overwrite {
                     ws.clear();
                     return Ok(Import::Exists { path: path.clone() });
                 }
-                let meta =
-                    old.map_or(MemMeta::for_content(content, now, now, 0), |m| MemMeta::rewritten(content, m, now));
-                ws.put(key, content.as_bytes().to_vec(), meta.encode());
+                let (intent, meta) = match old {
+                    Some(m) => (Intent::Modify, MemMeta::rewritten(content, m, now)),
+                    None => (Intent::Create, MemMeta::for_content(content, now, now, 0)),
+                };
+                ws.write(intent, key, content.as_bytes().to_vec(), meta.encode());
                 bytes += content.len() as u64;
             }
             Ok(Import::Imported { memories: files.len() as u64, bytes })

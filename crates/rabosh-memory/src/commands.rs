@@ -1,7 +1,7 @@
 //! The six commands. Each checks in the contract's order (§4), decides inside one backend
 //! transaction, and changes the store with exactly one commit.
 
-use crate::backend::{DirSummary, ReadView, WriteSet};
+use crate::backend::{DirSummary, Intent, ReadView, WriteSet};
 use crate::edit;
 use crate::keys::{check_normalised, key, subtree_prefix};
 use crate::listing::{scan_summary, try_scan};
@@ -23,7 +23,7 @@ impl Memories {
                     let shown = self.file_view(view, &key, meta)?;
                     if let View::File { content, .. } = &shown {
                         let meta = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
-                        ws.put(key.clone(), content.as_bytes().to_vec(), meta.encode());
+                        ws.write(Intent::Touch, key.clone(), content.as_bytes().to_vec(), meta.encode());
                     }
                     Ok(Some(shown))
                 })?;
@@ -94,9 +94,11 @@ impl Memories {
                 return Ok(Create::Exists);
             }
             let now = self.clock.now_ms();
-            let meta =
-                old.map_or(MemMeta::for_content(file_text, now, now, 0), |m| MemMeta::rewritten(file_text, m, now));
-            ws.put(key.clone(), file_text.as_bytes().to_vec(), meta.encode());
+            let (intent, meta) = match old {
+                Some(m) => (Intent::Modify, MemMeta::rewritten(file_text, m, now)),
+                None => (Intent::Create, MemMeta::for_content(file_text, now, now, 0)),
+            };
+            ws.write(intent, key.clone(), file_text.as_bytes().to_vec(), meta.encode());
             Ok(Create::Created)
         })
     }
@@ -170,7 +172,7 @@ impl Memories {
             }
             let count = doomed.len() as u64;
             for key in doomed {
-                ws.delete(key);
+                ws.remove(key);
             }
             Ok(Delete::Deleted { count })
         })
@@ -273,7 +275,7 @@ impl Memories {
 
     fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: &str, old: MemMeta) {
         let meta = MemMeta::rewritten(content, old, self.clock.now_ms());
-        ws.put(key.to_vec(), content.as_bytes().to_vec(), meta.encode());
+        ws.write(Intent::Modify, key.to_vec(), content.as_bytes().to_vec(), meta.encode());
     }
 }
 

@@ -26,6 +26,16 @@ pub(crate) fn key(scope: &str, path: &str) -> Vec<u8> {
     format!("m:{scope}:{path}").into_bytes()
 }
 
+/// Prefix of every memory key of `scope`.
+pub(crate) fn scope_prefix(scope: &str) -> Vec<u8> {
+    format!("m:{scope}:").into_bytes()
+}
+
+/// Whether `key` is a memory's (of any scope), not a version's, a setting's or a base's.
+pub(crate) fn is_memory_key(key: &[u8]) -> bool {
+    key.starts_with(b"m:")
+}
+
 /// Prefix of every memory strictly under `path`.
 pub(crate) fn subtree_prefix(scope: &str, path: &str) -> Vec<u8> {
     format!("m:{scope}:{path}/").into_bytes()

@@ -39,7 +39,7 @@ mod workers;
 pub use backends::postgres;
 use backends::{embedded, in_memory};
 
-pub use backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteOp, WriteSet};
+pub use backend::{Backend, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{
@@ -50,7 +50,7 @@ pub use expiry::Expired;
 pub use history::{
     Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
     MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Precondition, Redact, Revert, Version, VersionPage,
-    VersionQuery, hex, history_settings_of, history_usage_of, id_hex, parse_id, settle_history, sha256,
+    VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, is_url, open};

@@ -3,7 +3,7 @@
 
 use crate::Result;
 use crate::backend::{ReadView, WriteOp};
-use crate::keys::{parse, segments};
+use crate::keys::{is_memory_key, parse, scope_prefix, segments};
 use crate::listing::try_scan;
 use crate::meta::MemMeta;
 use crate::tree::{Dir, utf16_cmp};
@@ -22,7 +22,7 @@ pub(crate) type Change = (Vec<u8>, Option<u64>);
 pub(crate) fn changes(ops: &[WriteOp]) -> Result<Vec<Change>> {
     // Only memory keys carry a MemMeta; history records (`h:` keys) are not listed.
     let memory_key = |op: &&WriteOp| match op {
-        WriteOp::Put { key, .. } | WriteOp::Delete { key } => key.starts_with(b"m:"),
+        WriteOp::Put { key, .. } | WriteOp::Delete { key } => is_memory_key(key),
     };
     ops.iter()
         .filter(memory_key)
@@ -54,9 +54,9 @@ impl ScopeIndex {
     /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.
     pub fn apply(&mut self, scope: &str, changes: &[Change], seq: u64) {
         // The scope is matched as bytes; only the path needs decoding.
-        let head = format!("m:{scope}:");
+        let head = scope_prefix(scope);
         let mut mine = changes.iter().filter_map(|(key, size)| {
-            let path = std::str::from_utf8(key.strip_prefix(head.as_bytes())?).ok()?;
+            let path = std::str::from_utf8(key.strip_prefix(head.as_slice())?).ok()?;
             path.starts_with("/memories/").then_some((path, *size))
         });
         let mut next = mine.next();

@@ -11,6 +11,7 @@
 
 use std::ops::ControlFlow;
 
+use crate::backend::Intent;
 use crate::commands::read;
 use crate::history::{Actor, hex, sha256};
 use crate::keys::{check_normalised, parse, segments, subtree_prefix};
@@ -192,8 +193,8 @@ impl Memories {
             match op {
                 SyncOp::Put { path, content, if_match } => {
                     let key = self.key(path);
-                    let old = view.meta(&key)?.map(|m| MemMeta::decode(&key, &m)).transpose()?;
-                    let meta = match old {
+                    let old = MemMeta::stored(view, &key)?;
+                    let (intent, meta) = match old {
                         Some(old) => {
                             let current = hex(&sha256(read(view, &key)?.as_bytes()));
                             if current == hex(&sha256(content.as_bytes())) {
@@ -202,17 +203,17 @@ impl Memories {
                             if if_match.as_deref() != Some(current.as_str()) {
                                 return Ok(Some(SyncApply::OpRefused { index, current: Some(current) }));
                             }
-                            MemMeta::rewritten(content, old, now)
+                            (Intent::Modify, MemMeta::rewritten(content, old, now))
                         }
                         None if if_match.is_some() => return Ok(Some(SyncApply::OpRefused { index, current: None })),
                         None => {
                             if let Some(p) = self.overlap(view, path)? {
                                 return Ok(Some(SyncApply::PathConflict { index, path: p }));
                             }
-                            MemMeta::for_content(content, now, now, 0)
+                            (Intent::Create, MemMeta::for_content(content, now, now, 0))
                         }
                     };
-                    ws.put(key, content.as_bytes().to_vec(), meta.encode());
+                    ws.write(intent, key, content.as_bytes().to_vec(), meta.encode());
                 }
                 SyncOp::Remove { path, if_match } => {
                     let key = self.key(path);
@@ -223,7 +224,7 @@ impl Memories {
                     if current != *if_match {
                         return Ok(Some(SyncApply::OpRefused { index, current: Some(current) }));
                     }
-                    ws.delete(key);
+                    ws.remove(key);
                 }
                 SyncOp::Move { from, to, if_match } => {
                     let (src, dst) = (self.key(from), self.key(to));

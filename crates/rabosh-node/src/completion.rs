@@ -149,7 +149,7 @@ impl Drop for Pending {
     fn drop(&mut self) {
         if !self.settled {
             let lost = Fault {
-                code: "RABOSH_PANIC",
+                code: crate::fault_codes::PANIC,
                 message: "internal error: a command was dropped before it ran".into(),
                 holder: None,
                 expired: None,

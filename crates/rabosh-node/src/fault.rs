@@ -8,6 +8,8 @@ use napi::bindgen_prelude::{JsObjectValue, JsValue, Object};
 use napi::{Env, Status};
 use rabosh_memory::{Error, LockHolder};
 
+use crate::fault_codes as codes;
+
 /// A fault as plain data, built on whichever thread hit it and turned into a JS error on the
 /// JS thread.
 #[derive(Debug)]
@@ -36,7 +38,7 @@ impl Fault {
     pub fn expired_but_not_reclaimed(count: u64, reclaim: Error) -> Fault {
         let message =
             format!("expired {count} memories (deleted and committed), then reclaiming their space failed: {reclaim}");
-        Fault { code: "RABOSH_IO", message, holder: None, expired: Some(count) }
+        Fault { code: codes::IO, message, holder: None, expired: Some(count) }
     }
 
     /// A panic inside the engine or the memory crate: the process lives on, the call fails.
@@ -46,7 +48,7 @@ impl Fault {
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic payload".into());
-        Fault { code: "RABOSH_PANIC", message: format!("internal error (panic): {what}"), holder: None, expired: None }
+        Fault { code: codes::PANIC, message: format!("internal error (panic): {what}"), holder: None, expired: None }
     }
 
     /// The JS error: `message`, `code`, and `holder` for `RABOSH_STORE_LOCKED`.
@@ -80,19 +82,19 @@ impl Fault {
 impl From<Error> for Fault {
     fn from(e: Error) -> Fault {
         let code = match &e {
-            Error::Io(_) => "RABOSH_IO",
-            Error::Corruption(_) => "RABOSH_CORRUPTION",
-            Error::UnsupportedFormat(_) => "RABOSH_UNSUPPORTED_FORMAT",
-            Error::Locked { .. } => "RABOSH_STORE_LOCKED",
-            Error::Busy { .. } => "RABOSH_STORE_BUSY",
-            Error::Poisoned(_) => "RABOSH_POISONED",
-            Error::Closed => "RABOSH_CLOSED",
-            Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
-            Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
+            Error::Io(_) => codes::IO,
+            Error::Corruption(_) => codes::CORRUPTION,
+            Error::UnsupportedFormat(_) => codes::UNSUPPORTED_FORMAT,
+            Error::Locked { .. } => codes::STORE_LOCKED,
+            Error::Busy { .. } => codes::STORE_BUSY,
+            Error::Poisoned(_) => codes::POISONED,
+            Error::Closed => codes::CLOSED,
+            Error::NotAStore(_) => codes::NOT_A_STORE,
+            Error::InvalidArgument(_) | Error::NotNormalised(_) => codes::INVALID_ARGUMENT,
             Error::InvalidOption { .. } | Error::UnknownOption(_) | Error::OptionUnsupported { .. } => {
-                "RABOSH_INVALID_OPTION"
+                codes::INVALID_OPTION
             }
-            Error::Unsupported(_) => "RABOSH_UNSUPPORTED",
+            Error::Unsupported(_) => codes::UNSUPPORTED,
             Error::Postgres(pg) => pg.code(),
         };
         let message = e.to_string();
@@ -148,6 +150,22 @@ mod tests {
         for (e, code) in cases {
             let f: Fault = e.into();
             assert_eq!((f.code, f.holder, f.expired), (code, None, None));
+        }
+    }
+
+    #[test]
+    fn every_code_is_listed_once() {
+        let all = crate::fault_codes::fault_codes();
+        let unique: std::collections::HashSet<_> = all.iter().collect();
+        assert_eq!(unique.len(), all.len(), "{all:?}");
+        let raised = [
+            Fault::from(Error::Closed).code,
+            Fault::panic(Box::new("x")).code,
+            Fault::invalid_option("o", "v").code,
+            Fault::expired_but_not_reclaimed(1, Error::Io("x".into())).code,
+        ];
+        for code in raised {
+            assert!(all.iter().any(|c| c == code), "{code} is not in fault_codes");
         }
     }
 

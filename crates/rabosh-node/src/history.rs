@@ -7,11 +7,11 @@
 use std::sync::Arc;
 
 use napi::Env;
-use napi::bindgen_prelude::AsyncTask;
+use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use rabosh_memory::{
-    Actor, At, Backend, Memories, Operation, Precondition, Version, VersionQuery, hex, history_usage_of, id_hex,
-    parse_id,
+    Actor, At, Backend, Memories, Operation, Precondition, Version, VersionQuery, Workers, hex, history_usage_of,
+    id_hex, parse_id,
 };
 
 use crate::fault::{Fault, on_js_thread};
@@ -21,7 +21,7 @@ use crate::memories::NativeMemories;
 use crate::memories::view_shape;
 use crate::outcome::NativeView;
 use crate::store::NativeStore;
-use crate::work::{Work, work};
+use crate::work::run_off_thread;
 
 #[napi(object)]
 pub struct NativeVersion {
@@ -119,9 +119,8 @@ fn query(q: NativeVersionQuery) -> Result<VersionQuery, Fault> {
 impl NativeMemories {
     /// Versions matching the query, newest first, one page.
     #[napi(ts_return_type = "Promise<NativeVersionPage>")]
-    pub fn versions(&self, q: NativeVersionQuery) -> AsyncTask<Work<NativeVersionPage>> {
-        let m = self.shared();
-        work(move || {
+    pub fn versions<'env>(&self, env: &'env Env, q: NativeVersionQuery) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             let page = m.versions(&query(q)?)?;
             let data = page.data.into_iter().map(|v| version_out(v, None)).collect();
             Ok(NativeVersionPage { data, next_cursor: page.next_cursor })
@@ -130,28 +129,24 @@ impl NativeMemories {
 
     /// One version with its content; null for an unknown id.
     #[napi(ts_return_type = "Promise<NativeVersion | null>")]
-    pub fn version(&self, id: String) -> AsyncTask<Work<Option<NativeVersion>>> {
-        let m = self.shared();
-        work(move || Ok(m.version(&id)?.map(|(v, c)| version_out(v, c))))
+    pub fn version<'env>(&self, env: &'env Env, id: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| Ok(m.version(&id)?.map(|(v, c)| version_out(v, c))))
     }
 
     #[napi(ts_return_type = "Promise<NativeRevert>")]
-    pub fn revert(&self, path: String, version_id: String) -> AsyncTask<Work<NativeRevert>> {
-        let m = self.shared();
-        work(move || Ok(m.revert(&path, &version_id)?.into()))
+    pub fn revert<'env>(&self, env: &'env Env, path: String, version_id: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| -> Result<NativeRevert, Fault> { Ok(m.revert(&path, &version_id)?.into()) })
     }
 
     /// Forgets a version's content, path, hash and size, then compacts the store.
     #[napi(ts_return_type = "Promise<NativeRedact>")]
-    pub fn redact(&self, id: String) -> AsyncTask<Work<NativeRedact>> {
-        let m = self.shared();
-        work(move || Ok(m.redact(&id)?.into()))
+    pub fn redact<'env>(&self, env: &'env Env, id: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| -> Result<NativeRedact, Fault> { Ok(m.redact(&id)?.into()) })
     }
 
     #[napi(ts_return_type = "Promise<NativeCurrent | null>")]
-    pub fn host_get(&self, path: String) -> AsyncTask<Work<Option<NativeCurrent>>> {
-        let m = self.shared();
-        work(move || {
+    pub fn host_get<'env>(&self, env: &'env Env, path: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             Ok(m.host_get(&path)?.map(|c| NativeCurrent {
                 path: c.path,
                 content: c.content,
@@ -162,31 +157,36 @@ impl NativeMemories {
     }
 
     #[napi(ts_return_type = "Promise<NativeHostWrite>")]
-    pub fn host_put(
+    pub fn host_put<'env>(
         &self,
+        env: &'env Env,
         path: String,
         content: String,
         if_match: Option<String>,
         if_none_match_any: bool,
-    ) -> AsyncTask<Work<NativeHostWrite>> {
-        let m = self.shared();
-        work(move || {
+    ) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| -> Result<NativeHostWrite, Fault> {
             let pre = Precondition { if_match, if_none_match_any };
             Ok(m.host_put(&path, &content, &pre)?.into())
         })
     }
 
     #[napi(ts_return_type = "Promise<NativeHostRemove>")]
-    pub fn host_remove(&self, path: String, if_match: Option<String>) -> AsyncTask<Work<NativeHostRemove>> {
-        let m = self.shared();
-        work(move || Ok(m.host_remove(&path, if_match.as_deref())?.into()))
+    pub fn host_remove<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        if_match: Option<String>,
+    ) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| -> Result<NativeHostRemove, Fault> {
+            Ok(m.host_remove(&path, if_match.as_deref())?.into())
+        })
     }
 
     /// The history's own size, apart from `usage()`.
     #[napi(ts_return_type = "Promise<NativeHistoryUsage>")]
-    pub fn history_usage(&self) -> AsyncTask<Work<NativeHistoryUsage>> {
-        let m = self.shared();
-        work(move || {
+    pub fn history_usage<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             let u = m.history_usage()?;
             Ok(NativeHistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 })
         })
@@ -194,21 +194,20 @@ impl NativeMemories {
 
     /// Drops versions past the store's retention, then compacts; how many were dropped.
     #[napi(ts_return_type = "Promise<number>")]
-    pub fn prune_history(&self) -> AsyncTask<Work<f64>> {
-        let m = self.shared();
-        work(move || Ok(m.prune_history()? as f64))
+    pub fn prune_history<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| Ok(m.prune_history()? as f64))
     }
 
     /// The scope as history recorded it at `when_ms`, read-only.
     #[napi(ts_return_type = "Promise<NativeAt>")]
-    pub fn at(&self, when_ms: f64) -> AsyncTask<Work<NativeAt>> {
-        let m = self.shared();
-        work(move || {
+    pub fn at<'env>(&self, env: &'env Env, when_ms: f64) -> napi::Result<Object<'env>> {
+        let workers = self.workers();
+        self.off_thread(env, move |m| {
             if !when_ms.is_finite() {
                 return Err(Fault::invalid_argument(format!("at needs a finite instant, got {when_ms}")));
             }
             let view = m.at(when_ms as i64)?;
-            Ok(NativeAt { memories: m, view: Arc::from(view) })
+            Ok(NativeAt { memories: m.clone(), workers, view: Arc::from(view) })
         })
     }
 }
@@ -236,20 +235,31 @@ impl NativeStore {
     }
 }
 
-/// A read-only view of an earlier instant, held in memory. Its views run on the pool like any
+/// A read-only view of an earlier instant, held in memory. Its views run off the JS thread (on
+/// the store's own threads for PostgreSQL, else the libuv pool) like any
 /// other: a listing of the past grows with the store as a listing of the present does.
 #[napi]
 pub struct NativeAt {
     memories: Arc<Memories>,
+    /// The store's own threads (PostgreSQL), where its views run like the handler's calls.
+    workers: Option<Arc<Workers>>,
     view: Arc<At>,
 }
 
 #[napi]
 impl NativeAt {
     #[napi(ts_return_type = "Promise<NativeView>")]
-    pub fn view(&self, path: String, range: Option<Vec<f64>>, max_chars: f64) -> AsyncTask<Work<NativeView>> {
+    pub fn view<'env>(
+        &self,
+        env: &'env Env,
+        path: String,
+        range: Option<Vec<f64>>,
+        max_chars: f64,
+    ) -> napi::Result<Object<'env>> {
         let (range, max_chars) = view_shape(range, max_chars);
         let (m, view) = (self.memories.clone(), self.view.clone());
-        work(move || Ok(NativeView::new(&path, m.view_past(&view, &path)?, range, max_chars)))
+        run_off_thread(env, self.workers.as_ref(), move || {
+            Ok(NativeView::new(&path, m.view_past(&view, &path)?, range, max_chars))
+        })
     }
 }

@@ -8,6 +8,7 @@
 mod bulk;
 mod completion;
 mod fault;
+mod fault_codes;
 mod history;
 mod history_options;
 mod history_outcome;

@@ -49,19 +49,20 @@ pub struct NativeMemories {
 }
 
 impl NativeMemories {
-    pub(crate) fn shared(&self) -> Arc<Memories> {
-        self.inner.clone()
-    }
-
     /// Runs `job` off the JS thread: on the store's own threads when it has them, else the
     /// libuv pool.
     pub(crate) fn off_thread<'env, T, F>(&self, env: &'env Env, job: F) -> napi::Result<Object<'env>>
     where
         T: ToNapiValue + TypeName + Send + 'static,
-        F: FnOnce(&Memories) -> Result<T, Fault> + Send + 'static,
+        F: FnOnce(&Arc<Memories>) -> Result<T, Fault> + Send + 'static,
     {
         let m = self.inner.clone();
         run_off_thread(env, self.workers.as_ref(), move || job(&m))
+    }
+
+    /// The store's own threads (PostgreSQL), for an object made here that runs calls later.
+    pub(crate) fn workers(&self) -> Option<Arc<Workers>> {
+        self.workers.clone()
     }
 
     /// A command that commits: on the store's write queue (one fsync per batch of commands,
@@ -179,7 +180,7 @@ impl NativeMemories {
         let (m, snap) = (self.inner.clone(), snapshot.pinned());
         work(move || {
             let snap = snap.ok_or_else(|| Fault {
-                code: "RABOSH_INVALID_ARGUMENT",
+                code: crate::fault_codes::INVALID_ARGUMENT,
                 message: "view at a snapshot that was released".into(),
                 holder: None,
                 expired: None,

@@ -1,13 +1,13 @@
 //! The hosted-store sync's seam (issue 22) on `NativeMemories`: its own `#[napi] impl` block.
 //! Everything is decided in rabosh-memory (`sync_base.rs`); the facade (`src/sync/`) plans.
 
-use napi::bindgen_prelude::AsyncTask;
+use napi::Env;
+use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use rabosh_memory::{Actor, BaseWrite, SyncApply, SyncOp, hex, id_hex};
 
 use crate::history_options::NativeActor;
 use crate::memories::NativeMemories;
-use crate::work::{Work, work};
 
 /// `kind`: `put` (`ifMatch` absent: the memory must not exist), `remove` or `move` (`from` → `path`).
 #[napi(object)]
@@ -94,9 +94,8 @@ fn applied(a: SyncApply) -> NativeSyncApplied {
 impl NativeMemories {
     /// Every memory at or below `dir` with its hash and ids, at one snapshot.
     #[napi(ts_return_type = "Promise<Array<NativeSyncEntry>>")]
-    pub fn sync_entries(&self, dir: String) -> AsyncTask<Work<Vec<NativeSyncEntry>>> {
-        let m = self.shared();
-        work(move || {
+    pub fn sync_entries<'env>(&self, env: &'env Env, dir: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             Ok(m.sync_entries(&dir)?
                 .into_iter()
                 .map(|e| NativeSyncEntry {
@@ -106,31 +105,30 @@ impl NativeMemories {
                     memory_id: e.memory_id.map(id_hex),
                     version_id: e.version_id.map(id_hex),
                 })
-                .collect())
+                .collect::<Vec<_>>())
         })
     }
 
     /// The sync's base records whose tag starts with `tagPrefix`, in tag order.
     #[napi(ts_return_type = "Promise<Array<NativeBaseRecord>>")]
-    pub fn sync_bases(&self, tag_prefix: String) -> AsyncTask<Work<Vec<NativeBaseRecord>>> {
-        let m = self.shared();
-        work(move || {
+    pub fn sync_bases<'env>(&self, env: &'env Env, tag_prefix: String) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
             Ok(m.sync_bases(&tag_prefix)?
                 .into_iter()
                 .map(|(tag, v)| NativeBaseRecord { tag, value: String::from_utf8_lossy(&v).into_owned() })
-                .collect())
+                .collect::<Vec<_>>())
         })
     }
 
     /// The ops and base records in one commit (versions recorded with `actor`), or nothing.
     #[napi(ts_return_type = "Promise<NativeSyncApplied>")]
-    pub fn sync_apply(
+    pub fn sync_apply<'env>(
         &self,
+        env: &'env Env,
         ops: Vec<NativeSyncOp>,
         bases: Vec<NativeBaseWrite>,
         actor: Option<NativeActor>,
-    ) -> napi::Result<AsyncTask<Work<NativeSyncApplied>>> {
-        let m = self.shared();
+    ) -> napi::Result<Object<'env>> {
         let ops = ops.into_iter().map(op).collect::<napi::Result<Vec<_>>>()?;
         let bases: Vec<BaseWrite> = bases
             .into_iter()
@@ -141,6 +139,6 @@ impl NativeMemories {
             })
             .collect();
         let actor = actor.map(|a| Actor { kind: a.kind, id: a.id });
-        Ok(work(move || Ok(applied(m.sync_apply(&ops, &bases, actor)?))))
+        self.off_thread(env, move |m| Ok(applied(m.sync_apply(&ops, &bases, actor)?)))
     }
 }

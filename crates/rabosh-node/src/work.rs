@@ -33,7 +33,12 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
 fn run_job<T>(job: Option<Job<T>>) -> FaultResult<T> {
     match job {
         Some(job) => guard(job),
-        None => Err(Fault { code: "RABOSH_PANIC", message: "task ran twice".into(), holder: None, expired: None }),
+        None => Err(Fault {
+            code: crate::fault_codes::PANIC,
+            message: "task ran twice".into(),
+            holder: None,
+            expired: None,
+        }),
     }
 }
 

@@ -179,10 +179,10 @@ impl Keys {
         }
         let b = self.built.get_or_init(|| {
             let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
-            crate::recovery::build_map(runs.records())
+            build_map(runs.records())
         });
         if self.runs.swap(None).is_some() {
-            crate::recovery::release_freed_memory();
+            crate::os::release_freed_memory();
         }
         b
     }
@@ -207,4 +207,39 @@ pub fn apply_one(map: &mut KeyMap, live: &mut u64, key: Key, entry: Option<Entry
     if let Some(o) = old {
         *live = live.saturating_sub(o.disk_bytes(klen));
     }
+}
+
+/// The key directory of every segment's records (in segment order, each segment's in any
+/// order): the last record of each key wins, a delete removes it.
+///
+/// Built in two passes of every other key: inserted in key order, a B-tree splits each full
+/// leaf in half and never refills it, leaving every leaf half empty; the second pass fills
+/// each of those halves exactly, so the leaves end up full (half the memory per key).
+pub(crate) fn build_map(mut recs: Vec<(Key, Option<Entry>)>) -> (KeyMap, u64) {
+    // Stable: for one key, records keep their segment order.
+    recs.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut last: Vec<(Key, Entry)> = Vec::with_capacity(recs.len());
+    let mut it = recs.into_iter().peekable();
+    while let Some((k, e)) = it.next() {
+        if it.peek().is_some_and(|(next, _)| *next == k) {
+            continue;
+        }
+        if let Some(e) = e {
+            last.push((k, e));
+        }
+    }
+    let live = last.iter().map(|(k, e)| e.disk_bytes(k.len())).sum();
+    let mut map = KeyMap::new();
+    let mut odd = Vec::with_capacity(last.len() / 2);
+    for (i, (k, e)) in last.into_iter().enumerate() {
+        if i % 2 == 0 {
+            map.insert(k, e);
+        } else {
+            odd.push((k, e));
+        }
+    }
+    for (k, e) in odd {
+        map.insert(k, e);
+    }
+    (map, live)
 }

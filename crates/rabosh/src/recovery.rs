@@ -3,7 +3,7 @@
 
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
 use crate::hint::ActiveTail;
-use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Keys, Rec, Version};
+use crate::keydir::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
 use crate::runs::{Run, Runs};
 use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
@@ -121,7 +121,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     Ok(store)
 }
 
-pub(crate) use crate::os::release_freed_memory;
+use crate::os::release_freed_memory;
 
 /// Builds a lazily opened key directory on a thread of its own, so the first write or listing
 /// usually finds it ready. It starts a moment after open, so a process that opens and answers a
@@ -386,41 +386,6 @@ pub(crate) fn key_directory(mut sources: Vec<Source>) -> Keys {
     Keys::built(map, live)
 }
 
-/// The key directory of every segment's records (in segment order, each segment's in any
-/// order): the last record of each key wins, a delete removes it.
-///
-/// Built in two passes of every other key: inserted in key order, a B-tree splits each full
-/// leaf in half and never refills it, leaving every leaf half empty; the second pass fills
-/// each of those halves exactly, so the leaves end up full (half the memory per key).
-pub(crate) fn build_map(mut recs: Vec<(Key, Option<Entry>)>) -> (KeyMap, u64) {
-    // Stable: for one key, records keep their segment order.
-    recs.sort_by(|a, b| a.0.cmp(&b.0));
-    let mut last: Vec<(Key, Entry)> = Vec::with_capacity(recs.len());
-    let mut it = recs.into_iter().peekable();
-    while let Some((k, e)) = it.next() {
-        if it.peek().is_some_and(|(next, _)| *next == k) {
-            continue;
-        }
-        if let Some(e) = e {
-            last.push((k, e));
-        }
-    }
-    let live = last.iter().map(|(k, e)| e.disk_bytes(k.len())).sum();
-    let mut map = KeyMap::new();
-    let mut odd = Vec::with_capacity(last.len() / 2);
-    for (i, (k, e)) in last.into_iter().enumerate() {
-        if i % 2 == 0 {
-            map.insert(k, e);
-        } else {
-            odd.push((k, e));
-        }
-    }
-    for (k, e) in odd {
-        map.insert(k, e);
-    }
-    (map, live)
-}
-
 /// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the
 /// store back and sweep the newer segments as leftovers. Segment numbers only grow, so newer
 /// state shows: the synced record naming a segment the MANIFEST has not allocated yet, or a log
@@ -535,7 +500,7 @@ fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keydir::apply_one;
+    use crate::keydir::{KeyMap, apply_one};
     use crate::metabuf::MetaBuf;
 
     /// The bulk build gives the same map and live bytes as applying each segment's records in

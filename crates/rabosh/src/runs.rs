@@ -106,7 +106,7 @@ impl Runs {
         (keys, live)
     }
 
-    /// Every segment's records in segment order, what [`crate::recovery::build_map`] takes.
+    /// Every segment's records in segment order, what [`crate::keydir::build_map`] takes.
     pub fn records(&self) -> Vec<(Key, Option<Entry>)> {
         let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
         for run in &self.0 {

@@ -4,6 +4,7 @@
 //! the same transaction hook as the commands, so they are versioned like them and seen by the
 //! model's next view at once.
 
+use crate::backend::Intent;
 use crate::commands::read;
 use crate::keys::check_normalised;
 use crate::meta::MemMeta;
@@ -96,7 +97,7 @@ impl Memories {
         let (outcome, ids) = self.transact_recorded(|view, ws| {
             let old = MemMeta::stored(view, &key)?;
             let now = self.clock.now_ms();
-            let meta = match old {
+            let (intent, meta) = match old {
                 Some(old) => {
                     let current = sha256(read(view, &key)?.as_bytes());
                     if current == wanted {
@@ -105,12 +106,12 @@ impl Memories {
                     if pre.if_none_match_any || if_match.as_ref().is_some_and(|m| *m != hex(&current)) {
                         return Ok(HostWrite::PreconditionFailed { current: Some(current) });
                     }
-                    MemMeta::rewritten(content, old, now)
+                    (Intent::Modify, MemMeta::rewritten(content, old, now))
                 }
                 None if if_match.is_some() => return Ok(HostWrite::PreconditionFailed { current: None }),
-                None => MemMeta::for_content(content, now, now, 0),
+                None => (Intent::Create, MemMeta::for_content(content, now, now, 0)),
             };
-            ws.put(key.clone(), content.as_bytes().to_vec(), meta.encode());
+            ws.write(intent, key.clone(), content.as_bytes().to_vec(), meta.encode());
             Ok(HostWrite::Written { sha256: wanted, version_id: None })
         })?;
         Ok(match outcome {
@@ -137,7 +138,7 @@ impl Memories {
                     return Ok(HostRemove::PreconditionFailed { current });
                 }
             }
-            ws.delete(key.clone());
+            ws.remove(key.clone());
             Ok(HostRemove::Removed { version_id: None })
         })?;
         Ok(match outcome {

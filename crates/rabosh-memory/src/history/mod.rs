@@ -24,7 +24,7 @@ use crate::{Error, Memories, ROOT, ReadView, Result};
 pub use at::At;
 pub use host::{Current, HostRemove, HostWrite, Precondition};
 pub use record::{Actor, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Version, hex, id_hex, parse_id, sha256};
-pub use settings::{HistoryRequest, HistorySettings, read_settings as history_settings_of, settle_history};
+pub use settings::{HistoryRequest, HistorySettings, settle_history};
 
 use record::{version_key, versions_prefix};
 use tally::Tally;
@@ -109,11 +109,6 @@ impl Memories {
         actor.check()?;
         self.actor = Some(actor);
         Ok(self)
-    }
-
-    /// The store's history settings now (None: it does not record history).
-    pub fn history_settings(&self) -> Result<Option<HistorySettings>> {
-        settings::read_settings(&*self.backend.read()?)
     }
 
     /// Versions matching `q`, newest first. Lists metadata only (reads no content).

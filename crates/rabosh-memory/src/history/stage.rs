@@ -2,24 +2,21 @@
 //! body, on the same view and write set, so each change to a memory and its version record are
 //! one commit — never one without the other, on every backend.
 //!
-//! The versions are read off what the body staged, compared with the state it decided on:
-//! - a put at a key that had a memory: `modified`, unless the content is the same and only
-//!   accessedAt changed (a view that records access is not a version; the old content is read
-//!   only when the metadata cannot tell);
-//! - a put that the command staged as a move ([`WriteSet::moved`], what `rename` does for each
-//!   memory): `renamed`, carrying the moved memory's id; the move's delete records nothing;
-//! - any other put at an empty key: `created`; the delete of a memory: `deleted`.
+//! The versions are what each command said it did ([`Intent`], staged with each memory row):
+//! `Create`, `Modify` and `Delete` record `created`, `modified` and `deleted`; a `Move` (what
+//! `rename` does for each memory) records one `renamed` version carrying the moved memory's id
+//! (its delete half records nothing); a `Touch` (a view that records access) is not a version.
+//! The state before is read only for the memory ids a version carries on.
 //!
 //! A memory's id is the id of the first version recorded for it; every put carries it (and the
 //! version id) in the memory's metadata.
 
-use std::collections::HashSet;
 use std::collections::hash_map::RandomState;
 use std::hash::BuildHasher;
 use std::sync::atomic::Ordering;
 
-use crate::backend::{ReadView, WriteOp, WriteSet};
-use crate::keys::parse;
+use crate::backend::{Intent, ReadView, WriteOp, WriteSet};
+use crate::keys::{parse, scope_prefix};
 use crate::meta::MemMeta;
 use crate::{Memories, Result};
 
@@ -40,33 +37,29 @@ impl Memories {
             actor.check()?;
         }
         let scope = &self.options.scope;
-        let mine = format!("m:{scope}:").into_bytes();
-        let moves = ws.take_moves();
-        let ops = std::mem::take(ws).into_ops();
+        let mine = scope_prefix(scope);
+        let staged: Vec<_> = ws.take_staged().collect();
         let now = self.clock.now_ms();
         let mut tally = Tally::read(view, scope)?;
         let mut ids = IdGen { last: tally.last, now_ms: now };
         let mut recorded = Vec::new();
-        let mut moved_away = HashSet::new();
-        for op in ops {
-            match op {
-                WriteOp::Put { key, value, meta } if key.starts_with(&mine) => {
+        for (op, intent) in staged {
+            let in_scope = match &op {
+                WriteOp::Put { key, .. } | WriteOp::Delete { key } => key.starts_with(&mine),
+            };
+            match (op, intent) {
+                // An access stamp is a commit, not a version; a memory row with no intent was
+                // written below the commands; neither is recorded, nor is another scope's row.
+                (op, intent @ (None | Some(Intent::Touch))) => ws.restage(op, intent),
+                (op, intent) if !in_scope => ws.restage(op, intent),
+                (WriteOp::Put { key, value, meta }, Some(intent)) => {
                     let new = MemMeta::decode(&key, &meta)?;
-                    let old = MemMeta::stored(view, &key)?;
-                    let (operation, prior) = match old {
-                        Some(o) if same_but_access(o, new) && view.get(&key)?.as_deref() == Some(&value[..]) => {
-                            ws.put(key, value, meta);
-                            continue;
+                    let (operation, prior) = match &intent {
+                        Intent::Move { from } => {
+                            (Operation::Renamed, MemMeta::stored(view, from)?.and_then(|o| o.memory_id))
                         }
-                        Some(o) => (Operation::Modified, o.memory_id),
-                        None => match moves.get(&key) {
-                            Some(from) => {
-                                let source = MemMeta::stored(view, from)?;
-                                moved_away.insert(from.clone());
-                                (Operation::Renamed, source.and_then(|o| o.memory_id))
-                            }
-                            None => (Operation::Created, None),
-                        },
+                        Intent::Modify => (Operation::Modified, MemMeta::stored(view, &key)?.and_then(|o| o.memory_id)),
+                        _ => (Operation::Created, None),
                     };
                     let id = ids.next();
                     let memory_id = prior.unwrap_or(id);
@@ -84,11 +77,12 @@ impl Memories {
                     };
                     tally.add(version.size);
                     ws.put(version_key(scope, id), value.clone(), version.encode());
-                    ws.put(key, value, stamped.encode());
+                    ws.restage(WriteOp::Put { key, value, meta: stamped.encode() }, Some(intent));
                     recorded.push(id);
                 }
                 // A move's delete is its other half, not a deletion.
-                WriteOp::Delete { key } if key.starts_with(&mine) && !moved_away.contains(&key) => {
+                (op @ WriteOp::Delete { .. }, intent @ Some(Intent::Move { .. })) => ws.restage(op, intent),
+                (WriteOp::Delete { key }, intent) => {
                     if let Some(old) = MemMeta::stored(view, &key)? {
                         let id = ids.next();
                         let version = Version {
@@ -106,10 +100,8 @@ impl Memories {
                         ws.put(version_key(scope, id), Vec::new(), version.encode());
                         recorded.push(id);
                     }
-                    ws.delete(key);
+                    ws.restage(WriteOp::Delete { key }, intent);
                 }
-                WriteOp::Put { key, value, meta } => ws.put(key, value, meta),
-                WriteOp::Delete { key } => ws.delete(key),
             }
         }
         if !recorded.is_empty() {
@@ -140,11 +132,6 @@ impl Memories {
             None => Ok(false),
         }
     }
-}
-
-fn same_but_access(old: MemMeta, new: MemMeta) -> bool {
-    MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..old }
-        == MemMeta { accessed_ms: 0, memory_id: None, version_id: None, ..new }
 }
 
 /// Version ids: 48 bits of milliseconds, 80 random bits, and never below the scope's last id + 1,

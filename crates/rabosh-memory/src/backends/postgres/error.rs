@@ -40,6 +40,42 @@ pub enum PgErrorKind {
     Server,
 }
 
+impl PgErrorKind {
+    /// Every kind, for the list of codes the binding checks the facade's against.
+    pub const ALL: [PgErrorKind; 12] = [
+        PgErrorKind::InvalidUrl,
+        PgErrorKind::Unreachable,
+        PgErrorKind::Timeout,
+        PgErrorKind::AuthenticationFailed,
+        PgErrorKind::DatabaseMissing,
+        PgErrorKind::Tls,
+        PgErrorKind::ConnectionLost,
+        PgErrorKind::CommitOutcomeUnknown,
+        PgErrorKind::Conflict,
+        PgErrorKind::SchemaTooNew,
+        PgErrorKind::PermissionDenied,
+        PgErrorKind::Server,
+    ];
+
+    /// The kind's stable code (`RABOSH_PG_*`), written here only.
+    pub fn code(self) -> &'static str {
+        match self {
+            PgErrorKind::InvalidUrl => "RABOSH_PG_INVALID_URL",
+            PgErrorKind::Unreachable => "RABOSH_PG_UNREACHABLE",
+            PgErrorKind::Timeout => "RABOSH_PG_TIMEOUT",
+            PgErrorKind::AuthenticationFailed => "RABOSH_PG_AUTHENTICATION_FAILED",
+            PgErrorKind::DatabaseMissing => "RABOSH_PG_DATABASE_MISSING",
+            PgErrorKind::Tls => "RABOSH_PG_TLS",
+            PgErrorKind::ConnectionLost => "RABOSH_PG_CONNECTION_LOST",
+            PgErrorKind::CommitOutcomeUnknown => "RABOSH_PG_COMMIT_OUTCOME_UNKNOWN",
+            PgErrorKind::Conflict => "RABOSH_PG_CONFLICT",
+            PgErrorKind::SchemaTooNew => "RABOSH_PG_SCHEMA_TOO_NEW",
+            PgErrorKind::PermissionDenied => "RABOSH_PG_PERMISSION_DENIED",
+            PgErrorKind::Server => "RABOSH_PG_SERVER",
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PgError {
     kind: PgErrorKind,
@@ -79,20 +115,7 @@ impl PgError {
 
     /// A stable machine-readable code, in the family of the engine's codes.
     pub fn code(&self) -> &'static str {
-        match self.kind {
-            PgErrorKind::InvalidUrl => "RABOSH_PG_INVALID_URL",
-            PgErrorKind::Unreachable => "RABOSH_PG_UNREACHABLE",
-            PgErrorKind::Timeout => "RABOSH_PG_TIMEOUT",
-            PgErrorKind::AuthenticationFailed => "RABOSH_PG_AUTHENTICATION_FAILED",
-            PgErrorKind::DatabaseMissing => "RABOSH_PG_DATABASE_MISSING",
-            PgErrorKind::Tls => "RABOSH_PG_TLS",
-            PgErrorKind::ConnectionLost => "RABOSH_PG_CONNECTION_LOST",
-            PgErrorKind::CommitOutcomeUnknown => "RABOSH_PG_COMMIT_OUTCOME_UNKNOWN",
-            PgErrorKind::Conflict => "RABOSH_PG_CONFLICT",
-            PgErrorKind::SchemaTooNew => "RABOSH_PG_SCHEMA_TOO_NEW",
-            PgErrorKind::PermissionDenied => "RABOSH_PG_PERMISSION_DENIED",
-            PgErrorKind::Server => "RABOSH_PG_SERVER",
-        }
+        self.kind.code()
     }
 
     /// A serialization failure or deadlock: the transaction was rolled back and may be rerun.
