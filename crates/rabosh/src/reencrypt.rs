@@ -58,7 +58,8 @@ impl Store {
         // 1. The new segments, unlisted (a failure or a kill here leaves garbage the next open sweeps).
         let f = create_unlisted(vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
-        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
+        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0, crypt.is_some()), 0)
+            .map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
         let mut pending = Vec::new();
