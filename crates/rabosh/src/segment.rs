@@ -126,7 +126,7 @@ impl Segment {
             // The tag stands in for the CRC; the offset in the associated data makes a value
             // sealed anywhere else (or a stale entry) fail rather than answer.
             return c
-                .open(&[AD_VALUE, &value_ad(self.number, e.off)], &buf)
+                .open_owned(&[AD_VALUE, &value_ad(self.number, e.off)], buf)
                 .ok_or_else(|| self.corrupt(e.off, "sealed value does not authenticate"));
         }
         if crc(&[&buf]) != e.crc {
