@@ -126,19 +126,29 @@ pub struct Keys {
     /// Made by open (or a shared catch-up's reload) from hints: nothing was applied since, so
     /// the active segment's hint still describes it.
     from_hints: bool,
+    /// Hand the build's freed pages back to the OS once built (open's build). Off for a shared
+    /// catch-up's reload: that build runs while the process serves, and glibc's trim holds each
+    /// malloc arena's lock while it walks it, so a JS thread's allocation in a cheap view waited
+    /// for it (issue 19: 145 ms).
+    trim: std::sync::atomic::AtomicBool,
 }
 
 impl Keys {
     pub fn built(map: KeyMap, live: u64) -> Keys {
-        Keys { built: OnceLock::from((map, live)), runs: ArcSwapOption::empty(), from_hints: false }
+        Keys { built: OnceLock::from((map, live)), runs: ArcSwapOption::empty(), from_hints: false, trim: true.into() }
     }
 
     pub(crate) fn lazy(runs: Runs) -> Keys {
-        Keys { built: OnceLock::new(), runs: ArcSwapOption::from_pointee(runs), from_hints: true }
+        Keys { built: OnceLock::new(), runs: ArcSwapOption::from_pointee(runs), from_hints: true, trim: true.into() }
     }
 
     pub fn is_built(&self) -> bool {
         self.built.get().is_some()
+    }
+
+    /// Leaves the heap as it is after the build (see `trim`).
+    pub(crate) fn without_trim(&self) {
+        self.trim.store(false, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn loaded_from_hints(&self) -> bool {
@@ -181,7 +191,7 @@ impl Keys {
             let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
             build_map(runs.records())
         });
-        if self.runs.swap(None).is_some() {
+        if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {
             crate::os::release_freed_memory();
         }
         b

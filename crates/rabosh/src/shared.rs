@@ -527,6 +527,7 @@ impl Store {
         w.manifest = manifest;
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
+        loaded.keys.without_trim();
         crate::recovery::build_in_background(&loaded.keys);
         self.current.store(Arc::new(Version { keys: loaded.keys, seq: loaded.seq, segments: Arc::new(segments) }));
         Ok(())

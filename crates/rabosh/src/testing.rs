@@ -27,6 +27,19 @@ pub(crate) fn background_build() -> bool {
     !NO_BACKGROUND_BUILD.with(|c| c.get())
 }
 
+static HEAP_TRIMS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times this process handed freed heap pages back (`malloc_trim`, glibc) — a call
+/// that holds each malloc arena's lock while it walks it, so every other thread's allocation
+/// waits meanwhile (a JS thread's too).
+pub fn heap_trims() -> u64 {
+    HEAP_TRIMS.load(Ordering::Relaxed)
+}
+
+pub(crate) fn count_heap_trim() {
+    HEAP_TRIMS.fetch_add(1, Ordering::Relaxed);
+}
+
 /// The kinds of IO step FaultFs counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IoKind {
