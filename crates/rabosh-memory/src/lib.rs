@@ -18,6 +18,7 @@ mod bulk;
 mod clock;
 mod commands;
 mod edit;
+mod encryption;
 mod error;
 mod expiry;
 mod history;
@@ -45,6 +46,7 @@ pub use clock::Clock;
 pub use embedded::{
     Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
 };
+pub use encryption::{EncryptionKey, KEY_BYTES};
 pub use error::{Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{

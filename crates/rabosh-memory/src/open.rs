@@ -20,7 +20,7 @@ use crate::store::{Capabilities, Store};
 use crate::{Error, Result};
 
 /// How to open a store, whatever its backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreOptions {
     /// When a commit is durable; `Buffered` only where the backend has it.
     pub durability: Durability,
@@ -33,11 +33,16 @@ pub struct StoreOptions {
     /// where the backend has such a lock (a PostgreSQL URL bounds its waits with its own
     /// `client_timeout`).
     pub lock_timeout: Option<std::time::Duration>,
+    /// Encrypt at rest with this host key (None: a plain store). A directory hands it to the
+    /// engine; a PostgreSQL URL seals each row's value and metadata client-side. An encrypted
+    /// store opened without it is `KeyRequired`, with another key `WrongKey`, a plain store
+    /// opened with one `NotEncrypted`.
+    pub encryption: Option<crate::EncryptionKey>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { durability: Durability::Sync, create: true, exclusive: false, lock_timeout: None }
+        StoreOptions { durability: Durability::Sync, create: true, exclusive: false, lock_timeout: None, encryption: None }
     }
 }
 
@@ -69,6 +74,9 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
         return open_url(target, options);
     }
     check(&Capabilities::EMBEDDED, &options)?;
+    if options.encryption.is_some() {
+        return Err(Error::InvalidArgument("this build's engine cannot encrypt a directory yet".into()));
+    }
     let store = EmbeddedStore::open(
         target,
         EmbeddedOptions {
@@ -86,6 +94,7 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
 fn open_url(url: &str, options: StoreOptions) -> Result<Store> {
     let (url, mut pg) = split_options(url)?;
     pg.create = options.create;
+    pg.encryption = options.encryption;
     let threads = pg.pool_size as usize;
     Ok(Store::postgres(crate::postgres::PgHandle::open(&url, pg)?, threads))
 }

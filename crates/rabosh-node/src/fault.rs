@@ -88,6 +88,9 @@ impl From<Error> for Fault {
             Error::Poisoned(_) => "RABOSH_POISONED",
             Error::Closed => "RABOSH_CLOSED",
             Error::NotAStore(_) => "RABOSH_NOT_A_STORE",
+            Error::WrongKey(_) => "RABOSH_WRONG_KEY",
+            Error::KeyRequired(_) => "RABOSH_KEY_REQUIRED",
+            Error::NotEncrypted(_) => "RABOSH_NOT_ENCRYPTED",
             Error::InvalidArgument(_) | Error::NotNormalised(_) => "RABOSH_INVALID_ARGUMENT",
             Error::InvalidOption { .. } | Error::UnknownOption(_) | Error::OptionUnsupported { .. } => {
                 "RABOSH_INVALID_OPTION"
@@ -137,6 +140,9 @@ mod tests {
             (Error::Poisoned("r".into()), "RABOSH_POISONED"),
             (Error::Closed, "RABOSH_CLOSED"),
             (Error::NotAStore("x".into()), "RABOSH_NOT_A_STORE"),
+            (Error::WrongKey("x".into()), "RABOSH_WRONG_KEY"),
+            (Error::KeyRequired("x".into()), "RABOSH_KEY_REQUIRED"),
+            (Error::NotEncrypted("x".into()), "RABOSH_NOT_ENCRYPTED"),
             (Error::InvalidArgument("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::NotNormalised("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::UnknownOption("x".into()), "RABOSH_INVALID_OPTION"),

@@ -34,6 +34,14 @@ impl Engine {
         Ok(Engine(rabosh::Store::open(dir, engine)?))
     }
 
+    pub fn is_encrypted(&self) -> Result<bool> {
+        Ok(false)
+    }
+
+    pub fn rotate_key(&self, _new: &crate::EncryptionKey) -> Result<()> {
+        Err(Error::NotEncrypted("this store is not encrypted: it has no key to rotate".into()))
+    }
+
     /// The durable (published) state.
     pub fn snapshot(&self) -> Result<EngineSnap> {
         Ok(EngineSnap(self.0.snapshot()?))

@@ -209,6 +209,17 @@ impl EmbeddedStore {
         self.shared.engine.sync()
     }
 
+    /// Whether the engine seals what it writes.
+    pub fn is_encrypted(&self) -> Result<bool> {
+        self.shared.engine.is_encrypted()
+    }
+
+    /// See [`crate::Store::rotate_key`].
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        self.shared.poison.check()?;
+        self.shared.engine.rotate_key(new)
+    }
+
     /// A durable, openable copy of the current state in `target` (empty or absent).
     pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
         self.shared.poison.check()?;
