@@ -55,7 +55,7 @@ pub use history::{
     VersionQuery, hex, history_settings_of, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
-pub use open::{StoreOptions, is_url, open};
+pub use open::{StoreOptions, is_url, open, reencrypt};
 pub use store::{Capabilities, Store};
 pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 pub use workers::{Job, Workers};

@@ -74,9 +74,6 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
         return open_url(target, options);
     }
     check(&Capabilities::EMBEDDED, &options)?;
-    if options.encryption.is_some() {
-        return Err(Error::InvalidArgument("this build's engine cannot encrypt a directory yet".into()));
-    }
     let store = EmbeddedStore::open(
         target,
         EmbeddedOptions {
@@ -84,10 +81,26 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
             create_if_missing: options.create,
             shared: !options.exclusive,
             lock_timeout: options.lock_timeout.unwrap_or(rabosh::DEFAULT_LOCK_TIMEOUT),
+            encryption: options.encryption,
             ..Default::default()
         },
     )?;
     Ok(Store::embedded(store))
+}
+
+/// Rewrites the closed store in directory `dir` from `from` to `to` (None: plain) — encrypt,
+/// decrypt or a fresh data key — crash-safely: after a kill at any point it opens with `from`
+/// or with `to`, never neither. A PostgreSQL URL is refused (its rows are sealed from the first
+/// encrypted open of an empty schema; a plain one is moved by export and import).
+pub fn reencrypt(dir: &str, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
+    if is_url(dir) {
+        return Err(Error::Unsupported(crate::Unsupported {
+            what: "encrypt and decrypt in place".into(),
+            backend: "PostgreSQL",
+            why: "export the store and import it into a schema opened with (or without) a key",
+        }));
+    }
+    EmbeddedStore::reencrypt(dir, from, to)
 }
 
 #[cfg(feature = "postgres")]

@@ -41,6 +41,12 @@ pub enum Error {
     /// `create_if_missing` is off and the directory is absent or holds no store (no MANIFEST:
     /// empty, or left by a killed checkpoint). Nothing was created.
     NotAStore { dir: PathBuf },
+    /// The encryption key given does not open this store's data key. Nothing was written.
+    WrongKey { dir: PathBuf },
+    /// The store is encrypted and no key was given. Nothing was written.
+    KeyRequired { dir: PathBuf },
+    /// A key was given for a store that is not encrypted (refused rather than ignored).
+    NotEncrypted { dir: PathBuf },
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -58,6 +64,9 @@ impl Error {
             Error::Closed => "RABOSH_CLOSED",
             Error::InvalidArgument(_) => "RABOSH_INVALID_ARGUMENT",
             Error::NotAStore { .. } => "RABOSH_NOT_A_STORE",
+            Error::WrongKey { .. } => "RABOSH_WRONG_KEY",
+            Error::KeyRequired { .. } => "RABOSH_KEY_REQUIRED",
+            Error::NotEncrypted { .. } => "RABOSH_NOT_ENCRYPTED",
         }
     }
 
@@ -103,6 +112,17 @@ impl fmt::Display for Error {
             Error::Closed => write!(f, "store is closed"),
             Error::InvalidArgument(msg) => write!(f, "{msg}"),
             Error::NotAStore { dir } => write!(f, "{} is not a rabosh store (no MANIFEST)", dir.display()),
+            Error::WrongKey { dir } => {
+                write!(f, "the encryption key does not open the store at {}; nothing was written", dir.display())
+            }
+            Error::KeyRequired { dir } => {
+                write!(f, "the store at {} is encrypted; open it with its encryption key", dir.display())
+            }
+            Error::NotEncrypted { dir } => write!(
+                f,
+                "the store at {} is not encrypted, but an encryption key was given; open it without a key, or encrypt it first (reencrypt)",
+                dir.display()
+            ),
         }
     }
 }

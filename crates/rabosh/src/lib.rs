@@ -7,15 +7,18 @@
 mod busy;
 mod checkpoint;
 mod compact;
+mod encryption;
 mod error;
 mod format;
 mod hint;
 mod keydir;
+mod keyfile;
 mod lock;
 mod manifest;
 mod metabuf;
 mod os;
 mod recovery;
+mod reencrypt;
 mod runs;
 mod segment;
 mod shared;
@@ -26,7 +29,9 @@ mod synced;
 pub mod testing;
 mod vfs;
 
+pub use encryption::Encryption;
 pub use error::{Error, LockHolder, Result};
+pub use reencrypt::reencrypt;
 pub use format::FORMAT_VERSION;
 pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
@@ -76,6 +81,12 @@ pub struct Options {
     /// the holder — so a stopped or stuck process cannot freeze the others. Reads do not wait
     /// for it when what is durable answers them.
     pub lock_timeout: std::time::Duration,
+    /// Encrypt everything the store writes under a data key wrapped by this host key
+    /// (FORMAT.md, "Encryption at rest"). `None`: a plain store. Opening an encrypted store
+    /// without a key is `Error::KeyRequired`, with the wrong one `Error::WrongKey`, and a plain
+    /// store with a key `Error::NotEncrypted` (refused, never silently ignored). A store created
+    /// with a key is encrypted from its first byte.
+    pub encryption: Option<Encryption>,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: Option<Arc<dyn Vfs>>,
@@ -90,6 +101,7 @@ impl Default for Options {
             create_if_missing: true,
             shared: false,
             lock_timeout: DEFAULT_LOCK_TIMEOUT,
+            encryption: None,
             vfs: None,
         }
     }

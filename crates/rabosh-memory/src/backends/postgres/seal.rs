@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use chacha20poly1305::aead::{Aead, AeadCore, KeyInit, OsRng, Payload};
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
 use zeroize::Zeroizing;
 
@@ -54,8 +54,20 @@ fn row_aad(column: Column, key: &[u8]) -> Vec<u8> {
     aad
 }
 
+/// Bytes from the OS's random source. It failing is no state to go on in: a nonce or key drawn
+/// some other way could repeat.
+fn random<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the OS random source failed");
+    bytes
+}
+
+fn cipher(key: &[u8; KEY_BYTES]) -> XChaCha20Poly1305 {
+    XChaCha20Poly1305::new(&(*key).into())
+}
+
 fn seal_with(cipher: &XChaCha20Poly1305, aad: &[u8], plain: &[u8]) -> Vec<u8> {
-    let nonce = XChaCha20Poly1305::generate_nonce(&mut OsRng);
+    let nonce = XNonce::from(random::<NONCE>());
     // Encryption only fails for inputs past the cipher's limit (2^38 bytes), far above any row.
     let sealed = cipher.encrypt(&nonce, Payload { msg: plain, aad }).expect("a row is far below the AEAD's limit");
     let mut out = Vec::with_capacity(1 + NONCE + sealed.len());
@@ -69,13 +81,13 @@ fn open_with(cipher: &XChaCha20Poly1305, aad: &[u8], sealed: &[u8]) -> Option<Ve
     if sealed.len() < 1 + NONCE + 16 || sealed[0] != FORMAT {
         return None;
     }
-    let nonce = XNonce::from_slice(&sealed[1..1 + NONCE]);
-    cipher.decrypt(nonce, Payload { msg: &sealed[1 + NONCE..], aad }).ok()
+    let nonce = XNonce::try_from(&sealed[1..1 + NONCE]).ok()?;
+    cipher.decrypt(&nonce, Payload { msg: &sealed[1 + NONCE..], aad }).ok()
 }
 
 impl Sealer {
     fn new(data_key: Zeroizing<[u8; KEY_BYTES]>) -> Sealer {
-        Sealer { cipher: XChaCha20Poly1305::new(data_key.as_ref().into()), data_key }
+        Sealer { cipher: cipher(&data_key), data_key }
     }
 
     pub fn seal(&self, column: Column, key: &[u8], plain: &[u8]) -> Vec<u8> {
@@ -95,7 +107,7 @@ impl Sealer {
 
     /// The data key sealed under `host`, for the `rabosh_key` row.
     fn wrapped(&self, host: &EncryptionKey) -> Vec<u8> {
-        seal_with(&XChaCha20Poly1305::new(host.bytes().into()), WRAP_AAD, self.data_key.as_ref())
+        seal_with(&cipher(host.bytes()), WRAP_AAD, self.data_key.as_ref())
     }
 }
 
@@ -108,7 +120,7 @@ pub fn open_opt<'a>(sealer: Option<&Sealer>, column: Column, key: &[u8], bytes: 
 }
 
 fn unwrap(host: &EncryptionKey, wrapped: &[u8], schema: &str) -> Result<Sealer> {
-    let plain = open_with(&XChaCha20Poly1305::new(host.bytes().into()), WRAP_AAD, wrapped)
+    let plain = open_with(&cipher(host.bytes()), WRAP_AAD, wrapped)
         .map(Zeroizing::new)
         .ok_or_else(|| Error::WrongKey(format!("the encryption key does not open the PostgreSQL store in schema {schema}")))?;
     let data_key: [u8; KEY_BYTES] = plain
@@ -188,9 +200,7 @@ fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Re
              then import into a new encrypted schema)"
         )));
     }
-    let mut data_key = Zeroizing::new([0u8; KEY_BYTES]);
-    data_key.copy_from_slice(&XChaCha20Poly1305::generate_key(&mut OsRng));
-    let wrapped = Sealer::new(data_key).wrapped(host);
+    let wrapped = Sealer::new(Zeroizing::new(random::<KEY_BYTES>())).wrapped(host);
     conn.client
         .execute(&format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"), &[&wrapped])
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
