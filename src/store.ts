@@ -401,3 +401,19 @@ export class Rabosh {
     return this.close();
   }
 }
+
+/**
+ * Rewrites the closed store in `dir` from key `from` to key `to` (undefined: plain), crash-safely
+ * (a kill at any point leaves it opening with `from` or with `to`). Backs `rabosh-memory encrypt`
+ * and `decrypt`; not part of the public API.
+ */
+export async function reencryptStore(dir: string, from: Uint8Array | undefined, to: Uint8Array | undefined): Promise<void> {
+  const f = from === undefined ? undefined : keyBytes(from, 'from');
+  const t = to === undefined ? undefined : keyBytes(to, 'to');
+  try {
+    await native(() => NativeStore.reencrypt(dir, f, t));
+  } finally {
+    f?.fill(0);
+    t?.fill(0);
+  }
+}
