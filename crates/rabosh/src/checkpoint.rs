@@ -63,6 +63,17 @@ fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<Che
             store.counters.fsync();
         }
     }
+    if store.is_encrypted() {
+        // Same data key, same wrapping: the checkpoint opens with the store's key. Before the
+        // MANIFEST, like every file it needs.
+        let key =
+            crate::keyfile::read_small(vfs, &store.dir, crate::keyfile::KEY)?.ok_or_else(|| Error::Corruption {
+                file: store.dir.join(crate::keyfile::KEY),
+                offset: 0,
+                reason: "the key file of an open encrypted store is missing".into(),
+            })?;
+        crate::keyfile::write(vfs, target, &key, &store.fsyncs())?;
+    }
     vfs.sync_dir(target).map_err(|e| Error::io("fsync dir", target, e))?;
     manifest.write(vfs, target, &store.fsyncs())?;
     Ok(CheckpointInfo { seq: version.seq, hard_linked })

@@ -32,6 +32,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let inputs: HashSet<u64> = w.manifest.segments[..n_sealed].iter().map(|s| s.number).collect();
     let number = w.manifest.next_segment;
     let path = store.dir.join(seg_name(number));
+    let crypt = store.crypt().map(|c| &**c);
 
     // Until the MANIFEST names the new segment a failure changes nothing: drop the file, go on.
     let built = (|| -> Result<(Arc<dyn VFile>, u64, SegRecs)> {
@@ -40,23 +41,26 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
-        let mut pending: Vec<(crate::keydir::Key, Entry, usize)> = Vec::new();
+        let mut pending: Vec<(crate::keydir::Key, Entry)> = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
         let mut max_seq = 0;
         let flush = |pb: PayloadBuilder,
                      max_seq: u64,
-                     pending: &mut Vec<(crate::keydir::Key, Entry, usize)>,
+                     pending: &mut Vec<(crate::keydir::Key, Entry)>,
                      off: &mut u64,
                      recs: &mut SegRecs|
          -> Result<()> {
             let mut pb = pb;
             pb.set_seq(max_seq);
-            let frame = pb.finish(false);
+            // Sealed afresh (new nonces, this segment's positions) in an encrypted store.
+            let (frame, placed) = pb.seal(false, crypt, number, *off)?;
             write_all_at(&*f, &frame, *off).map_err(|e| Error::io("write", &path, e))?;
             let base = *off + FRAME_HEADER as u64;
-            for (k, mut e, rel) in pending.drain(..) {
+            for ((k, mut e), at) in pending.drain(..).zip(placed) {
                 e.seg = number;
-                e.off = base + rel as u64;
+                e.off = base + at.rel as u64;
+                e.len = at.len;
+                e.crc = at.crc;
                 recs.insert(k, Rec { seq: e.seq, entry: Some(e) });
             }
             *off += frame.len() as u64;
@@ -67,9 +71,9 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
                 continue;
             }
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
-            let (rel, _) = pb.put(e.seq, k, &value, e.meta.as_slice());
+            pb.put(e.seq, k, &value, e.meta.as_slice());
             max_seq = max_seq.max(e.seq);
-            pending.push((k.clone(), e.clone(), rel));
+            pending.push((k.clone(), e.clone()));
             if pb.buf.len() >= FRAME_TARGET {
                 let full = std::mem::replace(&mut pb, PayloadBuilder::new(KIND_COMPACTED, 0));
                 flush(full, max_seq, &mut pending, &mut off, &mut recs)?;
@@ -81,7 +85,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         }
         f.sync_data().map_err(|e| io("fsync", e))?;
         store.counters.fsync();
-        crate::hint::write(&*store.vfs, &store.dir, number, off, &recs, &store.fsyncs())?;
+        crate::hint::write(&*store.vfs, &store.dir, (number, off), &recs, &store.fsyncs(), crypt)?;
         Ok((f, off, recs))
     })();
     let (file, len, recs) = match built {
@@ -108,7 +112,14 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     // that returns leaves no erased byte in any file of the store.
     crate::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
 
-    let seg = Arc::new(Segment::new(number, crate::format::FORMAT_VERSION, &store.dir, file, store.vfs.clone()));
+    let seg = Arc::new(Segment::new(
+        number,
+        crate::format::FORMAT_VERSION,
+        &store.dir,
+        file,
+        store.vfs.clone(),
+        store.crypt().cloned(),
+    ));
     let mut map = cur.map().clone();
     for (k, r) in recs {
         map.insert(k, r.entry.expect("compaction writes only puts"));

@@ -1,5 +1,6 @@
 //! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
 
+use crate::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, OVERHEAD};
 use crate::metabuf::{MAX_META, MetaBuf};
 
 /// The on-disk format version this build writes and the newest it reads.
@@ -193,8 +194,16 @@ pub struct ParsedFrame {
     pub ops: Vec<ParsedOp>,
 }
 
-/// Decodes a payload whose frame starts at `frame_off` in a file of format `version`.
-pub fn decode_payload(p: &[u8], frame_off: u64, version: u32) -> Result<ParsedFrame, &'static str> {
+/// Decodes a payload whose frame starts at `frame_off` in a file of format `version`; in an
+/// encrypted store (`crypt`, segment `seg`) its keys and metadata are opened from their sealed
+/// blob, and each put's value is a sealed blob of its own (not opened here: reads are lazy).
+pub fn decode_payload(
+    p: &[u8],
+    frame_off: u64,
+    version: u32,
+    crypt: Option<&Crypt>,
+    seg: u64,
+) -> Result<ParsedFrame, &'static str> {
     let base = frame_off + FRAME_HEADER as u64;
     let mut r = Reader::new(p);
     let kind = r.u8()?;
@@ -207,24 +216,46 @@ pub fn decode_payload(p: &[u8], frame_off: u64, version: u32) -> Result<ParsedFr
         return Err("synced marker carries operations");
     }
     let mut ops = Vec::with_capacity(count.min(p.len() / 6));
-    for _ in 0..count {
-        let op_seq = if kind == KIND_COMPACTED { r.u64()? } else { seq };
-        let tag = r.u8()?;
-        let klen = r.u32()? as usize;
-        let key = r.bytes(klen)?.to_vec();
-        let put = match tag {
-            TAG_PUT => {
-                let meta = r.meta(version)?;
-                let vlen = r.u32()?;
-                let vcrc = r.u32()?;
-                let off = base + r.pos as u64;
-                r.bytes(vlen as usize)?;
-                Some((meta, off, vlen, vcrc))
-            }
-            TAG_DEL => None,
-            _ => return Err("unknown op tag"),
-        };
-        ops.push(ParsedOp { seq: op_seq, key, put });
+    if let (Some(c), true) = (crypt, kind != KIND_SYNCED) {
+        let head_len = r.u32()? as usize;
+        let blob = r.bytes(head_len.checked_add(OVERHEAD).ok_or("length overflow")?)?;
+        let ad = head_ad(seg, frame_off, &p[..13]);
+        let head = c.open(&[AD_HEAD, &ad], blob).ok_or("sealed keys and metadata do not authenticate")?;
+        let mut h = Reader::new(&head);
+        for _ in 0..count {
+            let (op_seq, tag, key) = op_head(&mut h, kind, seq)?;
+            let put = match tag {
+                TAG_PUT => {
+                    let meta = h.meta(version)?;
+                    let vlen = h.u32()? as usize;
+                    let sealed = vlen.checked_add(OVERHEAD).ok_or("length overflow")?;
+                    let off = base + r.pos as u64;
+                    r.bytes(sealed)?;
+                    Some((meta, off, u32::try_from(sealed).map_err(|_| "value too long")?, 0))
+                }
+                _ => None,
+            };
+            ops.push(ParsedOp { seq: op_seq, key, put });
+        }
+        if !h.done() {
+            return Err("trailing bytes in sealed keys and metadata");
+        }
+    } else {
+        for _ in 0..count {
+            let (op_seq, tag, key) = op_head(&mut r, kind, seq)?;
+            let put = match tag {
+                TAG_PUT => {
+                    let meta = r.meta(version)?;
+                    let vlen = r.u32()?;
+                    let vcrc = r.u32()?;
+                    let off = base + r.pos as u64;
+                    r.bytes(vlen as usize)?;
+                    Some((meta, off, vlen, vcrc))
+                }
+                _ => None,
+            };
+            ops.push(ParsedOp { seq: op_seq, key, put });
+        }
     }
     if !r.done() {
         return Err("trailing bytes in frame");
@@ -232,11 +263,52 @@ pub fn decode_payload(p: &[u8], frame_off: u64, version: u32) -> Result<ParsedFr
     Ok(ParsedFrame { kind, seq, ops })
 }
 
+/// One op's seq (its own in a compacted frame), tag and key.
+fn op_head(r: &mut Reader, kind: u8, seq: u64) -> Result<(u64, u8, Vec<u8>), &'static str> {
+    let op_seq = if kind == KIND_COMPACTED { r.u64()? } else { seq };
+    let tag = r.u8()?;
+    if tag != TAG_PUT && tag != TAG_DEL {
+        return Err("unknown op tag");
+    }
+    let klen = r.u32()? as usize;
+    Ok((op_seq, tag, r.bytes(klen)?.to_vec()))
+}
+
+/// Associated data of a frame's sealed keys and metadata: where the frame lies (segment,
+/// offset) and its plain prefix (kind, seq, count), so a frame copied elsewhere, or a prefix
+/// edited, does not open.
+fn head_ad(seg: u64, frame_off: u64, prefix: &[u8]) -> Vec<u8> {
+    let mut ad = Vec::with_capacity(16 + prefix.len());
+    put_u64(&mut ad, seg);
+    put_u64(&mut ad, frame_off);
+    ad.extend_from_slice(prefix);
+    ad
+}
+
+/// Associated data of a sealed value: the segment and the file offset it was sealed at.
+pub fn value_ad(seg: u64, off: u64) -> [u8; 16] {
+    let mut ad = [0u8; 16];
+    ad[..8].copy_from_slice(&seg.to_le_bytes());
+    ad[8..].copy_from_slice(&off.to_le_bytes());
+    ad
+}
+
+/// Where one put's value lies in a finished frame: offset from the payload's start, the bytes
+/// stored (sealed: value + nonce + tag), and the CRC a read checks (0 when sealed: the tag does).
+#[derive(Debug, Clone, Copy)]
+pub struct Placed {
+    pub rel: usize,
+    pub len: u32,
+    pub crc: u32,
+}
+
 /// Builds a payload; `value_at` receives each put's value position relative to the payload.
 pub struct PayloadBuilder {
     pub buf: Vec<u8>,
     kind: u8,
     count: u32,
+    /// Each put's value position in `buf` (offset, length) and CRC, in op order.
+    values: Vec<(usize, usize, u32)>,
 }
 
 impl PayloadBuilder {
@@ -245,7 +317,7 @@ impl PayloadBuilder {
         buf.push(kind);
         put_u64(&mut buf, seq);
         put_u32(&mut buf, 0);
-        PayloadBuilder { buf, kind, count: 0 }
+        PayloadBuilder { buf, kind, count: 0, values: Vec::new() }
     }
     /// Appends a put; returns the value's offset within the payload and its CRC.
     /// Always the current (v3) layout: a segment of an older version is never appended to.
@@ -258,6 +330,7 @@ impl PayloadBuilder {
         put_u32(&mut self.buf, c);
         let at = self.buf.len();
         self.buf.extend_from_slice(value);
+        self.values.push((at, value.len(), c));
         (at, c)
     }
     pub fn delete(&mut self, seq: u64, key: &[u8]) {
@@ -278,6 +351,55 @@ impl PayloadBuilder {
     pub fn finish(mut self, buffered: bool) -> Vec<u8> {
         self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
         frame(&self.buf, buffered)
+    }
+
+    /// The length of the frame [`PayloadBuilder::seal`] or [`PayloadBuilder::finish`] makes.
+    pub fn frame_len(&self, sealed: bool) -> usize {
+        let puts = self.values.len();
+        match sealed {
+            false => FRAME_HEADER + self.buf.len(),
+            // + head length word and its blob's overhead; − each value's CRC; + each value's overhead.
+            true => FRAME_HEADER + self.buf.len() + 4 + OVERHEAD + puts * OVERHEAD - puts * 4,
+        }
+    }
+
+    /// Finishes the frame that will lie at `frame_off` of segment `seg`: plain without
+    /// `crypt`; with it, `kind | seq | count | head_len u32 | sealed head | sealed values…`,
+    /// the head being the ops with every value and its CRC taken out. Returns each put's
+    /// [`Placed`], in op order.
+    pub fn seal(
+        mut self,
+        buffered: bool,
+        crypt: Option<&Crypt>,
+        seg: u64,
+        frame_off: u64,
+    ) -> Result<(Vec<u8>, Vec<Placed>), NoRandom> {
+        self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
+        let Some(c) = crypt else {
+            let placed = self.values.iter().map(|&(rel, len, crc)| Placed { rel, len: len as u32, crc }).collect();
+            return Ok((frame(&self.buf, buffered), placed));
+        };
+        let mut head = Vec::with_capacity(self.buf.len());
+        let mut at = 13;
+        for &(v, len, _) in &self.values {
+            head.extend_from_slice(&self.buf[at..v - 4]); // up to and with the value's length word
+            at = v + len;
+        }
+        head.extend_from_slice(&self.buf[at..]);
+        let mut p = Vec::with_capacity(self.frame_len(true) - FRAME_HEADER);
+        p.extend_from_slice(&self.buf[..13]);
+        put_u32(&mut p, head.len() as u32);
+        c.seal_into(&[AD_HEAD, &head_ad(seg, frame_off, &self.buf[..13])], &head, &mut p)?;
+        let base = frame_off + FRAME_HEADER as u64;
+        let mut placed = Vec::with_capacity(self.values.len());
+        for &(v, len, _) in &self.values {
+            let rel = p.len();
+            let ad = value_ad(seg, base + rel as u64);
+            c.seal_into(&[AD_VALUE, &ad], &self.buf[v..v + len], &mut p)?;
+            placed.push(Placed { rel, len: (len + OVERHEAD) as u32, crc: 0 });
+        }
+        debug_assert_eq!(p.len() + FRAME_HEADER, self.frame_len(true));
+        Ok((frame(&p, buffered), placed))
     }
 }
 

@@ -4,6 +4,7 @@
 //! with the tail facts a scan would otherwise provide ([`ActiveTail`]).
 
 use crate::Result;
+use crate::crypt::{AD_HINT, Crypt};
 use crate::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
 use crate::keydir::{Entry, Key, SegRecs};
 use crate::manifest::{replace_file, write_atomic};
@@ -13,6 +14,9 @@ use crate::vfs::{OpenMode, Vfs, read_exact_at};
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"RABOSHHT";
+/// An encrypted store's hint: this magic, then the plain hint sealed whole (AD: "RBT1" ‖
+/// segment number), so keys and metadata never reach the disk in the clear.
+const SEALED_MAGIC: &[u8; 8] = b"RABOSHHX";
 
 /// Flag (in the header's formerly reserved word): an [`ActiveTail`] follows the records.
 const FLAG_ACTIVE: u32 = 1;
@@ -243,8 +247,9 @@ pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64) -> Option<Index> {
 }
 
 /// The bytes of segment `number`'s hint file, if it can be read (checked by [`decode`] or
-/// [`index`]).
-pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64) -> Option<Vec<u8>> {
+/// [`index`]); in an encrypted store (`crypt`) the plain hint opened from its sealed file (one
+/// that does not open, or a plain one there, reads as missing: it is rebuilt).
+pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>) -> Option<Vec<u8>> {
     let path = dir.join(hint_name(number));
     let f = vfs.open(&path, OpenMode::Read).ok()?;
     let len = f.len().ok()?;
@@ -253,12 +258,32 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64) -> Option<Vec<u8>> {
     }
     let mut buf = vec![0u8; len as usize];
     read_exact_at(&*f, &mut buf, 0).ok()?;
-    Some(buf)
+    match crypt {
+        None => Some(buf),
+        Some(c) if buf.starts_with(SEALED_MAGIC) => c.open(&[AD_HINT, &number.to_le_bytes()], &buf[8..]),
+        Some(_) => None,
+    }
 }
 
-pub fn write(vfs: &dyn Vfs, dir: &Path, number: u64, seg_len: u64, recs: &SegRecs, fsyncs: &dyn Fn()) -> Result<()> {
+/// The bytes a hint file holds: `plain`, or sealed in an encrypted store.
+fn file_bytes(plain: Vec<u8>, number: u64, crypt: Option<&Crypt>) -> Result<Vec<u8>> {
+    let Some(c) = crypt else { return Ok(plain) };
+    let mut out = SEALED_MAGIC.to_vec();
+    c.seal_into(&[AD_HINT, &number.to_le_bytes()], &plain, &mut out)?;
+    Ok(out)
+}
+
+pub fn write(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    (number, seg_len): (u64, u64),
+    recs: &SegRecs,
+    fsyncs: &dyn Fn(),
+    crypt: Option<&Crypt>,
+) -> Result<()> {
     let name = hint_name(number);
-    write_atomic(vfs, dir, &name, &format!("{name}.tmp"), &encode(number, seg_len, recs, None), fsyncs)
+    let bytes = file_bytes(encode(number, seg_len, recs, None), number, crypt)?;
+    write_atomic(vfs, dir, &name, &format!("{name}.tmp"), &bytes, fsyncs)
 }
 
 /// The active segment's hint, at a clean close. Not fsynced: it is only ever used when its
@@ -267,11 +292,12 @@ pub fn write(vfs: &dyn Vfs, dir: &Path, number: u64, seg_len: u64, recs: &SegRec
 pub fn write_active(
     vfs: &dyn Vfs,
     dir: &Path,
-    number: u64,
-    seg_len: u64,
+    (number, seg_len): (u64, u64),
     recs: &SegRecs,
     tail: ActiveTail,
+    crypt: Option<&Crypt>,
 ) -> Result<()> {
     let name = hint_name(number);
-    replace_file(vfs, dir, &name, &format!("{name}.tmp"), &encode(number, seg_len, recs, Some(tail)), None)
+    let bytes = file_bytes(encode(number, seg_len, recs, Some(tail)), number, crypt)?;
+    replace_file(vfs, dir, &name, &format!("{name}.tmp"), &bytes, None)
 }

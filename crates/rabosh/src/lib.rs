@@ -7,6 +7,7 @@
 mod busy;
 mod checkpoint;
 mod compact;
+mod crypt;
 mod encryption;
 mod error;
 mod format;
@@ -31,8 +32,10 @@ mod vfs;
 
 pub use encryption::Encryption;
 pub use error::{Error, LockHolder, Result};
-pub use reencrypt::reencrypt;
 pub use format::FORMAT_VERSION;
+pub use reencrypt::reencrypt;
+#[doc(hidden)]
+pub use reencrypt::reencrypt_with;
 pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
 pub use store::Store;

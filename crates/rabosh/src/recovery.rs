@@ -1,6 +1,7 @@
 //! Open: lock, read MANIFEST, load each segment (hint or scan), cut a torn tail of the active
 //! segment, sweep our own orphans, publish the first version.
 
+use crate::crypt::Crypt;
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
 use crate::hint::ActiveTail;
 use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Keys, Rec, Version};
@@ -32,6 +33,10 @@ fn ours_but_not_data(name: &str) -> bool {
             | crate::lock::HOLDER_TMP
             | MANIFEST_TMP
             | crate::synced::SYNCED
+            | crate::keyfile::KEY
+            | crate::keyfile::KEY_TMP
+            | crate::keyfile::KEY_NEXT
+            | crate::keyfile::KEY_NEXT_TMP
     )
 }
 
@@ -52,6 +57,12 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     {
         refuse_non_store(dir, &names)?;
     }
+    // The key is judged before anything is created or locked: a wrong key, a missing one or a
+    // key for a plain store writes nothing. (Judged again under the lock below, where a
+    // `reencrypt` that finished meanwhile is seen.)
+    let is_store =
+        |vfs: &dyn Vfs| vfs.exists(&dir.join(MANIFEST)).map_err(|e| Error::io("stat", dir.join(MANIFEST), e));
+    crate::keyfile::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
     let shared = match options.shared {
@@ -67,11 +78,29 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
+    let keys_state = crate::keyfile::resolve(&*vfs, dir, &options, names.iter().any(|n| n == MANIFEST))?;
 
     if !names.iter().any(|n| n == MANIFEST) {
         refuse_non_store(dir, &names)?;
+        // The KEY file first: the MANIFEST makes the directory a store, and an encrypted one
+        // must never be without its key. A plain store drops a killed create's KEY.
+        match &keys_state {
+            crate::keyfile::KeyState::Create(dk) => {
+                let host = options.encryption.as_ref().expect("a store is created encrypted only with a key");
+                crate::keyfile::write(&*vfs, dir, &crate::keyfile::encode(host, dk)?, &fsyncs)?;
+            }
+            crate::keyfile::KeyState::Plain if names.iter().any(|n| n == crate::keyfile::KEY) => {
+                let key = dir.join(crate::keyfile::KEY);
+                vfs.remove(&key).map_err(|e| Error::io("remove", &key, e))?;
+            }
+            _ => {}
+        }
         Manifest { next_segment: 1, segments: Vec::new() }.write(&*vfs, dir, &fsyncs)?;
     }
+    if names.iter().any(|n| n == MANIFEST) {
+        crate::keyfile::settle_next(&*vfs, dir, &fsyncs)?;
+    }
+    let crypt = keys_state.crypt();
     let mut manifest = Manifest::read(&*vfs, dir)?;
     check_shape(&manifest, &dir.join(MANIFEST))?;
 
@@ -79,14 +108,14 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let synced_point = synced.read();
     check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
     let Loaded { keys, seq, mut disk, mut segments, mut log } =
-        load(&vfs, dir, &manifest, &synced, options.strict, &counters)?;
+        load(&vfs, dir, &manifest, &synced, options.strict, &counters, crypt.as_ref())?;
     sweep(&*vfs, dir, &names, &manifest);
 
     if log.is_none() {
         let number = manifest.next_segment;
         let mut m = manifest.clone();
         m.next_segment += 1;
-        let seg = create_log_segment(&vfs, dir, number, seq + 1, &fsyncs)?;
+        let seg = create_log_segment(&vfs, dir, number, seq + 1, &fsyncs, crypt.clone())?;
         m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
         m.write(&*vfs, dir, &fsyncs)?;
         manifest = m;
@@ -113,6 +142,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
         closed: AtomicBool::new(false),
         poisoned: std::sync::OnceLock::new(),
         shared,
+        data_key: keys_state.into_data_key(),
     };
     // Still under the commit lock: what memory holds is what the files hold, so the first read
     // needs no catch-up (and no lock) unless another process commits meanwhile.
@@ -165,7 +195,9 @@ pub(crate) fn load(
     synced: &SyncedFile,
     strict: bool,
     counters: &Counters,
+    crypt: Option<&Arc<Crypt>>,
 ) -> Result<Loaded> {
+    let c = crypt.map(|c| &**c);
     let fsyncs = || counters.fsync();
     // Every segment's records, in segment order: the key directory is built from them once.
     let mut sources: Vec<Source> = Vec::with_capacity(manifest.segments.len());
@@ -205,10 +237,10 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            match crate::hint::read(&**vfs, dir, sm.number).and_then(|b| hint_records(b, sm.number, sm.len)) {
+            match crate::hint::read(&**vfs, dir, sm.number, c).and_then(|b| hint_records(b, sm.number, sm.len)) {
                 Some(h) => sources.push(h.source),
                 None => {
-                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed)?;
+                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
                     let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
                     if sm.kind == KIND_LOG && found != sm.last_seq {
                         return Err(Error::Corruption {
@@ -218,16 +250,16 @@ pub(crate) fn load(
                         });
                     }
                     // Best effort: a hint that cannot be written is rebuilt again next time.
-                    let _ = crate::hint::write(&**vfs, dir, sm.number, sm.len, &sc.recs, &fsyncs);
+                    let _ = crate::hint::write(&**vfs, dir, (sm.number, sm.len), &sc.recs, &fsyncs, c);
                     sources.push(Source::Recs(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect()));
                 }
             }
             seq = sm.last_seq;
             disk += sm.len;
-            segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone())));
+            segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone(), crypt.cloned())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let a = match active_hint(&**vfs, dir, &*f, sm.number, durable, seq, &mut sources) {
+            let a = match active_hint((&**vfs, c), dir, &*f, sm.number, durable, seq, &mut sources) {
                 Some(a) => a,
                 None => {
                     let sc = scan(
@@ -236,6 +268,7 @@ pub(crate) fn load(
                         (sm.number, version, KIND_LOG),
                         seq + 1,
                         ScanMode::Active { synced: durable, trust_zeros: false },
+                        c,
                     )?;
                     if let Some(why) = &sc.torn {
                         if strict {
@@ -268,7 +301,7 @@ pub(crate) fn load(
             }
             seq = a.tail.last_seq.unwrap_or(seq);
             disk += a.len;
-            let seg = Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone()));
+            let seg = Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone(), crypt.cloned()));
             segments.push(seg.clone());
             let mut recs = ActiveRecs::new();
             recs.extend(a.dels.into_iter().map(|(k, seq)| (k, Rec { seq, entry: None })));
@@ -305,7 +338,7 @@ struct ActiveLoaded {
 /// segment at this length and carries seqs that continue from `prev_seq`. Anything else: `None`,
 /// and open scans as it always did.
 fn active_hint(
-    vfs: &dyn Vfs,
+    (vfs, crypt): (&dyn Vfs, Option<&Crypt>),
     dir: &Path,
     f: &dyn crate::vfs::VFile,
     number: u64,
@@ -317,7 +350,7 @@ fn active_hint(
     if len != durable || len <= SEG_HEADER as u64 {
         return None;
     }
-    let h = hint_records(crate::hint::read(vfs, dir, number)?, number, len)?;
+    let h = hint_records(crate::hint::read(vfs, dir, number, crypt)?, number, len)?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
@@ -524,7 +557,7 @@ fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
     for n in names {
         let stale = match parse_numbered(n) {
             Some((num, ext)) => ext == "hint.tmp" || !listed.contains(&num),
-            None => n == MANIFEST_TMP,
+            None => matches!(n.as_str(), MANIFEST_TMP | crate::keyfile::KEY_TMP | crate::keyfile::KEY_NEXT_TMP),
         };
         if stale {
             let _ = vfs.remove(&dir.join(n));

@@ -1,12 +1,195 @@
 //! Rewriting a closed store to a new encryption mode (plain ↔ encrypted, or a new data key).
+//!
+//! Under the store's exclusive lock: every live entry is copied into a new compacted segment
+//! (sealed with the new data key, or plain) numbered `N` = the MANIFEST's `next_segment`, with a
+//! new empty active segment `N + 1`; then `KEY.next` is written (the mode that applies from
+//! segment `N` on: the new KEY file, or "plain"); then the MANIFEST swap lists only the new
+//! segments — the commit point; then `KEY.next` replaces `KEY` (or both go, for plain) and the
+//! old segments are removed. Open settles a leftover `KEY.next` by the MANIFEST: if its first
+//! segment is `N` or later the swap happened and `KEY.next` applies, otherwise it is dropped.
+//! So a kill anywhere leaves a store that opens with `from` (before the swap) or `to` (after).
 
-use crate::{Encryption, Error, Result};
+use crate::format::{
+    FRAME_HEADER, KIND_COMPACTED, KIND_LOG, PayloadBuilder, SEG_HEADER, crc, encode_seg_header, put_u32, put_u64,
+};
+use crate::keydir::{Rec, SegRecs};
+use crate::keyfile::{DataKey, KEY, KEY_NEXT, KEY_NEXT_TMP};
+use crate::manifest::{Manifest, SegMeta};
+use crate::segment::{hint_name, seg_name};
+use crate::store::{Store, create_log_segment, create_unlisted};
+use crate::vfs::write_all_at;
+use crate::{Encryption, Error, Options, Result};
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 /// Rewrites the closed store in `dir` in place from `from` to `to` (`None` = plain): plain to
 /// encrypted, encrypted to plain, or encrypted under a fresh data key. Crash-safe: a kill at any
-/// point leaves a store that opens with `from` or with `to`.
+/// point leaves a store that opens with `from` or with `to`. The store must not be open
+/// anywhere (`Locked` otherwise); `from` must open it (`WrongKey`, `KeyRequired`,
+/// `NotEncrypted` otherwise, and nothing is written).
 pub fn reencrypt(dir: &Path, from: Option<Encryption>, to: Option<Encryption>) -> Result<()> {
-    let _ = (dir, from, to);
-    Err(Error::InvalidArgument("reencrypt: not implemented yet".into()))
+    reencrypt_with(dir, Options { encryption: from, create_if_missing: false, ..Options::default() }, to)
+}
+
+/// [`reencrypt`] through the filesystem (and other settings) of `options`, for tests.
+#[doc(hidden)]
+pub fn reencrypt_with(dir: &Path, options: Options, to: Option<Encryption>) -> Result<()> {
+    let options = Options { shared: false, create_if_missing: false, ..options };
+    let store = Store::open(dir, options)?;
+    store.rewrite_encrypted(to)
+}
+
+impl Store {
+    fn rewrite_encrypted(&self, to: Option<Encryption>) -> Result<()> {
+        let mut w = self.writable()?;
+        self.settle(&mut w)?;
+        let vfs = &*self.vfs;
+        let fsyncs = self.fsyncs();
+        let cur = self.current.load_full();
+        let number = w.manifest.next_segment;
+        let dk = match &to {
+            Some(_) => Some(DataKey::fresh()?),
+            None => None,
+        };
+        let crypt = dk.as_ref().map(|d| d.crypt.clone());
+        let path = self.dir.join(seg_name(number));
+
+        // 1. The new segments, unlisted (a failure or a kill here leaves garbage the next open sweeps).
+        let f = create_unlisted(vfs, &path)?;
+        let io = |op, e| Error::io(op, &path, e);
+        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
+        let mut off = SEG_HEADER as u64;
+        let mut recs = SegRecs::new();
+        let mut pending = Vec::new();
+        let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
+        let mut flush =
+            |pb: PayloadBuilder, pending: &mut Vec<(crate::keydir::Key, crate::keydir::Entry)>| -> Result<()> {
+                let mut pb = pb;
+                pb.set_seq(pending.iter().map(|(_, e)| e.seq).max().unwrap_or(0));
+                let (frame, placed) = pb.seal(false, crypt.as_deref(), number, off)?;
+                write_all_at(&*f, &frame, off).map_err(|e| Error::io("write", &path, e))?;
+                let base = off + FRAME_HEADER as u64;
+                for ((k, mut e), at) in pending.drain(..).zip(placed) {
+                    (e.seg, e.off, e.len, e.crc) = (number, base + at.rel as u64, at.len, at.crc);
+                    recs.insert(k, Rec { seq: e.seq, entry: Some(e) });
+                }
+                off += frame.len() as u64;
+                Ok(())
+            };
+        for (k, e) in cur.map().iter() {
+            let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
+            pb.put(e.seq, k, &value, e.meta.as_slice());
+            pending.push((k.clone(), e.clone()));
+            if pb.buf.len() >= 1 << 20 {
+                flush(std::mem::replace(&mut pb, PayloadBuilder::new(KIND_COMPACTED, 0)), &mut pending)?;
+            }
+        }
+        if !pending.is_empty() {
+            flush(pb, &mut pending)?;
+        }
+        f.sync_data().map_err(|e| io("fsync", e))?;
+        fsyncs();
+        drop(f);
+        crate::hint::write(vfs, &self.dir, (number, off), &recs, &fsyncs, crypt.as_deref())?;
+        let active = create_log_segment(&self.vfs, &self.dir, number + 1, cur.seq + 1, &fsyncs, crypt.clone())?;
+        drop(active);
+
+        // 2. What applies from segment `number` on, durable before the swap can be.
+        let key_file = match (&to, &dk) {
+            (Some(host), Some(dk)) => Some(crate::keyfile::encode(host, dk)?),
+            _ => None,
+        };
+        let next = encode_next(number, key_file.as_deref());
+        crate::manifest::write_atomic(vfs, &self.dir, KEY_NEXT, KEY_NEXT_TMP, &next, &fsyncs)?;
+
+        // 3. The commit point.
+        let old = w.manifest.clone();
+        let m = Manifest {
+            next_segment: number + 2,
+            segments: vec![
+                SegMeta { number, kind: KIND_COMPACTED, sealed: true, first_seq: 0, last_seq: cur.seq, len: off },
+                SegMeta {
+                    number: number + 1,
+                    kind: KIND_LOG,
+                    sealed: false,
+                    first_seq: cur.seq + 1,
+                    last_seq: 0,
+                    len: 0,
+                },
+            ],
+        };
+        m.write(vfs, &self.dir, &fsyncs)?;
+
+        // 4. Settle the key files, then let go of the old segments and remove them, still
+        // under the lock (no opener can be creating files now). This handle is closed.
+        finish_next(vfs, &self.dir, &fsyncs)?;
+        self.closed.store(true, Ordering::SeqCst);
+        w.log = None;
+        let seq = cur.seq;
+        drop(cur);
+        self.current.store(Arc::new(crate::keydir::Version::new(
+            crate::keydir::KeyMap::new(),
+            0,
+            seq,
+            Arc::new(Vec::new()),
+        )));
+        for sm in &old.segments {
+            let _ = vfs.remove(&self.dir.join(seg_name(sm.number)));
+            let _ = vfs.remove(&self.dir.join(hint_name(sm.number)));
+        }
+        let _ = vfs.sync_dir(&self.dir);
+        w.synced = None;
+        w.lock = None;
+        Ok(())
+    }
+}
+
+const NEXT_MAGIC: &[u8; 8] = b"RABOSHKN";
+
+/// `KEY.next`: magic | from_segment u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
+/// | the new KEY file's bytes (absent when plain).
+fn encode_next(from_segment: u64, key_file: Option<&[u8]>) -> Vec<u8> {
+    let mut out = NEXT_MAGIC.to_vec();
+    put_u64(&mut out, from_segment);
+    out.extend_from_slice(&[key_file.is_none() as u8, 0, 0, 0]);
+    let c = crc(&[&out]);
+    put_u32(&mut out, c);
+    out.extend_from_slice(key_file.unwrap_or_default());
+    out
+}
+
+/// A `KEY.next`: the first segment it applies to, and the KEY file it brings (`None`: plain).
+pub(crate) fn decode_next(b: &[u8], path: &Path) -> Result<(u64, Option<Vec<u8>>)> {
+    let ok = b.len() >= 24
+        && &b[..8] == NEXT_MAGIC
+        && b[16] <= 1
+        && b[17..20] == [0; 3]
+        && crc(&[&b[..20]]) == u32::from_le_bytes(b[20..24].try_into().unwrap());
+    let plain = ok && b[16] == 1;
+    if !ok || (plain && b.len() != 24) || (!plain && b.len() != 24 + crate::keyfile::KEY_LEN) {
+        return Err(Error::Corruption { file: path.to_path_buf(), offset: 0, reason: "damaged KEY.next".into() });
+    }
+    let from = u64::from_le_bytes(b[8..16].try_into().unwrap());
+    Ok((from, (!plain).then(|| b[24..].to_vec())))
+}
+
+/// After the swap: `KEY.next` becomes `KEY` (or, for plain, both go). Idempotent; open calls it
+/// for a swap that happened before a kill.
+pub(crate) fn finish_next(vfs: &dyn crate::Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
+    let path = dir.join(KEY_NEXT);
+    let Some(b) = crate::keyfile::read_small(vfs, dir, KEY_NEXT)? else { return Ok(()) };
+    let (_, key_file) = decode_next(&b, &path)?;
+    match key_file {
+        Some(k) => crate::keyfile::write(vfs, dir, &k, fsyncs)?,
+        None => {
+            if vfs.exists(&dir.join(KEY)).map_err(|e| Error::io("stat", dir.join(KEY), e))? {
+                vfs.remove(&dir.join(KEY)).map_err(|e| Error::io("remove", dir.join(KEY), e))?;
+            }
+        }
+    }
+    vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
+    vfs.remove(&path).map_err(|e| Error::io("remove", &path, e))?;
+    vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
+    Ok(())
 }

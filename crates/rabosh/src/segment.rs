@@ -1,6 +1,8 @@
 //! Segment files: naming, the shared handle (unlinked when its last holder drops), value reads,
 //! and the recovery scan with its torn-tail / corruption rules.
 
+use crate::crypt::{AD_VALUE, Crypt};
+use crate::format::value_ad;
 use crate::format::{
     FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, KIND_SYNCED, SEG_HEADER, crc, decode_payload,
     decode_seg_header, frame_crc_ok, frame_header,
@@ -53,6 +55,8 @@ pub struct Segment {
     file: Arc<dyn VFile>,
     vfs: Arc<dyn Vfs>,
     obsolete: AtomicBool,
+    /// The data key its frames and values are sealed with (an encrypted store).
+    crypt: Option<Arc<Crypt>>,
 }
 
 #[derive(Debug)]
@@ -76,7 +80,14 @@ impl VFile for Closed {
 }
 
 impl Segment {
-    pub fn new(number: u64, version: u32, dir: &Path, file: Arc<dyn VFile>, vfs: Arc<dyn Vfs>) -> Segment {
+    pub fn new(
+        number: u64,
+        version: u32,
+        dir: &Path,
+        file: Arc<dyn VFile>,
+        vfs: Arc<dyn Vfs>,
+        crypt: Option<Arc<Crypt>>,
+    ) -> Segment {
         *live().lock().unwrap_or_else(|p| p.into_inner()).entry(dir.join(seg_name(number))).or_insert(0) += 1;
         Segment {
             number,
@@ -86,11 +97,16 @@ impl Segment {
             file,
             vfs,
             obsolete: AtomicBool::new(false),
+            crypt,
         }
     }
 
     pub fn file(&self) -> &dyn VFile {
         &*self.file
+    }
+
+    pub fn crypt(&self) -> Option<&Crypt> {
+        self.crypt.as_deref()
     }
 
     pub fn mark_obsolete(&self) {
@@ -106,6 +122,13 @@ impl Segment {
                 Error::io("read", &self.path, err)
             }
         })?;
+        if let Some(c) = &self.crypt {
+            // The tag stands in for the CRC; the offset in the associated data makes a value
+            // sealed anywhere else (or a stale entry) fail rather than answer.
+            return c
+                .open(&[AD_VALUE, &value_ad(self.number, e.off)], &buf)
+                .ok_or_else(|| self.corrupt(e.off, "sealed value does not authenticate"));
+        }
         if crc(&[&buf]) != e.crc {
             return Err(self.corrupt(e.off, "value checksum mismatch"));
         }
@@ -250,8 +273,16 @@ pub enum ScanMode {
 
 /// Scans a segment from its first frame.
 /// `next_seq`: for a log segment, the seq its first commit must carry. `version`: its header's.
-pub fn scan(f: &dyn VFile, path: &Path, id: (u64, u32, u8), next_seq: u64, mode: ScanMode) -> Result<Scanned> {
-    scan_from(f, path, id, SEG_HEADER as u64, next_seq, mode)
+/// `crypt`: the data key of an encrypted store.
+pub fn scan(
+    f: &dyn VFile,
+    path: &Path,
+    id: (u64, u32, u8),
+    next_seq: u64,
+    mode: ScanMode,
+    crypt: Option<&Crypt>,
+) -> Result<Scanned> {
+    scan_from(f, path, id, SEG_HEADER as u64, next_seq, mode, crypt)
 }
 
 /// Scans from offset `from` (a frame boundary already read): shared mode's catch-up reads only
@@ -263,6 +294,7 @@ pub fn scan_from(
     from: u64,
     next_seq: u64,
     mode: ScanMode,
+    crypt: Option<&Crypt>,
 ) -> Result<Scanned> {
     let file_len = f.len().map_err(|e| Error::io("stat", path, e))?;
     let corrupt = |offset: u64, reason: String| Error::Corruption { file: path.to_path_buf(), offset, reason };
@@ -286,7 +318,7 @@ pub fn scan_from(
         }
         // A bad frame: classify, then stop.
         let bad = match read_frame(&mut ch, off, file_len, path)? {
-            Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off, version) {
+            Ok((payload_len, buffered, payload)) => match decode_payload(&payload, off, version, crypt, number) {
                 Err(r) => return Err(corrupt(off, format!("checksummed frame does not decode: {r}"))),
                 Ok(fr) => {
                     let marker = kind == KIND_LOG && fr.kind == KIND_SYNCED;
@@ -353,7 +385,7 @@ pub fn scan_from(
                 format!("{bad}, below the {synced} bytes recorded as synced: acknowledged data would be lost"),
             ));
         }
-        let behind = probe_behind(f, &mut ch, off + 1, file_len, (version, kind), expect, path)?;
+        let behind = probe_behind(f, &mut ch, off + 1, file_len, (number, version, kind, crypt), expect, path)?;
         if let Some((at, what)) = behind.durable {
             return Err(corrupt(
                 off,
@@ -445,7 +477,7 @@ fn probe_behind(
     ch: &mut Chunks,
     from: u64,
     file_len: u64,
-    (version, kind): (u32, u8),
+    (number, version, kind, crypt): (u64, u32, u8, Option<&Crypt>),
     expect: u64,
     path: &Path,
 ) -> Result<Behind> {
@@ -492,7 +524,7 @@ fn probe_behind(
         if !(head.buffered && fkind == KIND_LOG) {
             let mut payload = vec![0u8; head.len];
             read_exact_at(f, &mut payload, body).map_err(|e| Error::io("read", path, e))?;
-            if decode_payload(&payload, p, version).is_ok() {
+            if decode_payload(&payload, p, version, crypt, number).is_ok() {
                 let what = match fkind {
                     KIND_SYNCED => format!("a synced marker (after commit {seq})"),
                     _ => format!("an intact commit (seq {seq}) written after an fsync"),

@@ -365,6 +365,7 @@ impl Store {
             log.len,
             cur.seq + 1,
             ScanMode::Active { synced: durable, trust_zeros: true },
+            seg.crypt(),
         )?;
         let mut map = cur.map().clone();
         let mut live = cur.live_bytes();
@@ -470,6 +471,7 @@ impl Store {
             log.len,
             cur.seq + 1,
             ScanMode::Active { synced: durable, trust_zeros: true },
+            seg.crypt(),
         )?;
         if sc.torn.is_some() {
             seg.file().set_len(sc.valid_len).map_err(|e| self.poison(Error::io("truncate", &seg.path, e)))?;
@@ -495,8 +497,15 @@ impl Store {
     fn reload(&self, w: &mut crate::store::Writer, manifest: Manifest) -> Result<()> {
         crate::recovery::check_shape(&manifest, &self.dir.join(MANIFEST))?;
         let synced = w.synced.as_ref().ok_or(Error::Closed)?;
-        let loaded =
-            crate::recovery::load(&self.vfs, &self.dir, &manifest, synced, self.options.strict, &self.counters)?;
+        let loaded = crate::recovery::load(
+            &self.vfs,
+            &self.dir,
+            &manifest,
+            synced,
+            self.options.strict,
+            &self.counters,
+            self.crypt(),
+        )?;
         let Some(log) = loaded.log else {
             return Err(Error::Corruption {
                 file: self.dir.join(MANIFEST),

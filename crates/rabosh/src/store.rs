@@ -128,6 +128,8 @@ pub struct Store {
     pub(crate) poisoned: OnceLock<String>,
     /// Shared mode's commit lock and what this process last saw of the files.
     pub(crate) shared: Option<crate::shared::SharedState>,
+    /// An encrypted store's data key (FORMAT.md, "Encryption at rest").
+    pub(crate) data_key: Option<crate::keyfile::DataKey>,
 }
 
 impl Store {
@@ -138,6 +140,11 @@ impl Store {
 
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The cipher everything this store writes is sealed with; `None` for a plain store.
+    pub(crate) fn crypt(&self) -> Option<&Arc<crate::crypt::Crypt>> {
+        self.data_key.as_ref().map(|dk| &dk.crypt)
     }
 
     pub fn options(&self) -> &Options {
@@ -233,7 +240,7 @@ impl Store {
         }
         let seq = cur.seq + 1;
         let mut pb = PayloadBuilder::new(KIND_LOG, seq);
-        let mut placed = Vec::with_capacity(batch.len());
+        let mut puts = Vec::with_capacity(batch.len());
         for op in &batch.ops {
             match op {
                 Op::Put { key, value, meta } => {
@@ -246,14 +253,15 @@ impl Store {
                             crate::metabuf::MAX_META
                         )));
                     }
-                    placed.push(Some(pb.put(seq, key, value, meta)));
+                    pb.put(seq, key, value, meta);
+                    puts.push(true);
                 }
                 Op::Delete { key } => {
                     if key.len() > u32::MAX as usize {
                         return Err(Error::InvalidArgument("key too large".into()));
                     }
                     pb.delete(seq, key);
-                    placed.push(None);
+                    puts.push(false);
                 }
             }
             if pb.buf.len() > crate::format::MAX_FRAME {
@@ -263,15 +271,22 @@ impl Store {
                 )));
             }
         }
+        // Sealing adds a nonce and tag per blob: the frame must still fit what a reader accepts.
+        if pb.frame_len(self.crypt().is_some()) - crate::format::FRAME_HEADER > crate::format::MAX_FRAME {
+            return Err(Error::InvalidArgument(format!(
+                "batch exceeds the largest commit ({} bytes)",
+                crate::format::MAX_FRAME
+            )));
+        }
         let buffered = self.options.durability == Durability::Buffered;
         // A Sync-mode frame unflagged says "every byte before me was durable when I was
         // written" (FORMAT.md, recovery rule 6). Behind a pending group that is not so: flag it
         // BUFFERED, so a crash tearing an earlier unsynced frame reads as a torn tail. In shared
         // mode another process's buffered commits may precede it, unsynced: the same.
         let flagged = buffered || w.log().tail.is_some() || self.unsynced_before(w.log());
-        let frame = pb.finish(flagged);
+        let frame_len = pb.frame_len(self.crypt().is_some()) as u64;
         let log = w.log();
-        if (log.len > SEG_HEADER as u64 && log.len + frame.len() as u64 > self.options.segment_bytes)
+        if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
         {
             self.rotate(&mut w)?;
@@ -285,6 +300,8 @@ impl Store {
         // commit go out in one write.
         let lead = if buffered && self.mark_before_buffered(log) { synced_marker(cur.seq) } else { Vec::new() };
         let off = log.len + lead.len() as u64;
+        // Sealed where it will lie: its position is in every blob's associated data.
+        let (frame, placed) = pb.seal(flagged, active.crypt(), active.number, off)?;
         let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
         if let Err(e) = self.write_ahead(log, &bytes) {
             return Err(self.poison(Error::io("write", &active.path, e)));
@@ -299,17 +316,19 @@ impl Store {
         let mut map = cur.map().clone();
         let mut live = cur.live_bytes();
         let base = off + crate::format::FRAME_HEADER as u64;
-        for (op, at) in batch.ops.into_iter().zip(placed) {
+        let mut placed = placed.into_iter();
+        for (op, is_put) in batch.ops.into_iter().zip(puts) {
+            let at = if is_put { placed.next() } else { None };
             let (key, entry) = match (op, at) {
-                (Op::Put { key, value, meta }, Some((rel, crc))) => (
+                (Op::Put { key, meta, .. }, Some(at)) => (
                     key,
                     Some(Entry {
                         seq,
                         meta: MetaBuf::new(&meta),
                         seg: active.number,
-                        off: base + rel as u64,
-                        len: value.len() as u32,
-                        crc,
+                        off: base + at.rel as u64,
+                        len: at.len,
+                        crc: at.crc,
                     }),
                 ),
                 (Op::Delete { key }, _) | (Op::Put { key, .. }, None) => (key, None),
@@ -531,7 +550,14 @@ impl Store {
         let seq = self.current.load().seq;
         let old_len = w.log().len;
         let recs = w.log().recs.summary(self.current.load().map(), old.number);
-        crate::hint::write(&*self.vfs, &self.dir, old.number, old_len, &recs, &self.fsyncs())?;
+        crate::hint::write(
+            &*self.vfs,
+            &self.dir,
+            (old.number, old_len),
+            &recs,
+            &self.fsyncs(),
+            self.crypt().map(|c| &**c),
+        )?;
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
         last.sealed = true;
@@ -539,7 +565,7 @@ impl Store {
         last.last_seq = seq;
         let number = m.next_segment;
         m.next_segment += 1;
-        let seg = create_log_segment(&self.vfs, &self.dir, number, seq + 1, &self.fsyncs())?;
+        let seg = create_log_segment(&self.vfs, &self.dir, number, seq + 1, &self.fsyncs(), self.crypt().cloned())?;
         m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
         m.write(&*self.vfs, &self.dir, &self.fsyncs())?;
         w.manifest = m;
@@ -653,6 +679,7 @@ impl Store {
                 (sm.number, seg.version, sm.kind),
                 sm.first_seq.max(next),
                 mode,
+                seg.crypt(),
             )?;
             // A compacted segment covers commits up to last_seq; its newest live entry may be older.
             let ends_ok = match sc.last_seq {
@@ -811,7 +838,8 @@ impl Store {
             ends_with_commit: true,
         };
         let recs = log.recs.summary(cur.map(), log.seg.number);
-        let _ = crate::hint::write_active(&*self.vfs, &self.dir, log.seg.number, log.len, &recs, tail);
+        let _ =
+            crate::hint::write_active(&*self.vfs, &self.dir, (log.seg.number, log.len), &recs, tail, log.seg.crypt());
     }
 
     pub fn is_closed(&self) -> bool {
@@ -849,11 +877,12 @@ pub(crate) fn create_log_segment(
     number: u64,
     first_seq: u64,
     fsyncs: &dyn Fn(),
+    crypt: Option<Arc<crate::crypt::Crypt>>,
 ) -> Result<Arc<Segment>> {
     let path = dir.join(seg_name(number));
     let f = create_unlisted(&**vfs, &path)?;
     write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq), 0).map_err(|e| Error::io("write", &path, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
     fsyncs();
-    Ok(Arc::new(Segment::new(number, FORMAT_VERSION, dir, f, vfs.clone())))
+    Ok(Arc::new(Segment::new(number, FORMAT_VERSION, dir, f, vfs.clone(), crypt)))
 }

@@ -1,7 +1,9 @@
 //! Test instruments (not a stable API): a fault-injecting wrapper around any [`Vfs`], and an
 //! in-memory filesystem with power-loss semantics ([`SimFs`]).
 
+mod sealed;
 mod simfs;
+pub use sealed::{Sealed, sealed_blobs};
 pub use simfs::{Capture, SimFs};
 
 use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};

@@ -1,0 +1,78 @@
+//! Every sealed blob in a store's files, found by walking them as FORMAT.md lays them out:
+//! the wrapped key in `KEY`, each sealed hint, and in every segment each frame's sealed head
+//! and each value. For the nonce-uniqueness test.
+
+use crate::crypt::{Crypt, NONCE, OVERHEAD};
+use crate::format::{FRAME_HEADER, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header, frame_header};
+use crate::keyfile::{KEY, decode};
+use crate::segment::parse_numbered;
+use crate::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::{Encryption, Result};
+use std::path::Path;
+
+/// One sealed blob: its file, offset, nonce and whole bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sealed {
+    pub file: String,
+    pub offset: u64,
+    pub nonce: [u8; NONCE],
+    pub bytes: Vec<u8>,
+}
+
+fn read_all(vfs: &dyn Vfs, path: &Path) -> Option<Vec<u8>> {
+    let f = vfs.open(path, OpenMode::Read).ok()?;
+    let mut buf = vec![0u8; f.len().ok()? as usize];
+    read_exact_at(&*f, &mut buf, 0).ok()?;
+    Some(buf)
+}
+
+fn blob(file: &str, bytes: &[u8], offset: usize, len: usize) -> Option<Sealed> {
+    let b = bytes.get(offset..offset.checked_add(len)?)?;
+    Some(Sealed { file: file.into(), offset: offset as u64, nonce: b[..NONCE].try_into().ok()?, bytes: b.to_vec() })
+}
+
+/// The sealed blobs of the encrypted store in `dir`, opened with `host`. Stops reading a segment
+/// at its first frame that does not decode (a torn tail, zeros ahead).
+pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<Sealed>> {
+    let mut out = Vec::new();
+    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
+    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
+        return Err(crate::Error::WrongKey { dir: dir.to_path_buf() });
+    };
+    out.extend(blob(KEY, &key, 16, 32 + OVERHEAD));
+    let crypt: &Crypt = &dk.crypt;
+    let mut names = vfs.list(dir).map_err(|e| crate::Error::io("list", dir, e))?;
+    names.sort();
+    for name in names {
+        let Some((number, ext)) = parse_numbered(&name) else { continue };
+        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        if ext == "hint" {
+            if bytes.len() >= 8 + OVERHEAD {
+                out.extend(blob(&name, &bytes, 8, bytes.len() - 8));
+            }
+            continue;
+        }
+        if ext != "seg" || bytes.len() < SEG_HEADER {
+            continue;
+        }
+        let Ok(h) = decode_seg_header(&bytes[..SEG_HEADER]) else { continue };
+        let mut off = SEG_HEADER;
+        while off + FRAME_HEADER <= bytes.len() {
+            let Ok(head) = frame_header(bytes[off..off + FRAME_HEADER].try_into().unwrap()) else { break };
+            let body = off + FRAME_HEADER;
+            let Some(p) = bytes.get(body..body + head.len) else { break };
+            let Ok(fr) = decode_payload(p, off as u64, h.version, Some(crypt), number) else { break };
+            if fr.kind != KIND_SYNCED {
+                let head_len = u32::from_le_bytes(p[13..17].try_into().unwrap()) as usize;
+                out.extend(blob(&name, &bytes, body + 17, head_len + OVERHEAD));
+                for op in &fr.ops {
+                    if let Some((_, voff, vlen, _)) = &op.put {
+                        out.extend(blob(&name, &bytes, *voff as usize, *vlen as usize));
+                    }
+                }
+            }
+            off = body + head.len;
+        }
+    }
+    Ok(out)
+}
