@@ -160,6 +160,7 @@ describe('everything works encrypted', () => {
   it('keeps history, at() and redaction; the redacted bytes are gone after compaction', async () => {
     const dir = join(tempDir(), 'hist');
     const db = await Rabosh.open(dir, { history: true, encryption: { key: KEY } });
+    expect(db.encrypted).toBe(true);
     const h = new RaboshMemoryToolHandler(db);
     await h.create({ command: 'create', path: '/memories/n.md', file_text: 'first words' });
     const mid = new Date();
@@ -175,6 +176,7 @@ describe('everything works encrypted', () => {
     expect((await h.version(oldest.id))?.content).toBeNull();
     await db.compact();
     await db.close();
+    expect(hits(dir, ['first words', 'second words', 'n.md'])).toEqual([]);
     const again = await RaboshMemoryToolHandler.open(dir, { encryption: { key: KEY } });
     expect(await again.view({ command: 'view', path: '/memories/n.md' })).toContain('second words');
     await again.close();
