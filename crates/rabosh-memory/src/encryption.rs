@@ -23,9 +23,10 @@ impl EncryptionKey {
 
     /// Exactly 32 bytes, else `InvalidOption` naming `option` and the length (never the bytes).
     pub fn from_slice(option: &'static str, bytes: &[u8]) -> Result<EncryptionKey> {
-        let array: [u8; KEY_BYTES] = bytes
-            .try_into()
-            .map_err(|_| Error::InvalidOption { option, value: format!("{} bytes (expected {KEY_BYTES})", bytes.len()) })?;
+        let array: [u8; KEY_BYTES] = bytes.try_into().map_err(|_| Error::InvalidOption {
+            option,
+            value: format!("{} bytes (expected {KEY_BYTES})", bytes.len()),
+        })?;
         Ok(EncryptionKey::new(array))
     }
 

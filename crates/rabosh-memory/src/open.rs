@@ -42,7 +42,13 @@ pub struct StoreOptions {
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { durability: Durability::Sync, create: true, exclusive: false, lock_timeout: None, encryption: None }
+        StoreOptions {
+            durability: Durability::Sync,
+            create: true,
+            exclusive: false,
+            lock_timeout: None,
+            encryption: None,
+        }
     }
 }
 

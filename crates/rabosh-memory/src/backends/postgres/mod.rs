@@ -133,7 +133,12 @@ pub(crate) struct Shared {
 
 impl Shared {
     /// A column as read from the server, opened when the store is sealed.
-    pub(crate) fn open_column<'a>(&self, column: seal::Column, key: &[u8], bytes: &'a [u8]) -> Result<std::borrow::Cow<'a, [u8]>> {
+    pub(crate) fn open_column<'a>(
+        &self,
+        column: seal::Column,
+        key: &[u8],
+        bytes: &'a [u8],
+    ) -> Result<std::borrow::Cow<'a, [u8]>> {
         seal::open_opt(self.sealer.as_ref(), column, key, bytes)
     }
 }
@@ -298,7 +303,9 @@ impl PgBackend {
                 sealed = last
                     .iter()
                     .filter_map(|(k, v)| {
-                        v.map(|(value, meta)| (*k, s.seal(seal::Column::Value, k, value), s.seal(seal::Column::Meta, k, meta)))
+                        v.map(|(value, meta)| {
+                            (*k, s.seal(seal::Column::Value, k, value), s.seal(seal::Column::Meta, k, meta))
+                        })
                     })
                     .collect();
                 sealed.iter().map(|(k, v, m)| (*k, v.as_slice(), m.as_slice())).collect()

@@ -120,13 +120,12 @@ pub fn open_opt<'a>(sealer: Option<&Sealer>, column: Column, key: &[u8], bytes: 
 }
 
 fn unwrap(host: &EncryptionKey, wrapped: &[u8], schema: &str) -> Result<Sealer> {
-    let plain = open_with(&cipher(host.bytes()), WRAP_AAD, wrapped)
-        .map(Zeroizing::new)
-        .ok_or_else(|| Error::WrongKey(format!("the encryption key does not open the PostgreSQL store in schema {schema}")))?;
-    let data_key: [u8; KEY_BYTES] = plain
-        .as_slice()
-        .try_into()
-        .map_err(|_| Error::Corruption(format!("the data key of the PostgreSQL store in schema {schema} has the wrong length")))?;
+    let plain = open_with(&cipher(host.bytes()), WRAP_AAD, wrapped).map(Zeroizing::new).ok_or_else(|| {
+        Error::WrongKey(format!("the encryption key does not open the PostgreSQL store in schema {schema}"))
+    })?;
+    let data_key: [u8; KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
+        Error::Corruption(format!("the data key of the PostgreSQL store in schema {schema} has the wrong length"))
+    })?;
     Ok(Sealer::new(Zeroizing::new(data_key)))
 }
 
@@ -153,7 +152,12 @@ fn read_wrapped(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<Op
 /// encrypted, None when plain; `KeyRequired`, `WrongKey` or `NotEncrypted` when the key given
 /// does not fit the store. The first open with a key of a store that holds no row yet makes the
 /// data key.
-pub fn settle(conn: &mut Conn, schema: &str, key: Option<&EncryptionKey>, redactor: &Redactor) -> Result<Option<Sealer>> {
+pub fn settle(
+    conn: &mut Conn,
+    schema: &str,
+    key: Option<&EncryptionKey>,
+    redactor: &Redactor,
+) -> Result<Option<Sealer>> {
     let wrapped = read_wrapped(conn, schema, redactor)?;
     match (key, wrapped) {
         (None, None) => Ok(None),
@@ -189,11 +193,18 @@ pub fn settle(conn: &mut Conn, schema: &str, key: Option<&EncryptionKey>, redact
 /// Makes the table and the data key row, refusing a store that already holds plain rows.
 fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Redactor) -> Result<()> {
     let s = format!("\"{schema}\"");
-    conn.client.batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE").map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
     conn.client
-        .batch_execute(&format!("CREATE TABLE IF NOT EXISTS {s}.rabosh_key (id INT4 PRIMARY KEY, wrapped BYTEA NOT NULL)"))
+        .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-    let any = conn.client.query_opt(&format!("SELECT 1 FROM {s}.kv LIMIT 1"), &[]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    conn.client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {s}.rabosh_key (id INT4 PRIMARY KEY, wrapped BYTEA NOT NULL)"
+        ))
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    let any = conn
+        .client
+        .query_opt(&format!("SELECT 1 FROM {s}.kv LIMIT 1"), &[])
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
     if any.is_some() {
         return Err(Error::NotEncrypted(format!(
             "the PostgreSQL store in schema {schema} holds plain rows: it cannot be opened with a key (export, \
@@ -202,7 +213,10 @@ fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Re
     }
     let wrapped = Sealer::new(Zeroizing::new(random::<KEY_BYTES>())).wrapped(host);
     conn.client
-        .execute(&format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"), &[&wrapped])
+        .execute(
+            &format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"),
+            &[&wrapped],
+        )
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
     Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
 }

@@ -21,11 +21,11 @@
 use std::collections::BTreeMap;
 
 use super::columns;
-use super::seal::Column;
-use super::{Row, Shared};
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
+use super::seal::Column;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
+use super::{Row, Shared};
 use crate::backend::DirSummary;
 use crate::keys::{hidden, parse, segments, subtree_prefix};
 use crate::listing::summarise;

@@ -10,9 +10,9 @@ use postgres::types::ToSql;
 
 use super::Shared;
 use super::columns;
-use super::seal::Column;
 use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
+use super::seal::Column;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
 use crate::backend::{DirSummary, ReadView, Visit};
