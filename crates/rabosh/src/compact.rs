@@ -38,7 +38,8 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let built = (|| -> Result<(Arc<dyn VFile>, u64, SegRecs)> {
         let f = crate::store::create_unlisted(&*store.vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
-        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
+        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0, crypt.is_some()), 0)
+            .map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
         let mut pending: Vec<(crate::keydir::Key, Entry)> = Vec::new();

@@ -74,18 +74,28 @@ impl Crypt {
     /// The plaintext of a sealed blob, or `None` when it does not authenticate (damage, the
     /// wrong key, or a blob moved from where it was sealed).
     pub fn open(&self, ad: &[&[u8]], blob: &[u8]) -> Option<Vec<u8>> {
+        self.open_owned(ad, blob.to_vec())
+    }
+
+    /// [`Crypt::open`] decrypting in the blob's own buffer (a value read: no second copy).
+    pub fn open_owned(&self, ad: &[&[u8]], mut blob: Vec<u8>) -> Option<Vec<u8>> {
         if blob.len() < OVERHEAD {
             return None;
         }
-        let (nonce, rest) = blob.split_at(NONCE);
-        let (ct, tag) = rest.split_at(rest.len() - TAG);
-        let mut plain = ct.to_vec();
-        let nonce: [u8; NONCE] = nonce.try_into().ok()?;
-        let tag: [u8; TAG] = tag.try_into().ok()?;
+        let nonce: [u8; NONCE] = blob[..NONCE].try_into().ok()?;
+        let tag: [u8; TAG] = blob[blob.len() - TAG..].try_into().ok()?;
+        let end = blob.len() - TAG;
         self.aead
-            .decrypt_inout_detached(&Array::from(nonce), &ad.concat(), (&mut plain[..]).into(), &Array::from(tag))
+            .decrypt_inout_detached(
+                &Array::from(nonce),
+                &ad.concat(),
+                (&mut blob[NONCE..end]).into(),
+                &Array::from(tag),
+            )
             .ok()?;
-        Some(plain)
+        blob.truncate(end);
+        blob.drain(..NONCE);
+        Some(blob)
     }
 }
 

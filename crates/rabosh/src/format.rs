@@ -91,12 +91,12 @@ pub fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
 
-/// Segment header: magic, version, kind, number, first seq, CRC.
-pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64) -> Vec<u8> {
+/// Segment header: magic, version, kind, encrypted flag, number, first seq, CRC.
+pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64, encrypted: bool) -> Vec<u8> {
     let mut h = Vec::with_capacity(SEG_HEADER);
     h.extend_from_slice(SEG_MAGIC);
     put_u32(&mut h, FORMAT_VERSION);
-    h.extend_from_slice(&[kind, 0, 0, 0]);
+    h.extend_from_slice(&[kind, encrypted as u8, 0, 0]);
     put_u64(&mut h, number);
     put_u64(&mut h, first_seq);
     let c = crc(&[&h]);
@@ -109,6 +109,8 @@ pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64) -> Vec<u8> {
 pub struct SegHeader {
     pub version: u32,
     pub kind: u8,
+    /// Byte 13 (0 in every plain segment, any version): its frames are sealed.
+    pub encrypted: bool,
     pub number: u64,
     pub first_seq: u64,
 }
@@ -132,12 +134,16 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
         return Err(HeaderError::Bad("segment header checksum mismatch"));
     }
     // Outside the checksum: damage here must still be seen, not carried along unnoticed.
+    if h[13] > 1 || h[14..16] != [0, 0] {
+        return Err(HeaderError::Bad("segment header flags are not valid"));
+    }
     if h[36..40] != [0, 0, 0, 0] {
         return Err(HeaderError::Bad("segment header reserved bytes are not zero"));
     }
     Ok(SegHeader {
         version,
         kind: h[12],
+        encrypted: h[13] == 1,
         number: u64::from_le_bytes(h[16..24].try_into().unwrap()),
         first_seq: u64::from_le_bytes(h[24..32].try_into().unwrap()),
     })

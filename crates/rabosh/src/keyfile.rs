@@ -132,6 +132,9 @@ impl KeyState {
 pub(crate) fn resolve(vfs: &dyn Vfs, dir: &Path, options: &Options, is_store: bool) -> Result<KeyState> {
     let file = effective_key_file(vfs, dir, is_store)?;
     let dir_buf = || dir.to_path_buf();
+    if file.is_none() && is_store {
+        check_segments_plain(vfs, dir)?;
+    }
     match (file, &options.encryption) {
         (None, None) => Ok(KeyState::Plain),
         (Some(_), None) if !is_store => Ok(KeyState::Plain),
@@ -143,6 +146,24 @@ pub(crate) fn resolve(vfs: &dyn Vfs, dir: &Path, options: &Options, is_store: bo
             None => Err(Error::WrongKey { dir: dir_buf() }),
         },
     }
+}
+
+/// A store without a KEY file whose newest segment says it is encrypted lost its KEY file:
+/// `Corruption` naming it (not `NotEncrypted`, which would send the user the wrong way).
+fn check_segments_plain(vfs: &dyn Vfs, dir: &Path) -> Result<()> {
+    let Ok(m) = crate::manifest::Manifest::read(vfs, dir) else { return Ok(()) };
+    let Some(last) = m.segments.last() else { return Ok(()) };
+    let path = dir.join(crate::segment::seg_name(last.number));
+    let Ok(f) = vfs.open(&path, OpenMode::Read) else { return Ok(()) };
+    let mut h = [0u8; crate::format::SEG_HEADER];
+    if read_exact_at(&*f, &mut h, 0).is_ok() && crate::format::decode_seg_header(&h).is_ok_and(|h| h.encrypted) {
+        return Err(Error::Corruption {
+            file: dir.join(KEY),
+            offset: 0,
+            reason: "the store is encrypted but its key file is missing".into(),
+        });
+    }
+    Ok(())
 }
 
 /// The KEY file that describes the store's segments: `KEY`, unless a `reencrypt` was killed

@@ -220,7 +220,7 @@ pub(crate) fn load(
                 Error::io("open", &path, e)
             }
         })?;
-        let version = check_header(&*f, &path, sm.number, sm.kind, seq + 1)?;
+        let version = check_header(&*f, &path, (sm.number, sm.kind, crypt.is_some()), seq + 1)?;
         if sm.kind == KIND_LOG && sm.first_seq != seq + 1 {
             return Err(Error::Corruption {
                 file: dir.join(MANIFEST),

@@ -1,8 +1,8 @@
 //! Rewriting a closed store to a new encryption mode (plain ↔ encrypted, or a new data key).
 //!
 //! Under the store's exclusive lock: every live entry is copied into a new compacted segment
-//! (sealed with the new data key, or plain) numbered `N` = the MANIFEST's `next_segment`, with a
-//! new empty active segment `N + 1`; then `KEY.next` is written (the mode that applies from
+//! (sealed with the new data key, or plain) numbered `N` = the MANIFEST's `next_segment` (the
+//! next open adds the active segment); then `KEY.next` is written (the mode that applies from
 //! segment `N` on: the new KEY file, or "plain"); then the MANIFEST swap lists only the new
 //! segments — the commit point; then `KEY.next` replaces `KEY` (or both go, for plain) and the
 //! old segments are removed. Open settles a leftover `KEY.next` by the MANIFEST: if its first
@@ -10,13 +10,13 @@
 //! So a kill anywhere leaves a store that opens with `from` (before the swap) or `to` (after).
 
 use crate::format::{
-    FRAME_HEADER, KIND_COMPACTED, KIND_LOG, PayloadBuilder, SEG_HEADER, crc, encode_seg_header, put_u32, put_u64,
+    FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, crc, encode_seg_header, put_u32, put_u64,
 };
 use crate::keydir::{Rec, SegRecs};
 use crate::keyfile::{DataKey, KEY, KEY_NEXT, KEY_NEXT_TMP};
 use crate::manifest::{Manifest, SegMeta};
 use crate::segment::{hint_name, seg_name};
-use crate::store::{Store, create_log_segment, create_unlisted};
+use crate::store::{Store, create_unlisted};
 use crate::vfs::write_all_at;
 use crate::{Encryption, Error, Options, Result};
 use std::path::Path;
@@ -58,7 +58,8 @@ impl Store {
         // 1. The new segments, unlisted (a failure or a kill here leaves garbage the next open sweeps).
         let f = create_unlisted(vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
-        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0), 0).map_err(|e| io("write", e))?;
+        write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0, crypt.is_some()), 0)
+            .map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
         let mut pending = Vec::new();
@@ -92,8 +93,9 @@ impl Store {
         fsyncs();
         drop(f);
         crate::hint::write(vfs, &self.dir, (number, off), &recs, &fsyncs, crypt.as_deref())?;
-        let active = create_log_segment(&self.vfs, &self.dir, number + 1, cur.seq + 1, &fsyncs, crypt.clone())?;
-        drop(active);
+        // No active segment yet: one numbered past the old MANIFEST's `next_segment` would read
+        // as a MANIFEST put back (recovery rule 3) if the swap never happens. The next open
+        // creates it, in the new mode (rule 8, as for a checkpoint).
 
         // 2. What applies from segment `number` on, durable before the swap can be.
         let key_file = match (&to, &dk) {
@@ -106,18 +108,15 @@ impl Store {
         // 3. The commit point.
         let old = w.manifest.clone();
         let m = Manifest {
-            next_segment: number + 2,
-            segments: vec![
-                SegMeta { number, kind: KIND_COMPACTED, sealed: true, first_seq: 0, last_seq: cur.seq, len: off },
-                SegMeta {
-                    number: number + 1,
-                    kind: KIND_LOG,
-                    sealed: false,
-                    first_seq: cur.seq + 1,
-                    last_seq: 0,
-                    len: 0,
-                },
-            ],
+            next_segment: number + 1,
+            segments: vec![SegMeta {
+                number,
+                kind: KIND_COMPACTED,
+                sealed: true,
+                first_seq: 0,
+                last_seq: cur.seq,
+                len: off,
+            }],
         };
         m.write(vfs, &self.dir, &fsyncs)?;
 

@@ -126,7 +126,7 @@ impl Segment {
             // The tag stands in for the CRC; the offset in the associated data makes a value
             // sealed anywhere else (or a stale entry) fail rather than answer.
             return c
-                .open(&[AD_VALUE, &value_ad(self.number, e.off)], &buf)
+                .open_owned(&[AD_VALUE, &value_ad(self.number, e.off)], buf)
                 .ok_or_else(|| self.corrupt(e.off, "sealed value does not authenticate"));
         }
         if crc(&[&buf]) != e.crc {
@@ -177,7 +177,13 @@ pub struct Scanned {
 }
 
 /// Reads and checks the header of a segment file; returns its format version.
-pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq: u64) -> Result<u32> {
+/// `encrypted`: whether the store is (a segment of the other mode is Corruption, never read).
+pub fn check_header(
+    f: &dyn VFile,
+    path: &Path,
+    (number, kind, encrypted): (u64, u8, bool),
+    first_seq: u64,
+) -> Result<u32> {
     let mut h = [0u8; SEG_HEADER];
     let corrupt = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
     read_exact_at(f, &mut h, 0).map_err(|e| {
@@ -193,6 +199,12 @@ pub fn check_header(f: &dyn VFile, path: &Path, number: u64, kind: u8, first_seq
     })?;
     if hd.number != number {
         return Err(corrupt(format!("header names segment {} but the file is segment {number}", hd.number)));
+    }
+    if hd.encrypted != encrypted {
+        return Err(corrupt(match encrypted {
+            true => "a plain segment in an encrypted store".into(),
+            false => "an encrypted segment in a plain store (is its KEY file missing?)".into(),
+        }));
     }
     if hd.kind != kind {
         return Err(corrupt(format!("segment kind {} where MANIFEST lists kind {kind}", hd.kind)));

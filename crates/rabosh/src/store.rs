@@ -881,7 +881,8 @@ pub(crate) fn create_log_segment(
 ) -> Result<Arc<Segment>> {
     let path = dir.join(seg_name(number));
     let f = create_unlisted(&**vfs, &path)?;
-    write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq), 0).map_err(|e| Error::io("write", &path, e))?;
+    write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq, crypt.is_some()), 0)
+        .map_err(|e| Error::io("write", &path, e))?;
     f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
     fsyncs();
     Ok(Arc::new(Segment::new(number, FORMAT_VERSION, dir, f, vfs.clone(), crypt)))

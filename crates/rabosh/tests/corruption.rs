@@ -12,7 +12,11 @@
 //! file's length open trusts the hint as it trusts a sealed segment's (FORMAT.md, rule 6), so the
 //! damage must be found by reads and verify() instead.
 //!
-//! Knobs: RABOSH_CORRUPTION_CASES (default 5000), RABOSH_CORRUPTION_SEED.
+//! The same sweep runs over an encrypted store (its KEY file among the targets: any damage to
+//! it is Corruption naming it; a sealed value or hint that does not authenticate is damage like
+//! a failed CRC).
+//!
+//! Knobs: RABOSH_CORRUPTION_CASES (default 5000; the encrypted sweep runs 2/5 of it), RABOSH_CORRUPTION_SEED.
 
 mod common;
 
@@ -34,16 +38,18 @@ struct Fixture {
     active_base: u64,
     active_ends: Vec<u64>,
     cp_seq: u64,
+    encrypted: bool,
 }
 
-fn open(fs: &SimFs, dir: &str) -> rabosh::Result<Store> {
-    Store::open(dir, opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, 1500))
+fn open(fs: &SimFs, dir: &str, encrypted: bool) -> rabosh::Result<Store> {
+    let encryption = encrypted.then(|| rabosh::Encryption::new([0x5C; 32]));
+    Store::open(dir, rabosh::Options { encryption, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, 1500) })
 }
 
-fn fixture() -> Fixture {
+fn fixture(encrypted: bool) -> Fixture {
     let fs = SimFs::new();
     fs.set_hard_links(false); // the checkpoint holds real copies
-    let store = open(&fs, DIR).unwrap();
+    let store = open(&fs, DIR, encrypted).unwrap();
     let mut rng = Rng::new(42);
     let mut models = vec![Model::new()];
     let mut ends = Vec::new();
@@ -82,7 +88,7 @@ fn fixture() -> Fixture {
     assert!(kinds.iter().filter(|n| n.ends_with(".seg")).count() >= 4, "{kinds:?}");
     let hint = active.with_extension("hint");
     assert!(kinds.iter().any(|n| Path::new(DIR).join(n) == hint), "a clean close leaves the active hint: {kinds:?}");
-    Fixture { fs, models, active, active_base, active_ends, cp_seq }
+    Fixture { fs, models, active, active_base, active_ends, cp_seq, encrypted }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -102,6 +108,8 @@ enum Kind {
     Lock,
     /// The synced record: derived, its loss only makes recovery lenient.
     Synced,
+    /// An encrypted store's wrapped data key: without it nothing opens.
+    Key,
 }
 
 fn kind_of(path: &Path, f: &Fixture) -> Kind {
@@ -116,6 +124,8 @@ fn kind_of(path: &Path, f: &Fixture) -> Kind {
         Kind::Manifest
     } else if name == "SYNCED" {
         Kind::Synced
+    } else if name == "KEY" {
+        Kind::Key
     } else {
         assert!(name.starts_with("LOCK"), "unexpected file {name}");
         Kind::Lock
@@ -222,14 +232,14 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
     };
     let target_seq = if in_cp { f.cp_seq } else { f.models.len() as u64 - 1 };
 
-    let r = catch_unwind(AssertUnwindSafe(|| open(&fs, dir)));
+    let r = catch_unwind(AssertUnwindSafe(|| open(&fs, dir, f.encrypted)));
     let r = r.unwrap_or_else(|_| panic!("{ctx}: open panicked"));
     let store = match r {
         Err(Error::Corruption { file, .. } | Error::Unsupported { file, .. }) => {
             // A deleted MANIFEST is named too ("MANIFEST is missing but data files exist").
             assert!(file == path, "{ctx}: the error names {} instead", file.display());
             assert!(
-                matches!(kind, Kind::Active | Kind::SealedSegment | Kind::Manifest),
+                matches!(kind, Kind::Active | Kind::SealedSegment | Kind::Manifest | Kind::Key),
                 "{ctx}: damage to a {kind:?} file is recoverable and must not fail open"
             );
             tally.reported += 1;
@@ -241,6 +251,9 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
         Err(e) => panic!("{ctx}: unexpected error {e}"),
         Ok(s) => s,
     };
+    if kind == Kind::Key && first_bad != usize::MAX {
+        panic!("{ctx}: damage to the key file must be reported");
+    }
     if kind == Kind::Active && record_kept && first_bad != usize::MAX {
         panic!("{ctx}: damage to a cleanly closed active segment must be reported, not dropped");
     }
@@ -277,14 +290,25 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
 
 #[test]
 fn random_damage_is_recovered_exactly_or_reported_naming_the_file() {
-    let f = fixture();
-    let cases = knob("RABOSH_CORRUPTION_CASES", 5000);
+    sweep(false);
+}
+
+#[test]
+fn random_damage_to_an_encrypted_store_is_recovered_exactly_or_reported_naming_the_file() {
+    sweep(true);
+}
+
+fn sweep(encrypted: bool) {
+    let f = fixture(encrypted);
+    // Sealing costs a debug build about three times the plain case's time per case.
+    let cases =
+        if encrypted { knob("RABOSH_CORRUPTION_CASES", 5000) * 2 / 5 } else { knob("RABOSH_CORRUPTION_CASES", 5000) };
     let mut rng = Rng::new(knob("RABOSH_CORRUPTION_SEED", 9));
     let mut tally = Tally::default();
     for _ in 0..cases {
         one_case(&f, &mut rng, &mut tally);
     }
-    eprintln!("corruption: {tally:?}");
+    eprintln!("corruption (encrypted: {encrypted}): {tally:?}");
     assert!(
         tally.reported > 0
             && tally.recovered_exactly > 0

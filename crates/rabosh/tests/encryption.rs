@@ -104,3 +104,48 @@ fn rotation_rewraps_the_key_and_keeps_the_data() {
     let plain = Store::open(tmp.path().join("p"), Options::default()).unwrap();
     assert!(matches!(plain.rotate_key(key(1)), Err(Error::NotEncrypted { .. })));
 }
+
+#[test]
+fn shared_handles_need_the_key_and_see_each_others_commits() {
+    let tmp = tempfile::tempdir().unwrap();
+    let shared = |b: u8| Options { shared: true, ..enc(b) };
+    let a = Store::open(tmp.path(), shared(1)).unwrap();
+    put(&a, "from-a", "1", "");
+    assert_eq!(Store::open(tmp.path(), shared(2)).err().unwrap().code(), "RABOSH_WRONG_KEY");
+    let e = Store::open(tmp.path(), Options { shared: true, ..Options::default() }).err().unwrap();
+    assert_eq!(e.code(), "RABOSH_KEY_REQUIRED");
+    let b = Store::open(tmp.path(), shared(1)).unwrap();
+    assert_eq!(b.snapshot().unwrap().get(b"from-a").unwrap().as_deref(), Some(&b"1"[..]));
+    put(&b, "from-b", "2", "");
+    b.compact().unwrap();
+    assert_eq!(a.snapshot().unwrap().get(b"from-b").unwrap().as_deref(), Some(&b"2"[..]));
+    put(&a, "from-a-again", "3", "");
+    assert_eq!(b.snapshot().unwrap().get(b"from-a-again").unwrap().as_deref(), Some(&b"3"[..]));
+}
+
+#[test]
+fn a_power_loss_at_any_step_of_a_rotation_leaves_the_old_or_the_new_key() {
+    use rabosh::testing::SimFs;
+    let fs = SimFs::new();
+    let o = |b: u8, fs: &SimFs| Options {
+        vfs: Some(std::sync::Arc::new(fs.clone()) as std::sync::Arc<dyn rabosh::Vfs>),
+        ..enc(b)
+    };
+    let s = Store::open("/r", o(1, &fs)).unwrap();
+    put(&s, "k", "v", "");
+    fs.set_capture(true);
+    s.rotate_key(key(2)).unwrap();
+    fs.set_capture(false);
+    let mut which = std::collections::BTreeSet::new();
+    for c in fs.take_captures() {
+        for img in [c.durable_image(), c.image(c.step), c.process_crash_image()] {
+            let (st, k) = match Store::open("/r", o(1, &img)) {
+                Ok(st) => (st, 1),
+                Err(_) => (Store::open("/r", o(2, &img)).expect("neither key opens the store"), 2),
+            };
+            assert_eq!(st.snapshot().unwrap().get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+            which.insert(k);
+        }
+    }
+    assert_eq!(which.len(), 2, "both outcomes reached: {which:?}");
+}

@@ -12,6 +12,9 @@
 //! compaction, checkpoints, snapshots and reopens, Sync and Buffered handles mixed; every crash
 //! image must open at the acknowledged prefix (plus at most the one commit in flight).
 //!
+//! The Sync and shared explorers also run over encrypted stores (every handle opened with the
+//! same key; RABOSH_POWERLOSS_ENCRYPTED_RUNS workloads each, default 1).
+//!
 //! Budget: RABOSH_POWERLOSS_RUNS workloads (default 10), RABOSH_POWERLOSS_IMAGES images per
 //! recorded step (default 2), RABOSH_POWERLOSS_SEED to replay one workload. Half the steps also
 //! open their process-crash image (page cache kept, the SYNCED record with it) and then the same
@@ -61,8 +64,18 @@ fn open(fs: &SimFs, dir: &str, segment_bytes: u64) -> rabosh::Result<Store> {
     open_with(fs, dir, segment_bytes, Durability::Sync)
 }
 
+thread_local! {
+    /// This test's stores are encrypted (each test runs on one thread, its handles included).
+    static ENCRYPTED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn encryption() -> Option<rabosh::Encryption> {
+    ENCRYPTED.with(|e| e.get()).then(|| rabosh::Encryption::new([0x3A; 32]))
+}
+
 fn open_with(fs: &SimFs, dir: &str, segment_bytes: u64, durability: Durability) -> rabosh::Result<Store> {
-    Store::open(dir, Options { durability, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes) })
+    let encryption = encryption();
+    Store::open(dir, Options { durability, encryption, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes) })
 }
 
 impl Trace {
@@ -148,7 +161,12 @@ fn workload(seed: u64, durability: Durability) -> (Trace, Vec<Capture>) {
 fn open_shared(fs: &SimFs, segment_bytes: u64, durability: Durability) -> rabosh::Result<Store> {
     Store::open(
         STORE,
-        Options { durability, shared: true, ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes) },
+        Options {
+            durability,
+            shared: true,
+            encryption: encryption(),
+            ..opts(Arc::new(fs.clone()) as Arc<dyn Vfs>, segment_bytes)
+        },
     )
 }
 
@@ -494,4 +512,28 @@ fn a_sync_commit_behind_another_handles_buffered_ones_survives_any_power_loss() 
     fs.set_capture(false);
     let images = explore_trace(7, knob("RABOSH_POWERLOSS_FORCED_IMAGES", 48), &t, &fs.take_captures());
     eprintln!("power loss (sync behind buffered): {images} crash images checked");
+}
+
+#[test]
+fn every_acknowledged_commit_of_an_encrypted_store_survives_any_power_loss() {
+    ENCRYPTED.with(|e| e.set(true));
+    let per = knob("RABOSH_POWERLOSS_IMAGES", 2);
+    let mut images = 0;
+    for seed in 1..=knob("RABOSH_POWERLOSS_ENCRYPTED_RUNS", 1) {
+        images += explore(seed, per, Durability::Sync);
+    }
+    eprintln!("power loss (encrypted): {images} crash images checked");
+    assert!(images >= 1000, "{images} images");
+}
+
+#[test]
+fn shared_handles_on_an_encrypted_store_survive_any_power_loss() {
+    ENCRYPTED.with(|e| e.set(true));
+    let per = knob("RABOSH_POWERLOSS_IMAGES", 2);
+    let mut images = 0;
+    for seed in 1..=knob("RABOSH_POWERLOSS_ENCRYPTED_RUNS", 1) {
+        let (t, captures) = shared_workload(2000 + seed, seed % 2 == 1);
+        images += explore_trace(2000 + seed, per, &t, &captures);
+    }
+    eprintln!("power loss (encrypted, shared handles): {images} crash images checked");
 }

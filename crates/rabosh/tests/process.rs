@@ -47,12 +47,14 @@ fn model(n: u64) -> BTreeMap<Vec<u8>, Vec<u8>> {
     m
 }
 
-fn crash_opts() -> Options {
-    Options { segment_bytes: 64 << 10, ..Options::default() }
+/// `encrypted`: the crash rounds also run over an encrypted store (parent and child, one key).
+fn crash_opts(encrypted: bool) -> Options {
+    let encryption = encrypted.then(|| rabosh::Encryption::new([0x77; 32]));
+    Options { segment_bytes: 64 << 10, encryption, ..Options::default() }
 }
 
-fn child_writer(dir: &Path) {
-    let store = Store::open(dir, crash_opts()).unwrap();
+fn child_writer(dir: &Path, encrypted: bool) {
+    let store = Store::open(dir, crash_opts(encrypted)).unwrap();
     let start = store.stats().seq + 1;
     let mut out = std::io::stdout().lock();
     writeln!(out, "READY").unwrap();
@@ -78,12 +80,20 @@ fn child_writer(dir: &Path) {
 /// batches whole. The child runs across rounds in the same directory, so kills land on a store
 /// with history (rotation, compaction, recovery after an earlier kill).
 fn crash_rounds() {
-    let rounds = env_num("RABOSH_CRASH_ROUNDS", 24);
+    crash_rounds_with(false, env_num("RABOSH_CRASH_ROUNDS", 24));
+}
+
+fn crash_rounds_encrypted() {
+    crash_rounds_with(true, env_num("RABOSH_CRASH_ROUNDS", 24) / 2);
+}
+
+fn crash_rounds_with(encrypted: bool, rounds: u64) {
+    let mode = if encrypted { "encrypted" } else { "plain" };
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let mut total_acked = 0u64;
     for round in 0..rounds {
-        let (mut child, mut out) = spawn(&["child-writer", dir.to_str().unwrap()]);
+        let (mut child, mut out) = spawn(&["child-writer", dir.to_str().unwrap(), mode]);
         assert_eq!(read_line(&mut out).as_deref(), Some("READY"));
         // Vary where the kill lands: after 1..=40 acks of this round.
         let target = 1 + (round * 7 + round * round) % 40;
@@ -101,7 +111,7 @@ fn crash_rounds() {
                 acked = n.parse().unwrap();
             }
         }
-        let store = Store::open(&dir, crash_opts()).unwrap();
+        let store = Store::open(&dir, crash_opts(encrypted)).unwrap();
         let seq = store.stats().seq;
         assert!(seq >= acked, "round {round}: acked commit {acked} lost (recovered {seq})");
         assert!(seq <= acked + 1, "round {round}: recovered {seq} but only {acked} acked and one in flight");
@@ -116,7 +126,7 @@ fn crash_rounds() {
         total_acked = seq;
     }
     assert!(total_acked > rounds * 5, "the rounds made progress: {total_acked}");
-    println!("crash rounds: {rounds}, commits recovered: {total_acked}");
+    println!("crash rounds ({mode}): {rounds}, commits recovered: {total_acked}");
 }
 
 fn child_holder(dir: &Path) {
@@ -241,14 +251,15 @@ fn lock_cannot_be_deleted_or_replaced(dir: &Path, holder_pid: u32) {
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
-        Some("child-writer") => return child_writer(&PathBuf::from(&args[2])),
+        Some("child-writer") => return child_writer(&PathBuf::from(&args[2]), args[3] == "encrypted"),
         Some("child-holder") => return child_holder(&PathBuf::from(&args[2])),
         Some("child-try-open") => return child_try_open(&PathBuf::from(&args[2])),
         _ => {}
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 4] = [
         ("crash_rounds", crash_rounds),
+        ("crash_rounds_encrypted", crash_rounds_encrypted),
         ("lock_between_processes", lock_between_processes),
         ("lock_file_deleted_or_replaced", lock_file_deleted_or_replaced),
     ];

@@ -1,8 +1,8 @@
 //! Every sealed blob in a store's files, found by walking them as FORMAT.md lays them out:
-//! the wrapped key in `KEY`, each sealed hint, and in every segment each frame's sealed head
+//! the wrapped key in `KEY`, each sealed hint that opens, and in every segment each frame's sealed head
 //! and each value. For the nonce-uniqueness test.
 
-use crate::crypt::{Crypt, NONCE, OVERHEAD};
+use crate::crypt::{AD_HINT, Crypt, NONCE, OVERHEAD};
 use crate::format::{FRAME_HEADER, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header, frame_header};
 use crate::keyfile::{KEY, decode};
 use crate::segment::parse_numbered;
@@ -47,7 +47,9 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
         let Some((number, ext)) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
         if ext == "hint" {
-            if bytes.len() >= 8 + OVERHEAD {
+            // Only a hint that opens: a torn one (a power loss mid-write) is ignored by open and
+            // holds a prefix of a blob, not a second sealing under its nonce.
+            if bytes.len() >= 8 + OVERHEAD && crypt.open(&[AD_HINT, &number.to_le_bytes()], &bytes[8..]).is_some() {
                 out.extend(blob(&name, &bytes, 8, bytes.len() - 8));
             }
             continue;
