@@ -92,6 +92,12 @@ export declare class NativeStore {
    * crate decides which, and refuses what the backend cannot do.
    */
   static open(dir: string, options: NativeStoreOptions): Promise<NativeStore>
+  /** Whether the store is encrypted at rest. */
+  isEncrypted(): boolean
+  /** Rewrap the data key under `key` (32 bytes), crash-safely, rewriting no data. */
+  rotateKey(key: Buffer): Promise<void>
+  /** Rewrite the closed store in `dir` from `from` to `to` (absent: plain), crash-safely. */
+  static reencrypt(dir: string, from?: Buffer | undefined | null, to?: Buffer | undefined | null): Promise<void>
   /** Release the lock and every file; idempotent. */
   close(): Promise<void>
   /** Make every commit so far durable (for `buffered`). */
@@ -299,6 +305,11 @@ export interface NativeStoreOptions {
    * TypeScript layer: a whole number from 0 to 2^31 - 1); absent: the engine's default.
    */
   lockTimeoutMs?: number
+  /**
+   * The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
+   * thread; the TypeScript layer zeroes its own copy when the open settles.
+   */
+  encryptionKey?: Buffer
 }
 
 /**

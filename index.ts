@@ -8,6 +8,7 @@ export type {
   Snapshot,
   VerifyReport,
 } from './src/store.js';
+export type { EncryptionOptions } from './src/encryption.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
 export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
 export type {
@@ -51,10 +52,12 @@ export {
   BackendUnavailableError,
   CommitOutcomeUnknownError,
   CorruptionError,
+  EncryptionKeyRequiredError,
   InvalidArgumentError,
   InvalidOptionError,
   IoError,
   NotAStoreError,
+  NotEncryptedError,
   PoisonedError,
   PreconditionFailedError,
   PostgresError,
@@ -64,5 +67,6 @@ export {
   StoreBusyError,
   UnsupportedError,
   UnsupportedFormatError,
+  WrongKeyError,
 } from './src/errors.js';
 export type { LockHolder, PostgresErrorCode, RaboshErrorCode } from './src/errors.js';

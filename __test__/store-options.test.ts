@@ -30,9 +30,10 @@ async function refusal(open: Promise<unknown>): Promise<InvalidOptionError> {
 }
 
 describe('unknown store options', () => {
-  it('the issue’s three: encryption, durabilty, exclusiv — refused naming the key, nothing written', async () => {
+  it('the issue’s three: encryption.kee, durabilty, exclusiv — refused naming the key, nothing written', async () => {
     const cases: [string, Record<string, unknown>][] = [
-      ['encryption', { encryption: { key: 'k'.repeat(32) } }],
+      // `encryption` is an option now (issue 21); a misspelt key inside it is refused the same way.
+      ['encryption.kee', { encryption: { kee: 'k'.repeat(32) } }],
       ['durabilty', { durabilty: 'sync' }],
       ['exclusiv', { exclusiv: true }],
     ];

@@ -17,6 +17,9 @@ export type RaboshErrorCode =
   | 'RABOSH_PRECONDITION_FAILED'
   | 'RABOSH_UNSUPPORTED'
   | 'RABOSH_PANIC'
+  | 'RABOSH_WRONG_KEY'
+  | 'RABOSH_KEY_REQUIRED'
+  | 'RABOSH_NOT_ENCRYPTED'
   | PostgresErrorCode;
 
 /** The codes of a PostgreSQL store's faults (a URL passed to `Rabosh.open`). */
@@ -139,6 +142,36 @@ export class UnsupportedError extends RaboshError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('RABOSH_UNSUPPORTED', message, options);
     this.name = 'UnsupportedError';
+  }
+}
+
+/**
+ * The store is encrypted and the key given does not open it (its key check failed). Nothing
+ * was read or written; open again with the right key.
+ */
+export class WrongKeyError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_WRONG_KEY', message, options);
+    this.name = 'WrongKeyError';
+  }
+}
+
+/** The store is encrypted and was opened without `encryption`; nothing was read or written. */
+export class EncryptionKeyRequiredError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_KEY_REQUIRED', message, options);
+    this.name = 'EncryptionKeyRequiredError';
+  }
+}
+
+/**
+ * A key was given for a store that holds plain data (encrypt it first: `rabosh-memory encrypt`),
+ * or a plain operation was asked of an encrypted one. Nothing was written.
+ */
+export class NotEncryptedError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_NOT_ENCRYPTED', message, options);
+    this.name = 'NotEncryptedError';
   }
 }
 
@@ -269,6 +302,12 @@ export function fromNative(e: unknown): unknown {
       return new InvalidArgumentError(msg, cause);
     case 'RABOSH_UNSUPPORTED':
       return new UnsupportedError(msg, cause);
+    case 'RABOSH_WRONG_KEY':
+      return new WrongKeyError(msg, cause);
+    case 'RABOSH_KEY_REQUIRED':
+      return new EncryptionKeyRequiredError(msg, cause);
+    case 'RABOSH_NOT_ENCRYPTED':
+      return new NotEncryptedError(msg, cause);
     case 'RABOSH_PANIC':
       return new RaboshError('RABOSH_PANIC', msg, cause);
     case 'RABOSH_PG_COMMIT_OUTCOME_UNKNOWN':

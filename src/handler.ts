@@ -216,8 +216,15 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   /** Opens `dir`, owns the store, and closes it with the handler. */
   static async open(dir: string, options?: MemoryToolOptions & RaboshOptions): Promise<RaboshMemoryToolHandler> {
     settings(options, STORE_OPTION_KEYS); // refuse bad options before taking the lock
-    const { durability, create, exclusive, history, ...handlerOptions } = options ?? {};
-    const db = await Rabosh.open(dir, { durability, create, exclusive, history });
+    const { durability, create, exclusive, history, lockTimeout, encryption, ...handlerOptions } = options ?? {};
+    const db = await Rabosh.open(dir, {
+      durability,
+      create,
+      exclusive,
+      history,
+      ...(lockTimeout === undefined ? {} : { lockTimeout }),
+      ...(encryption === undefined ? {} : { encryption }),
+    });
     try {
       const h = new RaboshMemoryToolHandler(db, handlerOptions);
       h.#owned = true;

@@ -1,5 +1,6 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
+import { encryptionOption, type EncryptionOptions, keyBytes, type KeySource, resolveKey, withKey } from './encryption.js';
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
 import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
@@ -69,6 +70,15 @@ export interface RaboshOptions {
    * bounds its waits).
    */
   lockTimeout?: number;
+  /**
+   * Encrypt the store at rest (docs/encryption.md): `{ key }` (32 bytes) or `{ keyProvider }`
+   * (an async function resolving to 32 bytes, called once per open). A new store is created
+   * encrypted; an encrypted store opened without this option fails with
+   * `EncryptionKeyRequiredError`, with the wrong key with `WrongKeyError`, and a plain store
+   * opened with a key with `NotEncryptedError` (migrate with `rabosh-memory encrypt`). On a
+   * PostgreSQL URL, contents and metadata are sealed client-side and paths stay plain.
+   */
+  encryption?: EncryptionOptions;
 }
 
 /**
@@ -156,7 +166,7 @@ export interface Snapshot {
 }
 
 /** Every key {@link RaboshOptions} has: the one list any other is refused against. */
-export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history', 'lockTimeout'] as const;
+export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history', 'lockTimeout', 'encryption'] as const;
 // A new field of RaboshOptions that is not listed would be refused as unknown: this fails to
 // compile instead.
 const storeKeysComplete: Same<(typeof STORE_OPTION_KEYS)[number], keyof RaboshOptions> = true;
@@ -165,11 +175,15 @@ void storeKeysComplete;
 /** {@link RaboshOptions.lockTimeout} unless set. */
 export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
-/** Validated store options; `InvalidOptionError` names the option and the value. */
+/**
+ * Validated store options, without the key (see {@link storeKeySource}); `InvalidOptionError`
+ * names the option and the value.
+ */
 export function storeOptions(
   options: RaboshOptions | undefined,
 ): NativeStoreOptions {
   const o = optionRecord(options);
+  encryptionOption(o['encryption']);
   refuseUnknownKeys(o, STORE_OPTION_KEYS);
   const durability = o['durability'] ?? 'sync';
   const create = o['create'] ?? true;
@@ -198,6 +212,11 @@ export function storeOptions(
     );
   }
   return { durability, create, exclusive, history: historyOption(o['history']), ...(lockTimeoutMs === undefined ? {} : { lockTimeoutMs }) };
+}
+
+/** How the key of `options` is got (undefined: no encryption); validated, nothing called yet. */
+export function storeKeySource(options: RaboshOptions | undefined): KeySource | undefined {
+  return encryptionOption(optionRecord(options)['encryption']);
 }
 
 let nativeOf: (db: Rabosh) => NativeStore;
@@ -276,7 +295,28 @@ export class Rabosh {
   static async open(dir: string, options?: RaboshOptions): Promise<Rabosh> {
     if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.open needs a directory path or a postgres:// URL');
     const opts = storeOptions(options);
-    return new Rabosh(await native(() => NativeStore.open(dir, opts)));
+    const source = storeKeySource(options);
+    const key = source === undefined ? undefined : await resolveKey(source);
+    return withKey(key, async (encryptionKey) => {
+      const withKeyOpts = encryptionKey === undefined ? opts : { ...opts, encryptionKey };
+      return new Rabosh(await native(() => NativeStore.open(dir, withKeyOpts)));
+    });
+  }
+
+  /**
+   * Replace the host's key of an encrypted store by `newKey` (32 bytes): the data key is
+   * rewrapped, crash-safely, without rewriting data (a crash leaves the old key or the new one
+   * opening the store, never neither). Other processes sharing the store keep working; their
+   * next open needs the new key. A plain store rejects with `NotEncryptedError`.
+   */
+  async rotateKey(newKey: Uint8Array): Promise<void> {
+    const key = keyBytes(newKey, 'newKey');
+    await withKey(key, (k) => native(() => this.#native.rotateKey(k as Buffer)));
+  }
+
+  /** Whether the store is encrypted at rest. */
+  get encrypted(): boolean {
+    return nativeSync(() => this.#native.isEncrypted());
   }
 
   /** True once close() was called. */
@@ -359,5 +399,21 @@ export class Rabosh {
   /** Same as {@link Rabosh.close}, for `await using db = await Rabosh.open(dir)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+}
+
+/**
+ * Rewrites the closed store in `dir` from key `from` to key `to` (undefined: plain), crash-safely
+ * (a kill at any point leaves it opening with `from` or with `to`). Backs `rabosh-memory encrypt`
+ * and `decrypt`; not part of the public API.
+ */
+export async function reencryptStore(dir: string, from: Uint8Array | undefined, to: Uint8Array | undefined): Promise<void> {
+  const f = from === undefined ? undefined : keyBytes(from, 'from');
+  const t = to === undefined ? undefined : keyBytes(to, 'to');
+  try {
+    await native(() => NativeStore.reencrypt(dir, f, t));
+  } finally {
+    f?.fill(0);
+    t?.fill(0);
   }
 }

@@ -10,5 +10,6 @@ export interface McpOptions {
   maxMemoryBytes?: number;
   viewMaxChars?: number;
   pollMs?: number;
+  keyFile?: string;
 }
 

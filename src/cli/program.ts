@@ -11,6 +11,8 @@ import { addUiCommand } from './inspector/command.js';
 import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
+import { addEncryptionCommands } from './encrypt.js';
+import { encryptionOf } from './keyfile.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
@@ -25,6 +27,7 @@ export interface Io {
 interface Common {
   json?: boolean;
   scope?: string;
+  keyFile?: string;
 }
 
 function sizeText(bytes: number): string {
@@ -60,12 +63,13 @@ function scopeArg(raw: string): string {
  * create one (`create`); every other command opens with `create: false`, so a missing, empty or
  * non-store directory, or a schema without a store, is refused and left exactly as it was.
  */
-async function withStore<T>(dir: string, create: boolean, work: (db: Rabosh) => Promise<T>): Promise<T> {
+async function withStore<T>(dir: string, create: boolean, opts: Common, work: (db: Rabosh) => Promise<T>): Promise<T> {
   refuseNonDirectory(dir);
   if (!create && !isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
+  const encryption = encryptionOf(opts.keyFile);
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir, { create });
+    db = await Rabosh.open(dir, { create, ...encryption });
   } catch (e) {
     if (isNotAStore(e) && isUrl(dir)) throw noStore(dir);
     throw asCliError(e, storeName(dir));
@@ -137,6 +141,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       .description(description)
       .option('--json', 'print one JSON document on stdout instead of text (errors as JSON on stderr)')
       .addOption(new Option('--scope <scope>', 'memory scope inside the store (default: "default")').argParser(scopeArg))
+      .option('--key-file <path>', 'the encrypted store\'s key: 32 raw bytes, 64 hex or 44 base64 characters')
       .addHelpText('after', HELP_FOOTER);
 
   sub('view', 'print what the model sees for a path (default /memories)')
@@ -145,7 +150,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .option('--range <start,end>', 'lines to show, like view_range (default: the whole file)', parseRange)
     .option('--max-chars <n>', 'cap on a rendered file view, viewMaxChars (default: 16000)', positiveInt('--max-chars'))
     .action(async (dir: string, path: string, opts: Common & { range?: [number, number]; maxChars?: number }) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const handler = handlerFor(db, opts, opts.maxChars === undefined ? {} : { viewMaxChars: opts.maxChars });
         const result = await handler.execute({ command: 'view', path, ...(opts.range ? { view_range: opts.range } : {}) });
         out(opts, result.text, { path, text: result.text, isError: result.isError });
@@ -156,7 +161,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   sub('usage', 'count the memories of a scope and their bytes')
     .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const u = await handlerFor(db, opts).usage();
         out(opts, `${count(u.memories, 'memory', 'memories')}, ${sizeText(u.bytes)} (${count(u.bytes, 'byte', 'bytes')})`, u);
       });
@@ -166,7 +171,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const files = await handlerFor(db, opts).exportMemories();
         const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length, io.stderr);
         try {
@@ -186,7 +191,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
       const tty = wantProgress(io.stdout.isTTY, opts.json === true);
       const { files } = await readTree(from, MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
-      await withStore(dir, true, async (db) => {
+      await withStore(dir, true, opts, async (db) => {
         const status = startStatus(tty, `committing ${count(files.length, 'memory', 'memories')}…`, io.stderr);
         let r: ImportResult;
         try {
@@ -209,7 +214,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .requiredOption('--before <date>', 'ISO 8601 date, epoch ms, or an age like 30d / 12h / 90m', (v) => v)
     .action(async (dir: string, opts: Common & { before: string }) => {
       const before = parseBefore(opts.before);
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const deleted = await handlerFor(db, opts).expireBefore(before);
         out(opts, `expired ${count(deleted, 'memory', 'memories')} last updated before ${before.toISOString()}`, {
           deleted,
@@ -222,7 +227,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<to>', 'checkpoint directory')
     .action(async (dir: string, to: string, opts: Common) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const info = await db.checkpoint(to);
         out(opts, `checkpoint at commit ${info.seq} written to ${to}${info.hardLinked ? ' (data files hard-linked)' : ''}`, { ...info, to });
       });
@@ -231,7 +236,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   sub('verify', 'read every record and check every checksum')
     .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const r = await db.verify();
         out(opts, `ok: ${count(r.records, 'record', 'records')} in ${count(r.files, 'file', 'files')}, ${count(r.keys, 'live key', 'live keys')}`, { ok: true, ...r });
       });
@@ -240,7 +245,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
   sub('stats', "print the store's size: live and dead bytes, files, keys, last commit")
     .argument('<dir>', 'store directory or postgres:// URL')
     .action(async (dir: string, opts: Common) => {
-      await withStore(dir, false, async (db) => {
+      await withStore(dir, false, opts, async (db) => {
         const s = storeFigures(db.stats());
         const width = Math.max(...Object.keys(s).map((k) => k.length));
         out(
@@ -254,6 +259,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     });
 
   addHistoryCommands(sub, out);
+  addEncryptionCommands(sub, out);
   addMcpCommand(program, { version: io.version, scope: scopeArg, positiveInt });
   addUiCommand(sub, out);
   addSyncCommand(sub, out, io.stderr, io.stdout.isTTY);

@@ -7,6 +7,7 @@ import type { Command } from 'commander';
 import { Rabosh, type SyncReport } from '../../index.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, wantProgress, type Progress, type ProgressStream } from './progress.js';
+import { encryptionOf } from './keyfile.js';
 import { isNotAStore, isUrl, noStore, storeName } from './target.js';
 
 interface Options {
@@ -15,6 +16,7 @@ interface Options {
   store: string;
   prefix?: string;
   dryRun?: boolean;
+  keyFile?: string;
 }
 
 type Sub = (name: string, description: string) => Command;
@@ -59,7 +61,8 @@ export function addSyncCommand(sub: Sub, out: Out, stderr: ProgressStream, stdou
       const url = isUrl(dir);
       let db: Rabosh;
       try {
-        db = await Rabosh.open(dir, url ? { history: true, create: false } : { history: true });
+        const encryption = encryptionOf(opts.keyFile);
+        db = await Rabosh.open(dir, url ? { history: true, create: false, ...encryption } : { history: true, ...encryption });
       } catch (e) {
         if (isNotAStore(e)) throw noStore(dir);
         throw asCliError(e, storeName(dir));

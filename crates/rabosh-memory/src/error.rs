@@ -52,6 +52,12 @@ pub enum Error {
     OptionUnsupported { option: &'static str, refusal: Unsupported },
     /// A path that is not in normalised form reached this crate (a caller bug, not model input).
     NotNormalised(String),
+    /// The store is encrypted and the key given does not open it; nothing was read or written.
+    WrongKey(String),
+    /// The store is encrypted and no key was given; nothing was read or written.
+    KeyRequired(String),
+    /// A key was given for a plain store (or a key operation asked of one); nothing was written.
+    NotEncrypted(String),
     /// The PostgreSQL backend failed: a typed kind with a stable code, and no host name or
     /// password in the message.
     #[cfg(feature = "postgres")]
@@ -84,7 +90,10 @@ impl fmt::Display for Error {
             | Error::Corruption(m)
             | Error::UnsupportedFormat(m)
             | Error::InvalidArgument(m)
-            | Error::NotAStore(m) => f.write_str(m),
+            | Error::NotAStore(m)
+            | Error::WrongKey(m)
+            | Error::KeyRequired(m)
+            | Error::NotEncrypted(m) => f.write_str(m),
             Error::Locked { message, .. } | Error::Busy { message, .. } => f.write_str(message),
             Error::Poisoned(reason) => {
                 write!(f, "store refuses writes after an earlier failure ({reason}); close and reopen it")

@@ -18,6 +18,7 @@ mod bulk;
 mod clock;
 mod commands;
 mod edit;
+mod encryption;
 mod error;
 mod expiry;
 mod history;
@@ -45,6 +46,7 @@ pub use clock::Clock;
 pub use embedded::{
     Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
 };
+pub use encryption::{EncryptionKey, KEY_BYTES};
 pub use error::{Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
@@ -53,7 +55,7 @@ pub use history::{
     VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
-pub use open::{StoreOptions, is_url, open};
+pub use open::{StoreOptions, is_url, open, reencrypt};
 pub use store::{Capabilities, Store};
 pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 pub use workers::{Job, Workers};

@@ -20,7 +20,7 @@ use crate::store::{Capabilities, Store};
 use crate::{Error, Result};
 
 /// How to open a store, whatever its backend.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreOptions {
     /// When a commit is durable; `Buffered` only where the backend has it.
     pub durability: Durability,
@@ -33,11 +33,22 @@ pub struct StoreOptions {
     /// where the backend has such a lock (a PostgreSQL URL bounds its waits with its own
     /// `client_timeout`).
     pub lock_timeout: Option<std::time::Duration>,
+    /// Encrypt at rest with this host key (None: a plain store). A directory hands it to the
+    /// engine; a PostgreSQL URL seals each row's value and metadata client-side. An encrypted
+    /// store opened without it is `KeyRequired`, with another key `WrongKey`, a plain store
+    /// opened with one `NotEncrypted`.
+    pub encryption: Option<crate::EncryptionKey>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { durability: Durability::Sync, create: true, exclusive: false, lock_timeout: None }
+        StoreOptions {
+            durability: Durability::Sync,
+            create: true,
+            exclusive: false,
+            lock_timeout: None,
+            encryption: None,
+        }
     }
 }
 
@@ -76,16 +87,33 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
             create_if_missing: options.create,
             shared: !options.exclusive,
             lock_timeout: options.lock_timeout.unwrap_or(rabosh::DEFAULT_LOCK_TIMEOUT),
+            encryption: options.encryption,
             ..Default::default()
         },
     )?;
     Ok(Store::embedded(store))
 }
 
+/// Rewrites the closed store in directory `dir` from `from` to `to` (None: plain) — encrypt,
+/// decrypt or a fresh data key — crash-safely: after a kill at any point it opens with `from`
+/// or with `to`, never neither. A PostgreSQL URL is refused (its rows are sealed from the first
+/// encrypted open of an empty schema; a plain one is moved by export and import).
+pub fn reencrypt(dir: &str, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
+    if is_url(dir) {
+        return Err(Error::Unsupported(crate::Unsupported {
+            what: "encrypt and decrypt in place".into(),
+            backend: "PostgreSQL",
+            why: "export the store and import it into a schema opened with (or without) a key",
+        }));
+    }
+    EmbeddedStore::reencrypt(dir, from, to)
+}
+
 #[cfg(feature = "postgres")]
 fn open_url(url: &str, options: StoreOptions) -> Result<Store> {
     let (url, mut pg) = split_options(url)?;
     pg.create = options.create;
+    pg.encryption = options.encryption;
     let threads = pg.pool_size as usize;
     Ok(Store::postgres(crate::postgres::PgHandle::open(&url, pg)?, threads))
 }

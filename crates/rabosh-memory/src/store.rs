@@ -181,6 +181,26 @@ impl Store {
         }
     }
 
+    /// Whether the store is encrypted at rest; `Closed` once closed.
+    pub fn is_encrypted(&self) -> Result<bool> {
+        match &self.kind {
+            Kind::Embedded(s) => s.is_encrypted(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => s.is_encrypted(),
+        }
+    }
+
+    /// Rewraps the store's data key under `new`, crash-safely and without rewriting data: the
+    /// old key or the new one opens the store after a crash, never neither. Handles already open
+    /// (here and in other processes) keep working. `NotEncrypted` for a plain store.
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        match &self.kind {
+            Kind::Embedded(s) => s.rotate_key(new),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(s) => s.rotate_key(new),
+        }
+    }
+
     /// Counters kept in memory (no IO). Where the backend keeps fewer, the rest are zero.
     pub fn stats(&self) -> Stats {
         match &self.kind {

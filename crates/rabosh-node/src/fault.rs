@@ -90,6 +90,9 @@ impl From<Error> for Fault {
             Error::Poisoned(_) => codes::POISONED,
             Error::Closed => codes::CLOSED,
             Error::NotAStore(_) => codes::NOT_A_STORE,
+            Error::WrongKey(_) => codes::WRONG_KEY,
+            Error::KeyRequired(_) => codes::KEY_REQUIRED,
+            Error::NotEncrypted(_) => codes::NOT_ENCRYPTED,
             Error::InvalidArgument(_) | Error::NotNormalised(_) => codes::INVALID_ARGUMENT,
             Error::InvalidOption { .. } | Error::UnknownOption(_) | Error::OptionUnsupported { .. } => {
                 codes::INVALID_OPTION
@@ -139,6 +142,9 @@ mod tests {
             (Error::Poisoned("r".into()), "RABOSH_POISONED"),
             (Error::Closed, "RABOSH_CLOSED"),
             (Error::NotAStore("x".into()), "RABOSH_NOT_A_STORE"),
+            (Error::WrongKey("x".into()), "RABOSH_WRONG_KEY"),
+            (Error::KeyRequired("x".into()), "RABOSH_KEY_REQUIRED"),
+            (Error::NotEncrypted("x".into()), "RABOSH_NOT_ENCRYPTED"),
             (Error::InvalidArgument("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::NotNormalised("x".into()), "RABOSH_INVALID_ARGUMENT"),
             (Error::UnknownOption("x".into()), "RABOSH_INVALID_OPTION"),

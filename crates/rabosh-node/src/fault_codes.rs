@@ -13,13 +13,16 @@ pub const STORE_BUSY: &str = "RABOSH_STORE_BUSY";
 pub const POISONED: &str = "RABOSH_POISONED";
 pub const CLOSED: &str = "RABOSH_CLOSED";
 pub const NOT_A_STORE: &str = "RABOSH_NOT_A_STORE";
+pub const WRONG_KEY: &str = "RABOSH_WRONG_KEY";
+pub const KEY_REQUIRED: &str = "RABOSH_KEY_REQUIRED";
+pub const NOT_ENCRYPTED: &str = "RABOSH_NOT_ENCRYPTED";
 pub const INVALID_ARGUMENT: &str = "RABOSH_INVALID_ARGUMENT";
 pub const INVALID_OPTION: &str = "RABOSH_INVALID_OPTION";
 pub const UNSUPPORTED: &str = "RABOSH_UNSUPPORTED";
 pub const PANIC: &str = "RABOSH_PANIC";
 
 /// The codes of the engine's and the memory crate's faults (PostgreSQL's apart).
-const ENGINE: [&str; 12] = [
+const ENGINE: [&str; 15] = [
     IO,
     CORRUPTION,
     UNSUPPORTED_FORMAT,
@@ -28,6 +31,9 @@ const ENGINE: [&str; 12] = [
     POISONED,
     CLOSED,
     NOT_A_STORE,
+    WRONG_KEY,
+    KEY_REQUIRED,
+    NOT_ENCRYPTED,
     INVALID_ARGUMENT,
     INVALID_OPTION,
     UNSUPPORTED,

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use napi::Env;
-use napi::bindgen_prelude::{AsyncTask, Object, ToNapiValue, TypeName};
+use napi::bindgen_prelude::{AsyncTask, Buffer, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
-use rabosh_memory::{Backend, Durability, Store, StoreOptions, Workers};
+use rabosh_memory::{Backend, Durability, EncryptionKey, Store, StoreOptions, Workers};
 
 use crate::fault::{Fault, on_js_thread};
 use crate::work::{Work, run_off_thread, work};
@@ -35,6 +35,9 @@ pub struct NativeStoreOptions {
     /// Shared mode: the longest wait for another process's commit lock, in ms (validated by the
     /// TypeScript layer: a whole number from 0 to 2^31 - 1); absent: the engine's default.
     pub lock_timeout_ms: Option<u32>,
+    /// The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
+    /// thread; the TypeScript layer zeroes its own copy when the open settles.
+    pub encryption_key: Option<Buffer>,
 }
 
 #[napi(object)]
@@ -113,6 +116,12 @@ impl NativeStore {
     }
 }
 
+/// A key's bytes copied into the memory crate's zeroized key (a wrong length refused naming
+/// `option`, never showing a byte). The TypeScript layer checks first; this is the last word.
+fn key_of(option: &'static str, bytes: Option<&[u8]>) -> Result<Option<EncryptionKey>, Fault> {
+    Ok(bytes.map(|b| EncryptionKey::from_slice(option, b)).transpose()?)
+}
+
 impl From<NativeDurability> for Durability {
     fn from(d: NativeDurability) -> Self {
         match d {
@@ -128,20 +137,47 @@ impl NativeStore {
     /// `postgres://` / `postgresql://` URL, connect and create or migrate the schema. The memory
     /// crate decides which, and refuses what the backend cannot do.
     #[napi(ts_return_type = "Promise<NativeStore>")]
-    pub fn open(dir: String, options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
+    pub fn open(dir: String, mut options: NativeStoreOptions) -> AsyncTask<Work<NativeStore>> {
+        // Copied here, on the JS thread; the JS buffer is not taken along.
+        let encryption = key_of("encryption.key", options.encryption_key.take().as_deref());
         work(move || {
+            let encryption = encryption?;
             let history = options.history;
             let options = StoreOptions {
                 durability: options.durability.into(),
                 create: options.create,
                 exclusive: options.exclusive,
                 lock_timeout: options.lock_timeout_ms.map(|ms| std::time::Duration::from_millis(ms.into())),
+                encryption,
             };
             let store = Arc::new(rabosh_memory::open(&dir, options)?);
             let history = crate::history_options::settle(&*store.backend(), history)?;
             let writes = store.group_commit().map(WriteQueue::new);
             Ok(NativeStore { inner: store, writes, history })
         })
+    }
+
+    /// Whether the store is encrypted at rest.
+    #[napi]
+    pub fn is_encrypted(&self, env: Env) -> napi::Result<bool> {
+        on_js_thread(&env, || Ok(self.inner.is_encrypted()?))
+    }
+
+    /// Rewrap the data key under `key` (32 bytes), crash-safely, rewriting no data.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn rotate_key<'env>(&self, env: &'env Env, key: Buffer) -> napi::Result<Object<'env>> {
+        let key = key_of("newKey", Some(&key));
+        self.off_thread(env, move |s| {
+            let key = key?.expect("a key was given");
+            Ok(s.rotate_key(&key)?)
+        })
+    }
+
+    /// Rewrite the closed store in `dir` from `from` to `to` (absent: plain), crash-safely.
+    #[napi(ts_return_type = "Promise<void>")]
+    pub fn reencrypt(dir: String, from: Option<Buffer>, to: Option<Buffer>) -> AsyncTask<Work<()>> {
+        let (from, to) = (key_of("from", from.as_deref()), key_of("to", to.as_deref()));
+        work(move || Ok(rabosh_memory::reencrypt(&dir, from?.as_ref(), to?.as_ref())?))
     }
 
     /// Release the lock and every file; idempotent.

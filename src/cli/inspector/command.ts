@@ -5,6 +5,7 @@
 import type { Command } from 'commander';
 import { NotAStoreError, Rabosh, RaboshMemoryToolHandler } from '../../../index.js';
 import { CliError, EXIT, asCliError } from '../exit.js';
+import { encryptionOf } from '../keyfile.js';
 import { isUrl, noStore, storeName } from '../target.js';
 import { startInspector } from './server.js';
 
@@ -12,6 +13,7 @@ interface UiOptions {
   json?: boolean;
   scope?: string;
   port: number;
+  keyFile?: string;
 }
 
 /** Who the inspector's reverts are recorded as in the history. */
@@ -36,9 +38,10 @@ function untilSignal(): Promise<void> {
 }
 
 // History is the store's own setting (docs/history.md): the page neither turns it on nor off.
-async function open(dir: string): Promise<Rabosh> {
+async function open(dir: string, keyFile: string | undefined): Promise<Rabosh> {
+  const encryption = encryptionOf(keyFile);
   try {
-    return await Rabosh.open(dir, { create: false });
+    return await Rabosh.open(dir, { create: false, ...encryption });
   } catch (e) {
     if (e instanceof NotAStoreError) throw noStore(dir);
     throw asCliError(e, storeName(dir));
@@ -50,7 +53,7 @@ export function addUiCommand(sub: (name: string, description: string) => Command
     .argument('<dir>', 'store directory or postgres:// URL')
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', portArg, 0)
     .action(async (dir: string, opts: UiOptions) => {
-      const db = await open(dir);
+      const db = await open(dir, opts.keyFile);
       try {
         const handler = new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), actor: ACTOR });
         let inspector: Awaited<ReturnType<typeof startInspector>>;

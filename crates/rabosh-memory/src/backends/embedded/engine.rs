@@ -13,6 +13,17 @@ use super::{CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, Stats, Ver
 
 pub(crate) struct Engine(rabosh::Store);
 
+/// The host key as the engine takes it.
+pub(crate) fn engine_key(key: &crate::EncryptionKey) -> rabosh::Encryption {
+    rabosh::Encryption::new(*key.bytes())
+}
+
+/// Rewrites the closed store in `dir` from `from` to `to` (None: plain), crash-safely: a kill at
+/// any point leaves it opening with `from` or with `to` (`rabosh-memory encrypt` / `decrypt`).
+pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
+    Ok(rabosh::reencrypt(dir, from.map(engine_key), to.map(engine_key))?)
+}
+
 /// One engine snapshot, read through this crate's byte-keyed shapes.
 #[derive(Clone)]
 pub(crate) struct EngineSnap(rabosh::Snapshot);
@@ -30,8 +41,17 @@ impl Engine {
             shared: options.shared,
             lock_timeout: options.lock_timeout,
             vfs: options.vfs.clone(),
+            encryption: options.encryption.as_ref().map(engine_key),
         };
         Ok(Engine(rabosh::Store::open(dir, engine)?))
+    }
+
+    pub fn is_encrypted(&self) -> Result<bool> {
+        Ok(self.0.is_encrypted())
+    }
+
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        Ok(self.0.rotate_key(engine_key(new))?)
     }
 
     /// The durable (published) state.
@@ -181,6 +201,9 @@ impl From<rabosh::Error> for Error {
             rabosh::Error::Closed => Error::Closed,
             rabosh::Error::InvalidArgument(m) => Error::InvalidArgument(m),
             rabosh::Error::NotAStore { .. } => Error::NotAStore(message),
+            rabosh::Error::WrongKey { .. } => Error::WrongKey(message),
+            rabosh::Error::KeyRequired { .. } => Error::KeyRequired(message),
+            rabosh::Error::NotEncrypted { .. } => Error::NotEncrypted(message),
         }
     }
 }

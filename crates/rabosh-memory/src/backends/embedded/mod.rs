@@ -50,6 +50,8 @@ pub struct EmbeddedOptions {
     /// Shared mode: the longest a call waits for another process's commit lock before it fails
     /// with `Busy` naming the holder (reads answer from what is durable without waiting).
     pub lock_timeout: std::time::Duration,
+    /// Encrypt at rest under this host key (None: plain); see [`crate::StoreOptions::encryption`].
+    pub encryption: Option<crate::EncryptionKey>,
     /// The filesystem to use; `None` is the real one. Tests inject faults here.
     #[doc(hidden)]
     pub vfs: SharedVfs,
@@ -64,6 +66,7 @@ impl Default for EmbeddedOptions {
             create_if_missing: true,
             shared: false,
             lock_timeout: rabosh::DEFAULT_LOCK_TIMEOUT,
+            encryption: None,
             vfs: None,
         }
     }
@@ -207,6 +210,26 @@ impl EmbeddedStore {
     pub fn sync(&self) -> Result<()> {
         self.shared.poison.check()?;
         self.shared.engine.sync()
+    }
+
+    /// See [`engine::reencrypt`]: for a closed store.
+    pub fn reencrypt(
+        dir: impl AsRef<Path>,
+        from: Option<&crate::EncryptionKey>,
+        to: Option<&crate::EncryptionKey>,
+    ) -> Result<()> {
+        engine::reencrypt(dir.as_ref(), from, to)
+    }
+
+    /// Whether the engine seals what it writes.
+    pub fn is_encrypted(&self) -> Result<bool> {
+        self.shared.engine.is_encrypted()
+    }
+
+    /// See [`crate::Store::rotate_key`].
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        self.shared.poison.check()?;
+        self.shared.engine.rotate_key(new)
     }
 
     /// A durable, openable copy of the current state in `target` (empty or absent).

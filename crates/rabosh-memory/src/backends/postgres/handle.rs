@@ -47,6 +47,15 @@ impl PgHandle {
         }
     }
 
+    pub fn is_encrypted(&self) -> Result<bool> {
+        Ok(self.backend()?.is_encrypted())
+    }
+
+    /// See [`PgBackend::rotate_key`].
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        self.backend()?.rotate_key(new)
+    }
+
     /// Fails with `Closed` once closed, like the embedded store's `sync`.
     pub fn check_open(&self) -> Result<()> {
         self.backend().map(|_| ())

@@ -42,6 +42,7 @@ mod handle;
 mod pool;
 mod retry;
 mod schema;
+mod seal;
 mod sql;
 mod summary;
 mod tls;
@@ -90,6 +91,9 @@ pub struct PgOptions {
     /// [`crate::Error::NotAStore`] instead, having created nothing. An existing store of an older
     /// version is migrated either way (it is a store; this build cannot read it unmigrated).
     pub create: bool,
+    /// Seal every row's value and metadata client-side under a data key this host key wraps
+    /// (`seal.rs`); None: a plain store.
+    pub encryption: Option<crate::EncryptionKey>,
 }
 
 impl Default for PgOptions {
@@ -102,6 +106,7 @@ impl Default for PgOptions {
             client_timeout: None,
             max_attempts: 64,
             create: true,
+            encryption: None,
         }
     }
 }
@@ -121,6 +126,21 @@ pub(crate) struct Shared {
     values_read: AtomicU64,
     /// Rows returned to views by every query (tests prove a listing reads only its entries).
     rows_read: AtomicU64,
+    /// The store's data key when it is encrypted (`seal.rs`).
+    sealer: Option<seal::Sealer>,
+    schema: String,
+}
+
+impl Shared {
+    /// A column as read from the server, opened when the store is sealed.
+    pub(crate) fn open_column<'a>(
+        &self,
+        column: seal::Column,
+        key: &[u8],
+        bytes: &'a [u8],
+    ) -> Result<std::borrow::Cow<'a, [u8]>> {
+        seal::open_opt(self.sealer.as_ref(), column, key, bytes)
+    }
 }
 
 pub struct PgBackend {
@@ -188,6 +208,7 @@ impl PgBackend {
         };
         let mut first = manager.open()?;
         schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
+        let sealer = seal::settle(&mut first, &options.schema, options.encryption.as_ref(), &redactor)?;
         drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
@@ -205,6 +226,8 @@ impl PgBackend {
                 redactor,
                 values_read: AtomicU64::new(0),
                 rows_read: AtomicU64::new(0),
+                sealer,
+                schema: options.schema.clone(),
             }),
             last_error,
             max_attempts: options.max_attempts,
@@ -234,6 +257,23 @@ impl PgBackend {
         self.shared.values_read.load(Ordering::Relaxed)
     }
 
+    pub fn is_encrypted(&self) -> bool {
+        self.shared.sealer.is_some()
+    }
+
+    /// Rewraps the data key under `new` (one row, one statement); `NotEncrypted` for a plain store.
+    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+        self.poison.check()?;
+        let Some(sealer) = &self.shared.sealer else {
+            return Err(crate::Error::NotEncrypted(format!(
+                "the PostgreSQL store in schema {} is not encrypted: it has no key to rotate",
+                self.shared.schema
+            )));
+        };
+        let mut conn = self.begin("SELECT 1")?;
+        seal::rotate(&mut conn, &self.shared.schema, sealer, new, &self.shared.redactor)
+    }
+
     fn begin(&self, begin: &str) -> std::result::Result<Pooled, PgError> {
         pool::begin(&self.pool, &self.last_error, &self.shared.redactor, begin)
     }
@@ -250,14 +290,27 @@ impl PgBackend {
             };
         }
         let redactor = &self.shared.redactor;
-        let deltas = summary::deltas(conn, &self.shared.sql, redactor, &last)?;
+        let deltas = summary::deltas(conn, &self.shared, &last)?;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
         for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
             let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;
             conn.client.execute(&statement, &[&chunk]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
         }
-        let puts: Vec<(&[u8], &[u8], &[u8])> =
-            last.iter().filter_map(|(k, v)| v.map(|(value, meta)| (*k, value, meta))).collect();
+        let sealed: Vec<(&[u8], Vec<u8>, Vec<u8>)>;
+        let puts: Vec<(&[u8], &[u8], &[u8])> = match &self.shared.sealer {
+            None => last.iter().filter_map(|(k, v)| v.map(|(value, meta)| (*k, value, meta))).collect(),
+            Some(s) => {
+                sealed = last
+                    .iter()
+                    .filter_map(|(k, v)| {
+                        v.map(|(value, meta)| {
+                            (*k, s.seal(seal::Column::Value, k, value), s.seal(seal::Column::Meta, k, meta))
+                        })
+                    })
+                    .collect();
+                sealed.iter().map(|(k, v, m)| (*k, v.as_slice(), m.as_slice())).collect()
+            }
+        };
         let mut start = 0;
         while start < puts.len() {
             let mut end = start;

@@ -20,11 +20,12 @@
 
 use std::collections::BTreeMap;
 
-use super::Row;
 use super::columns;
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
+use super::seal::Column;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
+use super::{Row, Shared};
 use crate::backend::DirSummary;
 use crate::keys::{hidden, parse, segments, subtree_prefix};
 use crate::listing::summarise;
@@ -34,12 +35,8 @@ use crate::{ROOT, Result, Usage};
 
 /// What a commit's final writes (`key` → staged row, None for a delete) change in the summary:
 /// the old sizes of the memory keys it touches are read in the same transaction.
-pub fn deltas(
-    conn: &mut Conn,
-    sql: &Sql,
-    redactor: &Redactor,
-    last: &BTreeMap<&[u8], Option<Row<'_>>>,
-) -> Result<Deltas> {
+pub fn deltas(conn: &mut Conn, shared: &Shared, last: &BTreeMap<&[u8], Option<Row<'_>>>) -> Result<Deltas> {
+    let (sql, redactor) = (&shared.sql, &shared.redactor);
     let mut deltas = Deltas::default();
     let memory_keys: Vec<&[u8]> = last.keys().copied().filter(|k| parse(k).is_some()).collect();
     for chunk in memory_keys.chunks(WRITE_CHUNK_ROWS) {
@@ -48,7 +45,8 @@ pub fn deltas(
         for row in rows {
             let key: &[u8] = columns::get(&row, 0, "kv", &|| "a key this commit writes".to_string())?;
             let meta: &[u8] = columns::get(&row, 1, "kv", &|| columns::key_name(key))?;
-            deltas.memory(key, MemMeta::decode(key, meta)?.size, -1);
+            let meta = shared.open_column(Column::Meta, key, meta)?;
+            deltas.memory(key, MemMeta::decode(key, &meta)?.size, -1);
         }
     }
     for key in memory_keys {

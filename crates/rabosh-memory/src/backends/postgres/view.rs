@@ -12,6 +12,7 @@ use super::Shared;
 use super::columns;
 use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
+use super::seal::Column;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
 use crate::backend::{DirSummary, ReadView, Visit};
@@ -95,15 +96,17 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
             .collect()
     }
 
-    fn one_column(&self, q: Q, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn one_column(&self, q: Q, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let rows = self.query(q, &[&key])?;
-        rows.first().map(|r| columns::get::<Vec<u8>>(r, 0, "kv", &|| columns::key_name(key))).transpose()
+        let Some(row) = rows.first() else { return Ok(None) };
+        let bytes: &[u8] = columns::get(row, 0, "kv", &|| columns::key_name(key))?;
+        Ok(Some(self.shared.open_column(column, key, bytes)?.into_owned()))
     }
 }
 
 impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let value = self.one_column(Q::Get, key)?;
+        let value = self.one_column(Q::Get, Column::Value, key)?;
         if value.is_some() {
             self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -111,7 +114,7 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.one_column(Q::Meta, key)
+        self.one_column(Q::Meta, Column::Meta, key)
     }
 
     /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
@@ -137,7 +140,8 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
             for row in &rows {
                 let key: &[u8] = columns::get(row, 0, "kv", &|| format!("a key after {}", columns::key_name(&from)))?;
                 let meta: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
-                if visit(key, meta).is_break() {
+                let meta = self.shared.open_column(Column::Meta, key, meta)?;
+                if visit(key, &meta).is_break() {
                     return Ok(());
                 }
                 last = key;

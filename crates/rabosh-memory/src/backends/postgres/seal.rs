@@ -1,0 +1,277 @@
+//! Client-side encryption of a PostgreSQL store: every row's value (`kv.v`) and metadata
+//! (`kv.m`) is sealed here before it is sent and opened here after it is read, so the server,
+//! its backups and its replicas hold only ciphertext of them. Keys (`kv.k`: scope and path) and
+//! the directory summary (`dirs`: directory names and byte counts) stay plain: listings and
+//! usage are answered by the server from them (README, "Security").
+//!
+//! One data key per store, random, wrapped by the host's key in the one row of
+//! `rabosh_key (id 1, wrapped)`: rotating the host key rewrites that row alone. Every seal draws
+//! a fresh random 192-bit XChaCha20 nonce (no counter to keep across processes or restarts);
+//! the associated data binds the sealed bytes to their row's key and column, so a value moved
+//! to another row, or swapped with a metadata column, fails to open (Corruption) instead of
+//! answering another memory's content.
+//!
+//! Sealed form: `[1][nonce: 24][ciphertext ‖ tag: 16]`.
+
+use std::borrow::Cow;
+use std::time::Duration;
+
+use chacha20poly1305::aead::{Aead, KeyInit, Payload};
+use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use zeroize::Zeroizing;
+
+use super::error::{Phase, Redactor};
+use super::pool::Conn;
+use super::retry::Backoff;
+use crate::{EncryptionKey, Error, KEY_BYTES, Result};
+
+const FORMAT: u8 = 1;
+const NONCE: usize = 24;
+/// Associated data of the wrapped data key: a host key opens this row and nothing else.
+const WRAP_AAD: &[u8] = b"rabosh-memory/pg data key/1";
+
+/// Which column a sealed value belongs to (part of its associated data).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Column {
+    Value,
+    Meta,
+}
+
+/// The store's data key, ready to seal and open rows.
+pub struct Sealer {
+    cipher: XChaCha20Poly1305,
+    /// Kept to rewrap under a new host key.
+    data_key: Zeroizing<[u8; KEY_BYTES]>,
+}
+
+fn row_aad(column: Column, key: &[u8]) -> Vec<u8> {
+    let mut aad = Vec::with_capacity(key.len() + 4);
+    aad.extend_from_slice(match column {
+        Column::Value => b"rkv/v",
+        Column::Meta => b"rkv/m",
+    });
+    aad.extend_from_slice(key);
+    aad
+}
+
+/// Bytes from the OS's random source. It failing is no state to go on in: a nonce or key drawn
+/// some other way could repeat.
+fn random<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    getrandom::fill(&mut bytes).expect("the OS random source failed");
+    bytes
+}
+
+fn cipher(key: &[u8; KEY_BYTES]) -> XChaCha20Poly1305 {
+    XChaCha20Poly1305::new(&(*key).into())
+}
+
+fn seal_with(cipher: &XChaCha20Poly1305, aad: &[u8], plain: &[u8]) -> Vec<u8> {
+    let nonce = XNonce::from(random::<NONCE>());
+    // Encryption only fails for inputs past the cipher's limit (2^38 bytes), far above any row.
+    let sealed = cipher.encrypt(&nonce, Payload { msg: plain, aad }).expect("a row is far below the AEAD's limit");
+    let mut out = Vec::with_capacity(1 + NONCE + sealed.len());
+    out.push(FORMAT);
+    out.extend_from_slice(&nonce);
+    out.extend_from_slice(&sealed);
+    out
+}
+
+fn open_with(cipher: &XChaCha20Poly1305, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
+    if sealed.len() < 1 + NONCE + 16 || sealed[0] != FORMAT {
+        return None;
+    }
+    let nonce = XNonce::try_from(&sealed[1..1 + NONCE]).ok()?;
+    cipher.decrypt(&nonce, Payload { msg: &sealed[1 + NONCE..], aad }).ok()
+}
+
+impl Sealer {
+    fn new(data_key: Zeroizing<[u8; KEY_BYTES]>) -> Sealer {
+        Sealer { cipher: cipher(&data_key), data_key }
+    }
+
+    pub fn seal(&self, column: Column, key: &[u8], plain: &[u8]) -> Vec<u8> {
+        seal_with(&self.cipher, &row_aad(column, key), plain)
+    }
+
+    /// The plain bytes; Corruption (naming the row, never its bytes) when they do not open.
+    pub fn open(&self, column: Column, key: &[u8], sealed: &[u8]) -> Result<Vec<u8>> {
+        open_with(&self.cipher, &row_aad(column, key), sealed).ok_or_else(|| {
+            Error::Corruption(format!(
+                "the PostgreSQL row of key {} does not authenticate under the store's key: changed, moved or \
+                 written by another store",
+                String::from_utf8_lossy(key)
+            ))
+        })
+    }
+
+    /// The data key sealed under `host`, for the `rabosh_key` row.
+    fn wrapped(&self, host: &EncryptionKey) -> Vec<u8> {
+        seal_with(&cipher(host.bytes()), WRAP_AAD, self.data_key.as_ref())
+    }
+}
+
+/// `bytes` as the caller reads them: opened when the store is sealed, else as they are.
+pub fn open_opt<'a>(sealer: Option<&Sealer>, column: Column, key: &[u8], bytes: &'a [u8]) -> Result<Cow<'a, [u8]>> {
+    match sealer {
+        Some(s) => s.open(column, key, bytes).map(Cow::Owned),
+        None => Ok(Cow::Borrowed(bytes)),
+    }
+}
+
+fn unwrap(host: &EncryptionKey, wrapped: &[u8], schema: &str) -> Result<Sealer> {
+    let plain = open_with(&cipher(host.bytes()), WRAP_AAD, wrapped).map(Zeroizing::new).ok_or_else(|| {
+        Error::WrongKey(format!("the encryption key does not open the PostgreSQL store in schema {schema}"))
+    })?;
+    let data_key: [u8; KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
+        Error::Corruption(format!("the data key of the PostgreSQL store in schema {schema} has the wrong length"))
+    })?;
+    Ok(Sealer::new(Zeroizing::new(data_key)))
+}
+
+/// The `rabosh_key` row's bytes, when the table and the row exist.
+fn read_wrapped(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<Option<Vec<u8>>> {
+    let exists = conn
+        .client
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.tables WHERE table_schema = $1 AND table_name = 'rabosh_key')",
+            &[&schema],
+        )
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    if !super::columns::get::<bool>(&exists, 0, "information_schema.tables", &|| "rabosh_key".into())? {
+        return Ok(None);
+    }
+    let row = conn
+        .client
+        .query_opt(&format!("SELECT wrapped FROM \"{schema}\".rabosh_key WHERE id = 1"), &[])
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    row.map(|r| super::columns::get::<Vec<u8>>(&r, 0, "rabosh_key", &|| "id 1".into())).transpose()
+}
+
+/// Settles the store's encryption at open (after the schema is current): the sealer when it is
+/// encrypted, None when plain; `KeyRequired`, `WrongKey` or `NotEncrypted` when the key given
+/// does not fit the store. The first open with a key of a store that holds no row yet makes the
+/// data key.
+pub fn settle(
+    conn: &mut Conn,
+    schema: &str,
+    key: Option<&EncryptionKey>,
+    redactor: &Redactor,
+) -> Result<Option<Sealer>> {
+    let wrapped = read_wrapped(conn, schema, redactor)?;
+    match (key, wrapped) {
+        (None, None) => Ok(None),
+        (None, Some(_)) => Err(Error::KeyRequired(format!(
+            "the PostgreSQL store in schema {schema} is encrypted: open it with the encryption option"
+        ))),
+        (Some(host), Some(w)) => unwrap(host, &w, schema).map(Some),
+        (Some(host), None) => {
+            let mut backoff = Backoff::new(Duration::from_millis(2), Duration::from_millis(200));
+            for _ in 0..16 {
+                match create_key(conn, schema, host, redactor) {
+                    Ok(()) => break,
+                    Err(e) => {
+                        let _ = conn.client.batch_execute("ROLLBACK");
+                        // Two first opens racing on CREATE TABLE: the loser reruns and finds the row.
+                        let raced = matches!(&e, Error::Postgres(pe)
+                            if pe.is_retryable() || matches!(pe.sqlstate(), Some("23505") | Some("42P07")));
+                        if !raced || conn.broken {
+                            return Err(e);
+                        }
+                        backoff.sleep();
+                    }
+                }
+            }
+            // Whoever won made the row: open it with this key (another key won: WrongKey).
+            let w = read_wrapped(conn, schema, redactor)?
+                .ok_or_else(|| Error::Corruption(format!("the key row of schema {schema} vanished while opening")))?;
+            unwrap(host, &w, schema).map(Some)
+        }
+    }
+}
+
+/// Makes the table and the data key row, refusing a store that already holds plain rows.
+fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Redactor) -> Result<()> {
+    let s = format!("\"{schema}\"");
+    conn.client
+        .batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    conn.client
+        .batch_execute(&format!(
+            "CREATE TABLE IF NOT EXISTS {s}.rabosh_key (id INT4 PRIMARY KEY, wrapped BYTEA NOT NULL)"
+        ))
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    let any = conn
+        .client
+        .query_opt(&format!("SELECT 1 FROM {s}.kv LIMIT 1"), &[])
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    if any.is_some() {
+        return Err(Error::NotEncrypted(format!(
+            "the PostgreSQL store in schema {schema} holds plain rows: it cannot be opened with a key (export, \
+             then import into a new encrypted schema)"
+        )));
+    }
+    let wrapped = Sealer::new(Zeroizing::new(random::<KEY_BYTES>())).wrapped(host);
+    conn.client
+        .execute(
+            &format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"),
+            &[&wrapped],
+        )
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
+}
+
+/// Rewraps the data key under `new` in one statement: the server applies it whole, so a crash
+/// leaves the old key or the new one opening the store.
+pub fn rotate(conn: &mut Conn, schema: &str, sealer: &Sealer, new: &EncryptionKey, redactor: &Redactor) -> Result<()> {
+    let wrapped = sealer.wrapped(new);
+    let n = conn
+        .client
+        .execute(&format!("UPDATE \"{schema}\".rabosh_key SET wrapped = $1 WHERE id = 1"), &[&wrapped])
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    if n != 1 {
+        return Err(Error::Corruption(format!("the key row of the PostgreSQL store in schema {schema} is missing")));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sealer() -> Sealer {
+        Sealer::new(Zeroizing::new([7; KEY_BYTES]))
+    }
+
+    #[test]
+    fn a_row_opens_only_under_its_own_key_and_column() {
+        let s = sealer();
+        let sealed = s.seal(Column::Value, b"m:default:/memories/a", b"secret text");
+        assert_eq!(s.open(Column::Value, b"m:default:/memories/a", &sealed).unwrap(), b"secret text");
+        assert!(!sealed.windows(6).any(|w| w == b"secret"));
+        assert!(matches!(s.open(Column::Value, b"m:default:/memories/b", &sealed), Err(Error::Corruption(_))));
+        assert!(matches!(s.open(Column::Meta, b"m:default:/memories/a", &sealed), Err(Error::Corruption(_))));
+        let mut flipped = sealed.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(matches!(s.open(Column::Value, b"m:default:/memories/a", &flipped), Err(Error::Corruption(_))));
+    }
+
+    #[test]
+    fn every_seal_draws_a_new_nonce() {
+        let s = sealer();
+        let nonces: std::collections::HashSet<Vec<u8>> =
+            (0..1000).map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + NONCE].to_vec()).collect();
+        assert_eq!(nonces.len(), 1000);
+    }
+
+    #[test]
+    fn the_wrapped_data_key_opens_with_the_host_key_alone() {
+        let s = sealer();
+        let host = EncryptionKey::new([1; KEY_BYTES]);
+        let w = s.wrapped(&host);
+        let back = unwrap(&host, &w, "rabosh").unwrap();
+        assert_eq!(*back.data_key, *s.data_key);
+        let e = unwrap(&EncryptionKey::new([2; KEY_BYTES]), &w, "rabosh").err().expect("wrong key refused");
+        assert!(matches!(e, Error::WrongKey(_)), "{e}");
+    }
+}

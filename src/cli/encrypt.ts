@@ -1,0 +1,95 @@
+/**
+ * `encrypt`, `decrypt` and `rotate-key`: moving a store directory between plain and encrypted
+ * (the engine's crash-safe rewrite of a closed store: after a kill at any point the directory
+ * opens with the old key or the new one, never neither), and replacing the key of an encrypted
+ * store (the data key is rewrapped; no data is rewritten). Keys come from files (keyfile.ts).
+ */
+import type { Command } from 'commander';
+import { Rabosh } from '../../index.js';
+import { reencryptStore } from '../store.js';
+import { CliError, EXIT, asCliError } from './exit.js';
+import { readKeyFile } from './keyfile.js';
+import { holdsNothing, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
+
+interface Common {
+  json?: boolean;
+  keyFile?: string;
+  newKeyFile?: string;
+}
+
+type Sub = (name: string, description: string) => Command;
+type Out = (opts: Common, human: string, json: unknown) => void;
+
+function needKey(opts: Common, command: string): string {
+  if (opts.keyFile === undefined) throw new CliError(`${command} needs --key-file <path>`, EXIT.usage, 'CLI_USAGE');
+  return opts.keyFile;
+}
+
+function directoryStore(dir: string, command: string): void {
+  if (isUrl(dir)) {
+    throw new CliError(
+      `${command} rewrites a store directory; a PostgreSQL store is encrypted from its first open with a key (export, then import into a new schema)`,
+      EXIT.usage,
+      'CLI_USAGE',
+    );
+  }
+  refuseNonDirectory(dir);
+  if (holdsNothing(dir)) throw noStore(dir);
+}
+
+async function rewrite(dir: string, from: Buffer | undefined, to: Buffer | undefined): Promise<void> {
+  try {
+    await reencryptStore(dir, from, to);
+  } catch (e) {
+    throw asCliError(e, storeName(dir));
+  } finally {
+    from?.fill(0);
+    to?.fill(0);
+  }
+}
+
+export function addEncryptionCommands(sub: Sub, out: Out): void {
+  sub('encrypt', 'encrypt a plain store directory in place under --key-file (crash-safe; the store must be closed)')
+    .argument('<dir>', 'store directory')
+    .action(async (dir: string, opts: Common) => {
+      const keyFile = needKey(opts, 'encrypt');
+      directoryStore(dir, 'encrypt');
+      await rewrite(dir, undefined, readKeyFile(keyFile));
+      out(opts, `encrypted ${dir}`, { encrypted: true, dir });
+    });
+
+  sub('decrypt', 'decrypt an encrypted store directory in place (crash-safe; the store must be closed)')
+    .argument('<dir>', 'store directory')
+    .action(async (dir: string, opts: Common) => {
+      const keyFile = needKey(opts, 'decrypt');
+      directoryStore(dir, 'decrypt');
+      await rewrite(dir, readKeyFile(keyFile), undefined);
+      out(opts, `decrypted ${dir}`, { encrypted: false, dir });
+    });
+
+  sub('rotate-key', "replace an encrypted store's key: the data key is rewrapped, no data rewritten")
+    .argument('<dir>', 'store directory or postgres:// URL')
+    .requiredOption('--new-key-file <path>', 'the new key, in the same forms as --key-file')
+    .action(async (dir: string, opts: Common) => {
+      const keyFile = needKey(opts, 'rotate-key');
+      refuseNonDirectory(dir);
+      if (!isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
+      const newKey = readKeyFile(opts.newKeyFile as string, '--new-key-file');
+      try {
+        let db: Rabosh;
+        try {
+          db = await Rabosh.open(dir, { create: false, encryption: { key: readKeyFile(keyFile) } });
+        } catch (e) {
+          throw asCliError(e, storeName(dir));
+        }
+        try {
+          await db.rotateKey(newKey);
+        } finally {
+          await db.close();
+        }
+      } finally {
+        newKey.fill(0);
+      }
+      out(opts, `rotated the key of ${storeName(dir)}`, { rotated: true, dir: storeName(dir) });
+    });
+}
