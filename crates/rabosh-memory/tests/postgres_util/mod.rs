@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 use rabosh_memory::postgres::{PgBackend, PgOptions};
@@ -16,6 +19,29 @@ pub fn url() -> String {
              throwaway one, or set RABOSH_PG_URL=postgres://user:password@host:port/database"
         )
     })
+}
+
+/// Runs the server command scripts/with-postgres.mjs exports in `var` (RABOSH_PG_RESTART,
+/// RABOSH_PG_STOP or RABOSH_PG_CONT: shell commands for the server it started) and panics unless
+/// it succeeds. When RABOSH_PG_CONTROL (`host:port`) is set, the runner runs it and answers its
+/// exit status: a Windows test binary under Wine has no `sh`, and can start a Linux program but
+/// not wait for it (scripts/targets/pg-control.mjs).
+pub fn server_command(var: &str) {
+    if let Ok(addr) = std::env::var("RABOSH_PG_CONTROL") {
+        let mut s = TcpStream::connect(&addr).unwrap_or_else(|e| panic!("RABOSH_PG_CONTROL {addr}: {e}"));
+        writeln!(s, "{var}").unwrap();
+        let mut answer = String::new();
+        s.read_to_string(&mut answer).unwrap();
+        assert_eq!(answer.trim(), "0", "{var} through RABOSH_PG_CONTROL {addr} failed");
+        return;
+    }
+    let cmd = std::env::var(var).unwrap_or_else(|_| {
+        panic!(
+            "{var} is not set: this test needs scripts/with-postgres.mjs's own server, which it sets the command for"
+        )
+    });
+    let status = Command::new("sh").arg("-c").arg(&cmd).stdout(Stdio::null()).status().unwrap();
+    assert!(status.success(), "{var} failed");
 }
 
 /// A schema name no other test (or earlier run) uses; dropped when the guard drops.
