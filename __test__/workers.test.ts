@@ -112,14 +112,16 @@ describe('worker_threads', () => {
     const code = await w.terminate();
     expect(code).toBe(1);
     expect(errors).toEqual([]);
-    expect(acked).toEqual(Array.from({ length: 25 }, (_, i) => i));
+    // Acks may still arrive between the 25th and the termination: a gapless prefix, 25 or more.
+    expect(acked.length).toBeGreaterThanOrEqual(25);
+    expect(acked).toEqual(Array.from({ length: acked.length }, (_, i) => i));
 
     // The worker's environment is gone, and with it its store: the lock is free in this process.
     const h = await RaboshMemoryToolHandler.open(dir);
     try {
       const { memories } = await h.usage();
       // Every acknowledged create is there; at most the ones in flight at termination besides.
-      expect(memories).toBeGreaterThanOrEqual(25);
+      expect(memories).toBeGreaterThanOrEqual(acked.length);
       for (const i of acked) {
         const v = await h.execute({ command: 'view', path: `/memories/w/${i}` });
         expect(v.text.split('\n')[1], `w/${i}`).toBe(`     1\tw memory ${i}`);

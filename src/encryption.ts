@@ -36,7 +36,7 @@ function describe(value: unknown): string {
 }
 
 /** A copy of `value` when it is a 32-byte key; else `InvalidOptionError` naming `option`. */
-export function keyBytes(value: unknown, option: string): Buffer {
+export function keyBytes(value: unknown, option: string): Uint8Array {
   if (!(value instanceof Uint8Array) || value.length !== KEY_BYTES) {
     throw new InvalidOptionError(
       `invalid option ${option}: ${describe(value)} (expected a Uint8Array or Buffer of exactly ${KEY_BYTES} bytes)`,
@@ -47,7 +47,7 @@ export function keyBytes(value: unknown, option: string): Buffer {
 }
 
 /** The validated option: how to get the key, checked before anything is opened. */
-export type KeySource = { key: Buffer } | { keyProvider: () => Promise<Uint8Array> | Uint8Array };
+export type KeySource = { key: Uint8Array } | { keyProvider: () => Promise<Uint8Array> | Uint8Array };
 
 /** Checks the option's shape (undefined: no encryption). */
 export function encryptionOption(value: unknown): KeySource | undefined {
@@ -79,13 +79,13 @@ export function encryptionOption(value: unknown): KeySource | undefined {
 }
 
 /** The key bytes of a source: the copy, or the provider's answer checked and copied. */
-export async function resolveKey(source: KeySource): Promise<Buffer> {
+export async function resolveKey(source: KeySource): Promise<Uint8Array> {
   if ('key' in source) return source.key;
   return keyBytes(await source.keyProvider(), 'encryption.keyProvider (its result)');
 }
 
 /** Runs `call` with the key's bytes, zeroing them when it settles. */
-export async function withKey<T>(key: Buffer | undefined, call: (key: Buffer | undefined) => Promise<T>): Promise<T> {
+export async function withKey<T>(key: Uint8Array | undefined, call: (key: Uint8Array | undefined) => Promise<T>): Promise<T> {
   try {
     return await call(key);
   } finally {

@@ -311,7 +311,7 @@ export class Rabosh {
    */
   async rotateKey(newKey: Uint8Array): Promise<void> {
     const key = keyBytes(newKey, 'newKey');
-    await withKey(key, (k) => native(() => this.#native.rotateKey(k as Buffer)));
+    await withKey(key, (k) => native(() => this.#native.rotateKey(k as Uint8Array)));
   }
 
   /** Whether the store is encrypted at rest. */

@@ -36,7 +36,9 @@ pub struct NativeStoreOptions {
     /// TypeScript layer: a whole number from 0 to 2^31 - 1); absent: the engine's default.
     pub lock_timeout_ms: Option<u32>,
     /// The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
-    /// thread; the TypeScript layer zeroes its own copy when the open settles.
+    /// thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
+    /// Uint8Array (a Buffer is one) so that the declarations need no @types/node.
+    #[napi(ts_type = "Uint8Array")]
     pub encryption_key: Option<Buffer>,
 }
 
@@ -164,7 +166,7 @@ impl NativeStore {
     }
 
     /// Rewrap the data key under `key` (32 bytes), crash-safely, rewriting no data.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(ts_args_type = "key: Uint8Array", ts_return_type = "Promise<void>")]
     pub fn rotate_key<'env>(&self, env: &'env Env, key: Buffer) -> napi::Result<Object<'env>> {
         let key = key_of("newKey", Some(&key));
         self.off_thread(env, move |s| {
@@ -174,7 +176,10 @@ impl NativeStore {
     }
 
     /// Rewrite the closed store in `dir` from `from` to `to` (absent: plain), crash-safely.
-    #[napi(ts_return_type = "Promise<void>")]
+    #[napi(
+        ts_args_type = "dir: string, from?: Uint8Array | undefined | null, to?: Uint8Array | undefined | null",
+        ts_return_type = "Promise<void>"
+    )]
     pub fn reencrypt(dir: String, from: Option<Buffer>, to: Option<Buffer>) -> AsyncTask<Work<()>> {
         let (from, to) = (key_of("from", from.as_deref()), key_of("to", to.as_deref()));
         work(move || Ok(rabosh_memory::reencrypt(&dir, from?.as_ref(), to?.as_ref())?))
