@@ -95,9 +95,9 @@ export declare class NativeStore {
   /** Whether the store is encrypted at rest. */
   isEncrypted(): boolean
   /** Rewrap the data key under `key` (32 bytes), crash-safely, rewriting no data. */
-  rotateKey(key: Buffer): Promise<void>
+  rotateKey(key: Uint8Array): Promise<void>
   /** Rewrite the closed store in `dir` from `from` to `to` (absent: plain), crash-safely. */
-  static reencrypt(dir: string, from?: Buffer | undefined | null, to?: Buffer | undefined | null): Promise<void>
+  static reencrypt(dir: string, from?: Uint8Array | undefined | null, to?: Uint8Array | undefined | null): Promise<void>
   /** Release the lock and every file; idempotent. */
   close(): Promise<void>
   /** Make every commit so far durable (for `buffered`). */
@@ -307,9 +307,10 @@ export interface NativeStoreOptions {
   lockTimeoutMs?: number
   /**
    * The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
-   * thread; the TypeScript layer zeroes its own copy when the open settles.
+   * thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
+   * Uint8Array (a Buffer is one) so that the declarations need no @types/node.
    */
-  encryptionKey?: Buffer
+  encryptionKey?: Uint8Array
 }
 
 /**
