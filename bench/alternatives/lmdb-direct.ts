@@ -5,17 +5,14 @@
 // answered after `flushed` so it is as durable as ours. The other commands are the shared
 // handler's over the same two databases.
 
-import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Database, RootDatabase } from 'lmdb';
 import { fileView, normalise, ROOT } from '../../__test__/fixtures/contract-model.js';
 import type { BenchHandler } from '../handlers/types.js';
+import { anyKeyUnder, durably, keysAt, openEnv, removeKeys, txStoreOver, under } from './lmdb-env.js';
 import { KvMemoryHandler, type Tx, type TxStore } from './memory-commands.js';
 import { tunedListing } from './tuned-listing.js';
 
 const VIEW_MAX_CHARS = 16_000;
-
-function upper(prefix: string): string {
-  return `${prefix.slice(0, -1)}0`;
-}
 
 interface Direct {
   env: RootDatabase;
@@ -24,16 +21,12 @@ interface Direct {
 }
 
 function openDirect(dir: string): Direct {
-  const env: RootDatabase = open({ path: dir, compression: false });
+  const env = openEnv(dir);
   return {
     env,
     sizes: env.openDB({ name: 'size', encoding: 'ordered-binary' }),
     bodies: env.openDB({ name: 'content', encoding: 'string' }),
   };
-}
-
-function keysUnder(db: Database<number, string>, path: string): string[] {
-  return [...(db.get(path) !== undefined ? [path] : []), ...db.getKeys({ start: `${path}/`, end: upper(`${path}/`) })];
 }
 
 /** The seam the shared handler needs, over the two databases (only the size is kept as metadata). */
@@ -45,26 +38,16 @@ function txStore({ env, sizes, bodies }: Direct): TxStore {
     },
     content: (path) => bodies.get(path),
     *sizesUnder(prefix) {
-      for (const { key, value } of sizes.getRange({ start: prefix, end: upper(prefix) })) yield [key, value] as const;
+      for (const { key, value } of sizes.getRange(under(prefix))) yield [key, value] as const;
     },
-    anyUnder(prefix) {
-      for (const _ of sizes.getKeys({ start: prefix, end: upper(prefix), limit: 1 })) return true;
-      return false;
-    },
+    anyUnder: (prefix) => anyKeyUnder(sizes, prefix),
     put(path, content, m) {
       sizes.putSync(path, m.size);
       bodies.putSync(path, content);
     },
-    deleteTree(path) {
-      const doomed = keysUnder(sizes, path);
-      for (const key of doomed) {
-        sizes.removeSync(key);
-        bodies.removeSync(key);
-      }
-      return doomed.length;
-    },
+    deleteTree: (path) => removeKeys(keysAt(sizes, path), sizes, bodies),
     moveTree(from, to) {
-      for (const key of keysUnder(sizes, from)) {
+      for (const key of keysAt(sizes, from)) {
         const size = sizes.get(key)!;
         const body = bodies.get(key)!;
         sizes.removeSync(key);
@@ -74,15 +57,7 @@ function txStore({ env, sizes, bodies }: Direct): TxStore {
       }
     },
   };
-  return {
-    read: (fn) => fn(tx),
-    async write(fn) {
-      const result = await env.transaction(() => fn(tx));
-      await env.flushed;
-      return result;
-    },
-    close: () => env.close(),
-  };
+  return txStoreOver(env, tx);
 }
 
 export function openLmdbDirect(dir: string): BenchHandler {
@@ -97,7 +72,7 @@ export function openLmdbDirect(dir: string): BenchHandler {
         if (body !== undefined) return fileView(path, body, input.view_range, VIEW_MAX_CHARS).text;
       }
       const rows: [string, number][] = [];
-      for (const { key, value } of d.sizes.getRange({ start: `${path}/`, end: upper(`${path}/`) })) rows.push([key, value]);
+      for (const { key, value } of d.sizes.getRange(under(`${path}/`))) rows.push([key, value]);
       return tunedListing(path, path === ROOT, rows) ?? kv.view(input);
     },
     create: (i) => kv.create(i),
@@ -112,12 +87,11 @@ export function openLmdbDirect(dir: string): BenchHandler {
 /** Bulk load in one transaction, the way the other alternatives seed. */
 export async function seedLmdbDirect(dir: string, entries: Iterable<readonly [string, string]>): Promise<void> {
   const { env, sizes, bodies } = openDirect(dir);
-  await env.transaction(() => {
+  await durably(env, () => {
     for (const [path, content] of entries) {
       sizes.putSync(path, Buffer.byteLength(content));
       bodies.putSync(path, content);
     }
   });
-  await env.flushed;
   await env.close();
 }

@@ -2,21 +2,18 @@
 // environment (a listing reads only the small metadata values), writes in lmdb-js's asynchronous
 // transactions, each command answered after `flushed` so it is as durable as ours.
 
-import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Database } from 'lmdb';
+import { anyKeyUnder, durably, keysAt, openEnv, removeKeys, txStoreOver, under } from './lmdb-env.js';
 import type { Meta, Tx, TxStore } from './memory-commands.js';
 
 type MetaRow = [size: number, lines: number, createdAt: number, updatedAt: number];
-
-function upper(prefix: string): string {
-  return `${prefix.slice(0, -1)}0`;
-}
 
 export interface LmdbStore extends TxStore {
   bulkPut(entries: Iterable<readonly [string, string]>): Promise<void>;
 }
 
 export function openLmdbStore(dir: string): LmdbStore {
-  const env: RootDatabase = open({ path: dir, compression: false });
+  const env = openEnv(dir);
   const metaDb: Database<MetaRow, string> = env.openDB({ name: 'meta' });
   const bodyDb: Database<string, string> = env.openDB({ name: 'body', encoding: 'string' });
 
@@ -27,29 +24,18 @@ export function openLmdbStore(dir: string): LmdbStore {
     },
     content: (path) => bodyDb.get(path),
     *sizesUnder(prefix) {
-      for (const { key, value } of metaDb.getRange({ start: prefix, end: upper(prefix) })) {
+      for (const { key, value } of metaDb.getRange(under(prefix))) {
         yield [key, value[0]] as const;
       }
     },
-    anyUnder(prefix) {
-      for (const _ of metaDb.getKeys({ start: prefix, end: upper(prefix), limit: 1 })) return true;
-      return false;
-    },
+    anyUnder: (prefix) => anyKeyUnder(metaDb, prefix),
     put(path: string, content: string, m: Meta) {
       metaDb.putSync(path, [m.size, m.lines, m.createdAt, m.updatedAt]);
       bodyDb.putSync(path, content);
     },
-    deleteTree(path) {
-      const doomed = [...(metaDb.get(path) ? [path] : []), ...metaDb.getKeys(range(path))];
-      for (const key of doomed) {
-        metaDb.removeSync(key);
-        bodyDb.removeSync(key);
-      }
-      return doomed.length;
-    },
+    deleteTree: (path) => removeKeys(keysAt(metaDb, path), metaDb, bodyDb),
     moveTree(from, to, now) {
-      const moving = [...(metaDb.get(from) ? [from] : []), ...metaDb.getKeys(range(from))];
-      for (const key of moving) {
+      for (const key of keysAt(metaDb, from)) {
         const row = metaDb.get(key)!;
         const body = bodyDb.get(key)!;
         const target = to + key.slice(from.length);
@@ -62,15 +48,10 @@ export function openLmdbStore(dir: string): LmdbStore {
   };
 
   return {
-    read: (fn) => fn(tx),
-    async write(fn) {
-      const result = await env.transaction(() => fn(tx));
-      await env.flushed;
-      return result;
-    },
+    ...txStoreOver(env, tx),
     async bulkPut(entries) {
       const now = Date.now();
-      await env.transaction(() => {
+      await durably(env, () => {
         for (const [path, content] of entries) {
           let lines = 1;
           for (let i = content.indexOf('\n'); i !== -1; i = content.indexOf('\n', i + 1)) lines++;
@@ -78,12 +59,6 @@ export function openLmdbStore(dir: string): LmdbStore {
           bodyDb.putSync(path, content);
         }
       });
-      await env.flushed;
     },
-    close: () => env.close(),
   };
-}
-
-function range(path: string): { start: string; end: string } {
-  return { start: `${path}/`, end: upper(`${path}/`) };
 }
