@@ -19,7 +19,7 @@
 use crate::busy::Waiters;
 use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
-use crate::segment::{ScanMode, Segment, scan_from};
+use crate::segment::{ScanMode, Scanned, Segment, scan_from};
 use crate::store::Store;
 use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
 use crate::{Error, Result};
@@ -358,25 +358,9 @@ impl Store {
         }
         let cur = self.current.load_full();
         let bounded = Bounded { inner: seg.file(), len: durable };
-        let sc = scan_from(
-            &bounded,
-            &seg.path,
-            (seg.number, seg.version, crate::format::KIND_LOG),
-            log.len,
-            cur.seq + 1,
-            ScanMode::Active { synced: durable, trust_zeros: true },
-            seg.crypt(),
-        )?;
-        let mut map = cur.map().clone();
-        let mut live = cur.live_bytes();
-        apply_recs(&mut map, &mut live, &sc.recs);
-        let grown = sc.valid_len - log.len;
-        log.recs.extend(sc.recs);
-        log.len = sc.valid_len;
-        log.synced_len = log.synced_len.max(sc.valid_len);
-        self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
-        let seq = sc.last_seq.unwrap_or(cur.seq);
-        self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
+        let sc = scan_tail(&seg, &bounded, log.len, cur.seq + 1, durable)?;
+        let valid_len = sc.valid_len;
+        self.apply_tail(log, &cur, sc, valid_len);
         let mut seen = sh.seen();
         seen.active = Some(seg);
         seen.len = log.len;
@@ -464,32 +448,31 @@ impl Store {
         }
         let cur = self.current.load_full();
         let durable = synced.filter(|p| p.segment == seg.number).map_or(0, |p| p.len);
-        let sc = scan_from(
-            seg.file(),
-            &seg.path,
-            (seg.number, seg.version, crate::format::KIND_LOG),
-            log.len,
-            cur.seq + 1,
-            ScanMode::Active { synced: durable, trust_zeros: true },
-            seg.crypt(),
-        )?;
+        let sc = scan_tail(&seg, seg.file(), log.len, cur.seq + 1, durable)?;
         if sc.torn.is_some() {
             seg.file().set_len(sc.valid_len).map_err(|e| self.poison(Error::io("truncate", &seg.path, e)))?;
             log.alloc = sc.valid_len;
             seg.file().sync_data().map_err(|e| self.poison(Error::io("fsync", &seg.path, e)))?;
             self.counters.fsync();
         }
+        self.apply_tail(log, &cur, sc, durable);
+        Ok(())
+    }
+
+    /// Publishes the frames a catch-up scanned past `log.len` (over `cur`, the version they
+    /// follow): the key directory, the active log's records and length, the disk counter.
+    /// `synced_len`: how far the segment is now known durable.
+    fn apply_tail(&self, log: &mut crate::store::ActiveLog, cur: &Version, sc: Scanned, synced_len: u64) {
         let mut map = cur.map().clone();
         let mut live = cur.live_bytes();
         apply_recs(&mut map, &mut live, &sc.recs);
         let grown = sc.valid_len - log.len;
         log.recs.extend(sc.recs);
         log.len = sc.valid_len;
-        log.synced_len = log.synced_len.max(durable);
+        log.synced_len = log.synced_len.max(synced_len);
         self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
         let seq = sc.last_seq.unwrap_or(cur.seq);
         self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
-        Ok(())
     }
 
     /// Another process rotated or compacted: load what the new MANIFEST lists, from scratch.
@@ -532,4 +515,13 @@ impl Store {
         self.current.store(Arc::new(Version { keys: loaded.keys, seq: loaded.seq, segments: Arc::new(segments) }));
         Ok(())
     }
+}
+
+/// The frames of the active segment `seg` past `from` (where this process stopped reading), in
+/// `file`: the segment's own, or a view of it bounded to what is durable. `durable`: the length
+/// the synced record names, before which no run of zeros may end the log.
+fn scan_tail(seg: &Segment, file: &dyn VFile, from: u64, next_seq: u64, durable: u64) -> Result<Scanned> {
+    let id = (seg.number, seg.version, crate::format::KIND_LOG);
+    let mode = ScanMode::Active { synced: durable, trust_zeros: true };
+    scan_from(file, &seg.path, id, from, next_seq, mode, seg.crypt())
 }
