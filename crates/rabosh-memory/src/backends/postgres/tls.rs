@@ -106,26 +106,31 @@ pub fn connector(req: &TlsRequest) -> Result<MakeRustlsConnect, PgError> {
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|_| PgError::new(PgErrorKind::Tls, "no TLS protocol version available"))?;
-    let config = match req.verify {
-        Verify::Full => builder.with_root_certificates(roots).with_no_client_auth(),
-        Verify::Chain => {
-            let inner = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+    let chain = match req.verify {
+        Verify::Full => return Ok(MakeRustlsConnect::new(builder.with_root_certificates(roots).with_no_client_auth())),
+        Verify::Chain => Some(
+            WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
                 .build()
-                .map_err(|_| PgError::new(PgErrorKind::Tls, "no usable trusted root certificate"))?;
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(ChainOnly(inner))).with_no_client_auth()
-        }
-        Verify::None => {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(Unchecked(provider))).with_no_client_auth()
-        }
+                .map_err(|_| PgError::new(PgErrorKind::Tls, "no usable trusted root certificate"))?,
+        ),
+        Verify::None => None,
     };
+    let verifier = Arc::new(NameUnchecked { chain, provider });
+    let config = builder.dangerous().with_custom_certificate_verifier(verifier).with_no_client_auth();
     Ok(MakeRustlsConnect::new(config))
 }
 
-/// verify-ca: the chain must reach a trusted root; the name in the certificate is not compared.
+/// verify-ca (`chain`: it must reach a trusted root; the name in the certificate is not
+/// compared), and prefer/require without a root (no `chain`: encryption against passive
+/// listeners only, as libpq does). Handshake signatures are checked either way, so the key
+/// exchange is bound to the presented key.
 #[derive(Debug)]
-struct ChainOnly(Arc<WebPkiServerVerifier>);
+struct NameUnchecked {
+    chain: Option<Arc<WebPkiServerVerifier>>,
+    provider: Arc<CryptoProvider>,
+}
 
-impl ServerCertVerifier for ChainOnly {
+impl ServerCertVerifier for NameUnchecked {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -134,20 +139,22 @@ impl ServerCertVerifier for ChainOnly {
         ocsp: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.0.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
+        let Some(chain) = &self.chain else { return Ok(ServerCertVerified::assertion()) };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp, now) {
             Err(rustls::Error::InvalidCertificate(
                 CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
             )) => Ok(ServerCertVerified::assertion()),
             other => other,
         }
     }
+    // The same checks as the chain verifier's own (it is built over this provider's algorithms).
     fn verify_tls12_signature(
         &self,
         message: &[u8],
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls12_signature(message, cert, dss)
+        verify_tls12_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn verify_tls13_signature(
         &self,
@@ -155,47 +162,10 @@ impl ServerCertVerifier for ChainOnly {
         cert: &CertificateDer<'_>,
         dss: &DigitallySignedStruct,
     ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.0.verify_tls13_signature(message, cert, dss)
+        verify_tls13_signature(message, cert, dss, &self.provider.signature_verification_algorithms)
     }
     fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.supported_verify_schemes()
-    }
-}
-
-/// prefer/require without a root: encryption against passive listeners only, as libpq does.
-/// Handshake signatures are still checked, so the key exchange is bound to the presented key.
-#[derive(Debug)]
-struct Unchecked(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for Unchecked {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
+        self.provider.signature_verification_algorithms.supported_schemes()
     }
 }
 
