@@ -236,8 +236,8 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
     if let Some(why) = conversion(e) {
         return PgError::tampered(format!("a table of the PostgreSQL store was changed outside rabosh: {why}"));
     }
-    if is_tls(e) {
-        return PgError::new(PgErrorKind::Tls, format!("TLS negotiation with the server failed: {}", tls_cause(e)));
+    if let Some(cause) = tls_failure(e) {
+        return PgError::new(PgErrorKind::Tls, format!("TLS negotiation with the server failed: {cause}"));
     }
     if is_unresolved(e) {
         return PgError::new(
@@ -304,56 +304,40 @@ pub(crate) fn timed_out(phase: Phase) -> PgError {
     }
 }
 
-fn is_tls(e: &postgres::Error) -> bool {
-    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text (followed by
-    // the cause, when there is one).
-    if e.to_string().starts_with("error performing TLS handshake") {
-        return true;
-    }
-    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
-    while let Some(s) = cur {
-        if s.downcast_ref::<rustls::Error>().is_some() {
-            return true;
-        }
-        if let Some(io) = s.downcast_ref::<io::Error>()
-            && io.get_ref().is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
-        {
-            return true;
-        }
-        cur = s.source();
-    }
-    false
-}
-
-/// Why TLS failed, in words of ours (the library's texts may quote the certificate's names).
-fn tls_cause(e: &postgres::Error) -> &'static str {
+/// Why TLS failed, in words of ours (the library's texts may quote the certificate's names);
+/// `None` when `e` is no TLS failure.
+fn tls_failure(e: &postgres::Error) -> Option<&'static str> {
     use rustls::CertificateError as C;
+    // What an earlier link of the chain said, which names the failure better than a later one.
+    let mut said = None;
     let mut cur: Option<&(dyn StdError + 'static)> = e.source();
     while let Some(s) = cur {
         let tls = s
             .downcast_ref::<rustls::Error>()
             .or_else(|| s.downcast_ref::<io::Error>().and_then(|io| io.get_ref()?.downcast_ref::<rustls::Error>()));
-        match tls {
-            Some(rustls::Error::InvalidCertificate(c)) => {
-                return match c {
+        if let Some(tls) = tls {
+            return Some(said.unwrap_or(match tls {
+                rustls::Error::InvalidCertificate(c) => match c {
                     C::UnknownIssuer => "the server's certificate is not signed by a trusted root (see sslrootcert)",
                     C::NotValidForName | C::NotValidForNameContext { .. } => {
                         "the server's certificate does not name the host in the URL"
                     }
                     C::Expired | C::ExpiredContext { .. } => "the server's certificate has expired",
                     _ => "the server's certificate was refused",
-                };
-            }
-            Some(_) => return "the handshake failed",
-            None => {}
+                },
+                _ => "the handshake failed",
+            }));
         }
         // tokio-postgres's own fixed text when the server answers the TLS request with "no".
-        if s.to_string() == "server does not support TLS" {
-            return "the server does not offer TLS, which the URL's sslmode requires";
+        if said.is_none() && s.to_string() == "server does not support TLS" {
+            said = Some("the server does not offer TLS, which the URL's sslmode requires");
         }
         cur = s.source();
     }
-    "the handshake failed"
+    // tokio-postgres has no public kind accessor; its TLS kind has this fixed text (followed by
+    // the cause, when there is one).
+    let tls_kind = e.to_string().starts_with("error performing TLS handshake");
+    tls_kind.then(|| said.unwrap_or("the handshake failed"))
 }
 
 /// The host name did not resolve. On Unix the standard library reports getaddrinfo failures
