@@ -109,12 +109,7 @@ fn child_big_writer(dir: &Path) {
 fn child_tear(dir: &Path) {
     let store = Store::open(dir, Options { segment_bytes: 64 << 20, ..shared() }).unwrap();
     let _guard = store.commit_guard().unwrap();
-    let active = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".seg"))
-        .max()
-        .unwrap();
+    let active = common::active_segment(dir);
     let mut f = std::fs::OpenOptions::new().append(true).open(dir.join(active)).unwrap();
     f.write_all(&[0xAB; 100]).unwrap();
     println!("TORN");

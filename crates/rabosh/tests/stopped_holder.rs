@@ -50,12 +50,7 @@ fn child_hold(dir: &Path, compact: bool) {
 /// Starts a frame after the last one of the active segment (the highest-numbered: no compaction
 /// ran) that is never finished.
 fn tear(dir: &Path) {
-    let active = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".seg"))
-        .max()
-        .unwrap();
+    let active = common::active_segment(dir);
     let end = common::log_end(&std::fs::read(dir.join(&active)).unwrap());
     let mut f = std::fs::OpenOptions::new().write(true).open(dir.join(active)).unwrap();
     f.seek(SeekFrom::Start(end)).unwrap();

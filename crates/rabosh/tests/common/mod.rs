@@ -111,3 +111,14 @@ pub fn log_end(bytes: &[u8]) -> u64 {
     }
     at as u64
 }
+
+/// The file name of `dir`'s active segment: the highest-numbered one (on the real file system;
+/// right while no compaction has run).
+pub fn active_segment(dir: &std::path::Path) -> String {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".seg"))
+        .max()
+        .unwrap()
+}
