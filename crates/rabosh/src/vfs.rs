@@ -136,19 +136,36 @@ pub fn create_dir_durable(vfs: &dyn Vfs, dir: &Path) -> io::Result<()> {
     Ok(())
 }
 
-fn exclusive(f: File) -> io::Result<Option<LockGuard>> {
-    match f.try_lock() {
+/// Takes `f`'s lock without waiting, exclusive or `shared`: `None` while another holds it.
+fn try_flock(f: File, shared: bool) -> io::Result<Option<LockGuard>> {
+    match if shared { f.try_lock_shared() } else { f.try_lock() } {
         Ok(()) => Ok(Some(Box::new(f))),
         Err(std::fs::TryLockError::WouldBlock) => Ok(None),
         Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 
-fn shared(f: File) -> io::Result<Option<LockGuard>> {
-    match f.try_lock_shared() {
-        Ok(()) => Ok(Some(Box::new(f))),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
+/// `LOCK` opened to be locked: created when missing, never truncated. Without FILE_SHARE_DELETE
+/// (Windows): while held, LOCK cannot be deleted or replaced.
+fn try_lock_file(path: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
+    let mut o = OpenOptions::new();
+    o.read(true).write(true).create(true).truncate(false);
+    #[cfg(windows)]
+    std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
+    try_flock(o.open(path)?, shared)
+}
+
+/// flock on the directory's own fd: deleting or replacing LOCK does not free it (Unix; elsewhere
+/// no directory lock is taken).
+fn try_lock_dir_fd(dir: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
+    #[cfg(unix)]
+    {
+        try_flock(File::open(dir)?, shared)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, shared);
+        Ok(Some(Box::new(())))
     }
 }
 
@@ -271,46 +288,20 @@ impl Vfs for StdFs {
         path.try_exists()
     }
     fn try_lock(&self, path: &Path) -> io::Result<Option<LockGuard>> {
-        let mut o = OpenOptions::new();
-        o.read(true).write(true).create(true).truncate(false);
-        // Without FILE_SHARE_DELETE: while held, LOCK cannot be deleted or replaced.
-        #[cfg(windows)]
-        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
-        exclusive(o.open(path)?)
+        try_lock_file(path, false)
     }
     fn try_lock_dir(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
-        // flock on the directory's own fd: deleting or replacing LOCK does not free it.
-        #[cfg(unix)]
-        {
-            exclusive(File::open(dir)?)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = dir;
-            Ok(Some(Box::new(())))
-        }
+        try_lock_dir_fd(dir, false)
     }
     fn try_lock_shared(&self, path: &Path) -> io::Result<Option<LockGuard>> {
-        let mut o = OpenOptions::new();
-        o.read(true).write(true).create(true).truncate(false);
-        #[cfg(windows)]
-        std::os::windows::fs::OpenOptionsExt::share_mode(&mut o, 0x1 | 0x2);
-        shared(o.open(path)?)
+        try_lock_file(path, true)
     }
     fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn CommitLock>> {
         let f = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path)?;
         Ok(Box::new(StdCommitLock(f)))
     }
     fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
-        #[cfg(unix)]
-        {
-            shared(File::open(dir)?)
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = dir;
-            Ok(Some(Box::new(())))
-        }
+        try_lock_dir_fd(dir, true)
     }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {
         std::fs::canonicalize(dir)
