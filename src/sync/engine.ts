@@ -10,7 +10,8 @@
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
 import { actorOption, versions, type Actor } from '../history.js';
 import { NativeMemories } from '../native.js';
-import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
+import { randomUUID } from 'node:crypto';
+import { CONFLICT_MARK, DONE_TAG, conflictTag, decodeBase, decodeConflict, encodeBase, encodeConflict, tagPrefix, type Base } from './base.js';
 import { PathMap } from './mapping.js';
 import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
 import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
@@ -124,6 +125,14 @@ interface BaseRow {
   raw: string;
 }
 
+/** A conflict record in the store: its tag, the bytes it holds, and the conflict it reports. */
+interface ConflictRecord {
+  tag: string;
+  raw: string;
+  /** Null for a record this version cannot read: cleared, not reported. */
+  conflict: SyncConflict | null;
+}
+
 class Sync {
   readonly #report: SyncReport;
   readonly #prefix: string;
@@ -132,6 +141,13 @@ class Sync {
   #skips: Skip[] = [];
   #done = 0;
   #total = 0;
+  /** Names this run's conflict records apart from every other run's. */
+  readonly #run = randomUUID();
+  #seq = 0;
+  /** The conflict records this run wrote (its own conflicts), cleared in its last commit. */
+  readonly #own: ConflictRecord[] = [];
+  /** Records other runs left (resolved, never reported), found as this run started. */
+  readonly #carried: ConflictRecord[] = [];
 
   constructor(
     readonly m: NativeMemories,
@@ -154,6 +170,8 @@ class Sync {
     if (!this.s.dryRun && this.#report.firstSync) {
       await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: JSON.stringify({ at: Date.now() }) }]);
     }
+    if (this.s.dryRun) this.#report.conflicts.push(...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])));
+    else await this.#clearConflicts();
     this.#report.requests = this.remote.requests;
     return this.#report;
   }
@@ -169,7 +187,11 @@ class Sync {
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
-      else bases.set(id, { base: decodeBase(row.value), raw: row.value });
+      else if (id.startsWith(CONFLICT_MARK)) {
+        const conflict = decodeConflict(row.value);
+        // An unreadable record is cleared (conflict null) but not reported.
+        if (first) this.#carried.push({ tag: row.tag, raw: row.value, conflict });
+      } else bases.set(id, { base: decodeBase(row.value), raw: row.value });
     }
     const entries: LocalEntry[] = local.map((e) => ({
       path: e.path,
@@ -313,6 +335,7 @@ class Sync {
         const opOwner: number[] = [];
         const baseOwner: number[] = [];
         const ready: Action[] = [];
+        const recs = new Map<Action, ConflictRecord>();
         for (const a of chunk) {
           const fetched = a.remote !== null ? contents.get(a.remote.id) : undefined;
           const needs = a.side === 'local' && a.ops.some((o) => o.kind === 'put');
@@ -329,6 +352,13 @@ class Sync {
               else ops.push({ kind: 'remove', path: o.path, ifMatch: o.ifMatch });
             }
           }
+          // A conflict this commit resolves is recorded in it (see #clearConflicts).
+          const rec = a.side === 'local' ? this.#recordOf(a, a.local?.versionId ?? null) : undefined;
+          if (rec !== undefined) {
+            recs.set(a, rec);
+            baseOwner.push(k);
+            baseWrites.push({ tag: rec.tag, value: rec.raw, expect: undefined });
+          }
           const id = a.remote?.id ?? a.base?.id;
           if (id === undefined) continue;
           const n = a.side !== 'remote' ? a.next : null;
@@ -344,7 +374,7 @@ class Sync {
         if (ready.length === 0) break;
         const out = await this.#commit(ops, baseWrites, actor);
         if (out.status === 'applied') {
-          for (const a of ready) this.#record(a, a.local?.versionId ?? null);
+          for (const a of ready) this.#record(a, a.local?.versionId ?? null, undefined, recs.get(a));
           this.#progress(ready.length);
           await this.#learnLocalIds(ready);
           break;
@@ -402,8 +432,13 @@ class Sync {
       actions.map(async (a) => {
         if (a.side !== 'remote') return;
         try {
-          const w = await this.#push(a, expect);
-          if (w !== null) writes.push({ a, w });
+          const { w, done, answered } = await this.#push(a, expect);
+          const rec = this.#recordOf(done, null, answered);
+          if (rec === undefined) writes.push({ a, w });
+          // The hosted write resolved a conflict: its base and its record now, in one commit, not
+          // with the batch after every push (a kill before that would lose the report).
+          else await this.#commitResolved(w, rec);
+          this.#record(done, null, answered, rec);
         } catch (e) {
           if (!(e instanceof RemoteWriteError)) throw e;
           const f = e.failure;
@@ -439,23 +474,52 @@ class Sync {
     if (op.kind === 'delete') {
       const id = a.remote?.id as string;
       await this.remote.delete(id, op.ifSha);
-      this.#record(a, null);
-      return [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }];
+      return { w: [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }], done: a, answered: undefined };
     }
     const c = await read(op.localPath);
     const r =
       op.kind === 'create'
         ? await this.remote.create(op.remotePath, c.content)
         : await this.remote.update(a.remote?.id as string, { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) }, op.ifSha);
-    this.#record({ ...a, remotePath: r.path }, null, r);
     const base = { id: r.id, rp: r.path, lp: op.localPath, sha: r.sha, lm, rv: r.versionId, at: Date.now() };
     const w: BaseWrites = [{ tag: this.#prefix + r.id, value: encodeBase(base), expect: expect(r.id) }];
     if (a.base !== null && a.base.id !== r.id) w.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
-    return w;
+    return { w, done: { ...a, remotePath: r.path }, answered: r };
   }
 
-  /** Reports a carried action (and its conflict, with where the losing side is kept). */
-  #record(a: Action, localVersion: string | null, answered?: RemoteMemory): void {
+  /** A pushed conflict's base writes and its record in one commit (the record alone when the base moved on). */
+  async #commitResolved(w: BaseWrites, rec: ConflictRecord): Promise<void> {
+    const record = { tag: rec.tag, value: rec.raw, expect: undefined };
+    const out = await this.#commit([], [...w, record]);
+    if (out.status === 'applied') return;
+    // Another process recorded the same push: the next sync compares that base; the report stays.
+    const again = await this.#commit([], [record]);
+    if (again.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(again)}`);
+  }
+
+  /**
+   * The run's last commit: deletes its own conflict records and the carried ones, each only if it
+   * still holds what this run read. A record another sync deleted first (claimed it while both
+   * ran) is that sync's to report, so this one drops it: each record is reported once.
+   */
+  async #clearConflicts(): Promise<void> {
+    let records = [...this.#own, ...this.#carried];
+    while (records.length > 0) {
+      const out = await this.#commit([], records.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
+      if (out.status === 'applied') break;
+      const lost = out.status === 'base_changed' ? records[out.index ?? 0] : undefined;
+      if (lost === undefined) throw new Error(`syncApply refused an unknown index: ${JSON.stringify(out)}`);
+      records = records.filter((r) => r !== lost);
+      const at = lost.conflict === null ? -1 : this.#report.conflicts.indexOf(lost.conflict);
+      if (at >= 0) this.#report.conflicts.splice(at, 1);
+    }
+    for (const r of records) {
+      if (this.#carried.includes(r) && r.conflict !== null) this.#report.conflicts.push({ ...r.conflict, carriedOver: true });
+    }
+  }
+
+  /** Reports a carried action (and its conflict, with where the losing side is kept: `rec`'s when it was recorded). */
+  #record(a: Action, localVersion: string | null, answered?: RemoteMemory, rec?: ConflictRecord): void {
     const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     const pushed = a.side === 'remote';
     if (a.side !== 'base') {
@@ -465,12 +529,27 @@ class Sync {
         (pushed ? this.#report.pushed : this.#report.pulled).push({ path: a.path, remotePath: a.remotePath, remoteId, operation: a.change, contentSha256: sha });
       }
     }
+    const conflict = rec?.conflict ?? this.#conflictOf(a, localVersion, answered);
+    if (conflict == null) return;
+    this.#report.conflicts.push(conflict);
+    if (rec !== undefined) this.#own.push(rec);
+  }
+
+  #conflictOf(a: Action, localVersion: string | null, answered?: RemoteMemory): SyncConflict | null {
     const c = a.conflict;
-    if (c === null) return;
+    if (c === null) return null;
+    const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     let kept: SyncConflict['kept'] = null;
     if (c.kind === 'edit-edit' || c.kind === 'create-create') {
       kept = c.winner === 'remote' ? { side: 'local', versionId: localVersion } : { side: 'remote', memoryVersionId: a.remote?.versionId ?? '' };
     }
-    this.#report.conflicts.push({ kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept });
+    return { kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept };
+  }
+
+  /** `a`'s conflict as a record under a fresh tag, for the commit that resolves it; undefined when none. */
+  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory): ConflictRecord | undefined {
+    const conflict = this.#conflictOf(a, localVersion, answered);
+    if (conflict === null) return undefined;
+    return { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict), conflict };
   }
 }
