@@ -1,19 +1,26 @@
 // Kills and two syncing processes: real child processes (fixtures/sync-child.mjs) sync one store
 // with the stand-in at once, one of them SIGKILLed at a random moment; then a sync in this
 // process. Whatever the interleaving: both sides converge to what one sync of the model gives,
-// nothing is applied twice (no duplicate hosted memories), and every losing local edit is still
-// in local history.
+// nothing is applied twice (no duplicate hosted memories), every losing local edit is still
+// in local history, and every conflict the model predicts is reported exactly once: by the child
+// that resolved it if it finished, else (carried over) by a later sync.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/sync-child.mjs', import.meta.url));
 const N = 24;
+
+/** The report a child printed when its sync completed; null when it was killed first. */
+function childReport(out: string): SyncReport | null {
+  const line = out.split('\n').find((l) => l.startsWith('DONE '));
+  return line === undefined ? null : (JSON.parse(line.slice('DONE '.length)) as SyncReport);
+}
 
 function child(dir: string, remote: MemoryStoresStandIn): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
   const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -37,6 +44,8 @@ describe('sync under SIGKILL and two processes', () => {
   it('converges to the model with nothing lost or doubled', async () => {
     // How the killed child ended: before its sync started, during it, or after it finished.
     const ends = { before: 0, during: 0, after: 0 };
+    // Conflicts the sync after the kill reported for a killed child (they were lost before).
+    let carriedOver = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom('local', 'remote', 'both', 'none', 'localDelete', 'remoteDelete'), { minLength: N, maxLength: N }),
@@ -98,7 +107,7 @@ describe('sync under SIGKILL and two processes', () => {
             if (killAtRequest === 0) void a.ready.then(kill);
             // With two children the count is theirs together: still a moment inside a sync.
             else remote.onRequest = (n) => n - before === killAtRequest && kill();
-            const [outA] = await Promise.all([a.done, b?.done]);
+            const [outA, outB] = await Promise.all([a.done, b?.done]);
             clearTimeout(timer);
             remote.onRequest = null;
             ends[!outA.includes('READY') ? 'before' : outA.includes('DONE') ? 'after' : 'during']++;
@@ -110,8 +119,15 @@ describe('sync under SIGKILL and two processes', () => {
               // The child's delete options: under the default cap (max(10, ¼)) a run with more than
               // ten deletions on one side rightly takes two syncs, which is not what this tests.
               const opts = { memoryStoreId: remote.storeId, deletes: { allowEmptySide: true, max: 1000 } };
-              await db.sync(client, opts);
+              const after = await db.sync(client, opts);
               const last = await db.sync(client, opts);
+              // Every edit-edit conflict (the 'both' edits) reported once, wherever: a report a
+              // killed child never returned is carried over by the next one that completes.
+              const reports = [childReport(outA), outB === undefined ? null : childReport(outB), after].filter((r) => r !== null);
+              const reported = reports.flatMap((r) => r.conflicts.map((c) => `${c.kind} ${c.path.slice('/memories/'.length)}`)).sort();
+              expect(reported).toEqual([...keptLocal.keys()].map((p) => `edit-edit ${p}`).sort());
+              const carried = after.conflicts.filter((c) => c.carriedOver).length;
+              carriedOver += carried;
               expect([last.pushed, last.pulled, last.deleted, last.conflicts, last.skipped].flat()).toEqual([]);
               const local = new Map((await h.exportMemories()).map((m) => [m.path.slice('/memories/'.length), m.content]));
               const hosted = new Map([...remote.snapshot()].map(([p, c]) => [p.slice(1), c]));
@@ -136,6 +152,6 @@ describe('sync under SIGKILL and two processes', () => {
     );
     // The kills must land inside syncs, or this would test nothing.
     expect(ends.during).toBeGreaterThan(0);
-    console.log('sync-crash: killed child', ends);
+    console.log('sync-crash: killed child', ends, 'conflicts carried over', carriedOver);
   });
 });
