@@ -126,4 +126,57 @@ describe('a conflict resolved by a sync that never returned', () => {
     }
     expect((await sync()).conflicts).toEqual([]);
   });
+  it("a pushed resolution (onConflict 'local') whose answer never came is reported by the next sync", async () => {
+    await h.put('/memories/a.md', 'base a');
+    await sync();
+    await h.put('/memories/a.md', 'local a');
+    remote.put('/a.md', 'remote a');
+    const lost = remote.byPath('/a.md')?.versionId;
+    // The update lands; its answer and every retry's are lost: the sync gives up unreported.
+    remote.faults.push({ method: 'POST', url: '/memories/', kind: 'lost', times: 10 });
+    await expect(sync({ onConflict: 'local', maxAttempts: 2 })).rejects.toThrow();
+    expect(remote.byPath('/a.md')?.content).toBe('local a');
+    remote.faults.length = 0;
+    const next = await sync();
+    expect(next.conflicts).toEqual([
+      {
+        kind: 'edit-edit',
+        path: '/memories/a.md',
+        remotePath: '/a.md',
+        remoteId: remote.byPath('/a.md')?.id,
+        localSha256: sha('local a'),
+        remoteSha256: sha('remote a'),
+        winner: 'local',
+        kept: { side: 'remote', memoryVersionId: lost },
+        carriedOver: true,
+      },
+    ]);
+    expect(remote.versions.find((v) => v.id === lost)?.content).toBe('remote a');
+    expect((await sync()).conflicts).toEqual([]);
+  });
+
+  it('a pushed resolution whose first answer was lost (the retry fails its precondition) is still reported', async () => {
+    await h.put('/memories/a.md', 'base a');
+    await sync();
+    await h.put('/memories/a.md', 'local a');
+    remote.put('/a.md', 'remote a');
+    remote.faults.push({ method: 'POST', url: '/memories/', kind: 'lost', times: 1 });
+    const r = await sync({ onConflict: 'local' });
+    expect(r.conflicts.map((c) => [c.kind, c.path, c.winner, c.carriedOver])).toEqual([['edit-edit', '/memories/a.md', 'local', undefined]]);
+    expect(r.skipped).toEqual([]);
+    expect(remote.byPath('/a.md')?.content).toBe('local a');
+    expect((await sync()).conflicts).toEqual([]);
+  });
+
+  it('an edit-delete re-created there, its answer lost, is reported (the retry finds the path taken)', async () => {
+    await h.put('/memories/a.md', 'base a');
+    await sync();
+    await h.put('/memories/a.md', 'local a');
+    remote.remove('/a.md');
+    remote.faults.push({ method: 'POST', kind: 'lost', times: 1 });
+    const r = await sync();
+    expect(remote.byPath('/a.md')?.content).toBe('local a');
+    expect(r.conflicts.map((c) => [c.kind, c.path, c.remoteId, c.carriedOver])).toEqual([['edit-delete', '/memories/a.md', remote.byPath('/a.md')?.id, undefined]]);
+    expect((await sync()).conflicts).toEqual([]);
+  });
 });

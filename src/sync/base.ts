@@ -7,8 +7,6 @@
  * The record `{store}\0{dir}\0#` says a sync of this mapping completed once.
  */
 
-import type { SyncConflict } from './types.js';
-
 export interface Base {
   /** Hosted memory id (`mem_…`). */
   id: string;
@@ -43,34 +41,6 @@ export function decodeBase(raw: string): Base | null {
     if (!Array.isArray(v) || v[0] !== 1 || v.length !== 8) return null;
     const [, id, rp, lp, sha, lm, rv, at] = v as [number, string, string, string, string, string | null, string, number];
     return { id, rp, lp, sha, lm, rv, at };
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Conflict records: a conflict this sync resolved, written in the same commit as its resolution
- * and deleted in the sync's last commit, so that a sync killed (or failed) in between leaves it
- * for the next sync to report. The tag is `{store}\0{dir}\0!{run}:{n}`: `!` starts no hosted id
- * (`mem_…`) and not `#`, so these are neither bases nor the done mark.
- */
-export const CONFLICT_MARK = '!';
-
-export function conflictTag(prefix: string, run: string, n: number): string {
-  return `${prefix}${CONFLICT_MARK}${run}:${n}`;
-}
-
-export function encodeConflict(c: SyncConflict): string {
-  return JSON.stringify([1, c.kind, c.path, c.remotePath, c.remoteId, c.localSha256, c.remoteSha256, c.winner, c.kept]);
-}
-
-/** A record this version wrote; anything else reads as null (and is cleared unreported). */
-export function decodeConflict(raw: string): SyncConflict | null {
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (!Array.isArray(v) || v[0] !== 1 || v.length !== 9) return null;
-    const [, kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept] = v as [number, ...unknown[]];
-    return { kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept } as SyncConflict;
   } catch {
     return null;
   }

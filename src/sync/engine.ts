@@ -11,7 +11,8 @@ import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '..
 import { actorOption, versions, type Actor } from '../history.js';
 import { NativeMemories } from '../native.js';
 import { randomUUID } from 'node:crypto';
-import { CONFLICT_MARK, DONE_TAG, conflictTag, decodeBase, decodeConflict, encodeBase, encodeConflict, tagPrefix, type Base } from './base.js';
+import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
+import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
 import { PathMap } from './mapping.js';
 import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
 import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
@@ -125,14 +126,6 @@ interface BaseRow {
   raw: string;
 }
 
-/** A conflict record in the store: its tag, the bytes it holds, and the conflict it reports. */
-interface ConflictRecord {
-  tag: string;
-  raw: string;
-  /** Null for a record this version cannot read: cleared, not reported. */
-  conflict: SyncConflict | null;
-}
-
 class Sync {
   readonly #report: SyncReport;
   readonly #prefix: string;
@@ -146,8 +139,11 @@ class Sync {
   #seq = 0;
   /** The conflict records this run wrote (its own conflicts), cleared in its last commit. */
   readonly #own: ConflictRecord[] = [];
-  /** Records other runs left (resolved, never reported), found as this run started. */
-  readonly #carried: ConflictRecord[] = [];
+  /** Records other runs left, found as this run started: to report (resolved, never reported) and to clear unreported. */
+  #carried: ConflictRecord[] = [];
+  #dropped: ConflictRecord[] = [];
+  /** This run's intents whose push failed in a way that may hide a landed write. */
+  #unsure: ConflictRecord[] = [];
 
   constructor(
     readonly m: NativeMemories,
@@ -184,15 +180,27 @@ class Sync {
     const never = !rows.some((r) => r.tag === this.#prefix + DONE_TAG);
     const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
     const bases = new Map<string, BaseRow>();
+    const left: ConflictRecord[] = [];
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
       else if (id.startsWith(CONFLICT_MARK)) {
-        const conflict = decodeConflict(row.value);
-        // An unreadable record is cleared (conflict null) but not reported.
-        if (first) this.#carried.push({ tag: row.tag, raw: row.value, conflict });
+        if (first) left.push(decodeConflict(row.tag, row.value));
       } else bases.set(id, { base: decodeBase(row.value), raw: row.value });
     }
+    const baseRaw = (id: string) => bases.get(id)?.raw ?? null;
+    if (first) ({ claim: this.#carried, drop: this.#dropped } = judge(left, baseRaw, remote));
+    // This run's own unsure intents: a landed one is its conflict; any other is over (its push is done).
+    const landed = judge(this.#unsure, baseRaw, remote).claim;
+    for (const r of this.#unsure) {
+      const l = landed.find((x) => x.tag === r.tag);
+      if (l?.conflict == null) this.#dropped.push(r);
+      else {
+        this.#report.conflicts.push(l.conflict);
+        this.#own.push(l);
+      }
+    }
+    this.#unsure = [];
     const entries: LocalEntry[] = local.map((e) => ({
       path: e.path,
       sha: e.contentSha256,
@@ -431,17 +439,27 @@ class Sync {
     await Promise.all(
       actions.map(async (a) => {
         if (a.side !== 'remote') return;
+        // A push that resolves a conflict is announced first (see conflicts.ts).
+        const intent = a.conflict === null ? null : await this.#intend(a, expect);
         try {
           const { w, done, answered } = await this.#push(a, expect);
-          const rec = this.#recordOf(done, null, answered);
-          if (rec === undefined) writes.push({ a, w });
-          // The hosted write resolved a conflict: its base and its record now, in one commit, not
-          // with the batch after every push (a kill before that would lose the report).
-          else await this.#commitResolved(w, rec);
-          this.#record(done, null, answered, rec);
+          if (intent === null) {
+            writes.push({ a, w });
+            this.#record(done, null, answered);
+          } else {
+            // Its base and its resolved record now, in one commit, not with the batch after
+            // every push: a kill in between is what the intent is for.
+            const rec = this.#recordOf(done, null, answered, intent.tag);
+            const mine = rec !== undefined && (await this.#commitResolved(w, rec, intent));
+            this.#record(mine ? done : { ...done, conflict: null }, null, answered, mine ? rec : undefined);
+          }
         } catch (e) {
           if (!(e instanceof RemoteWriteError)) throw e;
           const f = e.failure;
+          // Refused: it did not land, the intent goes. A failed precondition may be the answer to
+          // a retry of a write that did land (its first answer lost): the next round tells.
+          if (intent !== null && f.kind === 'refused') await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
+          else if (intent !== null) this.#unsure.push(intent);
           if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
           else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
         }
@@ -487,14 +505,32 @@ class Sync {
     return { w, done: { ...a, remotePath: r.path }, answered: r };
   }
 
-  /** A pushed conflict's base writes and its record in one commit (the record alone when the base moved on). */
-  async #commitResolved(w: BaseWrites, rec: ConflictRecord): Promise<void> {
-    const record = { tag: rec.tag, value: rec.raw, expect: undefined };
+  /** The intent record of a conflict-resolving push, committed before it is sent. */
+  async #intend(a: Action & { side: 'remote' }, expect: (id: string) => string | undefined): Promise<ConflictRecord> {
+    const conflict = this.#conflictOf(a, null) as SyncConflict;
+    const baseId = a.base?.id ?? (a.remote?.id as string);
+    const sha = a.op.kind === 'update' && !a.op.content ? (a.remote?.sha as string) : (a.local?.sha as string);
+    const intent: Intent = { baseId, baseRaw: expect(baseId) ?? null, hostedId: a.op.kind === 'update' ? (a.remote?.id as string) : null, sha };
+    const rec = { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent), conflict, intent };
+    const out = await this.#commit([], [{ tag: rec.tag, value: rec.raw, expect: undefined }]);
+    if (out.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(out)}`);
+    return rec;
+  }
+
+  /**
+   * A pushed conflict's base writes and its intent turned resolved, in one commit (the record
+   * alone when the base moved on: another process recorded the same push, and the next sync
+   * compares that base). False when another sync claimed the intent first: it reports it.
+   */
+  async #commitResolved(w: BaseWrites, rec: ConflictRecord, intent: ConflictRecord): Promise<boolean> {
+    const record = { tag: rec.tag, value: rec.raw, expect: intent.raw };
     const out = await this.#commit([], [...w, record]);
-    if (out.status === 'applied') return;
-    // Another process recorded the same push: the next sync compares that base; the report stays.
-    const again = await this.#commit([], [record]);
-    if (again.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(again)}`);
+    if (out.status === 'applied') return true;
+    if (out.status === 'base_changed' && out.index === w.length) {
+      await this.#commit([], w);
+      return false;
+    }
+    return (await this.#commit([], [record])).status === 'applied';
   }
 
   /**
@@ -503,7 +539,7 @@ class Sync {
    * ran) is that sync's to report, so this one drops it: each record is reported once.
    */
   async #clearConflicts(): Promise<void> {
-    let records = [...this.#own, ...this.#carried];
+    let records = [...this.#own, ...this.#carried, ...this.#dropped];
     while (records.length > 0) {
       const out = await this.#commit([], records.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
       if (out.status === 'applied') break;
@@ -547,9 +583,9 @@ class Sync {
   }
 
   /** `a`'s conflict as a record under a fresh tag, for the commit that resolves it; undefined when none. */
-  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory): ConflictRecord | undefined {
+  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory, tag?: string): ConflictRecord | undefined {
     const conflict = this.#conflictOf(a, localVersion, answered);
     if (conflict === null) return undefined;
-    return { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict), conflict };
+    return { tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict), conflict, intent: null };
   }
 }
