@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
+import { Rabosh, RaboshMemoryToolHandler, type SyncReport, type SyncSide } from '../index.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
@@ -22,8 +22,8 @@ function childReport(out: string): SyncReport | null {
   return line === undefined ? null : (JSON.parse(line.slice('DONE '.length)) as SyncReport);
 }
 
-function child(dir: string, remote: MemoryStoresStandIn): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
-  const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId], { stdio: ['ignore', 'pipe', 'pipe'] });
+function child(dir: string, remote: MemoryStoresStandIn, policy: SyncSide): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
+  const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId, policy], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let onReady = () => {};
@@ -55,7 +55,9 @@ describe('sync under SIGKILL and two processes', () => {
         fc.integer({ min: 0, max: 24 }),
         fc.integer({ min: 0, max: 10 }),
         fc.boolean(),
-        async (edits, killAtRequest, jitterMs, two) => {
+        // Which side wins a conflict: 'local' makes its resolution a hosted write.
+        fc.constantFrom<SyncSide>('remote', 'local'),
+        async (edits, killAtRequest, jitterMs, two, policy) => {
           const remote = await new MemoryStoresStandIn().start();
           const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
           const dir = makeTempDir('rabosh-sync-crash');
@@ -67,6 +69,7 @@ describe('sync under SIGKILL and two processes', () => {
             await db.sync(client, { memoryStoreId: remote.storeId });
             const want = new Map<string, string>();
             const keptLocal = new Map<string, string>();
+            const keptRemote = new Map<string, string>();
             for (const [i, e] of edits.entries()) {
               const p = `m${i}.md`;
               let l: string | undefined = `base ${i}`;
@@ -87,8 +90,8 @@ describe('sync under SIGKILL and two processes', () => {
                 remote.remove(`/${p}`);
                 r = undefined;
               }
-              if (e === 'both') keptLocal.set(p, l as string);
-              const final = e === 'both' ? r : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
+              if (e === 'both') (policy === 'remote' ? keptLocal : keptRemote).set(p, (policy === 'remote' ? l : r) as string);
+              const final = e === 'both' ? (policy === 'remote' ? r : l) : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
               if (final !== undefined) want.set(p, final);
             }
             await h.put('/memories/new-local.md', 'new local');
@@ -99,8 +102,8 @@ describe('sync under SIGKILL and two processes', () => {
 
             // Answers take a while, so that a kill lands while a request is in flight.
             remote.delayMs = 15;
-            const a = child(dir, remote);
-            const b = two ? child(dir, remote) : null;
+            const a = child(dir, remote, policy);
+            const b = two ? child(dir, remote, policy) : null;
             let timer: ReturnType<typeof setTimeout> | undefined;
             const kill = () => (timer = setTimeout(() => a.proc.kill('SIGKILL'), jitterMs));
             const before = remote.requests;
@@ -118,14 +121,14 @@ describe('sync under SIGKILL and two processes', () => {
             try {
               // The child's delete options: under the default cap (max(10, ¼)) a run with more than
               // ten deletions on one side rightly takes two syncs, which is not what this tests.
-              const opts = { memoryStoreId: remote.storeId, deletes: { allowEmptySide: true, max: 1000 } };
+              const opts = { memoryStoreId: remote.storeId, deletes: { allowEmptySide: true, max: 1000 }, onConflict: policy };
               const after = await db.sync(client, opts);
               const last = await db.sync(client, opts);
               // Every edit-edit conflict (the 'both' edits) reported once, wherever: a report a
               // killed child never returned is carried over by the next one that completes.
               const reports = [childReport(outA), outB === undefined ? null : childReport(outB), after].filter((r) => r !== null);
               const reported = reports.flatMap((r) => r.conflicts.map((c) => `${c.kind} ${c.path.slice('/memories/'.length)}`)).sort();
-              expect(reported).toEqual([...keptLocal.keys()].map((p) => `edit-edit ${p}`).sort());
+              expect(reported).toEqual([...keptLocal.keys(), ...keptRemote.keys()].map((p) => `edit-edit ${p}`).sort());
               const carried = after.conflicts.filter((c) => c.carriedOver).length;
               carriedOver += carried;
               expect([last.pushed, last.pulled, last.deleted, last.conflicts, last.skipped].flat()).toEqual([]);
@@ -138,6 +141,11 @@ describe('sync under SIGKILL and two processes', () => {
                 const versions = await h.versions({ path: `/memories/${p}`, limit: 100 });
                 const contents = await Promise.all(versions.data.map(async (v) => (await h.version(v.id))?.content));
                 expect(contents).toContain(text);
+              }
+              // The hosted loser stays a hosted version.
+              for (const [p, text] of keptRemote) {
+                const id = remote.byPath(`/${p}`)?.id;
+                expect(remote.versions.filter((v) => v.memoryId === id).map((v) => v.content)).toContain(text);
               }
             } finally {
               await db.close();

@@ -32,32 +32,39 @@ export interface Intent {
   sha: string;
 }
 
-/** A record in the store: its tag, its bytes, and what it says (null: unreadable, cleared unreported). */
+/**
+ * A record in the store: its tag, its bytes, and what it says (conflict null: unreadable,
+ * cleared unreported). `intent`: the push that resolves it (null for a pull); `resolved`: false
+ * while that push is not known to have landed.
+ */
 export interface ConflictRecord {
   tag: string;
   raw: string;
   conflict: SyncConflict | null;
   intent: Intent | null;
+  resolved: boolean;
 }
 
-export function encodeConflict(c: SyncConflict, intent: Intent | null = null): string {
-  const fields = [c.kind, c.path, c.remotePath, c.remoteId, c.localSha256, c.remoteSha256, c.winner, c.kept];
-  return JSON.stringify(intent === null ? [1, ...fields] : [2, ...fields, intent.baseId, intent.baseRaw, intent.hostedId, intent.sha]);
+/** Format 1: resolved by a local commit; 2: a push announced; 3: a push resolved. */
+export function encodeConflict(c: SyncConflict, intent: Intent | null, resolved: boolean): string {
+  const fields = [c.kind, c.path, c.remoteId, c.remotePath, c.localSha256, c.remoteSha256, c.winner, c.kept];
+  if (intent === null) return JSON.stringify([1, ...fields]);
+  return JSON.stringify([resolved ? 3 : 2, ...fields, intent.baseId, intent.baseRaw, intent.hostedId, intent.sha]);
 }
 
 export function decodeConflict(tag: string, raw: string): ConflictRecord {
   try {
     const v: unknown = JSON.parse(raw);
-    if (Array.isArray(v) && ((v[0] === 1 && v.length === 9) || (v[0] === 2 && v.length === 13))) {
-      const [, kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept, baseId, baseRaw, hostedId, sha] = v as unknown[];
+    if (Array.isArray(v) && ((v[0] === 1 && v.length === 9) || ((v[0] === 2 || v[0] === 3) && v.length === 13))) {
+      const [, kind, path, remoteId, remotePath, localSha256, remoteSha256, winner, kept, baseId, baseRaw, hostedId, sha] = v as unknown[];
       const conflict = { kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept } as SyncConflict;
-      const intent = v[0] === 2 ? ({ baseId, baseRaw, hostedId, sha } as Intent) : null;
-      return { tag, raw, conflict, intent };
+      const intent = v[0] === 1 ? null : ({ baseId, baseRaw, hostedId, sha } as Intent);
+      return { tag, raw, conflict, intent, resolved: v[0] !== 2 };
     }
   } catch {
     // unreadable: falls through
   }
-  return { tag, raw, conflict: null, intent: null };
+  return { tag, raw, conflict: null, intent: null, resolved: false };
 }
 
 /**
@@ -66,8 +73,9 @@ export function decodeConflict(tag: string, raw: string): ConflictRecord {
  * intent whose base is still the one it was planned on and whose hosted memory holds what the
  * write would leave has landed: claimed, and of several intents for one base (syncs killed one
  * after another, each re-planning the same conflict: only one write with that precondition can
- * land) one is reported. An intent whose base has moved on is stale (that memory was synced
- * since): dropped unreported. Any other intent is left alone: its sync may still be running.
+ * land) one is reported, none when a resolved record of that push is among them. An intent whose
+ * base has moved on is stale (that memory was synced since): dropped unreported. Any other
+ * intent is left alone: its sync may still be running.
  */
 export function judge(
   records: ConflictRecord[],
@@ -78,14 +86,15 @@ export function judge(
   const drop: ConflictRecord[] = [];
   const byId = new Map(remote.map((r) => [r.id, r]));
   const byPath = new Map(remote.map((r) => [r.path, r]));
-  const landedOn = new Set<string>();
+  const once = (i: Intent) => `${i.baseId}\0${i.baseRaw ?? ''}`;
+  const landedOn = new Set(records.flatMap((r) => (r.resolved && r.intent !== null && r.conflict !== null ? [once(r.intent)] : [])));
   for (const rec of records) {
     const { conflict: c, intent: i } = rec;
     if (c === null) {
       drop.push(rec);
       continue;
     }
-    if (i === null) {
+    if (rec.resolved || i === null) {
       claim.push(rec);
       continue;
     }
@@ -95,10 +104,9 @@ export function judge(
     }
     const there = i.hostedId === null ? byPath.get(c.remotePath) : byId.get(i.hostedId);
     if (there === undefined || there.sha !== i.sha || there.path !== c.remotePath) continue;
-    const once = `${i.baseId}\0${i.baseRaw ?? ''}`;
-    if (landedOn.has(once)) drop.push(rec);
+    if (landedOn.has(once(i))) drop.push(rec);
     else {
-      landedOn.add(once);
+      landedOn.add(once(i));
       claim.push({ ...rec, conflict: { ...c, remoteId: there.id } });
     }
   }

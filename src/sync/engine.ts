@@ -184,9 +184,12 @@ class Sync {
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
-      else if (id.startsWith(CONFLICT_MARK)) {
-        if (first) left.push(decodeConflict(row.tag, row.value));
-      } else bases.set(id, { base: decodeBase(row.value), raw: row.value });
+      else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value), raw: row.value });
+    }
+    // Conflict records are read after the listing: a hosted write it saw landed was announced
+    // (its intent committed) before it was sent, so that intent is among them.
+    if (first) {
+      for (const row of await native(() => this.m.syncBases(this.#prefix + CONFLICT_MARK))) left.push(decodeConflict(row.tag, row.value));
     }
     const baseRaw = (id: string) => bases.get(id)?.raw ?? null;
     if (first) ({ claim: this.#carried, drop: this.#dropped } = judge(left, baseRaw, remote));
@@ -449,7 +452,7 @@ class Sync {
           } else {
             // Its base and its resolved record now, in one commit, not with the batch after
             // every push: a kill in between is what the intent is for.
-            const rec = this.#recordOf(done, null, answered, intent.tag);
+            const rec = this.#recordOf(done, null, answered, intent.tag, intent.intent);
             const mine = rec !== undefined && (await this.#commitResolved(w, rec, intent));
             this.#record(mine ? done : { ...done, conflict: null }, null, answered, mine ? rec : undefined);
           }
@@ -511,26 +514,23 @@ class Sync {
     const baseId = a.base?.id ?? (a.remote?.id as string);
     const sha = a.op.kind === 'update' && !a.op.content ? (a.remote?.sha as string) : (a.local?.sha as string);
     const intent: Intent = { baseId, baseRaw: expect(baseId) ?? null, hostedId: a.op.kind === 'update' ? (a.remote?.id as string) : null, sha };
-    const rec = { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent), conflict, intent };
+    const rec = { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent, false), conflict, intent, resolved: false };
     const out = await this.#commit([], [{ tag: rec.tag, value: rec.raw, expect: undefined }]);
     if (out.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(out)}`);
     return rec;
   }
 
   /**
-   * A pushed conflict's base writes and its intent turned resolved, in one commit (the record
-   * alone when the base moved on: another process recorded the same push, and the next sync
-   * compares that base). False when another sync claimed the intent first: it reports it.
+   * A pushed conflict's base writes and its intent turned resolved, in one commit: true when
+   * this run reports it. False when another sync claimed the intent first (it reports it), or
+   * when the base moved on: another process recorded a push of the same resolution (the hosted
+   * store accepts a write that changes nothing, so both saw success) and reports it, or it
+   * synced this memory after the write landed and claims the intent, left in place for it.
    */
   async #commitResolved(w: BaseWrites, rec: ConflictRecord, intent: ConflictRecord): Promise<boolean> {
-    const record = { tag: rec.tag, value: rec.raw, expect: intent.raw };
-    const out = await this.#commit([], [...w, record]);
-    if (out.status === 'applied') return true;
-    if (out.status === 'base_changed' && out.index === w.length) {
-      await this.#commit([], w);
-      return false;
-    }
-    return (await this.#commit([], [record])).status === 'applied';
+    const out = await this.#commit([], [...w, { tag: rec.tag, value: rec.raw, expect: intent.raw }]);
+    if (out.status === 'base_changed' && out.index === w.length) await this.#commit([], w);
+    return out.status === 'applied';
   }
 
   /**
@@ -583,9 +583,9 @@ class Sync {
   }
 
   /** `a`'s conflict as a record under a fresh tag, for the commit that resolves it; undefined when none. */
-  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory, tag?: string): ConflictRecord | undefined {
+  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory, tag?: string, intent?: Intent | null): ConflictRecord | undefined {
     const conflict = this.#conflictOf(a, localVersion, answered);
     if (conflict === null) return undefined;
-    return { tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict), conflict, intent: null };
+    return { tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent ?? null, true), conflict, intent: intent ?? null, resolved: true };
   }
 }
