@@ -121,6 +121,11 @@ export async function syncStore(db: SyncHost, client: unknown, options: SyncOpti
 
 type BaseWrites = Parameters<NativeMemories['syncApply']>[1];
 
+/** One hosted path an ancestor of the other (not the same path). */
+function nestedPaths(a: string, b: string): boolean {
+  return a !== b && (b.startsWith(`${a}/`) || a.startsWith(`${b}/`));
+}
+
 interface BaseRow {
   base: Base | null;
   raw: string;
@@ -459,11 +464,15 @@ class Sync {
         } catch (e) {
           if (!(e instanceof RemoteWriteError)) throw e;
           const f = e.failure;
+          // A memory above or below the path is a hosted rule no retry changes (the same path
+          // taken is a create racing another, or a lost answer: the next round adopts it).
+          const nested = f.kind === 'path-conflict' && f.conflictingPath !== null && nestedPaths(f.conflictingPath, a.remotePath);
           // Refused: it did not land, the intent goes. A failed precondition may be the answer to
           // a retry of a write that did land (its first answer lost): the next round tells.
-          if (intent !== null && f.kind === 'refused') await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
+          if (intent !== null && (f.kind === 'refused' || nested)) await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
           else if (intent !== null) this.#unsure.push(intent);
           if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
+          else if (nested) this.#skip(a, 'path-conflict', `the hosted memory ${f.conflictingPath} is above or below ${a.remotePath}`);
           else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
         }
         this.#progress(1);
