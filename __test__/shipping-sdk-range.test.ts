@@ -12,6 +12,8 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { memoryCall, startStandIn, say, toolResults } from '../examples/stand-in-server.js';
+import { MIN_SDK_VERSION } from '../src/sync/remote.js';
+import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { npm } from './npm-cli.js';
 import { packTarballs, type Packed } from './packed.js';
 
@@ -146,6 +148,39 @@ describe.each([[oldest], [newest]])('the packed package in an app on @anthropic-
   it('README’s hand-driven loop type-checks and runs as pasted', async () => {
     await pastedLoop(app(sdk));
   }, 120_000);
+
+  it('db.sync with this client: refused by name below the first SDK with memoryStores, else syncs', async () => {
+    const dir = app(sdk);
+    const hosted = await new MemoryStoresStandIn().start();
+    const file = join(dir, `sync-${Math.random().toString(36).slice(2)}.mjs`);
+    writeFileSync(
+      file,
+      `import Anthropic from '@anthropic-ai/sdk';
+import { Rabosh } from 'rabosh-memory';
+const db = await Rabosh.open(process.argv[2], { history: true });
+try {
+  const r = await db.sync(new Anthropic({ baseURL: process.env.HOSTED, apiKey: 'test' }), { memoryStoreId: process.env.STORE });
+  console.log(JSON.stringify({ pulled: r.pulled.length }));
+} catch (e) {
+  console.log(JSON.stringify({ code: e.code, message: e.message }));
+} finally {
+  await db.close();
+}
+`,
+    );
+    try {
+      hosted.put('/a.md', 'a');
+      const out = await run(process.execPath, [file, mkdtempSync(join(work, 'sync-store-'))], { cwd: dir, env: { ...process.env, HOSTED: hosted.baseURL, STORE: hosted.storeId } });
+      const answer = JSON.parse(out.stdout) as { pulled?: number; code?: string; message?: string };
+      const [major, minor] = sdk.split('.').map(Number) as [number, number];
+      if (major === 0 && minor < 91) {
+        expect(answer.code).toBe('RABOSH_UNSUPPORTED');
+        expect(answer.message).toContain(`@anthropic-ai/sdk ${MIN_SDK_VERSION} or later`);
+      } else expect(answer).toEqual({ pulled: 1 });
+    } finally {
+      await hosted.close();
+    }
+  }, 180_000);
 
   for (const flavour of Object.keys(flavours)) {
     it(`the real tool runner gets the documented text and is_error (${flavour})`, async () => {

@@ -4,7 +4,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { RaboshMemoryToolHandler } from '../index.js';
+import Anthropic from '@anthropic-ai/sdk';
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { run } from '../src/cli/program.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
@@ -54,6 +55,28 @@ describe('rabosh-memory sync', () => {
     expect(JSON.parse(noKey.stderr).error.code).toBe('CLI_NO_API_KEY');
     const badStore = await cli(['sync', dir, '--store', 'not a store'], env);
     expect(badStore.status).toBe(2);
+  });
+
+  it('names a conflict carried over from a sync that never returned', async () => {
+    const db = await Rabosh.open(dir, { history: true });
+    const h = new RaboshMemoryToolHandler(db);
+    const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
+    await h.put('/memories/a.md', 'base a');
+    await h.put('/memories/b.md', 'base b');
+    await db.sync(client, { memoryStoreId: remote.storeId });
+    await h.put('/memories/a.md', 'local a');
+    await h.put('/memories/b.md', 'local b');
+    remote.put('/a.md', 'remote a');
+    // The conflict on a.md is resolved (pulled), then b.md's push fails the sync.
+    remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
+    await expect(db.sync(client, { memoryStoreId: remote.storeId, maxAttempts: 1 })).rejects.toThrow();
+    remote.faults.length = 0;
+    await db.close();
+    const r = await cli(['sync', dir, '--store', remote.storeId], { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: remote.baseURL });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('1 conflicts');
+    expect(r.stdout).toContain('conflict edit-edit /memories/a.md: remote wins; local edit kept as version');
+    expect(r.stdout).toContain('(resolved by an earlier sync that never returned)');
   });
 
   it('draws a progress bar on the first sync only, on a terminal', async () => {

@@ -1,22 +1,29 @@
 // Kills and two syncing processes: real child processes (fixtures/sync-child.mjs) sync one store
 // with the stand-in at once, one of them SIGKILLed at a random moment; then a sync in this
 // process. Whatever the interleaving: both sides converge to what one sync of the model gives,
-// nothing is applied twice (no duplicate hosted memories), and every losing local edit is still
-// in local history.
+// nothing is applied twice (no duplicate hosted memories), every losing local edit is still
+// in local history, and every conflict the model predicts is reported exactly once: by the child
+// that resolved it if it finished, else (carried over) by a later sync.
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { Rabosh, RaboshMemoryToolHandler, type SyncReport, type SyncSide } from '../index.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const CHILD = fileURLToPath(new URL('./fixtures/sync-child.mjs', import.meta.url));
 const N = 24;
 
-function child(dir: string, remote: MemoryStoresStandIn): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
-  const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** The report a child printed when its sync completed; null when it was killed first. */
+function childReport(out: string): SyncReport | null {
+  const line = out.split('\n').find((l) => l.startsWith('DONE '));
+  return line === undefined ? null : (JSON.parse(line.slice('DONE '.length)) as SyncReport);
+}
+
+function child(dir: string, remote: MemoryStoresStandIn, policy: SyncSide): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
+  const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId, policy], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   let onReady = () => {};
@@ -37,6 +44,8 @@ describe('sync under SIGKILL and two processes', () => {
   it('converges to the model with nothing lost or doubled', async () => {
     // How the killed child ended: before its sync started, during it, or after it finished.
     const ends = { before: 0, during: 0, after: 0 };
+    // Conflicts the sync after the kill reported for a killed child (they were lost before).
+    let carriedOver = 0;
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.constantFrom('local', 'remote', 'both', 'none', 'localDelete', 'remoteDelete'), { minLength: N, maxLength: N }),
@@ -46,7 +55,9 @@ describe('sync under SIGKILL and two processes', () => {
         fc.integer({ min: 0, max: 24 }),
         fc.integer({ min: 0, max: 10 }),
         fc.boolean(),
-        async (edits, killAtRequest, jitterMs, two) => {
+        // Which side wins a conflict: 'local' makes its resolution a hosted write.
+        fc.constantFrom<SyncSide>('remote', 'local'),
+        async (edits, killAtRequest, jitterMs, two, policy) => {
           const remote = await new MemoryStoresStandIn().start();
           const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
           const dir = makeTempDir('rabosh-sync-crash');
@@ -58,6 +69,7 @@ describe('sync under SIGKILL and two processes', () => {
             await db.sync(client, { memoryStoreId: remote.storeId });
             const want = new Map<string, string>();
             const keptLocal = new Map<string, string>();
+            const keptRemote = new Map<string, string>();
             for (const [i, e] of edits.entries()) {
               const p = `m${i}.md`;
               let l: string | undefined = `base ${i}`;
@@ -78,8 +90,8 @@ describe('sync under SIGKILL and two processes', () => {
                 remote.remove(`/${p}`);
                 r = undefined;
               }
-              if (e === 'both') keptLocal.set(p, l as string);
-              const final = e === 'both' ? r : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
+              if (e === 'both') (policy === 'remote' ? keptLocal : keptRemote).set(p, (policy === 'remote' ? l : r) as string);
+              const final = e === 'both' ? (policy === 'remote' ? r : l) : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
               if (final !== undefined) want.set(p, final);
             }
             await h.put('/memories/new-local.md', 'new local');
@@ -90,15 +102,15 @@ describe('sync under SIGKILL and two processes', () => {
 
             // Answers take a while, so that a kill lands while a request is in flight.
             remote.delayMs = 15;
-            const a = child(dir, remote);
-            const b = two ? child(dir, remote) : null;
+            const a = child(dir, remote, policy);
+            const b = two ? child(dir, remote, policy) : null;
             let timer: ReturnType<typeof setTimeout> | undefined;
             const kill = () => (timer = setTimeout(() => a.proc.kill('SIGKILL'), jitterMs));
             const before = remote.requests;
             if (killAtRequest === 0) void a.ready.then(kill);
             // With two children the count is theirs together: still a moment inside a sync.
             else remote.onRequest = (n) => n - before === killAtRequest && kill();
-            const [outA] = await Promise.all([a.done, b?.done]);
+            const [outA, outB] = await Promise.all([a.done, b?.done]);
             clearTimeout(timer);
             remote.onRequest = null;
             ends[!outA.includes('READY') ? 'before' : outA.includes('DONE') ? 'after' : 'during']++;
@@ -109,9 +121,16 @@ describe('sync under SIGKILL and two processes', () => {
             try {
               // The child's delete options: under the default cap (max(10, ¼)) a run with more than
               // ten deletions on one side rightly takes two syncs, which is not what this tests.
-              const opts = { memoryStoreId: remote.storeId, deletes: { allowEmptySide: true, max: 1000 } };
-              await db.sync(client, opts);
+              const opts = { memoryStoreId: remote.storeId, deletes: { allowEmptySide: true, max: 1000 }, onConflict: policy };
+              const after = await db.sync(client, opts);
               const last = await db.sync(client, opts);
+              // Every edit-edit conflict (the 'both' edits) reported once, wherever: a report a
+              // killed child never returned is carried over by the next one that completes.
+              const reports = [childReport(outA), outB === undefined ? null : childReport(outB), after].filter((r) => r !== null);
+              const reported = reports.flatMap((r) => r.conflicts.map((c) => `${c.kind} ${c.path.slice('/memories/'.length)}`)).sort();
+              expect(reported).toEqual([...keptLocal.keys(), ...keptRemote.keys()].map((p) => `edit-edit ${p}`).sort());
+              const carried = after.conflicts.filter((c) => c.carriedOver).length;
+              carriedOver += carried;
               expect([last.pushed, last.pulled, last.deleted, last.conflicts, last.skipped].flat()).toEqual([]);
               const local = new Map((await h.exportMemories()).map((m) => [m.path.slice('/memories/'.length), m.content]));
               const hosted = new Map([...remote.snapshot()].map(([p, c]) => [p.slice(1), c]));
@@ -122,6 +141,11 @@ describe('sync under SIGKILL and two processes', () => {
                 const versions = await h.versions({ path: `/memories/${p}`, limit: 100 });
                 const contents = await Promise.all(versions.data.map(async (v) => (await h.version(v.id))?.content));
                 expect(contents).toContain(text);
+              }
+              // The hosted loser stays a hosted version.
+              for (const [p, text] of keptRemote) {
+                const id = remote.byPath(`/${p}`)?.id;
+                expect(remote.versions.filter((v) => v.memoryId === id).map((v) => v.content)).toContain(text);
               }
             } finally {
               await db.close();
@@ -136,6 +160,6 @@ describe('sync under SIGKILL and two processes', () => {
     );
     // The kills must land inside syncs, or this would test nothing.
     expect(ends.during).toBeGreaterThan(0);
-    console.log('sync-crash: killed child', ends);
+    console.log('sync-crash: killed child', ends, 'conflicts carried over', carriedOver);
   });
 });

@@ -42,7 +42,8 @@ function summary(r: SyncReport, dryRun: boolean): string {
   ];
   for (const c of r.conflicts) {
     const kept = c.kept === null ? '' : c.kept.side === 'local' ? `; local edit kept as version ${c.kept.versionId}` : `; hosted content kept as ${c.kept.memoryVersionId}`;
-    lines.push(`  conflict ${c.kind} ${c.path}: ${c.winner} wins${kept}`);
+    const carried = c.carriedOver === true ? ' (resolved by an earlier sync that never returned)' : '';
+    lines.push(`  conflict ${c.kind} ${c.path}: ${c.winner} wins${kept}${carried}`);
   }
   for (const s of r.skipped) lines.push(`  skipped ${s.path} (${s.reason}): ${s.detail}`);
   return lines.join('\n');

@@ -10,7 +10,9 @@
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
 import { actorOption, versions, type Actor } from '../history.js';
 import { NativeMemories } from '../native.js';
+import { randomUUID } from 'node:crypto';
 import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
+import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
 import { PathMap } from './mapping.js';
 import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
 import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
@@ -119,6 +121,11 @@ export async function syncStore(db: SyncHost, client: unknown, options: SyncOpti
 
 type BaseWrites = Parameters<NativeMemories['syncApply']>[1];
 
+/** One hosted path an ancestor of the other (not the same path). */
+function nestedPaths(a: string, b: string): boolean {
+  return a !== b && (b.startsWith(`${a}/`) || a.startsWith(`${b}/`));
+}
+
 interface BaseRow {
   base: Base | null;
   raw: string;
@@ -132,6 +139,16 @@ class Sync {
   #skips: Skip[] = [];
   #done = 0;
   #total = 0;
+  /** Names this run's conflict records apart from every other run's. */
+  readonly #run = randomUUID();
+  #seq = 0;
+  /** The conflict records this run wrote (its own conflicts), cleared in its last commit. */
+  readonly #own: ConflictRecord[] = [];
+  /** Records other runs left, found as this run started: to report (resolved, never reported) and to clear unreported. */
+  #carried: ConflictRecord[] = [];
+  #dropped: ConflictRecord[] = [];
+  /** This run's intents whose push failed in a way that may hide a landed write. */
+  #unsure: ConflictRecord[] = [];
 
   constructor(
     readonly m: NativeMemories,
@@ -154,6 +171,8 @@ class Sync {
     if (!this.s.dryRun && this.#report.firstSync) {
       await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: JSON.stringify({ at: Date.now() }) }]);
     }
+    if (this.s.dryRun) this.#report.conflicts.push(...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])));
+    else await this.#clearConflicts();
     this.#report.requests = this.remote.requests;
     return this.#report;
   }
@@ -166,11 +185,30 @@ class Sync {
     const never = !rows.some((r) => r.tag === this.#prefix + DONE_TAG);
     const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
     const bases = new Map<string, BaseRow>();
+    const left: ConflictRecord[] = [];
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
-      else bases.set(id, { base: decodeBase(row.value), raw: row.value });
+      else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value), raw: row.value });
     }
+    // Conflict records are read after the listing: a hosted write it saw landed was announced
+    // (its intent committed) before it was sent, so that intent is among them.
+    if (first) {
+      for (const row of await native(() => this.m.syncBases(this.#prefix + CONFLICT_MARK))) left.push(decodeConflict(row.tag, row.value));
+    }
+    const baseRaw = (id: string) => bases.get(id)?.raw ?? null;
+    if (first) ({ claim: this.#carried, drop: this.#dropped } = judge(left, baseRaw, remote));
+    // This run's own unsure intents: a landed one is its conflict; any other is over (its push is done).
+    const landed = judge(this.#unsure, baseRaw, remote).claim;
+    for (const r of this.#unsure) {
+      const l = landed.find((x) => x.tag === r.tag);
+      if (l?.conflict == null) this.#dropped.push(r);
+      else {
+        this.#report.conflicts.push(l.conflict);
+        this.#own.push(l);
+      }
+    }
+    this.#unsure = [];
     const entries: LocalEntry[] = local.map((e) => ({
       path: e.path,
       sha: e.contentSha256,
@@ -313,6 +351,7 @@ class Sync {
         const opOwner: number[] = [];
         const baseOwner: number[] = [];
         const ready: Action[] = [];
+        const recs = new Map<Action, ConflictRecord>();
         for (const a of chunk) {
           const fetched = a.remote !== null ? contents.get(a.remote.id) : undefined;
           const needs = a.side === 'local' && a.ops.some((o) => o.kind === 'put');
@@ -329,6 +368,13 @@ class Sync {
               else ops.push({ kind: 'remove', path: o.path, ifMatch: o.ifMatch });
             }
           }
+          // A conflict this commit resolves is recorded in it (see #clearConflicts).
+          const rec = a.side === 'local' ? this.#recordOf(a, a.local?.versionId ?? null) : undefined;
+          if (rec !== undefined) {
+            recs.set(a, rec);
+            baseOwner.push(k);
+            baseWrites.push({ tag: rec.tag, value: rec.raw, expect: undefined });
+          }
           const id = a.remote?.id ?? a.base?.id;
           if (id === undefined) continue;
           const n = a.side !== 'remote' ? a.next : null;
@@ -344,7 +390,7 @@ class Sync {
         if (ready.length === 0) break;
         const out = await this.#commit(ops, baseWrites, actor);
         if (out.status === 'applied') {
-          for (const a of ready) this.#record(a, a.local?.versionId ?? null);
+          for (const a of ready) this.#record(a, a.local?.versionId ?? null, undefined, recs.get(a));
           this.#progress(ready.length);
           await this.#learnLocalIds(ready);
           break;
@@ -401,13 +447,32 @@ class Sync {
     await Promise.all(
       actions.map(async (a) => {
         if (a.side !== 'remote') return;
+        // A push that resolves a conflict is announced first (see conflicts.ts).
+        const intent = a.conflict === null ? null : await this.#intend(a, expect);
         try {
-          const w = await this.#push(a, expect);
-          if (w !== null) writes.push({ a, w });
+          const { w, done, answered } = await this.#push(a, expect);
+          if (intent === null) {
+            writes.push({ a, w });
+            this.#record(done, null, answered);
+          } else {
+            // Its base and its resolved record now, in one commit, not with the batch after
+            // every push: a kill in between is what the intent is for.
+            const rec = this.#recordOf(done, null, answered, intent.tag, intent.intent);
+            const mine = rec !== undefined && (await this.#commitResolved(w, rec, intent));
+            this.#record(mine ? done : { ...done, conflict: null }, null, answered, mine ? rec : undefined);
+          }
         } catch (e) {
           if (!(e instanceof RemoteWriteError)) throw e;
           const f = e.failure;
+          // A memory above or below the path is a hosted rule no retry changes (the same path
+          // taken is a create racing another, or a lost answer: the next round adopts it).
+          const nested = f.kind === 'path-conflict' && f.conflictingPath !== null && nestedPaths(f.conflictingPath, a.remotePath);
+          // Refused: it did not land, the intent goes. A failed precondition may be the answer to
+          // a retry of a write that did land (its first answer lost): the next round tells.
+          if (intent !== null && (f.kind === 'refused' || nested)) await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
+          else if (intent !== null) this.#unsure.push(intent);
           if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
+          else if (nested) this.#skip(a, 'path-conflict', `the hosted memory ${f.conflictingPath} is above or below ${a.remotePath}`);
           else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
         }
         this.#progress(1);
@@ -439,23 +504,67 @@ class Sync {
     if (op.kind === 'delete') {
       const id = a.remote?.id as string;
       await this.remote.delete(id, op.ifSha);
-      this.#record(a, null);
-      return [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }];
+      return { w: [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }], done: a, answered: undefined };
     }
     const c = await read(op.localPath);
     const r =
       op.kind === 'create'
         ? await this.remote.create(op.remotePath, c.content)
         : await this.remote.update(a.remote?.id as string, { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) }, op.ifSha);
-    this.#record({ ...a, remotePath: r.path }, null, r);
     const base = { id: r.id, rp: r.path, lp: op.localPath, sha: r.sha, lm, rv: r.versionId, at: Date.now() };
     const w: BaseWrites = [{ tag: this.#prefix + r.id, value: encodeBase(base), expect: expect(r.id) }];
     if (a.base !== null && a.base.id !== r.id) w.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
-    return w;
+    return { w, done: { ...a, remotePath: r.path }, answered: r };
   }
 
-  /** Reports a carried action (and its conflict, with where the losing side is kept). */
-  #record(a: Action, localVersion: string | null, answered?: RemoteMemory): void {
+  /** The intent record of a conflict-resolving push, committed before it is sent. */
+  async #intend(a: Action & { side: 'remote' }, expect: (id: string) => string | undefined): Promise<ConflictRecord> {
+    const conflict = this.#conflictOf(a, null) as SyncConflict;
+    const baseId = a.base?.id ?? (a.remote?.id as string);
+    const sha = a.op.kind === 'update' && !a.op.content ? (a.remote?.sha as string) : (a.local?.sha as string);
+    const intent: Intent = { baseId, baseRaw: expect(baseId) ?? null, hostedId: a.op.kind === 'update' ? (a.remote?.id as string) : null, sha };
+    const rec = { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent, false), conflict, intent, resolved: false };
+    const out = await this.#commit([], [{ tag: rec.tag, value: rec.raw, expect: undefined }]);
+    if (out.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(out)}`);
+    return rec;
+  }
+
+  /**
+   * A pushed conflict's base writes and its intent turned resolved, in one commit: true when
+   * this run reports it. False when another sync claimed the intent first (it reports it), or
+   * when the base moved on: another process recorded a push of the same resolution (the hosted
+   * store accepts a write that changes nothing, so both saw success) and reports it, or it
+   * synced this memory after the write landed and claims the intent, left in place for it.
+   */
+  async #commitResolved(w: BaseWrites, rec: ConflictRecord, intent: ConflictRecord): Promise<boolean> {
+    const out = await this.#commit([], [...w, { tag: rec.tag, value: rec.raw, expect: intent.raw }]);
+    if (out.status === 'base_changed' && out.index === w.length) await this.#commit([], w);
+    return out.status === 'applied';
+  }
+
+  /**
+   * The run's last commit: deletes its own conflict records and the carried ones, each only if it
+   * still holds what this run read. A record another sync deleted first (claimed it while both
+   * ran) is that sync's to report, so this one drops it: each record is reported once.
+   */
+  async #clearConflicts(): Promise<void> {
+    let records = [...this.#own, ...this.#carried, ...this.#dropped];
+    while (records.length > 0) {
+      const out = await this.#commit([], records.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
+      if (out.status === 'applied') break;
+      const lost = out.status === 'base_changed' ? records[out.index ?? 0] : undefined;
+      if (lost === undefined) throw new Error(`syncApply refused an unknown index: ${JSON.stringify(out)}`);
+      records = records.filter((r) => r !== lost);
+      const at = lost.conflict === null ? -1 : this.#report.conflicts.indexOf(lost.conflict);
+      if (at >= 0) this.#report.conflicts.splice(at, 1);
+    }
+    for (const r of records) {
+      if (this.#carried.includes(r) && r.conflict !== null) this.#report.conflicts.push({ ...r.conflict, carriedOver: true });
+    }
+  }
+
+  /** Reports a carried action (and its conflict, with where the losing side is kept: `rec`'s when it was recorded). */
+  #record(a: Action, localVersion: string | null, answered?: RemoteMemory, rec?: ConflictRecord): void {
     const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     const pushed = a.side === 'remote';
     if (a.side !== 'base') {
@@ -465,12 +574,27 @@ class Sync {
         (pushed ? this.#report.pushed : this.#report.pulled).push({ path: a.path, remotePath: a.remotePath, remoteId, operation: a.change, contentSha256: sha });
       }
     }
+    const conflict = rec?.conflict ?? this.#conflictOf(a, localVersion, answered);
+    if (conflict == null) return;
+    this.#report.conflicts.push(conflict);
+    if (rec !== undefined) this.#own.push(rec);
+  }
+
+  #conflictOf(a: Action, localVersion: string | null, answered?: RemoteMemory): SyncConflict | null {
     const c = a.conflict;
-    if (c === null) return;
+    if (c === null) return null;
+    const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     let kept: SyncConflict['kept'] = null;
     if (c.kind === 'edit-edit' || c.kind === 'create-create') {
       kept = c.winner === 'remote' ? { side: 'local', versionId: localVersion } : { side: 'remote', memoryVersionId: a.remote?.versionId ?? '' };
     }
-    this.#report.conflicts.push({ kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept });
+    return { kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept };
+  }
+
+  /** `a`'s conflict as a record under a fresh tag, for the commit that resolves it; undefined when none. */
+  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory, tag?: string, intent?: Intent | null): ConflictRecord | undefined {
+    const conflict = this.#conflictOf(a, localVersion, answered);
+    if (conflict === null) return undefined;
+    return { tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent ?? null, true), conflict, intent: intent ?? null, resolved: true };
   }
 }

@@ -69,6 +69,12 @@ export interface SyncConflict {
   winner: SyncSide;
   /** Where the other side's content is kept; null when there was none (a deletion lost). */
   kept: KeptVersion | null;
+  /**
+   * True when an earlier sync resolved this conflict but never returned its report (it was
+   * killed, or it failed after resolving it); this sync reports it once in its place. Absent
+   * for the conflicts this sync resolved itself.
+   */
+  carriedOver?: true;
 }
 
 /** One memory carried across. */
