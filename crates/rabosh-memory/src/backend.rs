@@ -18,8 +18,8 @@ pub enum WriteOp {
 }
 
 /// What a command did to one memory, staged with the row it writes: history records its
-/// versions from these (never by comparing the rows with the state before), and a backend sees
-/// only the rows.
+/// versions from these (never by comparing the rows with the state before), listings their size
+/// changes (with the sizes staged beside them), and a backend sees only the rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Intent {
     /// A memory where there was none: a `created` version.

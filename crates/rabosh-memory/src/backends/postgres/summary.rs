@@ -236,6 +236,19 @@ mod tests {
     }
 
     #[test]
+    fn size_changes_remove_the_size_found_and_add_the_size_left() {
+        let change = |key: &str, before, after| SizeChange { key: key.as_bytes().to_vec(), before, after };
+        // An edit from 3 to 5 bytes: one row per ancestor, each +2 bytes and no count change.
+        let rows = deltas(&[change("m:s:/memories/x/y", Some(3), Some(5))]).into_rows();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|(_, d)| *d == Delta { n: 0, b: 2, vn: 0, vb: 2 }), "{rows:?}");
+        // A move within one directory: its root row loses one name and gains another.
+        let moved = deltas(&[change("m:s:/memories/a", Some(4), None), change("m:s:/memories/b", None, Some(4))]);
+        let got: Vec<(Vec<u8>, i64)> = moved.into_rows().into_iter().map(|((_, r, _, _), d)| (r, d.n)).collect();
+        assert_eq!(got, vec![(b"a".to_vec(), -1), (b"b".to_vec(), 1)]);
+    }
+
+    #[test]
     fn shards_are_fixed_and_spread() {
         assert_eq!(shard(b""), (0x811c_9dc5u32 % SHARDS) as i16);
         let used: std::collections::BTreeSet<i16> =
