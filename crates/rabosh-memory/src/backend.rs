@@ -7,6 +7,7 @@
 use std::ops::ControlFlow;
 
 use crate::listing::{scan_summary, scan_usage};
+use crate::meta::MemMeta;
 use crate::{DirEntry, Result, Usage};
 
 /// One staged change of a transaction.
@@ -17,8 +18,8 @@ pub enum WriteOp {
 }
 
 /// What a command did to one memory, staged with the row it writes: history records its
-/// versions from these (never by comparing the rows with the state before), and a backend sees
-/// only the rows.
+/// versions from these (never by comparing the rows with the state before), listings their size
+/// changes (with the sizes staged beside them), and a backend sees only the rows.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Intent {
     /// A memory where there was none: a `created` version.
@@ -34,45 +35,71 @@ pub enum Intent {
     Delete,
 }
 
+/// The size of the memory at a row's key before its commit, as the command read it in its own
+/// transaction, and after it (None: no memory there): what listings need (`listing_delta.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sizes {
+    pub before: Option<u64>,
+    pub after: Option<u64>,
+}
+
+/// What a memory row was staged with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Staged {
+    pub intent: Intent,
+    pub sizes: Sizes,
+}
+
 /// What a transaction body stages; committed as one unit after the body returns `Ok`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteSet {
     ops: Vec<WriteOp>,
-    /// Parallel to `ops`: what each memory row's command did; None for every other row
-    /// (versions, settings, the sync's bases).
-    intents: Vec<Option<Intent>>,
+    /// Parallel to `ops`: what each memory row's command did and the sizes it read; None for
+    /// every other row (versions, settings, the sync's bases).
+    marks: Vec<Option<Staged>>,
 }
 
 impl WriteSet {
-    /// A row with no intent: anything but a memory (versions, settings, the sync's bases), or a
-    /// memory row written below the commands (a backend's own tests), which history leaves alone.
+    /// A row that is not a memory (versions, settings, the sync's bases; a backend's own tests).
+    /// A memory row staged here, without what the command did, is refused at commit
+    /// (`listing_delta.rs`): listings are kept from the intents, never from the rows.
     pub fn put(&mut self, key: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
         self.ops.push(WriteOp::Put { key, value, meta });
-        self.intents.push(None);
+        self.marks.push(None);
     }
-    /// Deletes a row with no intent (see [`WriteSet::put`]).
+    /// Deletes a row that is not a memory (see [`WriteSet::put`]).
     pub fn delete(&mut self, key: Vec<u8>) {
         self.ops.push(WriteOp::Delete { key });
-        self.intents.push(None);
+        self.marks.push(None);
     }
-    /// A memory's row, written for what the command did (`Create`, `Modify` or `Touch`).
-    pub fn write(&mut self, intent: Intent, key: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
-        debug_assert!(matches!(intent, Intent::Create | Intent::Modify | Intent::Touch));
-        self.ops.push(WriteOp::Put { key, value, meta });
-        self.intents.push(Some(intent));
+    /// A memory's new row: `Create` when the command's transaction found none at `key` (`old`
+    /// None), else `Modify` of the memory it read (`old`).
+    pub(crate) fn write(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta, old: Option<&MemMeta>) {
+        let intent = if old.is_some() { Intent::Modify } else { Intent::Create };
+        let sizes = Sizes { before: old.map(|m| m.size), after: Some(meta.size) };
+        self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
+        self.marks.push(Some(Staged { intent, sizes }));
     }
-    /// Removes a memory.
-    pub fn remove(&mut self, key: Vec<u8>) {
+    /// Only the access stamp of the memory at `key`: its content, and so its size, unchanged.
+    pub(crate) fn touch(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
+        let sizes = Sizes { before: Some(meta.size), after: Some(meta.size) };
+        self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
+        self.marks.push(Some(Staged { intent: Intent::Touch, sizes }));
+    }
+    /// Removes the memory the command's transaction read at `key` (`old`).
+    pub(crate) fn remove(&mut self, key: Vec<u8>, old: &MemMeta) {
         self.ops.push(WriteOp::Delete { key });
-        self.intents.push(Some(Intent::Delete));
+        self.marks.push(Some(Staged { intent: Intent::Delete, sizes: Sizes { before: Some(old.size), after: None } }));
     }
-    /// Moves a memory from `from` to `to`: a put and a delete to every backend (none has a move),
-    /// one `renamed` version to history.
-    pub fn moved(&mut self, from: Vec<u8>, to: Vec<u8>, value: Vec<u8>, meta: Vec<u8>) {
-        self.ops.push(WriteOp::Put { key: to, value, meta });
-        self.intents.push(Some(Intent::Move { from: from.clone() }));
-        self.ops.push(WriteOp::Delete { key: from.clone() });
-        self.intents.push(Some(Intent::Move { from }));
+    /// Moves a memory from `from` to `to`, where the command found nothing: a put and a delete
+    /// to every backend (none has a move), one `renamed` version to history.
+    pub(crate) fn moved(&mut self, from: Vec<u8>, to: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
+        let size = Some(meta.size);
+        self.ops.push(WriteOp::Put { key: to, value, meta: meta.encode() });
+        let intent = Intent::Move { from: from.clone() };
+        self.marks.push(Some(Staged { intent: intent.clone(), sizes: Sizes { before: None, after: size } }));
+        self.ops.push(WriteOp::Delete { key: from });
+        self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None } }));
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -86,21 +113,25 @@ impl WriteSet {
     pub fn into_ops(self) -> Vec<WriteOp> {
         self.ops
     }
-    /// Each row with the intent it was staged with (history's hook), leaving the set empty.
-    pub(crate) fn take_staged(&mut self) -> impl Iterator<Item = (WriteOp, Option<Intent>)> {
+    /// Each row with what it was staged with.
+    pub(crate) fn rows(&self) -> impl Iterator<Item = (&WriteOp, Option<&Staged>)> {
+        self.ops.iter().zip(self.marks.iter().map(Option::as_ref))
+    }
+    /// Each row with what it was staged with (history's hook), leaving the set empty.
+    pub(crate) fn take_staged(&mut self) -> impl Iterator<Item = (WriteOp, Option<Staged>)> {
         let ops = std::mem::take(&mut self.ops);
-        let intents = std::mem::take(&mut self.intents);
-        ops.into_iter().zip(intents)
+        let marks = std::mem::take(&mut self.marks);
+        ops.into_iter().zip(marks)
     }
     /// Stages a row as it was taken from [`WriteSet::take_staged`].
-    pub(crate) fn restage(&mut self, op: WriteOp, intent: Option<Intent>) {
+    pub(crate) fn restage(&mut self, op: WriteOp, mark: Option<Staged>) {
         self.ops.push(op);
-        self.intents.push(intent);
+        self.marks.push(mark);
     }
     /// Forget what was staged (a retried body starts from nothing).
     pub fn clear(&mut self) {
         self.ops.clear();
-        self.intents.clear();
+        self.marks.clear();
     }
 }
 

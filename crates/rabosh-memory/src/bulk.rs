@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use crate::backend::Intent;
 use crate::commands::read;
 use crate::keys::{check_normalised, parse, subtree_prefix};
 use crate::listing::try_scan;
@@ -86,11 +85,11 @@ impl Memories {
                     ws.clear();
                     return Ok(Import::Exists { path: path.clone() });
                 }
-                let (intent, meta) = match old {
-                    Some(m) => (Intent::Modify, MemMeta::rewritten(content, m, now)),
-                    None => (Intent::Create, MemMeta::for_content(content, now, now, 0)),
+                let meta = match old {
+                    Some(m) => MemMeta::rewritten(content, m, now),
+                    None => MemMeta::for_content(content, now, now, 0),
                 };
-                ws.write(intent, key, content.as_bytes().to_vec(), meta.encode());
+                ws.write(key, content.as_bytes().to_vec(), meta, old.as_ref());
                 bytes += content.len() as u64;
             }
             Ok(Import::Imported { memories: files.len() as u64, bytes })

@@ -1,7 +1,7 @@
 //! The six commands. Each checks in the contract's order (§4), decides inside one backend
 //! transaction, and changes the store with exactly one commit.
 
-use crate::backend::{DirSummary, Intent, ReadView, WriteSet};
+use crate::backend::{DirSummary, ReadView, WriteSet};
 use crate::edit;
 use crate::keys::{check_normalised, key, subtree_prefix};
 use crate::listing::{scan_summary, try_scan};
@@ -23,7 +23,7 @@ impl Memories {
                     let shown = self.file_view(view, &key, meta)?;
                     if let View::File { content, .. } = &shown {
                         let meta = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
-                        ws.write(Intent::Touch, key.clone(), content.as_bytes().to_vec(), meta.encode());
+                        ws.touch(key.clone(), content.as_bytes().to_vec(), meta);
                     }
                     Ok(Some(shown))
                 })?;
@@ -94,11 +94,11 @@ impl Memories {
                 return Ok(Create::Exists);
             }
             let now = self.clock.now_ms();
-            let (intent, meta) = match old {
-                Some(m) => (Intent::Modify, MemMeta::rewritten(file_text, m, now)),
-                None => (Intent::Create, MemMeta::for_content(file_text, now, now, 0)),
+            let meta = match old {
+                Some(m) => MemMeta::rewritten(file_text, m, now),
+                None => MemMeta::for_content(file_text, now, now, 0),
             };
-            ws.write(intent, key.clone(), file_text.as_bytes().to_vec(), meta.encode());
+            ws.write(key.clone(), file_text.as_bytes().to_vec(), meta, old.as_ref());
             Ok(Create::Created)
         })
     }
@@ -171,8 +171,8 @@ impl Memories {
                 return Ok(Delete::NotFound);
             }
             let count = doomed.len() as u64;
-            for key in doomed {
-                ws.remove(key);
+            for (key, old) in doomed {
+                ws.remove(key, &old);
             }
             Ok(Delete::Deleted { count })
         })
@@ -199,7 +199,7 @@ impl Memories {
             }
             // A descendant moved past the path limit could never be viewed or deleted again: the
             // whole rename is refused like any other unusable destination (CONTRACT.md, Choices).
-            let longest_tail = moving.iter().map(|k| k.len() - old_key_len).max().unwrap_or(0);
+            let longest_tail = moving.iter().map(|(k, _)| k.len() - old_key_len).max().unwrap_or(0);
             if new_path.len() + longest_tail > MAX_PATH_BYTES {
                 return Ok(Rename::DestinationExists);
             }
@@ -207,13 +207,12 @@ impl Memories {
                 return Ok(Rename::DestinationExists);
             }
             let now = self.clock.now_ms();
-            for key in &moving {
+            for (key, meta) in &moving {
                 // No backend has a move: the value must be read to be put under its new key.
                 let value = view.get(key)?.ok_or_else(|| corrupt(key, "metadata without a value"))?;
-                let meta = MemMeta::stored(view, key)?.ok_or_else(|| corrupt(key, "listed key without metadata"))?;
                 let mut moved = new_key.clone();
                 moved.extend_from_slice(&key[old_key_len..]);
-                ws.moved(key.clone(), moved, value, MemMeta { updated_ms: now, ..meta }.encode());
+                ws.moved(key.clone(), moved, value, MemMeta { updated_ms: now, ..*meta });
             }
             Ok(Rename::Renamed { count: moving.len() as u64 })
         })
@@ -256,26 +255,26 @@ impl Memories {
         if meta.lines > MAX_VIEW_LINES {
             return Ok(View::TooManyLines);
         }
-        Ok(View::File { content: read(view, key)?, lines: meta.lines })
+        Ok(View::File { content: read(view, key)? })
     }
 
-    /// Keys of the memory at `path` and of every memory under it, hidden ones included.
-    fn at_or_under(&self, view: &dyn ReadView, path: &str) -> Result<Vec<Vec<u8>>> {
+    /// The memory at `path` and every memory under it, hidden ones included: key and metadata.
+    fn at_or_under(&self, view: &dyn ReadView, path: &str) -> Result<Vec<(Vec<u8>, MemMeta)>> {
         let key = self.key(path);
-        let mut keys: Vec<Vec<u8>> = Vec::new();
-        if view.meta(&key)?.is_some() {
-            keys.push(key);
+        let mut found = Vec::new();
+        if let Some(meta) = MemMeta::stored(view, &key)? {
+            found.push((key, meta));
         }
-        try_scan(view, &subtree_prefix(&self.options.scope, path), &mut |k, _| {
-            keys.push(k.to_vec());
+        try_scan(view, &subtree_prefix(&self.options.scope, path), &mut |k, meta| {
+            found.push((k.to_vec(), MemMeta::decode(k, meta)?));
             Ok(())
         })?;
-        Ok(keys)
+        Ok(found)
     }
 
     fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: &str, old: MemMeta) {
         let meta = MemMeta::rewritten(content, old, self.clock.now_ms());
-        ws.write(Intent::Modify, key.to_vec(), content.as_bytes().to_vec(), meta.encode());
+        ws.write(key.to_vec(), content.as_bytes().to_vec(), meta, Some(&old));
     }
 }
 

@@ -38,7 +38,7 @@ impl Memories {
                 let last_use =
                     if self.options.track_access { meta.updated_ms.max(meta.accessed_ms) } else { meta.updated_ms };
                 if last_use < instant_ms {
-                    ws.remove(key.to_vec());
+                    ws.remove(key.to_vec(), &meta);
                 }
                 Ok(())
             })?;

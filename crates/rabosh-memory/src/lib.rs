@@ -24,6 +24,7 @@ mod expiry;
 mod history;
 mod keys;
 mod listing;
+mod listing_delta;
 mod listing_index;
 mod meta;
 mod open;

@@ -2,9 +2,10 @@
 //! directory view costs the entries it shows (depth 1 and 2) and never the content below them.
 
 use crate::Result;
-use crate::backend::{ReadView, WriteOp};
-use crate::keys::{is_memory_key, parse, scope_prefix, segments};
+use crate::backend::ReadView;
+use crate::keys::{parse, scope_prefix, segments};
 use crate::listing::try_scan;
+use crate::listing_delta::SizeChange;
 use crate::meta::MemMeta;
 use crate::tree::{Dir, utf16_cmp};
 
@@ -13,24 +14,6 @@ use crate::tree::{Dir, utf16_cmp};
 pub(crate) struct ScopeIndex {
     pub seq: u64,
     pub root: Dir,
-}
-
-/// What one commit did to one key: Some(size) for a put, None for a delete.
-pub(crate) type Change = (Vec<u8>, Option<u64>);
-
-/// What each staged op does to a listing.
-pub(crate) fn changes(ops: &[WriteOp]) -> Result<Vec<Change>> {
-    // Only memory keys carry a MemMeta; history records (`h:` keys) are not listed.
-    let memory_key = |op: &&WriteOp| match op {
-        WriteOp::Put { key, .. } | WriteOp::Delete { key } => is_memory_key(key),
-    };
-    ops.iter()
-        .filter(memory_key)
-        .map(|op| match op {
-            WriteOp::Put { key, meta, .. } => Ok((key.clone(), Some(MemMeta::decode(key, meta)?.size))),
-            WriteOp::Delete { key } => Ok((key.clone(), None)),
-        })
-        .collect()
 }
 
 impl ScopeIndex {
@@ -51,13 +34,14 @@ impl ScopeIndex {
         Ok(ScopeIndex { seq, root })
     }
 
-    /// Applies the changes of one commit that belong to `scope` and moves the index to `seq`.
-    pub fn apply(&mut self, scope: &str, changes: &[Change], seq: u64) {
+    /// Applies the changes of one commit (in key order) that belong to `scope` and moves the
+    /// index to `seq`.
+    pub fn apply(&mut self, scope: &str, changes: &[SizeChange], seq: u64) {
         // The scope is matched as bytes; only the path needs decoding.
         let head = scope_prefix(scope);
-        let mut mine = changes.iter().filter_map(|(key, size)| {
-            let path = std::str::from_utf8(key.strip_prefix(head.as_slice())?).ok()?;
-            path.starts_with("/memories/").then_some((path, *size))
+        let mut mine = changes.iter().filter_map(|c| {
+            let path = std::str::from_utf8(c.key.strip_prefix(head.as_slice())?).ok()?;
+            path.starts_with("/memories/").then_some((path, c.after))
         });
         let mut next = mine.next();
         while let Some((path, size)) = next {
@@ -125,8 +109,8 @@ mod tests {
         root
     }
 
-    fn key(path: &str) -> Vec<u8> {
-        format!("m:s:{path}").into_bytes()
+    fn change(path: &str, before: Option<u64>, after: Option<u64>) -> SizeChange {
+        SizeChange { key: format!("m:s:{path}").into_bytes(), before, after }
     }
 
     proptest! {
@@ -152,19 +136,19 @@ mod tests {
                             .cloned()
                             .collect();
                         for p in doomed {
-                            model.remove(&p);
-                            changes.push((key(&p), None));
+                            let before = model.remove(&p);
+                            changes.push(change(&p, before, None));
                         }
                         continue;
                     }
-                    match size {
+                    let before = match size {
                         Some(size) => model.insert(path.clone(), *size),
                         None => model.remove(path),
                     };
-                    changes.push((key(path), *size));
+                    changes.push(change(path, before, *size));
                 }
                 // Another scope's change in the same commit leaves this scope's index alone.
-                changes.push((b"m:t:/memories/a".to_vec(), Some(3)));
+                changes.push(SizeChange { key: b"m:t:/memories/a".to_vec(), before: None, after: Some(3) });
                 index.apply("s", &changes, n as u64 + 1);
                 prop_assert_eq!(&index.root, &from_scratch(&model));
             }

@@ -18,7 +18,6 @@ pub enum View {
     TooManyLines,
     File {
         content: String,
-        lines: u64,
     },
     /// `total`: bytes of every visible memory under the path; `entries`: depth 1 and 2, in order.
     Dir {

@@ -11,7 +11,6 @@
 
 use std::ops::ControlFlow;
 
-use crate::backend::Intent;
 use crate::commands::read;
 use crate::history::{Actor, hex, sha256};
 use crate::keys::{check_normalised, parse, segments, subtree_prefix};
@@ -194,7 +193,7 @@ impl Memories {
                 SyncOp::Put { path, content, if_match } => {
                     let key = self.key(path);
                     let old = MemMeta::stored(view, &key)?;
-                    let (intent, meta) = match old {
+                    let meta = match old {
                         Some(old) => {
                             let current = hex(&sha256(read(view, &key)?.as_bytes()));
                             if current == hex(&sha256(content.as_bytes())) {
@@ -203,28 +202,28 @@ impl Memories {
                             if if_match.as_deref() != Some(current.as_str()) {
                                 return Ok(Some(SyncApply::OpRefused { index, current: Some(current) }));
                             }
-                            (Intent::Modify, MemMeta::rewritten(content, old, now))
+                            MemMeta::rewritten(content, old, now)
                         }
                         None if if_match.is_some() => return Ok(Some(SyncApply::OpRefused { index, current: None })),
                         None => {
                             if let Some(p) = self.overlap(view, path)? {
                                 return Ok(Some(SyncApply::PathConflict { index, path: p }));
                             }
-                            (Intent::Create, MemMeta::for_content(content, now, now, 0))
+                            MemMeta::for_content(content, now, now, 0)
                         }
                     };
-                    ws.write(intent, key, content.as_bytes().to_vec(), meta.encode());
+                    ws.write(key, content.as_bytes().to_vec(), meta, old.as_ref());
                 }
                 SyncOp::Remove { path, if_match } => {
                     let key = self.key(path);
-                    if view.meta(&key)?.is_none() {
+                    let Some(old) = MemMeta::stored(view, &key)? else {
                         continue;
-                    }
+                    };
                     let current = hex(&sha256(read(view, &key)?.as_bytes()));
                     if current != *if_match {
                         return Ok(Some(SyncApply::OpRefused { index, current: Some(current) }));
                     }
-                    ws.remove(key);
+                    ws.remove(key, &old);
                 }
                 SyncOp::Move { from, to, if_match } => {
                     let (src, dst) = (self.key(from), self.key(to));
@@ -251,7 +250,7 @@ impl Memories {
                         return Ok(Some(SyncApply::PathConflict { index, path: p }));
                     }
                     let moved = MemMeta { updated_ms: now, ..MemMeta::decode(&src, &meta)? };
-                    ws.moved(src, dst, content.into_bytes(), moved.encode());
+                    ws.moved(src, dst, content.into_bytes(), moved);
                 }
             }
         }

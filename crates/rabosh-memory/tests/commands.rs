@@ -2,16 +2,12 @@
 
 mod common;
 
-use common::{Fixture, content};
+use common::{Fixture, content, file};
 use rabosh_memory::{Create, Delete, Error, Insert, Memories, MemoryOptions, Rename, StrReplace, View};
 
 /// The outcome of an edit whose snippet starts at `first_line`.
 fn edited(first_line: u64, snippet: &[&str]) -> StrReplace {
     StrReplace::Edited { first_line, snippet: snippet.iter().map(|l| l.to_string()).collect() }
-}
-
-fn file(content: &str) -> View {
-    View::File { content: content.into(), lines: content.matches('\n').count() as u64 + 1 }
 }
 
 // ---- options and guards -------------------------------------------------------------------
@@ -64,7 +60,9 @@ fn scopes_are_separate(f: Fixture) {
 fn view_file(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/a.md", "x\r\ny\n").unwrap();
-    assert_eq!(m.view("/memories/a.md").unwrap(), View::File { content: "x\r\ny\n".into(), lines: 3 });
+    assert_eq!(m.view("/memories/a.md").unwrap(), file("x\r\ny\n"));
+    // Lines are counted on `\n` only (the count the line limit is decided on).
+    assert_eq!(f.meta("default", "/memories/a.md").unwrap().1, 3);
 }
 
 fn view_memory_wins_over_directory(f: Fixture) {
@@ -100,7 +98,7 @@ fn view_too_many_lines(f: Fixture) {
     let m = f.default_handler();
     m.create("/memories/ok", &"\n".repeat(999_998)).unwrap();
     m.create("/memories/big", &"\n".repeat(999_999)).unwrap();
-    assert!(matches!(m.view("/memories/ok").unwrap(), View::File { lines: 999_999, .. }));
+    assert_eq!(m.view("/memories/ok").unwrap(), file(&"\n".repeat(999_998)));
     let read = f.values_read();
     assert_eq!(m.view("/memories/big").unwrap(), View::TooManyLines);
     assert_eq!(f.values_read(), read, "the line limit is decided from metadata");

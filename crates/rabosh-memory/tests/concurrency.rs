@@ -50,7 +50,7 @@ fn view_at_a_pinned_snapshot_ignores_later_commits() {
     let snap = fx.embedded().snapshot().unwrap();
     m.delete("/memories/a").unwrap();
     m.create("/memories/b", "new").unwrap();
-    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "old".into(), lines: 1 });
+    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), common::file("old"));
     assert_eq!(m.view_at(&snap, "/memories/b").unwrap(), View::NotFound);
     assert_eq!(m.view("/memories/a").unwrap(), View::NotFound);
 }
@@ -69,6 +69,6 @@ fn a_pinned_snapshot_does_not_keep_a_dropped_store_locked() {
     drop(store);
     let reopened = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
     let m = rabosh_memory::Memories::new(reopened, Default::default()).unwrap();
-    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), View::File { content: "pinned".into(), lines: 1 });
+    assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), common::file("pinned"));
     assert_eq!(m.view_at(&snap, "/memories").unwrap(), m.view("/memories").unwrap());
 }

@@ -162,7 +162,7 @@ fn at_answers_as_the_model_saw_it(f: Fixture) {
     let then = m.at(25).unwrap();
     assert_eq!((m.view_at(&*then, "/memories").unwrap(), m.view_at(&*then, "/memories/a.md").unwrap()), at_20);
     let mid = m.at(35).unwrap();
-    assert_eq!(m.view_at(&*mid, "/memories/a.md").unwrap(), View::File { content: "second".into(), lines: 1 });
+    assert_eq!(m.view_at(&*mid, "/memories/a.md").unwrap(), common::file("second"));
     assert_eq!(m.view_at(&*mid, "/memories/d").unwrap(), View::NotFound);
     assert_eq!(m.view_at(&*m.at(5).unwrap(), "/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
     assert_eq!(m.view_at(&*m.at(45).unwrap(), "/memories").unwrap(), m.view("/memories").unwrap());

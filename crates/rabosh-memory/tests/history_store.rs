@@ -71,7 +71,7 @@ fn turned_on_later(f: Fixture) {
     f.set_now(40);
     plain.create("/memories/new.md", "n").unwrap();
     assert_eq!(ops(&plain), vec![Operation::Created]);
-    let file = |c: &str| View::File { content: c.into(), lines: 1 };
+    let file = common::file;
     let at = |t| plain.at(t).unwrap();
     // Before history: old.md is proven (unchanged since 10), the listing is not.
     assert_eq!(plain.view_past(&at(15), "/memories/old.md").unwrap(), file("before"));
@@ -109,7 +109,7 @@ fn changed_without_history_after_a_version(f: Fixture) {
     plain.str_replace("/memories/a.md", "v1", "v2").unwrap();
     assert_eq!(ops(&plain), vec![Operation::Created], "a change with history off is not recorded");
     settle_history(&*f.backend, Some(HistoryRequest::On), 30).unwrap();
-    let file = |c: &str| View::File { content: c.into(), lines: 1 };
+    let file = common::file;
     assert_eq!(plain.view_past(&plain.at(40).unwrap(), "/memories/a.md").unwrap(), file("v2"));
     assert_eq!(plain.view_past(&plain.at(25).unwrap(), "/memories/a.md").unwrap(), file("v2"));
     assert_eq!(plain.view_past(&plain.at(15).unwrap(), "/memories/a.md").unwrap(), View::NotRecorded);
@@ -127,7 +127,7 @@ fn at_reads_lazily(f: Fixture) {
     let before = f.values_read();
     let past = m.at(i64::MAX).unwrap();
     assert_eq!(f.values_read() - before, 0, "at() read values");
-    assert_eq!(m.view_past(&past, "/memories/7.md").unwrap(), View::File { content: "some content".into(), lines: 1 });
+    assert_eq!(m.view_past(&past, "/memories/7.md").unwrap(), common::file("some content"));
     assert_eq!(f.values_read() - before, 1, "a file view of the past reads its one value");
     assert!(matches!(m.view_past(&past, "/memories").unwrap(), View::Dir { .. }));
     assert_eq!(f.values_read() - before, 1, "a listing of the past reads no value");
@@ -253,7 +253,7 @@ fn check(kind: Kind, steps: &[Step]) {
     // The case: now, every live memory is shown with its live content.
     let now = m.at(i64::MAX).unwrap();
     for (p, content) in seen.last().map(|s| s.1.clone()).unwrap_or_default() {
-        assert_eq!(m.view_past(&now, &p).unwrap(), View::File { content, lines: 1 }, "{p} now");
+        assert_eq!(m.view_past(&now, &p).unwrap(), View::File { content }, "{p} now");
     }
 }
 

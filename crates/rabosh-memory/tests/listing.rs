@@ -47,7 +47,7 @@ fn memory_and_directory_at_one_name(fx: Fixture) {
     assert_eq!(both(&fx, "/memories"), View::Dir { total: 17, entries: expected });
     // Viewing the name resolves to the memory.
     assert!(matches!(both(&fx, "/memories/n"), View::File { .. }));
-    assert_eq!(both(&fx, "/memories/n/m/deep"), View::File { content: "xx".into(), lines: 1 },);
+    assert_eq!(both(&fx, "/memories/n/m/deep"), common::file("xx"),);
 }
 
 fn deeper_content_rolls_into_depth_two(fx: Fixture) {
@@ -109,6 +109,33 @@ fn listings_read_no_values(fx: Fixture) {
     fx.default_handler().usage().unwrap();
     fx.handler(|o| o.listing_index = true).usage().unwrap();
     assert_eq!(fx.values_read(), read);
+}
+
+/// Listings are kept from what the commands staged, never from the rows: a memory row written
+/// below the commands (`WriteSet::put` or `delete` of an `m:` key) would leave them behind, so
+/// every backend refuses the transaction and commits nothing of it.
+fn a_memory_row_without_an_intent_is_refused(fx: Fixture) {
+    let indexed = fx.handler(|o| o.listing_index = true);
+    put(&indexed, "/memories/a/kept", 3);
+    let before = both(&fx, "/memories");
+    let commits = fx.commits();
+    for raw in [true, false] {
+        let refused = fx.backend.transact(&mut |_, ws| {
+            ws.put(b"h:default:other".to_vec(), Vec::new(), Vec::new());
+            match raw {
+                true => ws.put(b"m:default:/memories/a/raw".to_vec(), b"xx".to_vec(), vec![0; 40]),
+                false => ws.delete(b"m:default:/memories/a/kept".to_vec()),
+            }
+            Ok(())
+        });
+        assert!(matches!(refused, Err(rabosh_memory::Error::InvalidArgument(_))), "{refused:?}");
+    }
+    assert_eq!(fx.commits(), commits);
+    assert_eq!(both(&fx, "/memories"), before);
+    assert_eq!(fx.backend.read().unwrap().meta(b"h:default:other").unwrap(), None);
+    // The handlers go on: the refusal poisoned nothing.
+    put(&indexed, "/memories/a/next", 1);
+    assert!(matches!(both(&fx, "/memories/a"), View::Dir { total: 4, .. }));
 }
 
 #[test]
@@ -178,4 +205,5 @@ over_backends!(
     hidden_directory_viewed_directly_lists_normally,
     zero_byte_memories_are_visible,
     listings_read_no_values,
+    a_memory_row_without_an_intent_is_refused,
 );

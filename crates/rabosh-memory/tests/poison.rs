@@ -89,7 +89,7 @@ fn a_failed_fsync_of_a_create_poisons_every_command_until_reopen() {
     // whole (its bytes may have reached the disk before the fsync failed), never half.
     let store = EmbeddedStore::open(&dir, EmbeddedOptions::default()).unwrap();
     let [m, _] = handlers(&(store.clone() as Arc<dyn Backend>));
-    assert_eq!(m.view("/memories/kept").unwrap(), View::File { content: "kept".into(), lines: 1 });
+    assert_eq!(m.view("/memories/kept").unwrap(), common::file("kept"));
     match m.view("/memories/failed").unwrap() {
         View::NotFound => assert_eq!(m.create("/memories/failed", "again").unwrap(), Create::Created),
         View::File { content, .. } => assert_eq!(content, "doomed content"),

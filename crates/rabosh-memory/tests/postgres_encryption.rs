@@ -53,7 +53,7 @@ fn contents_and_metadata_are_sealed_and_paths_stay_plain() {
     m.rename("/memories/plan.md", "/memories/later.md").unwrap();
     assert_eq!(
         m.view("/memories/health/visit.md").unwrap(),
-        View::File { content: "blood pressure okapi 120/80".into(), lines: 1 }
+        View::File { content: "blood pressure okapi 120/80".into() }
     );
     assert!(matches!(m.view("/memories").unwrap(), View::Dir { .. }));
     let bytes = sealed_bytes(&s);
@@ -82,7 +82,7 @@ fn the_wrong_key_no_key_and_a_key_for_a_plain_store_are_refused_at_open() {
     assert!(matches!(open(&s, Some(OTHER)).err(), Some(Error::WrongKey(_))));
     assert!(matches!(open(&s, None).err(), Some(Error::KeyRequired(_))));
     let reopened = open(&s, Some(KEY)).unwrap();
-    assert_eq!(memories(&reopened).view("/memories/a").unwrap(), View::File { content: "alpha".into(), lines: 1 });
+    assert_eq!(memories(&reopened).view("/memories/a").unwrap(), View::File { content: "alpha".into() });
 
     let plain = Schema::new("enc_plain_rows");
     memories(&open(&plain, None).unwrap()).create("/memories/a", "alpha").unwrap();
@@ -106,7 +106,7 @@ fn a_row_moved_onto_another_is_corruption_not_the_other_memorys_content() {
         ))
         .unwrap();
     assert!(matches!(m.view("/memories/a"), Err(Error::Corruption(_))), "{:?}", m.view("/memories/a"));
-    assert_eq!(m.view("/memories/b").unwrap(), View::File { content: "bravo".into(), lines: 1 });
+    assert_eq!(m.view("/memories/b").unwrap(), View::File { content: "bravo".into() });
 }
 
 #[test]
@@ -119,8 +119,8 @@ fn rotation_rewraps_the_key_row_and_every_handle_keeps_working() {
     memories(&other_handle).create("/memories/b", "bravo").unwrap();
     assert!(matches!(open(&s, Some(KEY)).err(), Some(Error::WrongKey(_))));
     let after = memories(&open(&s, Some(OTHER)).unwrap());
-    assert_eq!(after.view("/memories/a").unwrap(), View::File { content: "alpha".into(), lines: 1 });
-    assert_eq!(after.view("/memories/b").unwrap(), View::File { content: "bravo".into(), lines: 1 });
+    assert_eq!(after.view("/memories/a").unwrap(), View::File { content: "alpha".into() });
+    assert_eq!(after.view("/memories/b").unwrap(), View::File { content: "bravo".into() });
     let plain = Schema::new("enc_rotate_plain");
     let p = open(&plain, None).unwrap();
     assert!(matches!(p.rotate_key(&EncryptionKey::new(KEY)), Err(Error::NotEncrypted(_))));

@@ -54,7 +54,7 @@ fn every_command_is_corrupt(m: &Memories, path: &str, names: &str) {
 
 /// The intact memory still answers on the same handle: not poisoned.
 fn others_still_work(m: &Memories) {
-    assert_eq!(m.view("/memories/b/y").unwrap(), View::File { content: "kept".into(), lines: 1 });
+    assert_eq!(m.view("/memories/b/y").unwrap(), View::File { content: "kept".into() });
     m.str_replace("/memories/b/y", "kept", "still kept").unwrap();
     assert_eq!(m.create("/memories/b/z", "new").unwrap(), Create::Created);
 }
@@ -120,7 +120,7 @@ fn a_tampered_summary_row_names_the_directory_entry() {
     );
     corrupt(m.view("/memories"), "entry a/x", "listing");
     corrupt(m.usage(), "entry a/x", "usage");
-    assert_eq!(m.view("/memories/b/y").unwrap(), View::File { content: "kept".into(), lines: 1 });
+    assert_eq!(m.view("/memories/b/y").unwrap(), View::File { content: "kept".into() });
     tamper(&s, "ALTER TABLE {s}.dirs ALTER COLUMN n TYPE TEXT");
     match PgBackend::open(&url(), s.options()) {
         Err(Error::Corruption(e)) => assert!(e.contains("column n has type text"), "{e}"),

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet};
+use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use crate::{Error, Result};
 
@@ -106,6 +107,9 @@ impl Backend for InMemoryBackend {
         if staged.is_empty() {
             return Ok(());
         }
+        // No listing aggregate here (views scan), but the same rule as every backend: a memory
+        // row staged without an intent is refused.
+        size_changes(&staged)?;
         let mut next = (*view.map).clone();
         for op in staged.into_ops() {
             match op {

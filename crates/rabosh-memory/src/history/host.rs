@@ -4,7 +4,6 @@
 //! the same transaction hook as the commands, so they are versioned like them and seen by the
 //! model's next view at once.
 
-use crate::backend::Intent;
 use crate::commands::read;
 use crate::keys::check_normalised;
 use crate::meta::MemMeta;
@@ -97,7 +96,7 @@ impl Memories {
         let (outcome, ids) = self.transact_recorded(|view, ws| {
             let old = MemMeta::stored(view, &key)?;
             let now = self.clock.now_ms();
-            let (intent, meta) = match old {
+            let meta = match old {
                 Some(old) => {
                     let current = sha256(read(view, &key)?.as_bytes());
                     if current == wanted {
@@ -106,12 +105,12 @@ impl Memories {
                     if pre.if_none_match_any || if_match.as_ref().is_some_and(|m| *m != hex(&current)) {
                         return Ok(HostWrite::PreconditionFailed { current: Some(current) });
                     }
-                    (Intent::Modify, MemMeta::rewritten(content, old, now))
+                    MemMeta::rewritten(content, old, now)
                 }
                 None if if_match.is_some() => return Ok(HostWrite::PreconditionFailed { current: None }),
-                None => (Intent::Create, MemMeta::for_content(content, now, now, 0)),
+                None => MemMeta::for_content(content, now, now, 0),
             };
-            ws.write(intent, key.clone(), content.as_bytes().to_vec(), meta.encode());
+            ws.write(key.clone(), content.as_bytes().to_vec(), meta, old.as_ref());
             Ok(HostWrite::Written { sha256: wanted, version_id: None })
         })?;
         Ok(match outcome {
@@ -129,16 +128,16 @@ impl Memories {
         let key = self.key(path);
         let if_match = if_match.map(str::to_ascii_lowercase);
         let (outcome, ids) = self.transact_recorded(|view, ws| {
-            if MemMeta::stored(view, &key)?.is_none() {
+            let Some(old) = MemMeta::stored(view, &key)? else {
                 return Ok(HostRemove::Absent);
-            }
+            };
             if let Some(m) = &if_match {
                 let current = sha256(read(view, &key)?.as_bytes());
                 if *m != hex(&current) {
                     return Ok(HostRemove::PreconditionFailed { current });
                 }
             }
-            ws.remove(key.clone());
+            ws.remove(key.clone(), &old);
             Ok(HostRemove::Removed { version_id: None })
         })?;
         Ok(match outcome {

@@ -43,18 +43,20 @@ impl Memories {
         let mut tally = Tally::read(view, scope)?;
         let mut ids = IdGen { last: tally.last, now_ms: now };
         let mut recorded = Vec::new();
-        for (op, intent) in staged {
+        for (op, mark) in staged {
             let in_scope = match &op {
                 WriteOp::Put { key, .. } | WriteOp::Delete { key } => key.starts_with(&mine),
             };
+            let intent = mark.as_ref().map(|m| &m.intent);
             match (op, intent) {
-                // An access stamp is a commit, not a version; a memory row with no intent was
-                // written below the commands; neither is recorded, nor is another scope's row.
-                (op, intent @ (None | Some(Intent::Touch))) => ws.restage(op, intent),
-                (op, intent) if !in_scope => ws.restage(op, intent),
+                // An access stamp is a commit, not a version; a row with no intent is not a
+                // memory (one would be refused at commit); neither is recorded, nor is another
+                // scope's row.
+                (op, None | Some(Intent::Touch)) => ws.restage(op, mark),
+                (op, _) if !in_scope => ws.restage(op, mark),
                 (WriteOp::Put { key, value, meta }, Some(intent)) => {
                     let new = MemMeta::decode(&key, &meta)?;
-                    let (operation, prior) = match &intent {
+                    let (operation, prior) = match intent {
                         Intent::Move { from } => {
                             (Operation::Renamed, MemMeta::stored(view, from)?.and_then(|o| o.memory_id))
                         }
@@ -77,12 +79,12 @@ impl Memories {
                     };
                     tally.add(version.size);
                     ws.put(version_key(scope, id), value.clone(), version.encode());
-                    ws.restage(WriteOp::Put { key, value, meta: stamped.encode() }, Some(intent));
+                    ws.restage(WriteOp::Put { key, value, meta: stamped.encode() }, mark);
                     recorded.push(id);
                 }
                 // A move's delete is its other half, not a deletion.
-                (op @ WriteOp::Delete { .. }, intent @ Some(Intent::Move { .. })) => ws.restage(op, intent),
-                (WriteOp::Delete { key }, intent) => {
+                (op @ WriteOp::Delete { .. }, Some(Intent::Move { .. })) => ws.restage(op, mark),
+                (WriteOp::Delete { key }, _) => {
                     if let Some(old) = MemMeta::stored(view, &key)? {
                         let id = ids.next();
                         let version = Version {
@@ -100,7 +102,7 @@ impl Memories {
                         ws.put(version_key(scope, id), Vec::new(), version.encode());
                         recorded.push(id);
                     }
-                    ws.restage(WriteOp::Delete { key }, intent);
+                    ws.restage(WriteOp::Delete { key }, mark);
                 }
             }
         }

@@ -166,6 +166,11 @@ impl Fixture {
     }
 }
 
+/// What a view of a memory holding `content` answers.
+pub fn file(content: &str) -> rabosh_memory::View {
+    rabosh_memory::View::File { content: content.into() }
+}
+
 pub fn content(m: &Memories, path: &str) -> Option<String> {
     match m.view(path).unwrap() {
         rabosh_memory::View::File { content, .. } => Some(content),

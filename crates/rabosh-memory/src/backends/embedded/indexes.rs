@@ -3,12 +3,13 @@
 
 use std::collections::{HashMap, VecDeque};
 
-use crate::listing_index::{Change, ScopeIndex};
+use crate::listing_delta::SizeChange;
+use crate::listing_index::ScopeIndex;
 
 #[derive(Default)]
 pub(crate) struct Indexes {
     pub trees: HashMap<String, ScopeIndex>,
-    pub pending: VecDeque<(u64, Vec<Change>)>,
+    pub pending: VecDeque<(u64, Vec<SizeChange>)>,
 }
 
 impl Indexes {

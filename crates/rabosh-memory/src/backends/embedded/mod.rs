@@ -16,7 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteSet};
 use crate::listing::{scan_summary, scan_usage, summarise};
-use crate::listing_index::{ScopeIndex, changes};
+use crate::listing_delta::size_changes;
+use crate::listing_index::ScopeIndex;
 use crate::poison::Poison;
 use crate::{Error, Result, Usage};
 
@@ -538,7 +539,7 @@ impl Backend for EmbeddedStore {
             drop(writer);
             return s.durable_or_deferred(view.snap.seq());
         }
-        let changes = changes(staged.ops())?;
+        let changes = size_changes(&staged)?;
         let seq = {
             // The index lock is held across the append: a leader may publish this commit at
             // once, and a view must then find its changes queued, not a gap.

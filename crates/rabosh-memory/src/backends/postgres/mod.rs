@@ -60,6 +60,7 @@ use postgres::config::Host;
 
 use crate::Result;
 use crate::backend::{Backend, ReadView, TxBody, WriteOp, WriteSet};
+use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use error::{Phase, Redactor};
 use pool::{Conn, Manager};
@@ -155,7 +156,7 @@ pub struct PgBackend {
 
 type Pooled = r2d2::PooledConnection<Manager>;
 /// A staged row: value and metadata.
-pub(crate) type Row<'a> = (&'a [u8], &'a [u8]);
+type Row<'a> = (&'a [u8], &'a [u8]);
 
 impl PgBackend {
     /// Connects (on this thread, so a refused connection, a wrong password or a missing
@@ -281,6 +282,7 @@ impl PgBackend {
     /// Sends the write set and the summary rows it changes, and commits; the caller ends the
     /// transaction on error.
     fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> Result<()> {
+        let deltas = summary::deltas(&size_changes(writes)?);
         // Last write to a key wins; one statement may not touch a row twice.
         let mut last: BTreeMap<&[u8], Option<Row<'_>>> = BTreeMap::new();
         for op in writes.ops() {
@@ -290,7 +292,6 @@ impl PgBackend {
             };
         }
         let redactor = &self.shared.redactor;
-        let deltas = summary::deltas(conn, &self.shared, &last)?;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
         for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
             let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;

@@ -22,8 +22,6 @@ pub enum Q {
     ScanOpen,
     Upsert,
     Delete,
-    /// `(k, m)` of the keys in `$1` (a commit's old sizes, for the summary table).
-    Metas,
     /// The summary rows of directory `$1`.
     DirRows,
     /// Adds deltas to summary rows, creating missing ones.
@@ -33,14 +31,14 @@ pub enum Q {
 }
 
 impl Q {
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 9;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
     pub fn result_types(self) -> &'static [Type] {
         match self {
             Q::Get | Q::Meta => &[Type::BYTEA],
-            Q::ScanBounded | Q::ScanOpen | Q::Metas => &[Type::BYTEA, Type::BYTEA],
+            Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
         }
@@ -68,7 +66,6 @@ impl Sql {
                      ON CONFLICT (k) DO UPDATE SET v = excluded.v, m = excluded.m"
                 ),
                 format!("DELETE FROM {t} WHERE k = ANY($1::BYTEA[])"),
-                format!("SELECT k, m FROM {t} WHERE k = ANY($1::BYTEA[])"),
                 format!("SELECT r, f, n, b, vn, vb FROM {dirs} WHERE d = $1"),
                 format!(
                     "INSERT INTO {dirs} AS t (d, r, f, s, n, b, vn, vb) SELECT * FROM unnest($1::BYTEA[], \

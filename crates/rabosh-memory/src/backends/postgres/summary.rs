@@ -20,41 +20,29 @@
 
 use std::collections::BTreeMap;
 
-use super::columns;
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
-use super::seal::Column;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
-use super::{Row, Shared};
 use crate::backend::DirSummary;
 use crate::keys::{hidden, parse, segments, subtree_prefix};
 use crate::listing::summarise;
-use crate::meta::MemMeta;
+use crate::listing_delta::SizeChange;
 use crate::tree::Dir;
 use crate::{ROOT, Result, Usage};
 
-/// What a commit's final writes (`key` → staged row, None for a delete) change in the summary:
-/// the old sizes of the memory keys it touches are read in the same transaction.
-pub fn deltas(conn: &mut Conn, shared: &Shared, last: &BTreeMap<&[u8], Option<Row<'_>>>) -> Result<Deltas> {
-    let (sql, redactor) = (&shared.sql, &shared.redactor);
+/// What a commit's size changes (`listing_delta.rs`, from what its commands read in this
+/// transaction) do to the summary rows: no old size is read back.
+pub fn deltas(changes: &[SizeChange]) -> Deltas {
     let mut deltas = Deltas::default();
-    let memory_keys: Vec<&[u8]> = last.keys().copied().filter(|k| parse(k).is_some()).collect();
-    for chunk in memory_keys.chunks(WRITE_CHUNK_ROWS) {
-        let statement = conn.statement(sql, Q::Metas, redactor)?;
-        let rows = conn.client.query(&statement, &[&chunk]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-        for row in rows {
-            let key: &[u8] = columns::get(&row, 0, "kv", &|| "a key this commit writes".to_string())?;
-            let meta: &[u8] = columns::get(&row, 1, "kv", &|| columns::key_name(key))?;
-            let meta = shared.open_column(Column::Meta, key, meta)?;
-            deltas.memory(key, MemMeta::decode(key, &meta)?.size, -1);
+    for change in changes {
+        if let Some(size) = change.before {
+            deltas.memory(&change.key, size, -1);
+        }
+        if let Some(size) = change.after {
+            deltas.memory(&change.key, size, 1);
         }
     }
-    for key in memory_keys {
-        if let Some(Some((_, meta))) = last.get(key) {
-            deltas.memory(key, MemMeta::decode(key, meta)?.size, 1);
-        }
-    }
-    Ok(deltas)
+    deltas
 }
 
 /// Writes `deltas` to the summary table, then deletes the rows they emptied.
@@ -245,6 +233,19 @@ mod tests {
                 ("m:s:/memories/a/b/.h/".into(), "e".into(), true, vis),
             ]
         );
+    }
+
+    #[test]
+    fn size_changes_remove_the_size_found_and_add_the_size_left() {
+        let change = |key: &str, before, after| SizeChange { key: key.as_bytes().to_vec(), before, after };
+        // An edit from 3 to 5 bytes: one row per ancestor, each +2 bytes and no count change.
+        let rows = deltas(&[change("m:s:/memories/x/y", Some(3), Some(5))]).into_rows();
+        assert_eq!(rows.len(), 2);
+        assert!(rows.iter().all(|(_, d)| *d == Delta { n: 0, b: 2, vn: 0, vb: 2 }), "{rows:?}");
+        // A move within one directory: its root row loses one name and gains another.
+        let moved = deltas(&[change("m:s:/memories/a", Some(4), None), change("m:s:/memories/b", None, Some(4))]);
+        let got: Vec<(Vec<u8>, i64)> = moved.into_rows().into_iter().map(|((_, r, _, _), d)| (r, d.n)).collect();
+        assert_eq!(got, vec![(b"a".to_vec(), -1), (b"b".to_vec(), 1)]);
     }
 
     #[test]
