@@ -173,9 +173,7 @@ impl Crypt {
     fn decrypt(&self, ad: &[&[u8]], nonce: &[u8], text: &mut [u8], tag: &[u8]) -> Option<()> {
         let nonce: [u8; NONCE] = nonce.try_into().ok()?;
         let tag: [u8; TAG] = tag.try_into().ok()?;
-        with_ad(ad, |ad| {
-            self.aead.decrypt_inout_detached(&Array::from(nonce), ad, text.into(), &Array::from(tag)).ok()
-        })
+        with_ad(ad, |ad| self.aead.decrypt_inout_detached(&Array::from(nonce), ad, text.into(), &Array::from(tag)).ok())
     }
 }
 

@@ -151,7 +151,11 @@ fn build(dir: &Path, from: &str) -> Model {
     let s = Store::open(dir, opts(key(from))).unwrap();
     for i in 0..60u32 {
         let mut b = Batch::new();
-        b.put(format!("k{:03}", i % 40).into_bytes(), format!("value {i} of the store").repeat(1 + i as usize % 7), vec![i as u8]);
+        b.put(
+            format!("k{:03}", i % 40).into_bytes(),
+            format!("value {i} of the store").repeat(1 + i as usize % 7),
+            vec![i as u8],
+        );
         s.write(b).unwrap();
         if i == 30 {
             s.compact().unwrap();
