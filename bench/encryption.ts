@@ -4,8 +4,14 @@
  * run. The two stores alternate operation by operation, so a noisy moment hits both alike.
  * Goal: ≤ 1.10× for writes and views, ≤ 1.25× for open. `npx tsx bench/encryption.ts [--runs N]`
  * (with the release addon: `npm run build` first; a debug addon inflates the CPU share).
+ *
+ * `--instructions`: the same rows counted in instructions by callgrind (every thread of the
+ * process, so the addon's pool threads too), one child process per mode. Counts barely move with
+ * machine load, so they give the ratio on a busy machine where the timings cannot. The time a
+ * durable write waits for the disk is the kernel's and is not counted.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -25,6 +31,98 @@ const modes: { name: string; options: RaboshOptions }[] = [
 ];
 
 const us = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e3;
+
+/** A marker callgrind dumps before (`--dump-before=getppid`); nothing else here calls getppid. */
+function marker(): void {
+  if (process.ppid < 0) throw new Error('unreachable');
+}
+
+const IR_WRITES = 50;
+const IR_OPENS = 5;
+
+/** Under callgrind: the rows for `modes[mode]` in store `dir`, each bracketed by two markers. */
+async function child(mode: number, dir: string): Promise<void> {
+  const options = modes[mode]!.options;
+  const h = await RaboshMemoryToolHandler.open(dir, options);
+  for (let i = 0; i < 10; i++) {
+    await h.execute({ command: 'create', path: `/memories/warm/n${i}.md`, file_text: `${i}\n${CONTENT}` });
+    await h.execute({ command: 'str_replace', path: `/memories/warm/n${i}.md`, old_str: `${i}\n`, new_str: `${i} edited\n` });
+  }
+  marker();
+  for (let i = 0; i < IR_WRITES; i++) {
+    await h.execute({ command: 'create', path: `/memories/w/n${i}.md`, file_text: `${i}\n${CONTENT}` });
+  }
+  marker();
+  marker();
+  for (let i = 0; i < IR_WRITES; i++) {
+    await h.execute({ command: 'str_replace', path: `/memories/w/n${i}.md`, old_str: `${i}\n`, new_str: `${i} edited\n` });
+  }
+  marker();
+  await h.importMemories(Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/d${i % 50}/m${i}.md`, content: `memory ${i}\n` })));
+  await h.close();
+  for (let r = 0; r < IR_OPENS; r++) {
+    marker();
+    const db = await Rabosh.open(dir, options);
+    const o = new RaboshMemoryToolHandler(db);
+    await o.execute({ command: 'view', path: '/memories/d7/m7.md' });
+    marker();
+    marker();
+    await o.execute({ command: 'view', path: '/memories' });
+    marker();
+    await db.close();
+  }
+}
+
+/** Total instructions of one callgrind dump file. */
+function totalIr(file: string): number {
+  const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
+  if (!m) throw new Error(`no totals in ${file}`);
+  return Number(m[1]);
+}
+
+/** Instructions per operation of each row, for each mode, and encrypted ÷ plain. */
+function instructions(root: string): void {
+  const ir = modes.map((m, i) => {
+    const out = join(root, `cg-${m.name}`);
+    mkdirSync(out);
+    const r = spawnSync(
+      'valgrind',
+      [
+        '--tool=callgrind',
+        '--dump-before=getppid',
+        `--callgrind-out-file=${join(out, 'cg.out')}`,
+        process.execPath,
+        // No background compiler or GC threads: their work would land in whichever dump is open.
+        '--single-threaded',
+        '--import',
+        'tsx',
+        process.argv[1]!,
+        '--child',
+        String(i),
+        join(root, m.name),
+      ],
+      { encoding: 'utf8', maxBuffer: 64 << 20 },
+    );
+    if (r.error) throw r.error;
+    if (r.status !== 0) throw new Error(`callgrind run of ${m.name} exited ${r.status}: ${r.stderr.slice(-2000)}`);
+    // The loader calls getppid too, early: the child's markers made the last numbered dumps.
+    const dumps = readdirSync(out)
+      .filter((f) => /^cg\.out\.\d+$/.test(f))
+      .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
+      .slice(-(4 + 4 * IR_OPENS))
+      .map((f) => totalIr(join(out, f)));
+    const opens = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 1]!);
+    const listings = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 3]!);
+    return { create: dumps[1]! / IR_WRITES, replace: dumps[3]! / IR_WRITES, listing: median(listings), open: median(opens) };
+  });
+  console.log('operation (instructions)      plain      encrypted  encrypted ÷ plain');
+  for (const k of ['create', 'replace', 'listing', 'open'] as const) {
+    const [p, e] = [ir[0]![k], ir[1]![k]];
+    const label = { create: 'create (sync)', replace: 'str_replace (sync)', listing: `listing ${LISTED}`, open: 'open + first view' }[k];
+    const f = (n: number) => Math.round(n).toLocaleString('en-US');
+    console.log(`${label.padEnd(24)}  ${f(p).padStart(11)}  ${f(e).padStart(13)}  ${(e / p).toFixed(2).padStart(17)}×`);
+  }
+}
 
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'rabosh-bench-encryption-'));
@@ -74,4 +172,16 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+const childAt = process.argv.indexOf('--child');
+if (childAt > 0) {
+  await child(Number(process.argv[childAt + 1]), process.argv[childAt + 2]!);
+} else if (process.argv.includes('--instructions')) {
+  const root = mkdtempSync(join(tmpdir(), 'rabosh-bench-encryption-ir-'));
+  try {
+    instructions(root);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+} else {
+  await main();
+}

@@ -75,12 +75,17 @@ export function addEncryptionCommands(sub: Sub, out: Out): void {
       refuseNonDirectory(dir);
       if (!isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
       const newKey = readKeyFile(opts.newKeyFile as string, '--new-key-file');
+      // Both keys are zeroed once used (open copies the old one; rotateKey the new one).
+      let oldKey: Buffer | undefined;
       try {
+        oldKey = readKeyFile(keyFile);
         let db: Rabosh;
         try {
-          db = await Rabosh.open(dir, { create: false, encryption: { key: readKeyFile(keyFile) } });
+          db = await Rabosh.open(dir, { create: false, encryption: { key: oldKey } });
         } catch (e) {
           throw asCliError(e, storeName(dir));
+        } finally {
+          oldKey.fill(0);
         }
         try {
           await db.rotateKey(newKey);
@@ -88,6 +93,7 @@ export function addEncryptionCommands(sub: Sub, out: Out): void {
           await db.close();
         }
       } finally {
+        oldKey?.fill(0);
         newKey.fill(0);
       }
       out(opts, `rotated the key of ${storeName(dir)}`, { rotated: true, dir: storeName(dir) });

@@ -51,51 +51,129 @@ pub fn random<const N: usize>() -> Result<zeroize::Zeroizing<[u8; N]>, NoRandom>
     Ok(b)
 }
 
+/// Nonces a frame's blobs take in turn, all drawn from the OS in one call (one system call per
+/// frame instead of one per blob). Each is still 192 random bits of its own: never a counter
+/// or an offset.
+pub struct Nonces {
+    bytes: NonceBytes,
+    next: usize,
+}
+
+/// Room for the nonces of a frame of up to seven puts on the stack (no allocation per commit).
+const INLINE_NONCES: usize = 8;
+
+enum NonceBytes {
+    Inline([u8; NONCE * INLINE_NONCES]),
+    Heap(Vec<u8>),
+}
+
+impl Nonces {
+    /// `n` fresh random nonces.
+    pub fn draw(n: usize) -> Result<Nonces, NoRandom> {
+        let mut bytes = match n <= INLINE_NONCES {
+            true => NonceBytes::Inline([0; NONCE * INLINE_NONCES]),
+            false => NonceBytes::Heap(vec![0; NONCE * n]),
+        };
+        let b = match &mut bytes {
+            NonceBytes::Inline(a) => &mut a[..NONCE * n],
+            NonceBytes::Heap(v) => &mut v[..],
+        };
+        getrandom::fill(b).map_err(|e| NoRandom(e.to_string()))?;
+        Ok(Nonces { bytes, next: 0 })
+    }
+
+    /// The next unused nonce; each is handed out once (panics past the `n` drawn: a caller
+    /// that counted its blobs wrong must not seal one with a repeated nonce).
+    fn take(&mut self) -> [u8; NONCE] {
+        let b = match &self.bytes {
+            NonceBytes::Inline(a) => &a[..],
+            NonceBytes::Heap(v) => &v[..],
+        };
+        let at = self.next * NONCE;
+        let nonce = b.get(at..at + NONCE).expect("more blobs sealed than nonces drawn");
+        self.next += 1;
+        nonce.try_into().expect("NONCE bytes")
+    }
+}
+
+/// Runs `f` on `parts` joined: on the stack when they fit (every associated data this engine
+/// makes does: at most 33 bytes), so a seal or an open allocates nothing for it.
+fn with_ad<R>(parts: &[&[u8]], f: impl FnOnce(&[u8]) -> R) -> R {
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let mut stack = [0u8; 64];
+    if len > stack.len() {
+        return f(&parts.concat());
+    }
+    let mut at = 0;
+    for p in parts {
+        stack[at..at + p.len()].copy_from_slice(p);
+        at += p.len();
+    }
+    f(&stack[..len])
+}
+
 impl Crypt {
     pub fn new(key: &[u8; 32]) -> Crypt {
         Crypt { aead: XChaCha20Poly1305::new(&Array::from(*key)) }
     }
 
-    /// Appends `nonce | seal(plain) | tag` to `out`, the associated data being `ad`'s parts.
+    /// Appends `nonce | seal(plain) | tag` to `out` under a fresh random nonce, the associated
+    /// data being `ad`'s parts joined.
     pub fn seal_into(&self, ad: &[&[u8]], plain: &[u8], out: &mut Vec<u8>) -> Result<(), NoRandom> {
-        let nonce = random::<NONCE>()?;
+        self.seal_with(&mut Nonces::draw(1)?, ad, plain, out);
+        Ok(())
+    }
+
+    /// [`Crypt::seal_into`] with the next of `nonces` (several blobs of one frame).
+    pub fn seal_with(&self, nonces: &mut Nonces, ad: &[&[u8]], plain: &[u8], out: &mut Vec<u8>) {
+        let nonce = nonces.take();
         out.reserve(OVERHEAD + plain.len());
-        out.extend_from_slice(&nonce[..]);
+        out.extend_from_slice(&nonce);
         let at = out.len();
         out.extend_from_slice(plain);
-        let tag = self
-            .aead
-            .encrypt_inout_detached(&Array::from(*nonce), &ad.concat(), (&mut out[at..]).into())
-            .expect("XChaCha20-Poly1305 seals any message this engine writes (< 1 GiB)");
+        let tag = with_ad(ad, |ad| {
+            self.aead
+                .encrypt_inout_detached(&Array::from(nonce), ad, (&mut out[at..]).into())
+                .expect("XChaCha20-Poly1305 seals any message this engine writes (< 1 GiB)")
+        });
         out.extend_from_slice(&tag);
-        Ok(())
     }
 
     /// The plaintext of a sealed blob, or `None` when it does not authenticate (damage, the
     /// wrong key, or a blob moved from where it was sealed).
     pub fn open(&self, ad: &[&[u8]], blob: &[u8]) -> Option<Vec<u8>> {
-        self.open_owned(ad, blob.to_vec())
+        if blob.len() < OVERHEAD {
+            return None;
+        }
+        let mut plain = blob[NONCE..blob.len() - TAG].to_vec();
+        self.open_in(ad, blob, &mut plain)?;
+        Some(plain)
     }
 
-    /// [`Crypt::open`] decrypting in the blob's own buffer (a value read: no second copy).
+    /// [`Crypt::open`] decrypting in the blob's own buffer (a value read: no second buffer).
     pub fn open_owned(&self, ad: &[&[u8]], mut blob: Vec<u8>) -> Option<Vec<u8>> {
         if blob.len() < OVERHEAD {
             return None;
         }
-        let nonce: [u8; NONCE] = blob[..NONCE].try_into().ok()?;
-        let tag: [u8; TAG] = blob[blob.len() - TAG..].try_into().ok()?;
-        let end = blob.len() - TAG;
-        self.aead
-            .decrypt_inout_detached(
-                &Array::from(nonce),
-                &ad.concat(),
-                (&mut blob[NONCE..end]).into(),
-                &Array::from(tag),
-            )
-            .ok()?;
+        let (head, body) = blob.split_at_mut(NONCE);
+        let end = body.len() - TAG;
+        let (text, tag) = body.split_at_mut(end);
+        self.decrypt(ad, head, text, tag)?;
+        // The plaintext moves down over the nonce: one copy within the buffer.
+        blob.copy_within(NONCE..NONCE + end, 0);
         blob.truncate(end);
-        blob.drain(..NONCE);
         Some(blob)
+    }
+
+    /// Decrypts into `text`, which holds a copy of `blob`'s ciphertext.
+    fn open_in(&self, ad: &[&[u8]], blob: &[u8], text: &mut [u8]) -> Option<()> {
+        self.decrypt(ad, &blob[..NONCE], text, &blob[blob.len() - TAG..])
+    }
+
+    fn decrypt(&self, ad: &[&[u8]], nonce: &[u8], text: &mut [u8], tag: &[u8]) -> Option<()> {
+        let nonce: [u8; NONCE] = nonce.try_into().ok()?;
+        let tag: [u8; TAG] = tag.try_into().ok()?;
+        with_ad(ad, |ad| self.aead.decrypt_inout_detached(&Array::from(nonce), ad, text.into(), &Array::from(tag)).ok())
     }
 }
 

@@ -1,6 +1,6 @@
 //! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
 
-use crate::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, OVERHEAD};
+use crate::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, Nonces, OVERHEAD};
 use crate::metabuf::{MAX_META, MetaBuf};
 
 /// The on-disk format version this build writes and the newest it reads.
@@ -283,13 +283,16 @@ fn op_head(r: &mut Reader, kind: u8, seq: u64) -> Result<(u64, u8, Vec<u8>), &'s
 /// Associated data of a frame's sealed keys and metadata: where the frame lies (segment,
 /// offset) and its plain prefix (kind, seq, count), so a frame copied elsewhere, or a prefix
 /// edited, does not open.
-fn head_ad(seg: u64, frame_off: u64, prefix: &[u8]) -> Vec<u8> {
-    let mut ad = Vec::with_capacity(16 + prefix.len());
-    put_u64(&mut ad, seg);
-    put_u64(&mut ad, frame_off);
-    ad.extend_from_slice(prefix);
+fn head_ad(seg: u64, frame_off: u64, prefix: &[u8]) -> [u8; 16 + PREFIX] {
+    let mut ad = [0u8; 16 + PREFIX];
+    ad[..8].copy_from_slice(&seg.to_le_bytes());
+    ad[8..16].copy_from_slice(&frame_off.to_le_bytes());
+    ad[16..].copy_from_slice(&prefix[..PREFIX]);
     ad
 }
+
+/// A payload's plain prefix: kind (1), seq (8), count (4).
+const PREFIX: usize = 13;
 
 /// Associated data of a sealed value: the segment and the file offset it was sealed at.
 pub fn value_ad(seg: u64, off: u64) -> [u8; 16] {
@@ -395,13 +398,15 @@ impl PayloadBuilder {
         let mut p = Vec::with_capacity(self.frame_len(true) - FRAME_HEADER);
         p.extend_from_slice(&self.buf[..13]);
         put_u32(&mut p, head.len() as u32);
-        c.seal_into(&[AD_HEAD, &head_ad(seg, frame_off, &self.buf[..13])], &head, &mut p)?;
+        // Every blob's nonce from one draw: the head's and each value's.
+        let mut nonces = Nonces::draw(1 + self.values.len())?;
+        c.seal_with(&mut nonces, &[AD_HEAD, &head_ad(seg, frame_off, &self.buf[..13])], &head, &mut p);
         let base = frame_off + FRAME_HEADER as u64;
         let mut placed = Vec::with_capacity(self.values.len());
         for &(v, len, _) in &self.values {
             let rel = p.len();
             let ad = value_ad(seg, base + rel as u64);
-            c.seal_into(&[AD_VALUE, &ad], &self.buf[v..v + len], &mut p)?;
+            c.seal_with(&mut nonces, &[AD_VALUE, &ad], &self.buf[v..v + len], &mut p);
             placed.push(Placed { rel, len: (len + OVERHEAD) as u32, crc: 0 });
         }
         debug_assert_eq!(p.len() + FRAME_HEADER, self.frame_len(true));

@@ -7,7 +7,9 @@
 mod busy;
 mod checkpoint;
 mod compact;
-mod crypt;
+/// The engine's AEAD (XChaCha20-Poly1305, a random 192-bit nonce per blob), public so the
+/// PostgreSQL backend seals its rows with the same cipher, nonce and tag handling.
+pub mod crypt;
 mod encryption;
 mod error;
 mod format;

@@ -16,8 +16,7 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use chacha20poly1305::aead::{Aead, KeyInit, Payload};
-use chacha20poly1305::{XChaCha20Poly1305, XNonce};
+use rabosh::crypt::{Crypt, OVERHEAD, random};
 use zeroize::Zeroizing;
 
 use super::error::{Phase, Redactor};
@@ -26,7 +25,6 @@ use super::retry::Backoff;
 use crate::{EncryptionKey, Error, KEY_BYTES, Result};
 
 const FORMAT: u8 = 1;
-const NONCE: usize = 24;
 /// Associated data of the wrapped data key: a host key opens this row and nothing else.
 const WRAP_AAD: &[u8] = b"rabosh-memory/pg data key/1";
 
@@ -37,66 +35,51 @@ pub enum Column {
     Meta,
 }
 
-/// The store's data key, ready to seal and open rows.
+/// The store's data key, ready to seal and open rows. The cipher, its nonces and tags are the
+/// engine's (`rabosh::crypt`): one AEAD for both backends.
 pub struct Sealer {
-    cipher: XChaCha20Poly1305,
+    crypt: Crypt,
     /// Kept to rewrap under a new host key.
     data_key: Zeroizing<[u8; KEY_BYTES]>,
 }
 
-fn row_aad(column: Column, key: &[u8]) -> Vec<u8> {
-    let mut aad = Vec::with_capacity(key.len() + 4);
-    aad.extend_from_slice(match column {
+/// A row's associated data: its column's tag, then its key.
+fn row_aad(column: Column, key: &[u8]) -> [&[u8]; 2] {
+    let tag: &[u8] = match column {
         Column::Value => b"rkv/v",
         Column::Meta => b"rkv/m",
-    });
-    aad.extend_from_slice(key);
-    aad
+    };
+    [tag, key]
 }
 
-/// Bytes from the OS's random source. It failing is no state to go on in: a nonce or key drawn
-/// some other way could repeat.
-fn random<const N: usize>() -> [u8; N] {
-    let mut bytes = [0u8; N];
-    getrandom::fill(&mut bytes).expect("the OS random source failed");
-    bytes
-}
-
-fn cipher(key: &[u8; KEY_BYTES]) -> XChaCha20Poly1305 {
-    XChaCha20Poly1305::new(&(*key).into())
-}
-
-fn seal_with(cipher: &XChaCha20Poly1305, aad: &[u8], plain: &[u8]) -> Vec<u8> {
-    let nonce = XNonce::from(random::<NONCE>());
-    // Encryption only fails for inputs past the cipher's limit (2^38 bytes), far above any row.
-    let sealed = cipher.encrypt(&nonce, Payload { msg: plain, aad }).expect("a row is far below the AEAD's limit");
-    let mut out = Vec::with_capacity(1 + NONCE + sealed.len());
+/// `[FORMAT] nonce | ciphertext | tag`. The OS random source failing is no state to go on in: a
+/// nonce drawn some other way could repeat.
+fn seal_with(crypt: &Crypt, aad: &[&[u8]], plain: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(1 + OVERHEAD + plain.len());
     out.push(FORMAT);
-    out.extend_from_slice(&nonce);
-    out.extend_from_slice(&sealed);
+    crypt.seal_into(aad, plain, &mut out).expect("the OS random source failed");
     out
 }
 
-fn open_with(cipher: &XChaCha20Poly1305, aad: &[u8], sealed: &[u8]) -> Option<Vec<u8>> {
-    if sealed.len() < 1 + NONCE + 16 || sealed[0] != FORMAT {
-        return None;
+fn open_with(crypt: &Crypt, aad: &[&[u8]], sealed: &[u8]) -> Option<Vec<u8>> {
+    match sealed.split_first() {
+        Some((&FORMAT, blob)) => crypt.open(aad, blob),
+        _ => None,
     }
-    let nonce = XNonce::try_from(&sealed[1..1 + NONCE]).ok()?;
-    cipher.decrypt(&nonce, Payload { msg: &sealed[1 + NONCE..], aad }).ok()
 }
 
 impl Sealer {
     fn new(data_key: Zeroizing<[u8; KEY_BYTES]>) -> Sealer {
-        Sealer { cipher: cipher(&data_key), data_key }
+        Sealer { crypt: Crypt::new(&data_key), data_key }
     }
 
     pub fn seal(&self, column: Column, key: &[u8], plain: &[u8]) -> Vec<u8> {
-        seal_with(&self.cipher, &row_aad(column, key), plain)
+        seal_with(&self.crypt, &row_aad(column, key), plain)
     }
 
     /// The plain bytes; Corruption (naming the row, never its bytes) when they do not open.
     pub fn open(&self, column: Column, key: &[u8], sealed: &[u8]) -> Result<Vec<u8>> {
-        open_with(&self.cipher, &row_aad(column, key), sealed).ok_or_else(|| {
+        open_with(&self.crypt, &row_aad(column, key), sealed).ok_or_else(|| {
             Error::Corruption(format!(
                 "the PostgreSQL row of key {} does not authenticate under the store's key: changed, moved or \
                  written by another store",
@@ -107,7 +90,7 @@ impl Sealer {
 
     /// The data key sealed under `host`, for the `rabosh_key` row.
     fn wrapped(&self, host: &EncryptionKey) -> Vec<u8> {
-        seal_with(&cipher(host.bytes()), WRAP_AAD, self.data_key.as_ref())
+        seal_with(&Crypt::new(host.bytes()), &[WRAP_AAD], self.data_key.as_ref())
     }
 }
 
@@ -120,7 +103,7 @@ pub fn open_opt<'a>(sealer: Option<&Sealer>, column: Column, key: &[u8], bytes: 
 }
 
 fn unwrap(host: &EncryptionKey, wrapped: &[u8], schema: &str) -> Result<Sealer> {
-    let plain = open_with(&cipher(host.bytes()), WRAP_AAD, wrapped).map(Zeroizing::new).ok_or_else(|| {
+    let plain = open_with(&Crypt::new(host.bytes()), &[WRAP_AAD], wrapped).map(Zeroizing::new).ok_or_else(|| {
         Error::WrongKey(format!("the encryption key does not open the PostgreSQL store in schema {schema}"))
     })?;
     let data_key: [u8; KEY_BYTES] = plain.as_slice().try_into().map_err(|_| {
@@ -211,7 +194,7 @@ fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Re
              then import into a new encrypted schema)"
         )));
     }
-    let wrapped = Sealer::new(Zeroizing::new(random::<KEY_BYTES>())).wrapped(host);
+    let wrapped = Sealer::new(random::<KEY_BYTES>().expect("the OS random source failed")).wrapped(host);
     conn.client
         .execute(
             &format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"),
@@ -260,7 +243,7 @@ mod tests {
     fn every_seal_draws_a_new_nonce() {
         let s = sealer();
         let nonces: std::collections::HashSet<Vec<u8>> =
-            (0..1000).map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + NONCE].to_vec()).collect();
+            (0..1000).map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + rabosh::crypt::NONCE].to_vec()).collect();
         assert_eq!(nonces.len(), 1000);
     }
 

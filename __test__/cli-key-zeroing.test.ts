@@ -1,0 +1,54 @@
+// The CLI zeroes every key it read from a key file once it is used: `rotate-key` reads two
+// (the store's and the new one), and neither may stay in the process's memory after the command.
+// In-process (`run`), with readKeyFile wrapped so the test sees the very buffers it returned.
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, it, vi } from 'vitest';
+
+import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { makeTempDir, removeDir } from './tmp-dir.js';
+
+const returned: Buffer[] = [];
+vi.mock('../src/cli/keyfile.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../src/cli/keyfile.js')>();
+  return {
+    ...real,
+    readKeyFile: (path: string, flag?: string) => {
+      const key = real.readKeyFile(path, flag);
+      returned.push(key);
+      return key;
+    },
+  };
+});
+const { run } = await import('../src/cli/program.js');
+
+let dir: string | undefined;
+afterEach(() => {
+  if (dir) removeDir(dir);
+  dir = undefined;
+  returned.length = 0;
+});
+
+it('rotate-key leaves both keys it read zeroed', async () => {
+  dir = makeTempDir('rabosh-cli-zero-');
+  const store = join(dir, 'store');
+  const [oldKey, newKey] = [Buffer.alloc(32, 0x11), Buffer.alloc(32, 0x22)];
+  writeFileSync(join(dir, 'old'), oldKey.toString('hex'));
+  writeFileSync(join(dir, 'new'), newKey.toString('base64'));
+  const h = await RaboshMemoryToolHandler.open(store, { encryption: { key: Buffer.from(oldKey) } });
+  await h.execute({ command: 'create', path: '/memories/a.md', file_text: 'kept\n' });
+  await h.close();
+
+  const err: string[] = [];
+  const io = { stdout: { write: () => true }, stderr: { write: (s: string) => err.push(s) } };
+  const code = await run(['rotate-key', store, '--key-file', join(dir, 'old'), '--new-key-file', join(dir, 'new')], io);
+  expect(err.join('')).toBe('');
+  expect(code).toBe(0);
+  expect(returned).toHaveLength(2);
+  for (const key of returned) expect(key.every((b) => b === 0)).toBe(true);
+
+  const db = await Rabosh.open(store, { create: false, encryption: { key: Buffer.from(newKey) } });
+  const answer = await new RaboshMemoryToolHandler(db).execute({ command: 'view', path: '/memories/a.md' });
+  expect(JSON.stringify(answer)).toContain('kept');
+  await db.close();
+});
