@@ -45,9 +45,10 @@ export declare class NativeMemories {
   view(path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
   /**
    * `view` on the calling thread when its work is bounded and in memory (a memory of at most
-   * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
+   * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null. A
+   * file view or listing answers its text alone; any other outcome, the `NativeView`.
    */
-  viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): NativeView | null
+  viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): string | NativeView | null
   /**
    * `view` as of `snapshot`: the same answers, from the state the snapshot pinned (a scan;
    * never records access). A released snapshot rejects.

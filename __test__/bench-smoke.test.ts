@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blankDirectorySizes } from '../bench/agreement.js';
 import { size as formatSize } from './fixtures/contract-model.js';
-import { BACKENDS } from '../bench/handlers/registry.js';
+import { BACKENDS, runsMeasurement } from '../bench/handlers/registry.js';
 import { ensurePeers } from '../bench/peers.js';
 import { childCommand } from '../bench/runtimes.js';
 import { transcript } from '../bench/transcript.js';
@@ -22,8 +22,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 // The SQLite alternative is installed under bench/peers/ on first use (a compile on a fresh clone).
 beforeAll(() => ensurePeers(), 900_000);
 
-/** One peer per runtime and storage the agreement step must catch. */
-const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct'];
+/** One peer per runtime and storage the agreement step must catch, and ours in the other runtimes. */
+const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct', 'rabosh-node24', 'rabosh-bun'];
 
 describe('npm run bench at a tiny size', () => {
   it('runs every measurement for every handler and finds them agreeing', () => {
@@ -42,7 +42,14 @@ describe('npm run bench at a tiny size', () => {
     );
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
       backends: { id: string }[];
-      rows: { label: string; floor: boolean; oursOnly?: boolean; unavailable?: string; cells: Record<string, { median: number }> }[];
+      rows: {
+        label: string;
+        instance: string;
+        floor: boolean;
+        oursOnly?: boolean;
+        unavailable?: string;
+        cells: Record<string, { median: number }>;
+      }[];
       mismatches: string[];
       failures: string[];
     };
@@ -52,6 +59,8 @@ describe('npm run bench at a tiny size', () => {
     expect(report.backends.map((b) => b.id)).toEqual([
       'rabosh',
       'rabosh-index',
+      'rabosh-node24',
+      'rabosh-bun',
       'sdk-fs',
       'sqlite',
       'sqlite-tuned',
@@ -62,11 +71,15 @@ describe('npm run bench at a tiny size', () => {
     ]);
     for (const row of report.rows) {
       // A row this platform cannot measure (the busy-turn rows off Linux) must stay empty, never guessed.
-      const expected = row.unavailable ? [] : row.floor ? ['none'] : row.oursOnly ? ['rabosh'] : report.backends.map((b) => b.id);
+      // Ours under Node 24 and Bun runs the reads only (registry.ts `only`).
+      const columns = BACKENDS.filter((b) => runsMeasurement(b, row.instance)).map((b) => b.id);
+      const expected = row.unavailable ? [] : row.floor ? ['none'] : row.oursOnly ? ['rabosh'] : columns;
       expect(Object.keys(row.cells).sort(), row.label).toEqual([...expected].sort());
       for (const id of expected) expect(Number.isFinite(row.cells[id]!.median), `${row.label} ${id}`).toBe(true);
     }
+    expect(report.rows.some((r) => r.instance.startsWith('read/') && r.cells['rabosh-bun'])).toBe(true);
     expect(run.stdout).toContain('| measurement |');
+    expect(run.stdout).toContain('| measurement | ours under Node 24');
     expect(readFileSync(join(results, 'latest.md'), 'utf8')).toContain('| measurement |');
   }, 1_560_000);
 
@@ -83,7 +96,8 @@ describe('npm run bench at a tiny size', () => {
           RABOSH_BENCH_DIR: scratch,
           RABOSH_BENCH_CLEANUP: 'wait',
           RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
-          RABOSH_BENCH_ONLY: 'durableWrites',
+          // The smallest read too: ours under Node 24 and Bun run the reads only.
+          RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',
           RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
         },
         encoding: 'utf8',

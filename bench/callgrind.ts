@@ -5,8 +5,9 @@
 // when valgrind is missing, any run failed, any count is absent, or the answers disagree.
 //
 // Knobs: RABOSH_BENCH_BACKENDS (comma list, default all but the SDK's tool, whose 5,000-file
-// listing would take minutes under valgrind, and bun:sqlite, whose runtime valgrind does not run;
-// node:sqlite is counted under the official Node 24 binary, a different V8 from the others'), RABOSH_CALLGRIND_COUNT (memories, 5000),
+// listing would take minutes under valgrind, and bun:sqlite and ours under Bun, whose runtime valgrind does not run;
+// node:sqlite and ours under Node 24 are counted under the official Node 24 binary, a different V8
+// from the others'), RABOSH_CALLGRIND_COUNT (memories, 5000),
 // RABOSH_CALLGRIND_LISTS (10), RABOSH_CALLGRIND_VIEWS (200), RABOSH_BENCH_DIR, RABOSH_BENCH_RESULTS.
 
 import { spawnSync } from 'node:child_process';

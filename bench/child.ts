@@ -4,6 +4,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fingerprint } from './agreement.js';
 import { loadBackend } from './handlers/registry.js';
+import { historyWalk } from './scenarios/history-walk.js';
 import { bigFile, readStore } from './scenarios/reads.js';
 import type { Job, Scenario } from './scenarios/types.js';
 import { sharedStore } from './scenarios/shared.js';
@@ -19,6 +20,7 @@ const SCENARIOS: Record<string, Scenario> = {
   concurrent,
   bulkSeed,
   sharedStore,
+  historyWalk,
   // Builds a dataset the measurements then reopen; its time is reported but not tabled.
   seedDataset: async (backend, job) => {
     const t0 = performance.now();

@@ -209,6 +209,21 @@ export function makePlan(scale: number): Plan {
       },
     ],
   });
+  const versions = count(50_000, scale, 100);
+  instances.push({
+    id: 'historyWalk',
+    scenario: 'historyWalk',
+    oursOnly: true,
+    params: { versions, pageSize: 100 },
+    rows: [
+      {
+        metric: 'history_walk_s',
+        label: `history walk of ${thousands(versions)} versions, every page of 100 from its cursor`,
+        unit: 's',
+        oursOnly: true,
+      },
+    ],
+  });
   const seedCount = count(50_000, scale, 10);
   instances.push({
     id: 'bulkSeed',

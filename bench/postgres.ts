@@ -1,7 +1,8 @@
 // The PostgreSQL rows (issue 14): the same handler over a directory and over a URL, side by
 // side in one run. Per-command latency (create / str_replace / insert / view of a 4 KiB memory,
 // one after another, median), 64 concurrent callers (create + 8 edits each, commands per
-// second), and a root listing of 5,000 memories. Beside them, a hand-written node-postgres
+// second), 64 callers creating in one directory (creates per second), and a listing of 5,000
+// memories. Beside them, a hand-written node-postgres
 // handler (alternatives/pg-handler.ts) against the same server in the same run; every answer of
 // the three is kept and the run fails if any differs from ours over PostgreSQL. Needs
 // RABOSH_PG_URL (run it through `node scripts/with-postgres.mjs "tsx bench/postgres.ts"`);
@@ -19,6 +20,8 @@ const url = process.env['RABOSH_PG_URL'];
 if (!url) throw new Error('RABOSH_PG_URL is not set; run through scripts/with-postgres.mjs');
 const N = Number(process.env['RABOSH_BENCH_PG_N'] ?? 200);
 const LISTED = 5_000;
+/** Creates per caller in the one-directory row: 512 in all at the default N. */
+const CREATES_PER_CALLER = Math.max(1, Math.round(N / 25));
 // 4 KiB whose first line is unique to the memory, so a str_replace of it matches once.
 const body = (i: number) => `MARK${i}\n${'f'.repeat(4096 - `MARK${i}\n`.length - 1)}\n`;
 
@@ -104,6 +107,23 @@ async function measure(open: () => Promise<Target>): Promise<{ row: Record<strin
     answers.push(...byCaller.flat());
     answers.push((await h.execute({ command: 'view', path: '/memories/conc/c7.md' })).text);
 
+    // 64 callers creating in one directory (issue 24's row): every create there changes the
+    // same directory's totals, which over PostgreSQL is one summary row all of them update.
+    const creators: Answers[] = Array.from({ length: 64 }, () => []);
+    const t1 = performance.now();
+    await Promise.all(
+      creators.map(async (mine, c) => {
+        for (let k = 0; k < CREATES_PER_CALLER; k++) {
+          const r = await h.execute({ command: 'create', path: `/memories/burst/c${c}-${k}.md`, file_text: body(c) });
+          if (r.isError) throw new Error(r.text);
+          mine.push(r.text);
+        }
+      }),
+    );
+    row['64 callers creating in one directory, creates/s'] = (64 * CREATES_PER_CALLER) / ((performance.now() - t1) / 1000);
+    answers.push(...creators.flat());
+    answers.push((await h.execute({ command: 'view', path: '/memories/burst' })).text);
+
     await h.importMemories(Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/list/n${String(i).padStart(5, '0')}.md`, content: 'x'.repeat(64) })));
     const listing: number[] = [];
     for (let round = 0; round < 7; round++) {
@@ -154,7 +174,7 @@ try {
     '',
     differences.length
       ? `**Answers disagreed:**\n${differences.map(([who, d]) => `- ${who}: ${d}`).join('\n')}`
-      : `All three gave the same ${postgres.answers.length} answers. Ratios above 1 on the commands/s row mean PostgreSQL does more.`,
+      : `All three gave the same ${postgres.answers.length} answers. Ratios above 1 on the rows per second mean PostgreSQL does more.`,
   );
   failed = differences.length > 0;
   const table = lines.join('\n');

@@ -6,6 +6,8 @@ import type { Summary } from './stats.js';
 
 export interface TableRow {
   row: Row;
+  /** The measurement (plan instance) the row belongs to. */
+  instance: string;
   floor: boolean;
   cells: Record<string, Summary | undefined>;
 }
@@ -31,13 +33,18 @@ function ratio(ours: Summary | undefined, alt: Summary | undefined): string {
   return num(ours.median / alt.median);
 }
 
+/**
+ * The main table: every column that runs under the bench's own Node, and the peers in their own
+ * runtimes, with ours (the bench's Node) ÷ each peer.
+ */
 export function renderTable(rows: TableRow[], backends: readonly BackendInfo[]): string {
-  const ours = backends.filter((b) => b.ours);
-  const alts = backends.filter((b) => !b.ours);
-  const head = ['measurement', ...backends.map((b) => b.label), ...alts.map((a) => `ours ÷ ${a.label.split(' ')[0]}`)];
+  const shown = backends.filter((b) => !(b.ours && b.runtime));
+  const ours = shown.filter((b) => b.ours);
+  const alts = shown.filter((b) => !b.ours);
+  const head = ['measurement', ...shown.map((b) => b.label), ...alts.map((a) => `ours ÷ ${a.label.split(' ')[0]}`)];
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const { row, floor, cells } of rows) {
-    const values = backends.map((b) => cell(floor ? cells['none'] : cells[b.id], row.unit));
+    const values = shown.map((b) => cell(floor ? cells['none'] : cells[b.id], row.unit));
     const ratios = alts.map((a) =>
       floor || ours.length === 0 ? '—' : ours.map((o) => ratio(cells[o.id], cells[a.id])).join(' / '),
     );
@@ -46,8 +53,34 @@ export function renderTable(rows: TableRow[], backends: readonly BackendInfo[]):
   return lines.join('\n');
 }
 
+/**
+ * Ours with its children under the other runtimes (Node 24, Bun), on the rows they run, ÷ each
+ * peer (whose own cells are in the main table): empty when no such column ran.
+ */
+export function renderRuntimeTable(rows: TableRow[], backends: readonly BackendInfo[]): string {
+  const ours = backends.filter((b) => b.ours && b.runtime);
+  const alts = backends.filter((b) => !b.ours);
+  const measured = rows.filter((r) => !r.floor && ours.some((o) => r.cells[o.id]));
+  if (ours.length === 0 || measured.length === 0) return '';
+  const head = ['measurement', ...ours.map((b) => b.label), ...alts.map((a) => `ours ÷ ${a.label.split(' ')[0]}`)];
+  const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
+  for (const { row, cells } of measured) {
+    const values = ours.map((b) => cell(cells[b.id], row.unit));
+    const ratios = alts.map((a) => ours.map((o) => ratio(cells[o.id], cells[a.id])).join(' / '));
+    lines.push(`| ${[row.label, ...values, ...ratios].join(' | ')} |`);
+  }
+  const names = ours.map((b) => b.label).join(' / ');
+  return [
+    `Ours with its children under the other runtimes, on the rows those columns run; ratios given as "${names}", ` +
+      'against each peer in the runtime it runs in (node:sqlite under Node 24 and bun:sqlite under Bun are the same-runtime ' +
+      'pairs; the other peers run under the bench\'s Node). The peers\' own cells are in the table above.',
+    '',
+    ...lines,
+  ].join('\n');
+}
+
 export function legend(backends: readonly BackendInfo[]): string {
-  const ours = backends.filter((b) => b.ours).map((b) => b.label);
+  const ours = backends.filter((b) => b.ours && !b.runtime).map((b) => b.label);
   return [
     `Cells: median over runs, (min–max) of the runs. Ratio columns: ours ÷ alternative on the medians` +
       (ours.length > 1 ? `, given as "${ours.join(' / ')}"` : '') +

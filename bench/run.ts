@@ -15,11 +15,11 @@ import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
-import { BACKENDS, type BackendInfo } from './handlers/registry.js';
+import { BACKENDS, runsMeasurement, type BackendInfo } from './handlers/registry.js';
 import { ensurePeers } from './peers.js';
 import { childCommand } from './runtimes.js';
 import { makePlan, type Instance } from './plan.js';
-import { legend, renderTable, type TableRow } from './report.js';
+import { legend, renderRuntimeTable, renderTable, type TableRow } from './report.js';
 import type { Job } from './scenarios/types.js';
 import { nowMs, summarise } from './stats.js';
 
@@ -152,7 +152,7 @@ async function main(): Promise<number> {
         ? [{ id: 'none', family: 'none' }]
         : inst.oursOnly
           ? backends.filter((b) => b.id === 'rabosh')
-          : backends;
+          : backends.filter((b) => runsMeasurement(b, inst.id));
       for (const b of targets) {
         let dir: string;
         if (inst.dataset) {
@@ -183,7 +183,7 @@ async function main(): Promise<number> {
         const values = outs.map((o) => o.metrics[row.metric]).filter((v): v is number => Number.isFinite(v));
         if (values.length) cells[backend] = summarise(values);
       }
-      tableRows.push({ row, floor: inst.floor === true, cells });
+      tableRows.push({ row, instance: inst.id, floor: inst.floor === true, cells });
     }
   }
   const measured = tableRows.filter((r) => Object.keys(r.cells).length > 0).length;
@@ -194,6 +194,7 @@ async function main(): Promise<number> {
   // Other work on the machine shows up here; it is the first thing to check when numbers look off.
   const load = `load average ${loadBefore.toFixed(1)} at start, ${loadavg()[0]!.toFixed(1)} at end`;
   const table = renderTable(tableRows, backends);
+  const runtimeTable = renderRuntimeTable(tableRows, backends);
   const md = [
     `# rabosh-memory benchmark`,
     '',
@@ -204,6 +205,7 @@ async function main(): Promise<number> {
     '',
     legend(backends),
     '',
+    ...(runtimeTable ? [runtimeTable, ''] : []),
     `Versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
     '',
     mismatches.length ? `**Answers disagreed:**\n${mismatches.map((m) => `- ${m}`).join('\n')}` : 'All handlers gave the same answers for every measured operation (SDK directory sizes blanked, see bench/agreement.ts).',
@@ -223,7 +225,7 @@ async function main(): Promise<number> {
         minutes,
         backends,
         seedSeconds: seedTimes,
-        rows: tableRows.map((r) => ({ ...r.row, floor: r.floor, cells: r.cells })),
+        rows: tableRows.map((r) => ({ ...r.row, instance: r.instance, floor: r.floor, cells: r.cells })),
         mismatches,
         failures,
       },

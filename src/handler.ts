@@ -495,6 +495,8 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const m = this.#memories;
     // Synchronous: no promise or microtask of its own for the common, bounded view.
     const cheap = nativeSync(() => m.viewIfCheap(path, range, this.#viewMaxChars));
+    // A file view or listing arrives as its finished text, with no outcome object around it.
+    if (typeof cheap === 'string') return { text: cheap, isError: false };
     if (cheap !== null) return viewed(path, cheap);
     return this.#poolViews.run(async () => viewed(path, await this.#outcome(() => m.view(path, range, this.#viewMaxChars))));
   }

@@ -10,12 +10,26 @@ export interface BackendInfo {
    * Node 24 binary (node:sqlite), or `bun` (bun:sqlite). See bench/runtimes.ts.
    */
   runtime?: 'node24' | 'bun';
+  /**
+   * The measurements (ids or id prefixes, as RABOSH_BENCH_ONLY takes them) this column runs;
+   * all when absent. Ours under the other runtimes runs the reads only: the listing and view
+   * rows the goals name "in both runtimes" (issue 24), so the run does not double its length.
+   */
+  only?: readonly string[];
+}
+
+/** Whether column `b` runs measurement `instanceId`. */
+export function runsMeasurement(b: BackendInfo, instanceId: string): boolean {
+  return !b.only || b.only.some((p) => instanceId === p || instanceId.startsWith(`${p}/`));
 }
 
 /** Column order of the table. Ours first; the ratio columns divide ours by each alternative. */
 export const BACKENDS: readonly BackendInfo[] = [
   { id: 'rabosh', label: 'ours (listingIndex off)', family: 'rabosh', ours: true },
   { id: 'rabosh-index', label: 'ours (listingIndex on)', family: 'rabosh', ours: true },
+  // The same handler and addon, its children under the other runtimes a user embeds it in.
+  { id: 'rabosh-node24', label: 'ours under Node 24 (listingIndex on)', family: 'rabosh', ours: true, runtime: 'node24', only: ['read'] },
+  { id: 'rabosh-bun', label: 'ours under Bun (listingIndex on)', family: 'rabosh', ours: true, runtime: 'bun', only: ['read'] },
   { id: 'sdk-fs', label: 'SDK filesystem tool', family: 'sdk-fs', ours: false },
   { id: 'sqlite', label: 'SQLite (better-sqlite3)', family: 'sqlite', ours: false },
   { id: 'sqlite-tuned', label: 'SQLite+ (covering index, tuned listing)', family: 'sqlite', ours: false },
@@ -31,6 +45,8 @@ export async function loadBackend(id: string): Promise<Backend> {
     case 'rabosh':
       return (await import('./rabosh.js')).raboshBackend(false);
     case 'rabosh-index':
+    case 'rabosh-node24':
+    case 'rabosh-bun':
       return (await import('./rabosh.js')).raboshBackend(true);
     case 'sdk-fs':
       return (await import('./sdk-fs.js')).sdkFsBackend;

@@ -5,6 +5,7 @@
 //! Anything that may touch the disk runs as an `AsyncTask` on the libuv pool; a fault crosses as a
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
+mod answer_text;
 mod bulk;
 mod completion;
 mod fault;

@@ -10,24 +10,46 @@ use rabosh_memory::DirEntry;
 const HEADER: &str = "Here're the files and directories up to 2 levels deep in ";
 const HEADER_TAIL: &str = ", excluding hidden items and node_modules:";
 
+/// `n` in decimal. By hand: `write!` through the formatting machinery (and, here, a u128) was
+/// the larger part of a listing line's cost.
+fn push_decimal(out: &mut String, mut n: u64) {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    buf[at..].iter().for_each(|&d| out.push(char::from(d)));
+}
+
 /// `0B`, `512B`, `4K`, `1.2K`: the largest unit not above the value (capped at G), no decimals for
 /// a whole quotient, else one decimal rounded half to even on the exact quotient.
 pub fn push_size(out: &mut String, bytes: u64) {
-    use std::fmt::Write;
     const UNITS: [char; 4] = ['B', 'K', 'M', 'G'];
     let exp = (0..4).rev().find(|&e| bytes >= 1u64 << (10 * e)).unwrap_or(0);
-    let unit = 1u128 << (10 * exp);
-    let v = u128::from(bytes);
-    if v % unit == 0 {
-        let _ = write!(out, "{}{}", v / unit, UNITS[exp]);
+    let shift = 10 * exp;
+    if bytes & ((1u64 << shift) - 1) == 0 {
+        push_decimal(out, bytes >> shift);
+        out.push(UNITS[exp]);
         return;
     }
+    // Tenths in u128: bytes * 10 may not fit a u64.
+    let unit = 1u128 << shift;
+    let v = u128::from(bytes);
     let mut tenths = v * 10 / unit;
     let twice_rest = (v * 10 % unit) * 2;
     if twice_rest > unit || (twice_rest == unit && tenths % 2 == 1) {
         tenths += 1;
     }
-    let _ = write!(out, "{}.{}{}", tenths / 10, tenths % 10, UNITS[exp]);
+    // At most u64::MAX * 10 / 1024, so the whole part fits a u64.
+    push_decimal(out, (tenths / 10) as u64);
+    out.push('.');
+    out.push(char::from(b'0' + (tenths % 10) as u8));
+    out.push(UNITS[exp]);
 }
 
 /// The whole answer: header, the total line, then one line per entry in the order given.

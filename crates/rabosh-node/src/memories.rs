@@ -3,10 +3,11 @@
 use std::sync::Arc;
 
 use napi::Env;
-use napi::bindgen_prelude::{AsyncTask, Object, ToNapiValue, TypeName};
+use napi::bindgen_prelude::{AsyncTask, Either, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
 use rabosh_memory::{Memories, MemoryOptions, Workers};
 
+use crate::answer_text::Text;
 use crate::completion;
 use crate::fault::{Fault, guard, on_js_thread};
 use crate::outcome::{
@@ -147,22 +148,23 @@ impl NativeMemories {
     }
 
     /// `view` on the calling thread when its work is bounded and in memory (a memory of at most
-    /// 64 KiB, or a listing of at most 1,024 lines from an index already built), else null.
-    #[napi]
+    /// 64 KiB, or a listing of at most 1,024 lines from an index already built), else null. A
+    /// file view or listing answers its text alone; any other outcome, the `NativeView`.
+    #[napi(ts_return_type = "string | NativeView | null")]
     pub fn view_if_cheap(
         &self,
         env: Env,
         path: String,
         range: Option<Vec<f64>>,
         max_chars: f64,
-    ) -> napi::Result<Option<NativeView>> {
+    ) -> napi::Result<Option<Either<Text, NativeView>>> {
         let (range, max_chars) = view_shape(range, max_chars);
         on_js_thread(&env, || {
             if !self.cheap_views {
                 return Ok(None);
             }
             let view = self.inner.view_if_cheap(&path, CHEAP_BYTES, CHEAP_LINES)?;
-            Ok(view.map(|v| NativeView::new(&path, v, range, max_chars)))
+            Ok(view.map(|v| NativeView::bare(&path, v, range, max_chars)))
         })
     }
 

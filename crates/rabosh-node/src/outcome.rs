@@ -2,9 +2,11 @@
 //! `binding.d.cts`), each variant named as in `rabosh_memory`. The facade turns them into text;
 //! nothing here decides wording.
 
+use napi::bindgen_prelude::Either;
 use napi_derive::napi;
 use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
 
+use crate::answer_text::Text;
 use crate::listing_text;
 use crate::window::{self, Range};
 
@@ -14,19 +16,22 @@ fn num(n: u64) -> f64 {
 }
 
 /// `view`. A file view and a listing cross as their finished text (rendered where they are
-/// read, see window.rs and listing_text.rs): one string, not one piece per line.
-#[napi]
+/// read, see window.rs and listing_text.rs): one string, not one piece per line, Latin-1 when it
+/// is ASCII (answer_text.rs). Only ever sent to JS, never read back.
+#[napi(object_from_js = false)]
 pub enum NativeView {
     NotFound,
     TooManyLines,
     /// The file view's whole answer, byte-exact (contract §4): header, numbered lines of the
     /// range that fit `viewMaxChars`, and the truncation note when lines were left out.
     File {
-        text: String,
+        #[napi(ts_type = "string")]
+        text: Text,
     },
     /// The directory view's whole answer, byte-exact (contract §4).
     Dir {
-        text: String,
+        #[napi(ts_type = "string")]
+        text: Text,
     },
     /// Only from a view of the past: history did not record the state there then.
     NotRecorded,
@@ -40,8 +45,20 @@ impl NativeView {
             View::NotFound => NativeView::NotFound,
             View::TooManyLines => NativeView::TooManyLines,
             View::File { content, .. } => NativeView::File { text: window::render(path, &content, range, max_chars) },
-            View::Dir { total, entries } => NativeView::Dir { text: listing_text::render(path, total, &entries) },
+            View::Dir { total, entries } => {
+                NativeView::Dir { text: listing_text::render(path, total, &entries).into() }
+            }
             View::NotRecorded => NativeView::NotRecorded,
+        }
+    }
+
+    /// The same answer for a view on the JS thread: a file view's or listing's text as a bare
+    /// string, no outcome object around it (creating and filling one was ~4 k of a 4 KiB view's
+    /// instructions, bench/results/view-breakdown.md); any other outcome as the object.
+    pub fn bare(path: &str, v: View, range: Range, max_chars: usize) -> Either<Text, NativeView> {
+        match NativeView::new(path, v, range, max_chars) {
+            NativeView::File { text } | NativeView::Dir { text } => Either::A(text),
+            other => Either::B(other),
         }
     }
 }

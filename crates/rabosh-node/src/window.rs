@@ -4,6 +4,8 @@
 //! splits, numbers and joins (see `render`) — and str_replace's snippet, numbered the same way.
 //! The facade words every other answer (src/strings.ts) but the directory view (listing_text.rs).
 
+use crate::answer_text::Text;
+
 const HEADER: &str = "Here's the content of ";
 const HEADER_TAIL: &str = " with line numbers:";
 const TRUNCATED: &str = "\n[Truncated: showing lines ";
@@ -35,20 +37,11 @@ fn bounds(range: Range, n: usize) -> (usize, usize) {
     (first, last)
 }
 
-fn digits(mut n: usize) -> usize {
-    let mut d = 1;
-    while n >= 10 {
-        n /= 10;
-        d += 1;
-    }
-    d
-}
-
 /// UTF-16 code units of `s`: one per character, two for one outside the BMP (a 4-byte UTF-8
 /// sequence). Counted on bytes, so the loop vectorises: every byte but a continuation byte starts
 /// a character, and a lead byte of 0xF0 or above starts a 4-byte one.
-fn utf16_len(s: &str) -> usize {
-    s.bytes().map(|b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum()
+fn utf16_len(s: &[u8]) -> usize {
+    s.iter().map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum()
 }
 
 /// `n` right-aligned in six columns (more when it has more digits), then a tab.
@@ -68,8 +61,64 @@ fn push_number(out: &mut String, mut n: usize) {
     buf[at.min(buf.len() - 7)..].iter().for_each(|&c| out.push(c));
 }
 
-fn push_int(out: &mut String, n: usize) {
-    use std::fmt::Write;
+/// A line's number field as `push_number` writes it, kept in ASCII and counted up in place from
+/// one shown line to the next, so a line costs one short copy instead of a division per digit
+/// and a push per character.
+struct LineNumber {
+    /// Digits right-aligned before the tab in the last byte; spaces before them.
+    buf: [u8; 24],
+    /// Where the most significant digit is.
+    lead: usize,
+}
+
+impl LineNumber {
+    const TAB: usize = 23;
+
+    fn new(mut n: usize) -> LineNumber {
+        let mut buf = [b' '; 24];
+        buf[Self::TAB] = b'\t';
+        let mut at = Self::TAB;
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        LineNumber { buf, lead: at }
+    }
+
+    /// The number in six columns or more, and the tab.
+    fn field(&self) -> &[u8] {
+        &self.buf[self.lead.min(Self::TAB - 6)..]
+    }
+
+    fn advance(&mut self) {
+        // 24 bytes hold any usize (20 digits), so the carry stops before the buffer's start.
+        let mut at = Self::TAB - 1;
+        loop {
+            match self.buf[at] {
+                b'9' => {
+                    self.buf[at] = b'0';
+                    at -= 1;
+                }
+                b' ' => {
+                    self.buf[at] = b'1';
+                    self.lead = at;
+                    return;
+                }
+                d => {
+                    self.buf[at] = d + 1;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+fn push_int(out: &mut Vec<u8>, n: usize) {
+    use std::io::Write;
     let _ = write!(out, "{n}");
 }
 
@@ -82,53 +131,57 @@ fn push_int(out: &mut String, n: usize) {
 /// window — split, `padStart`, `String(n)` and ~195 cons-string adds, plus the scavenges they
 /// caused — cost ~86k, and the window's own selection here (a byte-filter line count that did not
 /// vectorise, `str::split`, a `to_string` and a `chars()` pass per line) ~77k; the whole view is
-/// now ~75k.
-pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> String {
+/// now ~75k. Built as bytes with the line numbers counted up in place (`LineNumber`), the
+/// formatting fell again (bench/results/view-breakdown.md).
+pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Text {
     let bytes = content.as_bytes();
     let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
     let (first, last) = bounds(range, lines);
     let ascii = content.is_ascii();
     // Enough for every selected line numbered (ASCII), capped near the budget for a large memory.
     let body = (content.len() + 8 * (last.saturating_sub(first))).min(max_chars.saturating_add(256));
-    let mut out = String::with_capacity(HEADER.len() + path.len() + HEADER_TAIL.len() + body);
-    out.push_str(HEADER);
-    out.push_str(path);
-    out.push_str(HEADER_TAIL);
+    let mut out = Vec::with_capacity(HEADER.len() + path.len() + HEADER_TAIL.len() + body);
+    out.extend_from_slice(HEADER.as_bytes());
+    out.extend_from_slice(path.as_bytes());
+    out.extend_from_slice(HEADER_TAIL.as_bytes());
     let (mut shown, mut used) = (0, 0);
+    let mut number = LineNumber::new(first + 1);
     // Line i spans [start, end of line): the ends are the \n positions, then the content's end.
     let ends = memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len()));
     let mut start = 0;
     for (i, end) in ends.enumerate().take(last) {
-        let line = &content[start..end];
+        let line = &bytes[start..end];
         start = end + 1;
         if i < first {
             continue;
         }
-        let number = i + 1;
         let units = if ascii { line.len() } else { utf16_len(line) };
-        let cost = usize::from(shown > 0) + digits(number).max(6) + 1 + units;
+        let field = number.field();
+        let cost = usize::from(shown > 0) + field.len() + units;
         if shown > 0 && used + cost > max_chars {
             break;
         }
         used += cost;
-        out.push('\n');
-        push_number(&mut out, number);
-        out.push_str(line);
+        out.push(b'\n');
+        out.extend_from_slice(field);
+        out.extend_from_slice(line);
+        number.advance();
         shown += 1;
     }
     if first + shown < last {
         let b = first + shown;
-        out.push_str(TRUNCATED);
+        out.extend_from_slice(TRUNCATED.as_bytes());
         push_int(&mut out, first + 1);
-        out.push_str(" to ");
+        out.extend_from_slice(b" to ");
         push_int(&mut out, b);
-        out.push_str(" of ");
+        out.extend_from_slice(b" of ");
         push_int(&mut out, lines);
-        out.push_str(TRUNCATED_USE);
+        out.extend_from_slice(TRUNCATED_USE.as_bytes());
         push_int(&mut out, b + 1);
-        out.push_str(TRUNCATED_TAIL);
+        out.extend_from_slice(TRUNCATED_TAIL.as_bytes());
     }
-    out
+    // Whole lines of `content` (cut only at \n) between ASCII parts: valid UTF-8.
+    Text::rendered(out, ascii && path.is_ascii())
 }
 
 /// str_replace's answer: the header, then `snippet`'s lines numbered from `first_line`.
@@ -152,7 +205,7 @@ mod tests {
 
     fn view(content: &str, range: Range, max: usize) -> String {
         let text = render("/memories/a", content, range, max);
-        text.strip_prefix(H).expect("the header first").to_string()
+        text.as_str().strip_prefix(H).expect("the header first").to_string()
     }
 
     #[test]
@@ -203,7 +256,7 @@ mod tests {
     #[test]
     fn utf16_lengths_agree_with_std() {
         for s in ["", "abc", "é", "€uro", "\u{1F600}", "a\u{10FFFF}\u{FFFF}\u{800}\u{7FF}\u{80}\u{7F}"] {
-            assert_eq!(utf16_len(s), s.encode_utf16().count(), "{s:?}");
+            assert_eq!(utf16_len(s.as_bytes()), s.encode_utf16().count(), "{s:?}");
         }
     }
 
@@ -214,6 +267,30 @@ mod tests {
         push_number(&mut s, 7);
         push_number(&mut s, 123_456);
         assert_eq!(s, "1000000\t     7\t123456\t");
-        assert_eq!((digits(9), digits(10), digits(999_999), digits(1_000_000)), (1, 2, 6, 7));
+    }
+
+    #[test]
+    fn counted_up_line_numbers_match_formatted_ones() {
+        let starts = [1, 7, 9, 98, 99_990, 999_990, 9_999_990, usize::MAX - 3];
+        for start in starts {
+            let mut n = LineNumber::new(start);
+            for k in 0..12usize {
+                let Some(at) = start.checked_add(k) else { break };
+                let mut expected = String::new();
+                push_number(&mut expected, at);
+                assert_eq!(std::str::from_utf8(n.field()).unwrap(), expected, "{at}");
+                if at == usize::MAX {
+                    break;
+                }
+                n.advance();
+            }
+        }
+    }
+
+    #[test]
+    fn ascii_views_cross_as_latin1_and_others_as_utf8() {
+        assert!(matches!(render("/memories/a", "x\ny", None, 99), Text::Ascii(_)));
+        assert!(matches!(render("/memories/a", "é", None, 99), Text::Utf8(_)));
+        assert!(matches!(render("/memories/é", "x", None, 99), Text::Utf8(_)));
     }
 }
