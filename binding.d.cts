@@ -400,7 +400,8 @@ export interface NativeVersionQuery {
 
 /**
  * `view`. A file view and a listing cross as their finished text (rendered where they are
- * read, see window.rs and listing_text.rs): one string, not one piece per line.
+ * read, see window.rs and listing_text.rs): one string, not one piece per line, Latin-1 when it
+ * is ASCII (answer_text.rs). Only ever sent to JS, never read back.
  */
 export type NativeView =
   | { type: 'NotFound' }
