@@ -4,7 +4,7 @@
 //! with the tail facts a scan would otherwise provide ([`ActiveTail`]).
 
 use crate::Result;
-use crate::crypt::{AD_HINT, Crypt};
+use crate::crypt::{AD_HINT, Crypt, NONCE};
 use crate::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
 use crate::keydir::{Entry, Key, SegRecs};
 use crate::manifest::{replace_file, write_atomic};
@@ -256,13 +256,22 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     if len > 1 << 34 {
         return None;
     }
-    let mut buf = vec![0u8; len as usize];
-    read_exact_at(&*f, &mut buf, 0).ok()?;
-    match crypt {
-        None => Some(buf),
-        Some(c) if buf.starts_with(SEALED_MAGIC) => c.open(&[AD_HINT, &number.to_le_bytes()], &buf[8..]),
-        Some(_) => None,
+    let Some(c) = crypt else {
+        let mut buf = vec![0u8; len as usize];
+        read_exact_at(&*f, &mut buf, 0).ok()?;
+        return Some(buf);
+    };
+    // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own
+    // and opened there, so the plain hint is never copied (about 1 instruction a byte saved).
+    let mut head = [0u8; SEALED_MAGIC.len() + NONCE];
+    let body_len = len.checked_sub(head.len() as u64)?;
+    read_exact_at(&*f, &mut head, 0).ok()?;
+    if &head[..SEALED_MAGIC.len()] != SEALED_MAGIC {
+        return None;
     }
+    let mut body = vec![0u8; body_len as usize];
+    read_exact_at(&*f, &mut body, head.len() as u64).ok()?;
+    c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body)
 }
 
 /// The bytes a hint file holds: `plain`, or sealed in an encrypted store.
