@@ -237,7 +237,9 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            match crate::hint::read(&**vfs, dir, sm.number, c).and_then(|b| hint_records(b, sm.number, sm.len)) {
+            match crate::hint::read(&**vfs, dir, sm.number, c)
+                .and_then(|b| hint_records(b, sm.number, sm.len, c.is_some()))
+            {
                 Some(h) => sources.push(h.source),
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
@@ -350,7 +352,7 @@ fn active_hint(
     if len != durable || len <= SEG_HEADER as u64 {
         return None;
     }
-    let h = hint_records(crate::hint::read(vfs, dir, number, crypt)?, number, len)?;
+    let h = hint_records(crate::hint::read(vfs, dir, number, crypt)?, number, len, crypt.is_some())?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
@@ -380,13 +382,14 @@ struct HintRecords {
 
 /// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
 /// order (as every hint this code writes), decoded otherwise; `None` when it does not fit.
-fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64) -> Option<HintRecords> {
-    if let Some(ix) = crate::hint::index(&buf, number, seg_len) {
+/// `sealed`: `buf` was opened from a sealed hint file (already authenticated whole).
+fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64, sealed: bool) -> Option<HintRecords> {
+    if let Some(ix) = crate::hint::index(&buf, number, seg_len, sealed) {
         let run = Run::new(number, ix.version, buf, ix.offs);
         return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
     }
     let mut recs = Vec::new();
-    let h = crate::hint::decode(&buf, number, seg_len, &mut recs)?;
+    let h = crate::hint::decode(&buf, (number, seg_len), sealed, &mut recs)?;
     let seqs = recs
         .iter()
         .filter_map(|(_, e)| e.as_ref().map(|e| e.seq))
