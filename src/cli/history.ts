@@ -8,7 +8,7 @@ import type { Command } from 'commander';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
 import { storeHistory } from '../store.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { encryptionOf } from './keyfile.js';
+import { withKeyFile } from './key-open.js';
 import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 
 interface Common {
@@ -26,7 +26,7 @@ async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryT
   if (!url && holdsNothing(dir)) throw noStore(dir);
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir, { create: false, ...encryptionOf(opts.keyFile) });
+    db = await withKeyFile(opts.keyFile, (encryption) => Rabosh.open(dir, { create: false, ...encryption }));
   } catch (e) {
     if (isNotAStore(e)) throw noStore(dir);
     throw asCliError(e, storeName(dir));

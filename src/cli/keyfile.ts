@@ -12,7 +12,6 @@
  * alone (`chmod 600`).
  */
 import { readFileSync } from 'node:fs';
-import type { RaboshOptions } from '../../index.js';
 import { CliError, EXIT } from './exit.js';
 
 const HEX = /^[0-9a-fA-F]{64}$/;
@@ -40,9 +39,4 @@ export function readKeyFile(path: string, flag = '--key-file'): Buffer {
   } finally {
     raw.fill(0);
   }
-}
-
-/** The `encryption` store option of `--key-file` (none when the flag is absent). */
-export function encryptionOf(keyFile: string | undefined): Pick<RaboshOptions, 'encryption'> {
-  return keyFile === undefined ? {} : { encryption: { key: readKeyFile(keyFile) } };
 }

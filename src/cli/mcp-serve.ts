@@ -8,7 +8,7 @@ import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from '../../i
 import { MemoryServer } from '../mcp/server.js';
 import { StdioTransport, requestLimit } from '../mcp/stdio.js';
 import { CliError, EXIT, asCliError } from './exit.js';
-import { encryptionOf } from './keyfile.js';
+import { withKeyFile } from './key-open.js';
 import { POLL_MS, type McpOptions } from './mcp-options.js';
 import { isUrl, storeName } from './target.js';
 
@@ -63,11 +63,13 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
     let db: Rabosh;
     try {
       // History is the store's: --history turns it on; without it the store's own setting holds.
-      db = await Rabosh.open(dir, {
-        ...(opts.history === true ? { history: true } : {}),
-        exclusive: opts.exclusive === true,
-        ...encryptionOf(opts.keyFile),
-      });
+      db = await withKeyFile(opts.keyFile, (encryption) =>
+        Rabosh.open(dir, {
+          ...(opts.history === true ? { history: true } : {}),
+          exclusive: opts.exclusive === true,
+          ...encryption,
+        }),
+      );
     } catch (e) {
       throw asCliError(e, storeName(dir));
     }

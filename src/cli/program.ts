@@ -12,7 +12,7 @@ import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
 import { addEncryptionCommands } from './encrypt.js';
-import { encryptionOf } from './keyfile.js';
+import { withKeyFile } from './key-open.js';
 import { startProgress, startStatus, wantProgress } from './progress.js';
 import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
 import { readTree, writeTree } from './tree.js';
@@ -66,10 +66,9 @@ function scopeArg(raw: string): string {
 async function withStore<T>(dir: string, create: boolean, opts: Common, work: (db: Rabosh) => Promise<T>): Promise<T> {
   refuseNonDirectory(dir);
   if (!create && !isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
-  const encryption = encryptionOf(opts.keyFile);
   let db: Rabosh;
   try {
-    db = await Rabosh.open(dir, { create, ...encryption });
+    db = await withKeyFile(opts.keyFile, (encryption) => Rabosh.open(dir, { create, ...encryption }));
   } catch (e) {
     if (isNotAStore(e) && isUrl(dir)) throw noStore(dir);
     throw asCliError(e, storeName(dir));

@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { Rabosh, type SyncReport } from '../../index.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, wantProgress, type Progress, type ProgressStream } from './progress.js';
-import { encryptionOf } from './keyfile.js';
+import { withKeyFile } from './key-open.js';
 import { isNotAStore, isUrl, noStore, storeName } from './target.js';
 
 interface Options {
@@ -62,8 +62,9 @@ export function addSyncCommand(sub: Sub, out: Out, stderr: ProgressStream, stdou
       const url = isUrl(dir);
       let db: Rabosh;
       try {
-        const encryption = encryptionOf(opts.keyFile);
-        db = await Rabosh.open(dir, url ? { history: true, create: false, ...encryption } : { history: true, ...encryption });
+        db = await withKeyFile(opts.keyFile, (encryption) =>
+          Rabosh.open(dir, url ? { history: true, create: false, ...encryption } : { history: true, ...encryption }),
+        );
       } catch (e) {
         if (isNotAStore(e)) throw noStore(dir);
         throw asCliError(e, storeName(dir));

@@ -125,3 +125,87 @@ fn rotation_rewraps_the_key_row_and_every_handle_keeps_working() {
     let p = open(&plain, None).unwrap();
     assert!(matches!(p.rotate_key(&EncryptionKey::new(KEY)), Err(Error::NotEncrypted(_))));
 }
+
+/// A plain handle opened on an empty schema before the first open with a key made the schema
+/// encrypted must not go on writing plain rows into it (a schema with a key and plain rows
+/// answers Corruption to every keyed reader): its writes are refused with `KeyRequired`, nothing
+/// plain reaches the table, and the keyed handle works on.
+#[test]
+fn a_plain_handle_from_before_the_first_keyed_open_writes_no_plain_row() {
+    let s = Schema::new("enc_first_open");
+    let plain = open(&s, None).unwrap();
+    assert!(!plain.is_encrypted());
+    let keyed = open(&s, Some(KEY)).unwrap();
+    assert!(keyed.is_encrypted());
+    let m = memories(&plain);
+    for _ in 0..2 {
+        match m.create("/memories/leak.md", "plain walrus secret") {
+            Err(Error::KeyRequired(msg)) => assert!(msg.contains("encrypted after this handle opened"), "{msg}"),
+            other => panic!("want KeyRequired, got {other:?}"),
+        }
+    }
+    let mut c = s.client();
+    let rows: i64 = c.query_one(&format!("SELECT count(*) FROM \"{}\".kv", s.name), &[]).unwrap().get(0);
+    assert_eq!(rows, 0, "a plain row reached the encrypted schema");
+    let k = memories(&keyed);
+    k.create("/memories/a.md", "sealed walrus").unwrap();
+    assert_eq!(k.view("/memories/a.md").unwrap(), View::File { content: "sealed walrus".into() });
+    assert!(!holds(&sealed_bytes(&s), b"walrus"));
+    // A handle opened plain now is refused at open, as before.
+    assert!(matches!(open(&s, None).err(), Some(Error::KeyRequired(_))));
+}
+
+/// The same, with the plain handle writing while the first keyed open runs (SERIALIZABLE: the
+/// keyed open's read of `kv` and the plain upsert's read of the encrypted mark make overlapping
+/// ones a cycle, and one is rolled back). Whichever wins, no schema ends with a key and a row.
+#[test]
+fn a_plain_writer_racing_the_first_keyed_open_never_leaves_a_key_and_a_plain_row() {
+    let (mut keyed_won, mut plain_won) = (0, 0);
+    for round in 0..16 {
+        let s = Schema::new(&format!("enc_race_{round}"));
+        let plain = open(&s, None).unwrap();
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (m, stop) = (memories(&plain), stop.clone());
+            std::thread::spawn(move || {
+                // Staggered starts: some rounds write first, some open first, some overlap.
+                std::thread::sleep(std::time::Duration::from_millis(round * 2));
+                for i in 0.. {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        return Ok(());
+                    }
+                    match m.create(&format!("/memories/p{i}.md"), "plain walrus") {
+                        Ok(_) => {}
+                        Err(Error::KeyRequired(_)) => return Err(()),
+                        Err(e) => panic!("plain write: {e}"),
+                    }
+                }
+                Ok(())
+            })
+        };
+        let keyed = open(&s, Some(KEY));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let refused = writer.join().unwrap().is_err();
+        let mut c = s.client();
+        let rows: i64 = c.query_one(&format!("SELECT count(*) FROM \"{}\".kv", s.name), &[]).unwrap().get(0);
+        match keyed {
+            Ok(_) => {
+                keyed_won += 1;
+                assert_eq!(rows, 0, "round {round}: a key and {rows} plain rows");
+                assert!(refused || rows == 0);
+            }
+            Err(Error::NotEncrypted(_)) => {
+                plain_won += 1;
+                let key: Option<String> =
+                    c.query_one(&format!("SELECT to_regclass('\"{}\".rabosh_key')::TEXT", s.name), &[]).unwrap().get(0);
+                if key.is_some() {
+                    let n: i64 =
+                        c.query_one(&format!("SELECT count(*) FROM \"{}\".rabosh_key", s.name), &[]).unwrap().get(0);
+                    assert_eq!(n, 0, "round {round}: plain rows and a key");
+                }
+            }
+            Err(e) => panic!("round {round}: keyed open: {e}"),
+        }
+    }
+    eprintln!("keyed open won {keyed_won}, plain writer won {plain_won}");
+}

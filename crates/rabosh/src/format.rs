@@ -3,10 +3,21 @@
 use crate::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, Nonces, OVERHEAD};
 use crate::metabuf::{MAX_META, MetaBuf};
 
-/// The on-disk format version this build writes and the newest it reads.
-/// v2 added the buffered-frame flag and the synced marker; v3 made a put's metadata a
-/// length-prefixed opaque string (v1/v2: a fixed 40 bytes). Older files read unchanged.
+/// The on-disk format version of a plain store: what this build writes in a plain store's
+/// MANIFEST, segments and hints. v2 added the buffered-frame flag and the synced marker; v3 made
+/// a put's metadata a length-prefixed opaque string (v1/v2: a fixed 40 bytes). Older files read
+/// unchanged.
 pub const FORMAT_VERSION: u32 = 3;
+/// The version of an encrypted store's MANIFEST and segment headers, and the newest this build
+/// reads: v3's layouts with sealed frames. A build from before encryption checks these versions
+/// (before anything else) and refuses the store as `Unsupported` rather than reading sealed
+/// frames as damage or appending plain ones to it. Hints keep `FORMAT_VERSION` (sealed whole).
+pub const ENCRYPTED_FORMAT_VERSION: u32 = 4;
+
+/// The version a MANIFEST or segment header is written with.
+pub fn written_version(encrypted: bool) -> u32 {
+    if encrypted { ENCRYPTED_FORMAT_VERSION } else { FORMAT_VERSION }
+}
 /// The fixed metadata width of a put in v1 and v2 files.
 pub const LEGACY_META_LEN: usize = 40;
 
@@ -95,7 +106,7 @@ pub fn put_u64(out: &mut Vec<u8>, v: u64) {
 pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64, encrypted: bool) -> Vec<u8> {
     let mut h = Vec::with_capacity(SEG_HEADER);
     h.extend_from_slice(SEG_MAGIC);
-    put_u32(&mut h, FORMAT_VERSION);
+    put_u32(&mut h, written_version(encrypted));
     h.extend_from_slice(&[kind, encrypted as u8, 0, 0]);
     put_u64(&mut h, number);
     put_u64(&mut h, first_seq);
@@ -109,7 +120,7 @@ pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64, encrypted: bool)
 pub struct SegHeader {
     pub version: u32,
     pub kind: u8,
-    /// Byte 13 (0 in every plain segment, any version): its frames are sealed.
+    /// Byte 13 (0 in every plain segment, any version; 1 in every v4 one): its frames are sealed.
     pub encrypted: bool,
     pub number: u64,
     pub first_seq: u64,
@@ -126,7 +137,7 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
     }
     let version = u32::from_le_bytes(h[8..12].try_into().unwrap());
     // The version is judged before the checksum: a newer layout may checksum differently.
-    if version > FORMAT_VERSION {
+    if version > ENCRYPTED_FORMAT_VERSION {
         return Err(HeaderError::Newer(version));
     }
     let stored = u32::from_le_bytes(h[32..36].try_into().unwrap());
@@ -136,6 +147,11 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
     // Outside the checksum: damage here must still be seen, not carried along unnoticed.
     if h[13] > 1 || h[14..16] != [0, 0] {
         return Err(HeaderError::Bad("segment header flags are not valid"));
+    }
+    // Version 4 is the sealed layout only (a v3 header may carry the flag: written by
+    // builds between encryption and this version gate, never released).
+    if version == ENCRYPTED_FORMAT_VERSION && h[13] != 1 {
+        return Err(HeaderError::Bad("segment header of an encrypted version is not flagged encrypted"));
     }
     if h[36..40] != [0, 0, 0, 0] {
         return Err(HeaderError::Bad("segment header reserved bytes are not zero"));

@@ -148,15 +148,19 @@ pub(crate) fn resolve(vfs: &dyn Vfs, dir: &Path, options: &Options, is_store: bo
     }
 }
 
-/// A store without a KEY file whose newest segment says it is encrypted lost its KEY file:
+/// A store without a KEY file whose MANIFEST (version 4) or newest segment says it is encrypted
+/// lost its KEY file:
 /// `Corruption` naming it (not `NotEncrypted`, which would send the user the wrong way).
 fn check_segments_plain(vfs: &dyn Vfs, dir: &Path) -> Result<()> {
     let Ok(m) = crate::manifest::Manifest::read(vfs, dir) else { return Ok(()) };
-    let Some(last) = m.segments.last() else { return Ok(()) };
-    let path = dir.join(crate::segment::seg_name(last.number));
-    let Ok(f) = vfs.open(&path, OpenMode::Read) else { return Ok(()) };
-    let mut h = [0u8; crate::format::SEG_HEADER];
-    if read_exact_at(&*f, &mut h, 0).is_ok() && crate::format::decode_seg_header(&h).is_ok_and(|h| h.encrypted) {
+    let newest_sealed = || {
+        let Some(last) = m.segments.last() else { return false };
+        let path = dir.join(crate::segment::seg_name(last.number));
+        let Ok(f) = vfs.open(&path, OpenMode::Read) else { return false };
+        let mut h = [0u8; crate::format::SEG_HEADER];
+        read_exact_at(&*f, &mut h, 0).is_ok() && crate::format::decode_seg_header(&h).is_ok_and(|h| h.encrypted)
+    };
+    if m.encrypted || newest_sealed() {
         return Err(Error::Corruption {
             file: dir.join(KEY),
             offset: 0,

@@ -34,7 +34,7 @@ mod vfs;
 
 pub use encryption::Encryption;
 pub use error::{Error, LockHolder, Result};
-pub use format::FORMAT_VERSION;
+pub use format::{ENCRYPTED_FORMAT_VERSION, FORMAT_VERSION};
 pub use reencrypt::reencrypt;
 #[doc(hidden)]
 pub use reencrypt::reencrypt_with;

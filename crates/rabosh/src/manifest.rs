@@ -1,6 +1,6 @@
 //! MANIFEST: the list of live segments, replaced atomically (tmp → fsync → rename → fsync dir).
 
-use crate::format::{FORMAT_VERSION, Reader, crc, put_u32, put_u64};
+use crate::format::{ENCRYPTED_FORMAT_VERSION, Reader, crc, put_u32, put_u64, written_version};
 use crate::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
 use crate::{Error, Result};
 use std::path::Path;
@@ -27,6 +27,9 @@ pub struct Manifest {
     pub next_segment: u64,
     /// In seq order: at most one compacted segment first, then log segments; the last may be active.
     pub segments: Vec<SegMeta>,
+    /// Written as `ENCRYPTED_FORMAT_VERSION` (read: a MANIFEST of that version), so that builds
+    /// from before encryption refuse the store; a plain store's MANIFEST stays version 3.
+    pub encrypted: bool,
 }
 
 impl Manifest {
@@ -44,7 +47,7 @@ impl Manifest {
         }
         let mut out = Vec::with_capacity(body.len() + 24);
         out.extend_from_slice(MAGIC);
-        put_u32(&mut out, FORMAT_VERSION);
+        put_u32(&mut out, written_version(self.encrypted));
         put_u32(&mut out, body.len() as u32);
         out.extend_from_slice(&body);
         let c = crc(&[&out[8..]]);
@@ -62,7 +65,7 @@ impl Manifest {
             return Err(bad("not a rabosh MANIFEST", 0));
         }
         let version = u32::from_le_bytes(buf[8..12].try_into().unwrap());
-        if version > FORMAT_VERSION {
+        if version > ENCRYPTED_FORMAT_VERSION {
             return Err(Error::Unsupported { file: path.to_path_buf(), version });
         }
         let body_len = u32::from_le_bytes(buf[12..16].try_into().unwrap()) as usize;
@@ -89,7 +92,7 @@ impl Manifest {
                     len: r.u64()?,
                 });
             }
-            Ok(Manifest { next_segment, segments })
+            Ok(Manifest { next_segment, segments, encrypted: version == ENCRYPTED_FORMAT_VERSION })
         };
         parse(&mut r).map_err(|e| bad(e, 16))
     }

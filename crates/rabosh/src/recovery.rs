@@ -95,7 +95,8 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
             }
             _ => {}
         }
-        Manifest { next_segment: 1, segments: Vec::new() }.write(&*vfs, dir, &fsyncs)?;
+        let encrypted = matches!(keys_state, crate::keyfile::KeyState::Create(_));
+        Manifest { next_segment: 1, segments: Vec::new(), encrypted }.write(&*vfs, dir, &fsyncs)?;
     }
     if names.iter().any(|n| n == MANIFEST) {
         crate::keyfile::settle_next(&*vfs, dir, &fsyncs)?;

@@ -117,6 +117,7 @@ impl Store {
                 last_seq: cur.seq,
                 len: off,
             }],
+            encrypted: to.is_some(),
         };
         m.write(vfs, &self.dir, &fsyncs)?;
 

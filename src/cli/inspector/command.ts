@@ -5,7 +5,7 @@
 import type { Command } from 'commander';
 import { NotAStoreError, Rabosh, RaboshMemoryToolHandler } from '../../../index.js';
 import { CliError, EXIT, asCliError } from '../exit.js';
-import { encryptionOf } from '../keyfile.js';
+import { withKeyFile } from '../key-open.js';
 import { isUrl, noStore, storeName } from '../target.js';
 import { startInspector } from './server.js';
 
@@ -39,9 +39,8 @@ function untilSignal(): Promise<void> {
 
 // History is the store's own setting (docs/history.md): the page neither turns it on nor off.
 async function open(dir: string, keyFile: string | undefined): Promise<Rabosh> {
-  const encryption = encryptionOf(keyFile);
   try {
-    return await Rabosh.open(dir, { create: false, ...encryption });
+    return await withKeyFile(keyFile, (encryption) => Rabosh.open(dir, { create: false, ...encryption }));
   } catch (e) {
     if (e instanceof NotAStoreError) throw noStore(dir);
     throw asCliError(e, storeName(dir));

@@ -223,7 +223,7 @@ impl PgBackend {
         Ok(PgBackend {
             pool,
             shared: Arc::new(Shared {
-                sql: Sql::new(&options.schema),
+                sql: Sql::new(&options.schema, sealer.is_none()),
                 redactor,
                 values_read: AtomicU64::new(0),
                 rows_read: AtomicU64::new(0),
@@ -325,9 +325,20 @@ impl PgBackend {
             let values: Vec<&[u8]> = chunk.iter().map(|p| p.1).collect();
             let metas: Vec<&[u8]> = chunk.iter().map(|p| p.2).collect();
             let statement = conn.statement(&self.shared.sql, Q::Upsert, redactor)?;
-            conn.client
+            let n = conn
+                .client
                 .execute(&statement, &[&keys, &values, &metas])
                 .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+            // Every row is inserted or updated, except by a plain handle once the schema was
+            // encrypted (by a first open with a key after this handle opened): then none is,
+            // and the transaction is rolled back by the caller with nothing written.
+            if n == 0 && self.shared.sealer.is_none() {
+                return Err(crate::Error::KeyRequired(format!(
+                    "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
+                     nothing was written; reopen it with the encryption option",
+                    self.shared.schema
+                )));
+            }
             start = end;
         }
         summary::apply(conn, &self.shared.sql, redactor, deltas)?;

@@ -62,7 +62,7 @@ fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> cra
         from = last.to_vec();
         from.push(0);
     }
-    summary::apply(conn, &Sql::new(schema), redactor, deltas)
+    summary::apply(conn, &Sql::new(schema, false), redactor, deltas)
 }
 
 fn version(row: &postgres::Row) -> crate::Result<i32> {

@@ -173,7 +173,8 @@ pub fn settle(
     }
 }
 
-/// Makes the table and the data key row, refusing a store that already holds plain rows.
+/// Makes the table, the data key row and the encrypted mark, refusing a store that already
+/// holds plain rows.
 fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Redactor) -> Result<()> {
     let s = format!("\"{schema}\"");
     conn.client
@@ -199,6 +200,18 @@ fn create_key(conn: &mut Conn, schema: &str, host: &EncryptionKey, redactor: &Re
         .execute(
             &format!("INSERT INTO {s}.rabosh_key (id, wrapped) VALUES (1, $1) ON CONFLICT (id) DO NOTHING"),
             &[&wrapped],
+        )
+        .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    // The mark a plain handle's upsert tests (sql.rs): from this commit on, a handle opened
+    // plain before it writes no row (KeyRequired); one writing concurrently conflicts with this
+    // transaction's read of `kv` above, and one of the two is rolled back.
+    conn.client
+        .execute(
+            &format!(
+                "INSERT INTO {s}.rabosh_schema (id, version) VALUES ({}, 1) ON CONFLICT (id) DO NOTHING",
+                super::sql::ENCRYPTED_MARK_ID
+            ),
+            &[],
         )
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
     Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)

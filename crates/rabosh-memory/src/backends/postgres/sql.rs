@@ -50,11 +50,28 @@ pub struct Sql {
     tables: String,
 }
 
+/// The row of `rabosh_schema` that marks a schema encrypted (`seal.rs`): written with the key
+/// row, in the same transaction. `rabosh_schema` exists in every schema of every version (id 1
+/// is the schema version, which older builds read alone), so a plain handle's upsert can test
+/// for this row without a migration.
+pub const ENCRYPTED_MARK_ID: i32 = 2;
+
 impl Sql {
     /// `schema` was validated as a plain lower-case identifier, so quoting it is enough.
-    pub fn new(schema: &str) -> Sql {
+    /// `plain`: the statements of a handle without a key, whose upsert writes nothing once the
+    /// schema is marked encrypted (see `ENCRYPTED_MARK_ID`, `PgBackend::commit`).
+    pub fn new(schema: &str, plain: bool) -> Sql {
         let t = format!("\"{schema}\".kv");
         let dirs = format!("\"{schema}\".dirs");
+        // Under SERIALIZABLE this read of the mark, with the first encrypted open's read of `kv`,
+        // makes the two a cycle when they overlap: one of them fails (and is retried), so a
+        // schema never ends with a key and a plain row.
+        let unless_encrypted = match plain {
+            true => {
+                format!(" WHERE NOT EXISTS (SELECT 1 FROM \"{schema}\".rabosh_schema WHERE id = {ENCRYPTED_MARK_ID})")
+            }
+            false => String::new(),
+        };
         Sql {
             texts: [
                 format!("SELECT v FROM {t} WHERE k = $1"),
@@ -62,7 +79,7 @@ impl Sql {
                 format!("SELECT k, m FROM {t} WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"),
                 format!("SELECT k, m FROM {t} WHERE k >= $1 ORDER BY k LIMIT $2"),
                 format!(
-                    "INSERT INTO {t} (k, v, m) SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BYTEA[]) \
+                    "INSERT INTO {t} (k, v, m) SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BYTEA[]){unless_encrypted} \
                      ON CONFLICT (k) DO UPDATE SET v = excluded.v, m = excluded.m"
                 ),
                 format!("DELETE FROM {t} WHERE k = ANY($1::BYTEA[])"),
