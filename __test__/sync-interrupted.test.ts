@@ -3,37 +3,11 @@
 // completes reports that conflict once, marked carriedOver, and the one after reports nothing.
 // The conflict records live in the base's reserved key space: no listing, export or history sees
 // them. (A SIGKILL in the same place is sync-crash.test.ts.)
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import Anthropic from '@anthropic-ai/sdk';
-import { createHash } from 'node:crypto';
-import { Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
-import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
-import { makeTempDir, removeDir } from './tmp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { Rabosh } from '../index.js';
+import { client, dir, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
-let remote: MemoryStoresStandIn;
-let client: Anthropic;
-let dir: string;
-let db: Rabosh;
-let h: RaboshMemoryToolHandler;
-
-beforeEach(async () => {
-  remote = await new MemoryStoresStandIn().start();
-  client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
-  dir = makeTempDir('rabosh-sync-interrupted');
-  db = await Rabosh.open(dir, { history: true });
-  h = new RaboshMemoryToolHandler(db, { actor: { type: 'app', id: 'test' } });
-});
-
-afterEach(async () => {
-  await db.close();
-  await remote.close();
-  removeDir(dir);
-});
-
-const sync = (extra: Record<string, unknown> = {}): Promise<SyncReport> =>
-  db.sync(client, { memoryStoreId: remote.storeId, ...extra });
+useSyncFixture('rabosh-sync-interrupted', { actor: { type: 'app', id: 'test' } });
 
 /** A base of a.md and b.md, then a.md edited on both sides and b.md only here. */
 async function conflictThenPush(): Promise<string | null> {

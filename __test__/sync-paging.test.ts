@@ -2,31 +2,10 @@
 // most `concurrency` requests in flight (issue 22): a store of 250 memories is pulled whole in
 // pages of 20 with content, a no-change sync lists it in ceil(250 / 100) = 3 pages, and a push of
 // 40 memories never has more than the bound in flight at the stand-in.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import Anthropic from '@anthropic-ai/sdk';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
-import { makeTempDir, removeDir } from './tmp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { client, db, h, remote, useSyncFixture } from './sync-harness.js';
 
-let remote: MemoryStoresStandIn;
-let client: Anthropic;
-let dir: string;
-let db: Rabosh;
-let h: RaboshMemoryToolHandler;
-
-beforeEach(async () => {
-  remote = await new MemoryStoresStandIn().start();
-  client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
-  dir = makeTempDir('rabosh-sync-paging');
-  db = await Rabosh.open(dir, { history: true });
-  h = new RaboshMemoryToolHandler(db);
-});
-
-afterEach(async () => {
-  await db.close();
-  await remote.close();
-  removeDir(dir);
-});
+useSyncFixture('rabosh-sync-paging');
 
 describe('db.sync paging and concurrency', () => {
   it('reads every page of a store larger than one page', async () => {

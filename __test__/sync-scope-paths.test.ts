@@ -2,29 +2,11 @@
 // scope only, and two scopes map the same hosted store independently), and a hosted path that is
 // an ancestor or descendant of another memory's (skipped and reported `path-conflict`, never
 // renamed or truncated).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import Anthropic from '@anthropic-ai/sdk';
-import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
-import { makeTempDir, removeDir } from './tmp-dir.js';
+import { describe, expect, it } from 'vitest';
+import { RaboshMemoryToolHandler } from '../index.js';
+import { client, db, remote, useSyncFixture } from './sync-harness.js';
 
-let remote: MemoryStoresStandIn;
-let client: Anthropic;
-let dir: string;
-let db: Rabosh;
-
-beforeEach(async () => {
-  remote = await new MemoryStoresStandIn().start();
-  client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
-  dir = makeTempDir('rabosh-sync-scope');
-  db = await Rabosh.open(dir, { history: true });
-});
-
-afterEach(async () => {
-  await db.close();
-  await remote.close();
-  removeDir(dir);
-});
+useSyncFixture('rabosh-sync-scope');
 
 const contents = async (h: RaboshMemoryToolHandler) => new Map((await h.exportMemories()).map((m) => [m.path, m.content]));
 

@@ -1,37 +1,12 @@
 // db.sync(client, options) against the memory-stores stand-in, through the real SDK client:
 // push, pull, three-way merge, conflicts that keep the losing edit, deletes and their guards,
 // renames carried as renames, preconditions on both sides, retries, lost responses, skips.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import Anthropic from '@anthropic-ai/sdk';
-import { createHash } from 'node:crypto';
-import { Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
-import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
+import { describe, expect, it } from 'vitest';
+import { Rabosh, type SyncReport } from '../index.js';
+import { client, db, h, remote, reopen, sha, sync, useSyncFixture } from './sync-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
-const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
-
-let remote: MemoryStoresStandIn;
-let client: Anthropic;
-let dir: string;
-let db: Rabosh;
-let h: RaboshMemoryToolHandler;
-
-beforeEach(async () => {
-  remote = await new MemoryStoresStandIn().start();
-  client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'test' });
-  dir = makeTempDir('rabosh-sync');
-  db = await Rabosh.open(dir, { history: true });
-  h = new RaboshMemoryToolHandler(db, { actor: { type: 'app', id: 'test' } });
-});
-
-afterEach(async () => {
-  await db.close();
-  await remote.close();
-  removeDir(dir);
-});
-
-const sync = (extra: Record<string, unknown> = {}): Promise<SyncReport> =>
-  db.sync(client, { memoryStoreId: remote.storeId, ...extra });
+useSyncFixture('rabosh-sync', { actor: { type: 'app', id: 'test' } });
 
 async function localFiles(): Promise<Map<string, string>> {
   return new Map((await h.exportMemories()).map((m) => [m.path, m.content]));
@@ -305,6 +280,6 @@ describe('db.sync', () => {
     const m = reports.length;
     await new Promise((r) => setTimeout(r, 100));
     expect(reports.length).toBe(m);
-    db = await Rabosh.open(dir, { history: true });
+    await reopen();
   });
 });

@@ -11,10 +11,11 @@
 // RABOSH_CALLGRIND_LISTS (10), RABOSH_CALLGRIND_VIEWS (200), RABOSH_BENCH_DIR, RABOSH_BENCH_RESULTS.
 
 import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runCallgrind } from './callgrind-run.js';
 import { BACKENDS, loadBackend } from './handlers/registry.js';
 import { childCommand } from './runtimes.js';
 import { flat } from './workload.js';
@@ -34,13 +35,6 @@ if (backends.some((b) => b.runtime === 'bun')) throw new Error('bun:sqlite canno
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
 const work = mkdtempSync(join(resolve(process.env.RABOSH_BENCH_DIR ?? tmpdir()), 'rabosh-callgrind-'));
 
-/** Total instructions of one callgrind dump file. */
-function totalIr(file: string): number {
-  const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
-  if (!m) throw new Error(`no totals in ${file}`);
-  return Number(m[1]);
-}
-
 interface Row {
   id: string;
   label: string;
@@ -50,43 +44,24 @@ interface Row {
 }
 
 function measure(id: string, dir: string): Row {
-  const out = join(work, `cg-${id}`);
-  mkdirSync(out);
-  const r = spawnSync(
-    'valgrind',
-    [
-      '--tool=callgrind',
-      '--dump-before=getppid',
-      `--callgrind-out-file=${join(out, 'cg.out')}`,
-      childCommand(BACKENDS.find((b) => b.id === id)!.runtime).exe,
-      // No background compiler or GC threads: their work would land in whichever dump is open.
-      '--single-threaded',
-      '--import',
-      'tsx',
-      join(repo, 'bench', 'callgrind-driver.ts'),
-      id,
-      dir,
-      String(lists),
-      String(views),
-    ],
-    { cwd: repo, encoding: 'utf8', maxBuffer: 64 << 20 },
+  const { stdout, dumps } = runCallgrind(
+    id,
+    join(work, `cg-${id}`),
+    childCommand(BACKENDS.find((b) => b.id === id)!.runtime).exe,
+    join(repo, 'bench', 'callgrind-driver.ts'),
+    [id, dir, String(lists), String(views)],
+    repo,
   );
-  if (r.error) throw r.error;
-  if (r.status !== 0) throw new Error(`callgrind run of ${id} exited ${r.status}: ${r.stderr.slice(-2000)}`);
-  // Each marker dumps what ran since the dump before; the loader calls getppid too, early, so
-  // the driver's four markers made the last four numbered dumps: the second of them holds the
-  // listings, the fourth the views.
-  const dumps = readdirSync(out)
-    .filter((f) => /^cg\.out\.\d+$/.test(f))
-    .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()));
+  // Each marker dumps what ran since the dump before: the driver's four markers made the last
+  // four numbered dumps, the second of them holds the listings, the fourth the views.
   if (dumps.length < 4) throw new Error(`${id}: expected 4 marker dumps, got ${dumps.length}`);
   const label = BACKENDS.find((b) => b.id === id)!.label;
   return {
     id,
     label,
-    listIr: totalIr(join(out, dumps[dumps.length - 3]!)) / lists,
-    viewIr: totalIr(join(out, dumps[dumps.length - 1]!)) / views,
-    prints: JSON.parse(r.stdout.trim().split('\n').pop()!) as Row['prints'],
+    listIr: dumps[dumps.length - 3]! / lists,
+    viewIr: dumps[dumps.length - 1]! / views,
+    prints: JSON.parse(stdout.trim().split('\n').pop()!) as Row['prints'],
   };
 }
 

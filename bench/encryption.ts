@@ -10,12 +10,12 @@
  * machine load, so they give the ratio on a busy machine where the timings cannot. The time a
  * durable write waits for the disk is the kernel's and is not counted.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 import { Rabosh, RaboshMemoryToolHandler, type RaboshOptions } from '../index.js';
+import { runCallgrind } from './callgrind-run.js';
 import { median } from './stats.js';
 
 const KEY = Buffer.alloc(32, 0x42);
@@ -73,44 +73,16 @@ async function child(mode: number, dir: string): Promise<void> {
   }
 }
 
-/** Total instructions of one callgrind dump file. */
-function totalIr(file: string): number {
-  const m = /^(?:totals|summary): (\d+)/m.exec(readFileSync(file, 'utf8'));
-  if (!m) throw new Error(`no totals in ${file}`);
-  return Number(m[1]);
-}
-
 /** Instructions per operation of each row, for each mode, and encrypted ÷ plain. */
 function instructions(root: string): void {
   const ir = modes.map((m, i) => {
-    const out = join(root, `cg-${m.name}`);
-    mkdirSync(out);
-    const r = spawnSync(
-      'valgrind',
-      [
-        '--tool=callgrind',
-        '--dump-before=getppid',
-        `--callgrind-out-file=${join(out, 'cg.out')}`,
-        process.execPath,
-        // No background compiler or GC threads: their work would land in whichever dump is open.
-        '--single-threaded',
-        '--import',
-        'tsx',
-        process.argv[1]!,
-        '--child',
-        String(i),
-        join(root, m.name),
-      ],
-      { encoding: 'utf8', maxBuffer: 64 << 20 },
-    );
-    if (r.error) throw r.error;
-    if (r.status !== 0) throw new Error(`callgrind run of ${m.name} exited ${r.status}: ${r.stderr.slice(-2000)}`);
-    // The loader calls getppid too, early: the child's markers made the last numbered dumps.
-    const dumps = readdirSync(out)
-      .filter((f) => /^cg\.out\.\d+$/.test(f))
-      .sort((a, b) => Number(a.split('.').pop()) - Number(b.split('.').pop()))
-      .slice(-(4 + 4 * IR_OPENS))
-      .map((f) => totalIr(join(out, f)));
+    const { dumps: all } = runCallgrind(m.name, join(root, `cg-${m.name}`), process.execPath, process.argv[1]!, [
+      '--child',
+      String(i),
+      join(root, m.name),
+    ]);
+    // The child's markers made the last numbered dumps.
+    const dumps = all.slice(-(4 + 4 * IR_OPENS));
     const opens = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 1]!);
     const listings = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 3]!);
     return { create: dumps[1]! / IR_WRITES, replace: dumps[3]! / IR_WRITES, listing: median(listings), open: median(opens) };

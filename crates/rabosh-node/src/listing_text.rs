@@ -12,17 +12,9 @@ const HEADER_TAIL: &str = ", excluding hidden items and node_modules:";
 
 /// `n` in decimal. By hand: `write!` through the formatting machinery (and, here, a u128) was
 /// the larger part of a listing line's cost.
-fn push_decimal(out: &mut String, mut n: u64) {
+fn push_decimal(out: &mut String, n: u64) {
     let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+    let at = crate::window::digits_before(&mut buf, 20, n);
     buf[at..].iter().for_each(|&d| out.push(char::from(d)));
 }
 

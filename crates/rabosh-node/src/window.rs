@@ -44,21 +44,29 @@ fn utf16_len(s: &[u8]) -> usize {
     s.iter().map(|&b| usize::from(b & 0xC0 != 0x80) + usize::from(b >= 0xF0)).sum()
 }
 
-/// `n` right-aligned in six columns (more when it has more digits), then a tab.
-fn push_number(out: &mut String, mut n: usize) {
-    let mut buf = [' '; 24];
-    let mut at = buf.len() - 1;
-    buf[at] = '\t';
+/// Writes `n` in decimal into `buf`, ending just before `end`, last digit first; returns where
+/// the most significant digit is. `end` must leave room for the digits (20 for any u64). The
+/// directory view's sizes (listing_text.rs) and the line numbers here share it.
+pub(crate) fn digits_before(buf: &mut [u8], end: usize, mut n: u64) -> usize {
+    let mut at = end;
     loop {
         at -= 1;
-        buf[at] = char::from(b'0' + (n % 10) as u8);
+        buf[at] = b'0' + (n % 10) as u8;
         n /= 10;
         if n == 0 {
-            break;
+            return at;
         }
     }
+}
+
+/// `n` right-aligned in six columns (more when it has more digits), then a tab.
+fn push_number(out: &mut String, n: usize) {
+    let mut buf = [b' '; 24];
+    let tab = buf.len() - 1;
+    buf[tab] = b'\t';
+    let at = digits_before(&mut buf, tab, n as u64);
     // ASCII pushes are single bytes: no UTF-8 validation of the digits, unlike push_str.
-    buf[at.min(buf.len() - 7)..].iter().for_each(|&c| out.push(c));
+    buf[at.min(tab - 6)..].iter().for_each(|&c| out.push(char::from(c)));
 }
 
 /// A line's number field as `push_number` writes it, kept in ASCII and counted up in place from
@@ -74,19 +82,11 @@ struct LineNumber {
 impl LineNumber {
     const TAB: usize = 23;
 
-    fn new(mut n: usize) -> LineNumber {
+    fn new(n: usize) -> LineNumber {
         let mut buf = [b' '; 24];
         buf[Self::TAB] = b'\t';
-        let mut at = Self::TAB;
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        LineNumber { buf, lead: at }
+        let lead = digits_before(&mut buf, Self::TAB, n as u64);
+        LineNumber { buf, lead }
     }
 
     /// The number in six columns or more, and the tab.

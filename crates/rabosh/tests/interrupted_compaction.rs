@@ -3,10 +3,11 @@
 //! all along, so it never runs open's leftover sweep — must leave no byte of the erased value in
 //! any file of the store. Own `main` (harness = false): the binary re-executes itself as the child.
 
+#[macro_use]
 mod common;
 use common::{read_line, spawn};
 
-use rabosh::{Batch, CommitLock, LockGuard, OpenMode, Options, StdFs, Store, VFile, Vfs};
+use rabosh::{Batch, Options, StdFs, Store, Vfs};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,9 +20,7 @@ const SECRET: &[u8] = b"sk-live-7c1f0e-the-leaked-secret";
 struct HangBeforeRetire;
 
 impl Vfs for HangBeforeRetire {
-    fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Arc<dyn VFile>> {
-        StdFs.open(path, mode)
-    }
+    std_fs_except_rename_and_remove!();
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         StdFs.rename(from, to)
     }
@@ -32,39 +31,6 @@ impl Vfs for HangBeforeRetire {
             std::thread::sleep(std::time::Duration::from_secs(120));
         }
         StdFs.remove(path)
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        StdFs.hard_link(from, to)
-    }
-    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
-        StdFs.sync_dir(dir)
-    }
-    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
-        StdFs.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
-        StdFs.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> std::io::Result<bool> {
-        StdFs.exists(path)
-    }
-    fn try_lock(&self, path: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock(path)
-    }
-    fn try_lock_dir(&self, dir: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_dir(dir)
-    }
-    fn try_lock_shared(&self, path: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_shared(path)
-    }
-    fn try_lock_dir_shared(&self, dir: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_dir_shared(dir)
-    }
-    fn commit_lock(&self, path: &Path) -> std::io::Result<Box<dyn CommitLock>> {
-        StdFs.commit_lock(path)
-    }
-    fn canonicalize(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        StdFs.canonicalize(dir)
     }
 }
 

@@ -5,10 +5,11 @@
 //! (harness = false): the binary re-executes itself as the child, whose filesystem announces the
 //! chosen step on stdout and then waits to be killed.
 
+#[macro_use]
 mod common;
 use common::{Model, contents, read_line, spawn};
 
-use rabosh::{Batch, CommitLock, Encryption, LockGuard, OpenMode, Options, StdFs, Store, VFile, Vfs};
+use rabosh::{Batch, Encryption, Options, StdFs, Store, Vfs};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -63,9 +64,7 @@ impl HangAt {
 }
 
 impl Vfs for HangAt {
-    fn open(&self, path: &Path, mode: OpenMode) -> std::io::Result<Arc<dyn VFile>> {
-        StdFs.open(path, mode)
-    }
+    std_fs_except_rename_and_remove!();
     fn rename(&self, from: &Path, to: &Path) -> std::io::Result<()> {
         let armed = self.armed.load(Ordering::SeqCst);
         if armed
@@ -90,39 +89,6 @@ impl Vfs for HangAt {
             self.hang();
         }
         Ok(())
-    }
-    fn hard_link(&self, from: &Path, to: &Path) -> std::io::Result<()> {
-        StdFs.hard_link(from, to)
-    }
-    fn sync_dir(&self, dir: &Path) -> std::io::Result<()> {
-        StdFs.sync_dir(dir)
-    }
-    fn list(&self, dir: &Path) -> std::io::Result<Vec<String>> {
-        StdFs.list(dir)
-    }
-    fn create_dir_all(&self, dir: &Path) -> std::io::Result<()> {
-        StdFs.create_dir_all(dir)
-    }
-    fn exists(&self, path: &Path) -> std::io::Result<bool> {
-        StdFs.exists(path)
-    }
-    fn try_lock(&self, path: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock(path)
-    }
-    fn try_lock_dir(&self, dir: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_dir(dir)
-    }
-    fn try_lock_shared(&self, path: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_shared(path)
-    }
-    fn try_lock_dir_shared(&self, dir: &Path) -> std::io::Result<Option<LockGuard>> {
-        StdFs.try_lock_dir_shared(dir)
-    }
-    fn commit_lock(&self, path: &Path) -> std::io::Result<Box<dyn CommitLock>> {
-        StdFs.commit_lock(path)
-    }
-    fn canonicalize(&self, dir: &Path) -> std::io::Result<PathBuf> {
-        StdFs.canonicalize(dir)
     }
 }
 

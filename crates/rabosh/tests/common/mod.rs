@@ -122,3 +122,52 @@ pub fn active_segment(dir: &std::path::Path) -> String {
         .max()
         .unwrap()
 }
+
+/// Inside an `impl Vfs for T`: every method but `rename` and `remove` passed to the real
+/// filesystem, for the test filesystems that only stop or announce themselves at a rename or an
+/// unlink (killed_reencrypt.rs, interrupted_compaction.rs). The caller writes those two.
+#[allow(unused_macros)]
+macro_rules! std_fs_except_rename_and_remove {
+    () => {
+        fn open(
+            &self,
+            path: &std::path::Path,
+            mode: rabosh::OpenMode,
+        ) -> std::io::Result<std::sync::Arc<dyn rabosh::VFile>> {
+            rabosh::StdFs.open(path, mode)
+        }
+        fn hard_link(&self, from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+            rabosh::StdFs.hard_link(from, to)
+        }
+        fn sync_dir(&self, dir: &std::path::Path) -> std::io::Result<()> {
+            rabosh::StdFs.sync_dir(dir)
+        }
+        fn list(&self, dir: &std::path::Path) -> std::io::Result<Vec<String>> {
+            rabosh::StdFs.list(dir)
+        }
+        fn create_dir_all(&self, dir: &std::path::Path) -> std::io::Result<()> {
+            rabosh::StdFs.create_dir_all(dir)
+        }
+        fn exists(&self, path: &std::path::Path) -> std::io::Result<bool> {
+            rabosh::StdFs.exists(path)
+        }
+        fn try_lock(&self, path: &std::path::Path) -> std::io::Result<Option<rabosh::LockGuard>> {
+            rabosh::StdFs.try_lock(path)
+        }
+        fn try_lock_dir(&self, dir: &std::path::Path) -> std::io::Result<Option<rabosh::LockGuard>> {
+            rabosh::StdFs.try_lock_dir(dir)
+        }
+        fn try_lock_shared(&self, path: &std::path::Path) -> std::io::Result<Option<rabosh::LockGuard>> {
+            rabosh::StdFs.try_lock_shared(path)
+        }
+        fn try_lock_dir_shared(&self, dir: &std::path::Path) -> std::io::Result<Option<rabosh::LockGuard>> {
+            rabosh::StdFs.try_lock_dir_shared(dir)
+        }
+        fn commit_lock(&self, path: &std::path::Path) -> std::io::Result<Box<dyn rabosh::CommitLock>> {
+            rabosh::StdFs.commit_lock(path)
+        }
+        fn canonicalize(&self, dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+            rabosh::StdFs.canonicalize(dir)
+        }
+    };
+}
