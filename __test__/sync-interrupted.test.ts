@@ -20,28 +20,37 @@ async function conflictThenPush(): Promise<string | null> {
   return mine.versionId;
 }
 
+/** A sync that commits a.md's pull (and its conflict), then fails on b.md's push, unreported. */
+async function failBeforeReturning(): Promise<void> {
+  remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
+  await expect(sync({ maxAttempts: 1 })).rejects.toThrow();
+  remote.faults.length = 0;
+}
+
+/** The report of a.md's edit-edit conflict ('local a' here, 'remote a' there), carried over. */
+function carriedA(winner: 'local' | 'remote', kept: Record<string, unknown>) {
+  return {
+    kind: 'edit-edit',
+    path: '/memories/a.md',
+    remotePath: '/a.md',
+    remoteId: remote.byPath('/a.md')?.id,
+    localSha256: sha('local a'),
+    remoteSha256: sha('remote a'),
+    winner,
+    kept,
+    carriedOver: true,
+  };
+}
+
 describe('a conflict resolved by a sync that never returned', () => {
   it('is reported once by the next sync, carried over', async () => {
     const mine = await conflictThenPush();
-    // The pull of a.md (and its conflict) commits first; then b.md's push fails the sync.
-    remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
-    await expect(sync({ maxAttempts: 1 })).rejects.toThrow();
+    await failBeforeReturning();
     expect((await h.get('/memories/a.md'))?.content).toBe('remote a');
-    remote.faults.length = 0;
 
     const next = await sync();
     expect(next.conflicts).toEqual([
-      {
-        kind: 'edit-edit',
-        path: '/memories/a.md',
-        remotePath: '/a.md',
-        remoteId: remote.byPath('/a.md')?.id,
-        localSha256: sha('local a'),
-        remoteSha256: sha('remote a'),
-        winner: 'remote',
-        kept: { side: 'local', versionId: mine },
-        carriedOver: true,
-      },
+      carriedA('remote', { side: 'local', versionId: mine }),
     ]);
     expect(next.pushed.map((c) => c.path)).toEqual(['/memories/b.md']);
     expect((await h.version(mine as string))?.content).toBe('local a');
@@ -59,9 +68,7 @@ describe('a conflict resolved by a sync that never returned', () => {
 
   it('records are not memories: listings, usage, export and history never see them', async () => {
     await conflictThenPush();
-    remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
-    await expect(sync({ maxAttempts: 1 })).rejects.toThrow();
-    remote.faults.length = 0;
+    await failBeforeReturning();
     const paths = (await h.exportMemories()).map((m) => m.path).sort();
     expect(paths).toEqual(['/memories/a.md', '/memories/b.md']);
     expect(await h.view({ command: 'view', path: '/memories' })).not.toMatch(/!|#|memstore/);
@@ -74,9 +81,7 @@ describe('a conflict resolved by a sync that never returned', () => {
 
   it('a dry run shows a carried conflict and leaves it for the real sync', async () => {
     await conflictThenPush();
-    remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
-    await expect(sync({ maxAttempts: 1 })).rejects.toThrow();
-    remote.faults.length = 0;
+    await failBeforeReturning();
     const dry = await sync({ dryRun: true });
     expect(dry.conflicts.map((c) => [c.path, c.carriedOver])).toEqual([['/memories/a.md', true]]);
     const real = await sync();
@@ -86,9 +91,7 @@ describe('a conflict resolved by a sync that never returned', () => {
 
   it('two stores syncing the same directory at once report each carried conflict once', async () => {
     await conflictThenPush();
-    remote.faults.push({ method: 'POST', url: '/memories/', kind: 500, times: 5 });
-    await expect(sync({ maxAttempts: 1 })).rejects.toThrow();
-    remote.faults.length = 0;
+    await failBeforeReturning();
     // A second handle on the same directory: a different store key, so the two syncs run at once.
     const other = await Rabosh.open(dir, { history: true });
     try {
@@ -113,17 +116,7 @@ describe('a conflict resolved by a sync that never returned', () => {
     remote.faults.length = 0;
     const next = await sync();
     expect(next.conflicts).toEqual([
-      {
-        kind: 'edit-edit',
-        path: '/memories/a.md',
-        remotePath: '/a.md',
-        remoteId: remote.byPath('/a.md')?.id,
-        localSha256: sha('local a'),
-        remoteSha256: sha('remote a'),
-        winner: 'local',
-        kept: { side: 'remote', memoryVersionId: lost },
-        carriedOver: true,
-      },
+      carriedA('local', { side: 'remote', memoryVersionId: lost }),
     ]);
     expect(remote.versions.find((v) => v.id === lost)?.content).toBe('remote a');
     expect((await sync()).conflicts).toEqual([]);

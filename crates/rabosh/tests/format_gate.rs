@@ -22,6 +22,19 @@ fn fill(s: &Store, round: u32) {
     }
 }
 
+/// A store at `dir` written by [`fill`] and closed cleanly.
+fn filled(dir: &Path, k: Option<u8>) {
+    let s = Store::open(dir, opts(k)).unwrap();
+    fill(&s, 0);
+    s.close().unwrap();
+}
+
+/// The segment files in `dir`.
+fn segments(dir: &Path) -> Vec<std::path::PathBuf> {
+    let paths = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path());
+    paths.filter(|p| p.extension().is_some_and(|x| x == "seg")).collect()
+}
+
 fn version_at(bytes: &[u8]) -> u32 {
     u32::from_le_bytes(bytes[8..12].try_into().unwrap())
 }
@@ -29,14 +42,8 @@ fn version_at(bytes: &[u8]) -> u32 {
 /// The MANIFEST's version, and each segment's (version, byte 13); at least one segment.
 fn versions(dir: &Path) -> (u32, Vec<(u32, u8)>) {
     let manifest = version_at(&std::fs::read(dir.join("MANIFEST")).unwrap());
-    let mut segs = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "seg") {
-            let b = std::fs::read(&p).unwrap();
-            segs.push((version_at(&b), b[13]));
-        }
-    }
+    let segs: Vec<_> =
+        segments(dir).iter().map(|p| std::fs::read(p).unwrap()).map(|b| (version_at(&b), b[13])).collect();
     assert!(!segs.is_empty());
     (manifest, segs)
 }
@@ -83,10 +90,7 @@ fn an_encrypted_store_is_version_4_everywhere_older_builds_look_and_a_plain_one_
 fn reencrypt_moves_the_version_with_the_mode() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");
-    let s = Store::open(&dir, opts(None)).unwrap();
-    fill(&s, 0);
-    s.close().unwrap();
-    drop(s);
+    filled(&dir, None);
     reencrypt(&dir, None, Some(key(5))).unwrap();
     drop(Store::open(&dir, opts(Some(5))).unwrap());
     assert_mode(&dir, true);
@@ -106,11 +110,8 @@ fn a_version_4_manifest_without_a_key_file_is_corruption_naming_it() {
     let dir = tmp.path().join("s");
     drop(Store::open(&dir, opts(Some(1))).unwrap());
     std::fs::remove_file(dir.join("KEY")).unwrap();
-    for e in std::fs::read_dir(&dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.extension().is_some_and(|x| x == "seg") {
-            std::fs::remove_file(p).unwrap();
-        }
+    for p in segments(&dir) {
+        std::fs::remove_file(p).unwrap();
     }
     for k in [None, Some(1)] {
         match Store::open(&dir, Options { create_if_missing: false, ..opts(k) }) {
@@ -125,15 +126,8 @@ fn a_version_4_manifest_without_a_key_file_is_corruption_naming_it() {
 fn a_version_4_segment_header_without_the_flag_is_corruption() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("s");
-    let s = Store::open(&dir, opts(None)).unwrap();
-    fill(&s, 0);
-    s.close().unwrap();
-    drop(s);
-    let seg = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .find(|p| p.extension().is_some_and(|x| x == "seg"))
-        .unwrap();
+    filled(&dir, None);
+    let seg = segments(&dir).swap_remove(0);
     let mut b = std::fs::read(&seg).unwrap();
     b[8..12].copy_from_slice(&ENCRYPTED_FORMAT_VERSION.to_le_bytes());
     let c = crc32c::crc32c(&b[..32]);
