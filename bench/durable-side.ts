@@ -30,6 +30,11 @@ const root = mkdtempSync(join(process.env.RABOSH_BENCH_DIR ?? tmpdir(), 'durable
 
 type Step = () => Promise<unknown> | unknown;
 
+function push(into: Record<string, number[]>, name: string, x: number): void {
+  into[name] ??= [];
+  into[name].push(x);
+}
+
 /** The disk's floors as one step each: a 4 KiB overwrite of zeros written (and synced) before
  * plus fdatasync, on the JS thread; the same on the libuv pool; a pool round trip doing no IO. */
 async function floors(dir: string, n: number) {
@@ -111,17 +116,18 @@ async function round(tag: string, keep: boolean) {
         for (let i = first; i < Math.min(ops, first + block); i++) {
           const t0 = nowMs();
           await step(i);
-          (lat[name] ??= []).push(nowMs() - t0);
+          push(lat, name, nowMs() - t0);
         }
         const u1 = process.resourceUsage();
-        const c = (switches[name] ??= { steps: 0, voluntary: 0, cpuUs: 0 });
+        switches[name] ??= { steps: 0, voluntary: 0, cpuUs: 0 };
+        const c = switches[name];
         c.steps += Math.min(ops, first + block) - first;
         c.voluntary += u1.voluntaryContextSwitches - u0.voluntaryContextSwitches;
         c.cpuUs += u1.userCPUTime + u1.systemCPUTime - u0.userCPUTime - u0.systemCPUTime;
       }
     }
   }
-  if (keep) for (const [name, xs] of Object.entries(lat)) (per[name] ??= []).push(median(xs));
+  if (keep) for (const [name, xs] of Object.entries(lat)) push(per, name, median(xs));
 }
 await round('warm', false);
 for (const k of Object.keys(switches)) delete switches[k];
