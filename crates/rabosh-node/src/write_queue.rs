@@ -28,6 +28,11 @@ struct State {
     commands: Vec<Command>,
     /// A writer thread exists (running a batch, or lingering).
     serving: bool,
+    /// The writer waits on `wake`: only then does a submit need to wake it.
+    sleeping: bool,
+    /// Waits that timed out with commands queued: a wake-up was missed (tests assert none).
+    #[cfg(test)]
+    woken_late: usize,
 }
 
 pub struct WriteQueue {
@@ -60,7 +65,16 @@ impl WriteQueue {
         let mut s = self.lock();
         s.commands.push(command);
         if s.serving {
-            self.wake.notify_one();
+            // A writer running a batch finds the command itself when it is done: no wake-up
+            // call (std's notify is a futex syscall, waiter or not: under 64 callers, one per
+            // command on the JS thread). A sleeping one is woken after the lock is let go:
+            // woken under it, it would run only to block on this lock and sleep again until
+            // this thread lets go (two wake-ups, not one).
+            let sleeping = s.sleeping;
+            drop(s);
+            if sleeping {
+                self.wake.notify_one();
+            }
             return;
         }
         let queue = self.clone();
@@ -84,8 +98,16 @@ impl WriteQueue {
                 s = self.lock();
                 continue;
             }
+            // Checked empty under this same hold of the lock: a submit from now on sees
+            // `sleeping` and wakes this thread.
+            s.sleeping = true;
             let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(|p| p.into_inner());
             s = next;
+            s.sleeping = false;
+            #[cfg(test)]
+            if waited.timed_out() && !s.commands.is_empty() {
+                s.woken_late += 1;
+            }
             if waited.timed_out() && s.commands.is_empty() {
                 s.serving = false;
                 return;

@@ -161,3 +161,41 @@ fn a_panicking_command_is_a_coded_fault_and_the_rest_of_its_batch_commits() {
     assert!(matches!(got[0], Ok(Create::Created)) && matches!(got[2], Ok(Create::Created)), "{got:?}");
     assert_eq!(got[1].as_ref().unwrap_err().code, "RABOSH_PANIC");
 }
+
+/// Waits (bounded) until the queue's writer thread sleeps on its condvar.
+fn until_sleeping(q: &WriteQueue) {
+    let deadline = std::time::Instant::now() + HANG;
+    while !q.lock().sleeping {
+        assert!(std::time::Instant::now() < deadline, "the writer thread never went to sleep");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_command_sent_while_the_writer_sleeps_wakes_it_and_one_sent_while_it_runs_is_found() {
+    let (_sim, _fs, _store, m, q) = queue_over_faults();
+    let (tx, rx) = channel();
+    // Starts the writer thread.
+    q.submit(create(&m, 10, &tx));
+    assert!(matches!(rx.recv_timeout(HANG).expect("the first command never settled").1, Ok(Create::Created)));
+    for round in 0..5 {
+        // Only the submit's wake-up can start this command before the writer's linger runs out.
+        until_sleeping(&q);
+        q.submit(create(&m, 2 * round, &tx));
+        let (i, r) = rx.recv_timeout(HANG).expect("a command sent to a sleeping writer never settled");
+        assert_eq!(i, 2 * round);
+        assert!(matches!(r, Ok(Create::Created)), "{r:?}");
+        // At once after a settle: the writer may still be in its batch (it settles before it
+        // looks for the next), or already asleep.
+        q.submit(create(&m, 2 * round + 1, &tx));
+        let (i, r) = rx.recv_timeout(HANG).expect("a command sent right after a settle never settled");
+        assert_eq!(i, 2 * round + 1);
+        assert!(matches!(r, Ok(Create::Created)), "{r:?}");
+    }
+    for i in 0..=10 {
+        assert!(present(&m, i), "n{i} missing");
+    }
+    // Each ran because the submit woke the writer or the writer found it, not because its
+    // lingering wait ran out with the command queued.
+    assert_eq!(q.lock().woken_late, 0, "a submit did not wake the sleeping writer");
+}
