@@ -152,6 +152,7 @@ pub struct PgBackend {
     poison: Poison,
     commits: AtomicU64,
     attempts: AtomicU64,
+    round_trips: Arc<AtomicU64>,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
@@ -206,7 +207,9 @@ impl PgBackend {
             connect_timeout,
             client_timeout,
             last_error: last_error.clone(),
+            round_trips: Arc::new(AtomicU64::new(0)),
         };
+        let round_trips = manager.round_trips.clone();
         let mut first = manager.open()?;
         schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         let sealer = seal::settle(&mut first, &options.schema, options.encryption.as_ref(), &redactor)?;
@@ -235,6 +238,7 @@ impl PgBackend {
             poison: Poison::default(),
             commits: AtomicU64::new(0),
             attempts: AtomicU64::new(0),
+            round_trips,
         })
     }
 
@@ -246,6 +250,12 @@ impl PgBackend {
     /// Runs of transaction bodies through this handle: commands plus serialization retries.
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Round trips to the server by every pooled connection (connecting excluded); a pipelined
+    /// flight of statements counts once.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
     }
 
     /// Rows returned by the queries of this handle's views (reads, scans, summaries).
@@ -293,10 +303,6 @@ impl PgBackend {
         }
         let redactor = &self.shared.redactor;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
-        for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
-            let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;
-            conn.client.execute(&statement, &[&chunk]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-        }
         let sealed: Vec<(&[u8], Vec<u8>, Vec<u8>)>;
         let puts: Vec<(&[u8], &[u8], &[u8])> = match &self.shared.sealer {
             None => last.iter().filter_map(|(k, v)| v.map(|(value, meta)| (*k, value, meta))).collect(),
@@ -312,6 +318,10 @@ impl PgBackend {
                 sealed.iter().map(|(k, v, m)| (*k, v.as_slice(), m.as_slice())).collect()
             }
         };
+        let mut planned: Vec<(Q, summary::Params<'_>)> = Vec::new();
+        for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
+            planned.push((Q::Delete, vec![Box::new(chunk)]));
+        }
         let mut start = 0;
         while start < puts.len() {
             let mut end = start;
@@ -324,25 +334,42 @@ impl PgBackend {
             let keys: Vec<&[u8]> = chunk.iter().map(|p| p.0).collect();
             let values: Vec<&[u8]> = chunk.iter().map(|p| p.1).collect();
             let metas: Vec<&[u8]> = chunk.iter().map(|p| p.2).collect();
-            let statement = conn.statement(&self.shared.sql, Q::Upsert, redactor)?;
-            let n = conn
-                .client
-                .execute(&statement, &[&keys, &values, &metas])
-                .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-            // Every row is inserted or updated, except by a plain handle once the schema was
-            // encrypted (by a first open with a key after this handle opened): then none is,
-            // and the transaction is rolled back by the caller with nothing written.
-            if n == 0 && self.shared.sealer.is_none() {
+            planned.push((Q::Upsert, vec![Box::new(keys), Box::new(values), Box::new(metas)]));
+            start = end;
+        }
+        planned.extend(summary::plan(deltas));
+        let mut flight = Vec::with_capacity(planned.len());
+        for (q, params) in &planned {
+            flight.push((conn.statement(&self.shared.sql, *q, redactor)?, summary::refs(params)));
+        }
+        // The writes and COMMIT go in one flight (one round trip, and the transaction, with its
+        // row and predicate locks, ends as soon as the server has run them). Nothing after a
+        // failed statement can commit: the server fails the rest of the transaction and answers
+        // the COMMIT with a rollback, so the first failure is the outcome.
+        let answers = conn.client.flight(&flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
+        let commit = answers.len() - 1;
+        for (i, answer) in answers.into_iter().enumerate() {
+            let Err(e) = answer else { continue };
+            if i < commit
+                && matches!(planned[i].0, Q::Upsert)
+                && self.shared.sealer.is_none()
+                && sql::is_encrypted_refusal(&e)
+            {
                 return Err(crate::Error::KeyRequired(format!(
                     "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
                      nothing was written; reopen it with the encryption option",
                     self.shared.schema
                 )));
             }
-            start = end;
+            // A statement the server refused rolled the transaction back; a connection that broke
+            // or a flight that timed out may have had its COMMIT run.
+            // (A server that ended the session instead answered the statement and never ran the
+            // COMMIT after it either.)
+            let server_refused = i < commit && matches!(&e, client::Failure::Pg(pe) if pe.as_db_error().is_some());
+            let phase = if server_refused { Phase::Statement } else { Phase::Commit };
+            return Err(conn.fail(&e, phase, redactor).into());
         }
-        summary::apply(conn, &self.shared.sql, redactor, deltas)?;
-        Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
+        Ok(())
     }
 }
 

@@ -86,6 +86,8 @@ pub struct Manager {
     /// Client-side bound on every call, COMMIT included.
     pub client_timeout: Duration,
     pub last_error: Arc<Mutex<Option<PgError>>>,
+    /// Round trips made by every connection of the pool (tests count them per command).
+    pub round_trips: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Manager {
@@ -95,8 +97,14 @@ impl Manager {
             Failure::Pg(e) => classify(&e, Phase::Connect, &self.redactor),
             Failure::TimedOut => timed_out(Phase::Connect),
         };
-        let client = Client::connect(&self.config, self.tls.clone(), self.connect_timeout, self.client_timeout)
-            .map_err(connect_error)?;
+        let client = Client::connect(
+            &self.config,
+            self.tls.clone(),
+            self.connect_timeout,
+            self.client_timeout,
+            self.round_trips.clone(),
+        )
+        .map_err(connect_error)?;
         let mut conn = Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false };
         // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
