@@ -153,6 +153,8 @@ pub struct PgBackend {
     commits: AtomicU64,
     attempts: AtomicU64,
     round_trips: Arc<AtomicU64>,
+    /// Held by a transaction's reruns after a serialization failure (see `transact`).
+    retry_gate: Mutex<()>,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
@@ -239,6 +241,7 @@ impl PgBackend {
             commits: AtomicU64::new(0),
             attempts: AtomicU64::new(0),
             round_trips,
+            retry_gate: Mutex::new(()),
         })
     }
 
@@ -440,6 +443,13 @@ impl Backend for PgBackend {
         let mut writes = WriteSet::default();
         let mut lost = 0;
         for attempt in 1..=self.max_attempts {
+            // A rerun after a serialization failure waits for the other reruns of this handle:
+            // transactions that read and write the same index pages (creates in one directory:
+            // PostgreSQL's predicate locks are per btree page) abort all but the first of any
+            // that overlap, so reruns that overlap each other mostly abort again. First runs
+            // stay concurrent; only the ones that already collided queue. Scheduling only: what
+            // commits is decided by the server as before.
+            let held = (attempt > 1).then(|| self.retry_gate.lock().unwrap_or_else(|p| p.into_inner()));
             let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
@@ -467,6 +477,8 @@ impl Backend for PgBackend {
                 conn.broken = true;
             }
             drop(conn);
+            // Not held through the backoff: the next rerun in line goes meanwhile.
+            drop(held);
             match &e {
                 crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => backoff.sleep(),
                 // The connection broke before COMMIT was sent (a server restart, a failover): the
