@@ -131,35 +131,51 @@ impl Client {
         self.run(|c| c.batch_execute(query))
     }
 
-    /// Sends every statement and then `last` (a simple query: COMMIT) at once, and waits for
-    /// all the answers: one round trip instead of one per statement. The server runs them in
-    /// order, each to its own Sync, so a failed statement fails the ones after it in the
-    /// transaction (25P02) and turns a trailing COMMIT into a rollback. Each statement's own
-    /// result, then `last`'s; `Err` only when the flight as a whole timed out.
+    /// Sends every statement and then `last` (a simple query: COMMIT) at once, and waits for all the answers: one round trip
+    /// instead of one per statement. The server runs them in order, each to its own Sync, so a
+    /// failed statement fails the ones after it in the transaction (25P02) and turns a trailing
+    /// COMMIT into a rollback. Each statement's result, then `last`'s; `Err` only when the
+    /// flight as a whole timed out.
     pub fn flight(&mut self, statements: &[Planned<'_>], last: &str) -> Result<Vec<Result<u64, Failure>>, Failure> {
         type Call<'c> = Pin<Box<dyn Future<Output = Result<u64, postgres::Error>> + 'c>>;
         let answers = self.run(|c| async move {
-            let mut calls: Vec<Call<'_>> =
-                statements.iter().map(|(s, params)| Box::pin(c.execute(s, params)) as Call<'_>).collect();
+            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 1);
+            calls.extend(statements.iter().map(|(s, params)| Box::pin(c.execute(s, params)) as Call<'_>));
             calls.push(Box::pin(async move { c.batch_execute(last).await.map(|()| 0) }));
-            // Polled in order, so the requests are queued (and sent) in order on the first pass.
-            let mut out: Vec<Option<Result<u64, postgres::Error>>> = calls.iter().map(|_| None).collect();
+            Ok(join_in_order(calls).await)
+        })?;
+        Ok(answers.into_iter().map(|r| r.map_err(Failure::Pg)).collect())
+    }
+
+    /// `first` (a simple query: BEGIN) and then `statement`, sent at once: one round trip.
+    pub fn query_after(
+        &mut self,
+        first: &str,
+        statement: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<(Result<(), Failure>, Result<Vec<Row>, Failure>), Failure> {
+        let (begun, rows) = self.run(|c| async move {
+            let mut begin = pin!(c.batch_execute(first));
+            let mut query = pin!(c.query(statement, params));
+            let (mut begun, mut rows) = (None, None);
+            // BEGIN is polled first, so it is queued (and sent) first.
             poll_fn(|cx| {
-                let mut pending = false;
-                for (call, slot) in calls.iter_mut().zip(out.iter_mut()) {
-                    if slot.is_none() {
-                        match call.as_mut().poll(cx) {
-                            Poll::Ready(r) => *slot = Some(r),
-                            Poll::Pending => pending = true,
-                        }
-                    }
+                if begun.is_none()
+                    && let Poll::Ready(r) = begin.as_mut().poll(cx)
+                {
+                    begun = Some(r);
                 }
-                if pending { Poll::Pending } else { Poll::Ready(()) }
+                if rows.is_none()
+                    && let Poll::Ready(r) = query.as_mut().poll(cx)
+                {
+                    rows = Some(r);
+                }
+                if begun.is_some() && rows.is_some() { Poll::Ready(()) } else { Poll::Pending }
             })
             .await;
-            Ok(out)
+            Ok((begun.expect("ready"), rows.expect("ready")))
         })?;
-        Ok(answers.into_iter().map(|a| a.map_or(Err(Failure::TimedOut), |r| r.map_err(Failure::Pg))).collect())
+        Ok((begun.map_err(Failure::Pg), rows.map_err(Failure::Pg)))
     }
 
     pub fn simple_query(&mut self, query: &str) -> Result<Vec<SimpleQueryMessage>, Failure> {
@@ -190,6 +206,26 @@ impl Client {
             let _ = self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(1), connection).await });
         }
     }
+}
+
+/// Polls every call until all have answered, each first in the order given (so their requests
+/// are queued, and sent, in that order); their results in the same order.
+async fn join_in_order<T>(mut calls: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut out: Vec<Option<T>> = calls.iter().map(|_| None).collect();
+    poll_fn(|cx| {
+        let mut pending = false;
+        for (call, slot) in calls.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match call.as_mut().poll(cx) {
+                    Poll::Ready(r) => *slot = Some(r),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    out.into_iter().map(|r| r.expect("every call answered")).collect()
 }
 
 /// Lets the connection read and write what it can; drops it once it has finished.

@@ -28,7 +28,9 @@
 //! connection, a wrong password or a missing database is a typed error from `open`. A pooled
 //! connection that went stale (server restart) is found at checkout (the server's goodbye is
 //! already in the socket) or at BEGIN, before anything was sent that could commit, and is
-//! replaced transparently. A connection lost later in a transaction, before COMMIT was sent,
+//! replaced transparently. A transaction sends its BEGIN with its first statement (one round
+//! trip; `view.rs`), and its writes with COMMIT (another); a stale connection found in that first
+//! flight is swapped for another before the body sees any answer. A connection lost later in a transaction, before COMMIT was sent,
 //! reruns the body on a new connection (nothing committed; at most 3 times); a snapshot view
 //! that has not answered yet begins again on a new one. When COMMIT itself was in flight the
 //! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
@@ -130,6 +132,10 @@ pub(crate) struct Shared {
     /// The store's data key when it is encrypted (`seal.rs`).
     sealer: Option<seal::Sealer>,
     schema: String,
+    /// The pool and its last connect failure, for a transaction's first flight that finds its
+    /// connection stale and continues on another (`view.rs`).
+    pool: r2d2::Pool<Manager>,
+    last_error: Arc<Mutex<Option<PgError>>>,
 }
 
 impl Shared {
@@ -226,7 +232,7 @@ impl PgBackend {
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
         Ok(PgBackend {
-            pool,
+            pool: pool.clone(),
             shared: Arc::new(Shared {
                 sql: Sql::new(&options.schema, sealer.is_none()),
                 redactor,
@@ -234,6 +240,8 @@ impl PgBackend {
                 rows_read: AtomicU64::new(0),
                 sealer,
                 schema: options.schema.clone(),
+                pool: pool.clone(),
+                last_error: last_error.clone(),
             }),
             last_error,
             max_attempts: options.max_attempts,
@@ -349,6 +357,15 @@ impl PgBackend {
         // row and predicate locks, ends as soon as the server has run them). Nothing after a
         // failed statement can commit: the server fails the rest of the transaction and answers
         // the COMMIT with a rollback, so the first failure is the outcome.
+        if let Some(begin) = conn.pending_begin.take() {
+            if flight.is_empty() {
+                // The body read and wrote nothing: there is no transaction to begin or end.
+                return Ok(());
+            }
+            // A body that wrote without reading: BEGIN on its own first, so a connection that went
+            // stale unseen fails before anything that could commit was sent (and is rerun).
+            conn.client.batch_execute(begin).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+        }
         let answers = conn.client.flight(&flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
         let commit = answers.len() - 1;
         for (i, answer) in answers.into_iter().enumerate() {
@@ -450,7 +467,7 @@ impl Backend for PgBackend {
             // stay concurrent; only the ones that already collided queue. Scheduling only: what
             // commits is decided by the server as before.
             let held = (attempt > 1).then(|| self.retry_gate.lock().unwrap_or_else(|p| p.into_inner()));
-            let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            let mut conn = pool::deferred(&self.pool, &self.last_error, "BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
             conn.in_body = true;
@@ -473,7 +490,8 @@ impl Backend for PgBackend {
                 // from the server's state, which is the truth.
                 self.poison.set("the connection was lost during COMMIT");
             }
-            if !conn.broken && conn.client.batch_execute("ROLLBACK").is_err() {
+            // A BEGIN never sent began nothing to roll back.
+            if !conn.broken && conn.pending_begin.take().is_none() && conn.client.batch_execute("ROLLBACK").is_err() {
                 conn.broken = true;
             }
             drop(conn);
