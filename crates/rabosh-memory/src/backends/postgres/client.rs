@@ -41,6 +41,9 @@ pub struct Client {
     round_trips: Arc<AtomicU64>,
 }
 
+/// What BEGIN answered, and what the statement sent with it did.
+pub type BegunAndRows = (Result<(), Failure>, Result<Vec<Row>, Failure>);
+
 /// One statement of a pipelined flight and its parameters.
 pub type Planned<'a> = (Statement, Vec<&'a (dyn ToSql + Sync)>);
 
@@ -153,7 +156,7 @@ impl Client {
         first: &str,
         statement: &Statement,
         params: &[&(dyn ToSql + Sync)],
-    ) -> Result<(Result<(), Failure>, Result<Vec<Row>, Failure>), Failure> {
+    ) -> Result<BegunAndRows, Failure> {
         let (begun, rows) = self.run(|c| async move {
             let mut begin = pin!(c.batch_execute(first));
             let mut query = pin!(c.query(statement, params));
