@@ -9,9 +9,11 @@
 // prints a markdown table and writes it to bench/results/postgres.md.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import pg from 'pg';
 import { RaboshMemoryToolHandler } from '../index.js';
 import { openPgHandler } from './alternatives/pg-handler.js';
 import type { BenchHandler } from './handlers/types.js';
@@ -148,33 +150,72 @@ function firstDifference(a: Answers, b: Answers): string | null {
   return null;
 }
 
+/** Rounds of the three measurements, one after another in this process (RABOSH_BENCH_PG_RUNS). */
+const RUNS = Math.max(1, Number(process.env['RABOSH_BENCH_PG_RUNS'] ?? 3));
+
+/** The machine, the server and the load, for the file's first line. */
+async function machineLine(url: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const server = (await c.query<{ v: string; f: string; s: string }>(
+    "SELECT split_part(version(), ' ', 2) AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s",
+  )).rows[0]!;
+  await c.end();
+  const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown';
+  const cpu = cpus();
+  return (
+    `${new Date().toISOString()} · commit ${head} · ${cpu[0]?.model.trim() ?? 'unknown CPU'} × ${cpu.length}, ` +
+    `${Math.round(totalmem() / 2 ** 30)} GiB, ${type()} ${release()}, Node ${process.version} · PostgreSQL ${server.v} ` +
+    `on the same machine (fsync ${server.f}, synchronous_commit ${server.s}) · load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end · ` +
+    `${RUNS} round(s), each measuring the three one after another`
+  );
+}
+
 const dir = mkdtempSync(join(tmpdir(), 'rabosh-bench-pg-'));
 let failed = false;
 try {
-  const tag = randomBytes(4).toString('hex');
-  const embedded = await measure(() => ours(dir));
-  const postgres = await measure(() => ours(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${tag}`));
-  const peer = await measure(() => nodePostgres(url, `bench_pg_${tag}`));
+  const rounds: Array<Record<'embedded' | 'postgres' | 'peer', Record<string, number>>> = [];
+  const differences: Array<[string, string]> = [];
+  let answered = 0;
+  for (let round = 0; round < RUNS; round++) {
+    const tag = randomBytes(4).toString('hex');
+    const embedded = await measure(() => ours(join(dir, `r${round}`)));
+    const postgres = await measure(() => ours(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${tag}`));
+    const peer = await measure(() => nodePostgres(url, `bench_pg_${tag}`));
+    rounds.push({ embedded: embedded.row, postgres: postgres.row, peer: peer.row });
+    answered = postgres.answers.length;
+    // Ours over PostgreSQL is the reference; the run fails when any handler answered otherwise.
+    for (const [who, d] of [
+      ['embedded', firstDifference(postgres.answers, embedded.answers)],
+      ['node-postgres handler', firstDifference(postgres.answers, peer.answers)],
+    ] as const) {
+      if (d !== null) differences.push([who, `${d} (round ${round + 1})`]);
+    }
+  }
   const fmt = (k: string, v: number) => (k.includes('/s') ? v.toFixed(0) : `${v.toFixed(3)} ms`);
+  const mid = (who: 'embedded' | 'postgres' | 'peer', k: string) => median(rounds.map((r) => r[who][k]!));
+  /** The median ratio of `a` to `b` over the rounds, with its range when there are several. */
+  const ratio = (a: 'postgres', b: 'embedded' | 'peer', k: string) => {
+    const rs = rounds.map((r) => r[a][k]! / r[b][k]!);
+    const range = rs.length > 1 ? ` (${Math.min(...rs).toFixed(2)}–${Math.max(...rs).toFixed(2)})` : '';
+    return `${median(rs).toFixed(2)}${range}`;
+  };
   const lines = [
-    `| row (${N} commands, 4 KiB memories) | embedded (sync) | PostgreSQL | node-postgres handler | PG ÷ embedded | PG ÷ node-postgres |`,
+    await machineLine(url),
+    '',
+    `| row (${N} commands, 4 KiB memories; median of ${RUNS}) | embedded (sync) | PostgreSQL | node-postgres handler | PG ÷ embedded | PG ÷ node-postgres |`,
     '|---|---|---|---|---|---|',
-    ...Object.keys(embedded.row).map(
+    ...Object.keys(rounds[0]!.embedded).map(
       (k) =>
-        `| ${k} | ${fmt(k, embedded.row[k]!)} | ${fmt(k, postgres.row[k]!)} | ${fmt(k, peer.row[k]!)} | ` +
-        `${(postgres.row[k]! / embedded.row[k]!).toFixed(2)} | ${(postgres.row[k]! / peer.row[k]!).toFixed(2)} |`,
+        `| ${k} | ${fmt(k, mid('embedded', k))} | ${fmt(k, mid('postgres', k))} | ${fmt(k, mid('peer', k))} | ` +
+        `${ratio('postgres', 'embedded', k)} | ${ratio('postgres', 'peer', k)} |`,
     ),
   ];
-  // Ours over PostgreSQL is the reference; the run fails when any handler answered otherwise.
-  const differences = [
-    ['embedded', firstDifference(postgres.answers, embedded.answers)],
-    ['node-postgres handler', firstDifference(postgres.answers, peer.answers)],
-  ].filter(([, d]) => d !== null);
   lines.push(
     '',
     differences.length
       ? `**Answers disagreed:**\n${differences.map(([who, d]) => `- ${who}: ${d}`).join('\n')}`
-      : `All three gave the same ${postgres.answers.length} answers. Ratios above 1 on the rows per second mean PostgreSQL does more.`,
+      : `All three gave the same ${answered} answers in every round. Ratios are per round (median, then the range over the rounds); above 1 on the rows per second means PostgreSQL does more, below 1 on the times means it takes less.`,
   );
   failed = differences.length > 0;
   const table = lines.join('\n');

@@ -211,3 +211,40 @@ fn without_create_a_missing_store_is_refused_and_nothing_is_made() {
     let b = Arc::new(PgBackend::open(&url(), no_create).expect("the store exists now"));
     assert_eq!(handler(&b, true).usage().unwrap(), Usage { memories: 1, bytes: 2 });
 }
+
+/// Round trips `b` made while `f` ran.
+fn round_trips<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {
+    let before = b.round_trips();
+    let out = f();
+    (b.round_trips() - before, out)
+}
+
+/// Issue 24: a create is its first read sent with BEGIN, its second read (the target and the
+/// history setting) and one pipelined flight of its writes, the summary rows and COMMIT; the
+/// flight leaves the summary
+/// exact (the listing after it agrees with the scan) and a failed statement in it commits
+/// nothing.
+#[test]
+fn a_create_is_three_round_trips_and_its_writes_commit_together() {
+    let s = Schema::new("trips");
+    let b = Arc::new(s.open());
+    let m = handler(&b, true);
+    put(&m, "/memories/d/warm", 1); // prepares the statements on the pooled connection
+    let (trips, created) = round_trips(&b, || m.create("/memories/d/a.md", "hello").unwrap());
+    assert_eq!(created, Create::Created);
+    assert_eq!(trips, 3, "a create took {trips} round trips");
+    // Refused after reading the target: BEGIN with that read, then ROLLBACK.
+    let (trips, _) = round_trips(&b, || m.create("/memories/d/a.md", "again").unwrap());
+    assert!(trips <= 3, "a refused create took {trips} round trips");
+    let listed = m.view("/memories/d").unwrap();
+    assert_eq!(listed, handler(&b, false).view("/memories/d").unwrap());
+    // A statement of the flight that fails (the summary refuses new rows) rolls back the
+    // memory's row written before it: COMMIT after a failed statement is a rollback.
+    let mut c = postgres::Client::connect(&url(), postgres::NoTls).unwrap();
+    let dirs = format!("\"{}\".dirs", s.name);
+    c.batch_execute(&format!("ALTER TABLE {dirs} ADD CONSTRAINT refuse CHECK (n < 0) NOT VALID")).unwrap();
+    assert!(m.create("/memories/d/lost.md", "x").is_err());
+    c.batch_execute(&format!("ALTER TABLE {dirs} DROP CONSTRAINT refuse")).unwrap();
+    assert_eq!(m.view("/memories/d/lost.md").unwrap(), View::NotFound);
+    assert_eq!(m.view("/memories/d").unwrap(), listed);
+}

@@ -10,6 +10,8 @@
 
 use std::future::{Future, poll_fn};
 use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -35,7 +37,15 @@ pub struct Client {
     connection: Option<Driver>,
     runtime: Runtime,
     deadline: Duration,
+    /// Calls made, each one round trip (a pipelined flight counts once); shared by the pool.
+    round_trips: Arc<AtomicU64>,
 }
+
+/// What BEGIN answered, and what the statement sent with it did.
+pub type BegunAndRows = (Result<(), Failure>, Result<Vec<Row>, Failure>);
+
+/// One statement of a pipelined flight and its parameters.
+pub type Planned<'a> = (Statement, Vec<&'a (dyn ToSql + Sync)>);
 
 impl Client {
     /// Connects within `connect_timeout` (TCP, TLS, authentication and startup together);
@@ -45,6 +55,7 @@ impl Client {
         tls: MakeRustlsConnect,
         connect_timeout: Duration,
         deadline: Duration,
+        round_trips: Arc<AtomicU64>,
     ) -> Result<Client, Failure> {
         let runtime =
             tokio::runtime::Builder::new_current_thread().enable_all().build().map_err(|_| Failure::TimedOut)?;
@@ -55,7 +66,7 @@ impl Client {
             Err(_) => return Err(Failure::TimedOut),
         };
         let connection: tokio_postgres::Connection<Socket, _> = connection;
-        Ok(Client { inner: Some(inner), connection: Some(Box::pin(connection)), runtime, deadline })
+        Ok(Client { inner: Some(inner), connection: Some(Box::pin(connection)), runtime, deadline, round_trips })
     }
 
     /// Runs `call` on the client under the deadline, driving the connection meanwhile.
@@ -63,8 +74,9 @@ impl Client {
     where
         F: Future<Output = Result<T, postgres::Error>> + 'a,
     {
-        let Client { inner, connection, runtime, deadline } = self;
+        let Client { inner, connection, runtime, deadline, round_trips } = self;
         let Some(client) = inner.as_ref() else { return Err(Failure::TimedOut) };
+        round_trips.fetch_add(1, Ordering::Relaxed);
         let call = call(client);
         let deadline = *deadline;
         // The timer is made inside the runtime, which it needs.
@@ -122,6 +134,53 @@ impl Client {
         self.run(|c| c.batch_execute(query))
     }
 
+    /// Sends every statement and then `last` (a simple query: COMMIT) at once, and waits for all the answers: one round trip
+    /// instead of one per statement. The server runs them in order, each to its own Sync, so a
+    /// failed statement fails the ones after it in the transaction (25P02) and turns a trailing
+    /// COMMIT into a rollback. Each statement's result, then `last`'s; `Err` only when the
+    /// flight as a whole timed out.
+    pub fn flight(&mut self, statements: &[Planned<'_>], last: &str) -> Result<Vec<Result<u64, Failure>>, Failure> {
+        type Call<'c> = Pin<Box<dyn Future<Output = Result<u64, postgres::Error>> + 'c>>;
+        let answers = self.run(|c| async move {
+            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 1);
+            calls.extend(statements.iter().map(|(s, params)| Box::pin(c.execute(s, params)) as Call<'_>));
+            calls.push(Box::pin(async move { c.batch_execute(last).await.map(|()| 0) }));
+            Ok(join_in_order(calls).await)
+        })?;
+        Ok(answers.into_iter().map(|r| r.map_err(Failure::Pg)).collect())
+    }
+
+    /// `first` (a simple query: BEGIN) and then `statement`, sent at once: one round trip.
+    pub fn query_after(
+        &mut self,
+        first: &str,
+        statement: &Statement,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<BegunAndRows, Failure> {
+        let (begun, rows) = self.run(|c| async move {
+            let mut begin = pin!(c.batch_execute(first));
+            let mut query = pin!(c.query(statement, params));
+            let (mut begun, mut rows) = (None, None);
+            // BEGIN is polled first, so it is queued (and sent) first.
+            poll_fn(|cx| {
+                if begun.is_none()
+                    && let Poll::Ready(r) = begin.as_mut().poll(cx)
+                {
+                    begun = Some(r);
+                }
+                if rows.is_none()
+                    && let Poll::Ready(r) = query.as_mut().poll(cx)
+                {
+                    rows = Some(r);
+                }
+                if begun.is_some() && rows.is_some() { Poll::Ready(()) } else { Poll::Pending }
+            })
+            .await;
+            Ok((begun.expect("ready"), rows.expect("ready")))
+        })?;
+        Ok((begun.map_err(Failure::Pg), rows.map_err(Failure::Pg)))
+    }
+
     pub fn simple_query(&mut self, query: &str) -> Result<Vec<SimpleQueryMessage>, Failure> {
         self.run(|c| c.simple_query(query))
     }
@@ -150,6 +209,26 @@ impl Client {
             let _ = self.runtime.block_on(async { tokio::time::timeout(Duration::from_secs(1), connection).await });
         }
     }
+}
+
+/// Polls every call until all have answered, each first in the order given (so their requests
+/// are queued, and sent, in that order); their results in the same order.
+async fn join_in_order<T>(mut calls: Vec<Pin<Box<dyn Future<Output = T> + '_>>>) -> Vec<T> {
+    let mut out: Vec<Option<T>> = calls.iter().map(|_| None).collect();
+    poll_fn(|cx| {
+        let mut pending = false;
+        for (call, slot) in calls.iter_mut().zip(out.iter_mut()) {
+            if slot.is_none() {
+                match call.as_mut().poll(cx) {
+                    Poll::Ready(r) => *slot = Some(r),
+                    Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending { Poll::Pending } else { Poll::Ready(()) }
+    })
+    .await;
+    out.into_iter().map(|r| r.expect("every call answered")).collect()
 }
 
 /// Lets the connection read and write what it can; drops it once it has finished.

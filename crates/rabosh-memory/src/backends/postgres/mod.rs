@@ -28,7 +28,9 @@
 //! connection, a wrong password or a missing database is a typed error from `open`. A pooled
 //! connection that went stale (server restart) is found at checkout (the server's goodbye is
 //! already in the socket) or at BEGIN, before anything was sent that could commit, and is
-//! replaced transparently. A connection lost later in a transaction, before COMMIT was sent,
+//! replaced transparently. A transaction sends its BEGIN with its first statement (one round
+//! trip; `view.rs`), and its writes with COMMIT (another); a stale connection found in that first
+//! flight is swapped for another before the body sees any answer. A connection lost later in a transaction, before COMMIT was sent,
 //! reruns the body on a new connection (nothing committed; at most 3 times); a snapshot view
 //! that has not answered yet begins again on a new one. When COMMIT itself was in flight the
 //! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
@@ -130,6 +132,10 @@ pub(crate) struct Shared {
     /// The store's data key when it is encrypted (`seal.rs`).
     sealer: Option<seal::Sealer>,
     schema: String,
+    /// The pool and its last connect failure, for a transaction's first flight that finds its
+    /// connection stale and continues on another (`view.rs`).
+    pool: r2d2::Pool<Manager>,
+    last_error: Arc<Mutex<Option<PgError>>>,
 }
 
 impl Shared {
@@ -152,6 +158,9 @@ pub struct PgBackend {
     poison: Poison,
     commits: AtomicU64,
     attempts: AtomicU64,
+    round_trips: Arc<AtomicU64>,
+    /// Held by a transaction's reruns after a serialization failure (see `transact`).
+    retry_gate: Mutex<()>,
 }
 
 type Pooled = r2d2::PooledConnection<Manager>;
@@ -206,7 +215,9 @@ impl PgBackend {
             connect_timeout,
             client_timeout,
             last_error: last_error.clone(),
+            round_trips: Arc::new(AtomicU64::new(0)),
         };
+        let round_trips = manager.round_trips.clone();
         let mut first = manager.open()?;
         schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         let sealer = seal::settle(&mut first, &options.schema, options.encryption.as_ref(), &redactor)?;
@@ -221,7 +232,7 @@ impl PgBackend {
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
         Ok(PgBackend {
-            pool,
+            pool: pool.clone(),
             shared: Arc::new(Shared {
                 sql: Sql::new(&options.schema, sealer.is_none()),
                 redactor,
@@ -229,12 +240,16 @@ impl PgBackend {
                 rows_read: AtomicU64::new(0),
                 sealer,
                 schema: options.schema.clone(),
+                pool: pool.clone(),
+                last_error: last_error.clone(),
             }),
             last_error,
             max_attempts: options.max_attempts,
             poison: Poison::default(),
             commits: AtomicU64::new(0),
             attempts: AtomicU64::new(0),
+            round_trips,
+            retry_gate: Mutex::new(()),
         })
     }
 
@@ -246,6 +261,12 @@ impl PgBackend {
     /// Runs of transaction bodies through this handle: commands plus serialization retries.
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Round trips to the server by every pooled connection (connecting excluded); a pipelined
+    /// flight of statements counts once.
+    pub fn round_trips(&self) -> u64 {
+        self.round_trips.load(Ordering::Relaxed)
     }
 
     /// Rows returned by the queries of this handle's views (reads, scans, summaries).
@@ -293,10 +314,6 @@ impl PgBackend {
         }
         let redactor = &self.shared.redactor;
         let deletes: Vec<&[u8]> = last.iter().filter(|(_, v)| v.is_none()).map(|(k, _)| *k).collect();
-        for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
-            let statement = conn.statement(&self.shared.sql, Q::Delete, redactor)?;
-            conn.client.execute(&statement, &[&chunk]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-        }
         let sealed: Vec<(&[u8], Vec<u8>, Vec<u8>)>;
         let puts: Vec<(&[u8], &[u8], &[u8])> = match &self.shared.sealer {
             None => last.iter().filter_map(|(k, v)| v.map(|(value, meta)| (*k, value, meta))).collect(),
@@ -312,6 +329,10 @@ impl PgBackend {
                 sealed.iter().map(|(k, v, m)| (*k, v.as_slice(), m.as_slice())).collect()
             }
         };
+        let mut planned: Vec<(Q, summary::Params<'_>)> = Vec::new();
+        for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
+            planned.push((Q::Delete, vec![Box::new(chunk)]));
+        }
         let mut start = 0;
         while start < puts.len() {
             let mut end = start;
@@ -324,25 +345,51 @@ impl PgBackend {
             let keys: Vec<&[u8]> = chunk.iter().map(|p| p.0).collect();
             let values: Vec<&[u8]> = chunk.iter().map(|p| p.1).collect();
             let metas: Vec<&[u8]> = chunk.iter().map(|p| p.2).collect();
-            let statement = conn.statement(&self.shared.sql, Q::Upsert, redactor)?;
-            let n = conn
-                .client
-                .execute(&statement, &[&keys, &values, &metas])
-                .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-            // Every row is inserted or updated, except by a plain handle once the schema was
-            // encrypted (by a first open with a key after this handle opened): then none is,
-            // and the transaction is rolled back by the caller with nothing written.
-            if n == 0 && self.shared.sealer.is_none() {
+            planned.push((Q::Upsert, vec![Box::new(keys), Box::new(values), Box::new(metas)]));
+            start = end;
+        }
+        planned.extend(summary::plan(deltas));
+        let mut flight = Vec::with_capacity(planned.len());
+        for (q, params) in &planned {
+            flight.push((conn.statement(&self.shared.sql, *q, redactor)?, summary::refs(params)));
+        }
+        // The writes and COMMIT go in one flight (one round trip, and the transaction, with its
+        // row and predicate locks, ends as soon as the server has run them). Nothing after a
+        // failed statement can commit: the server fails the rest of the transaction and answers
+        // the COMMIT with a rollback, so the first failure is the outcome.
+        if let Some(begin) = conn.pending_begin.take() {
+            if flight.is_empty() {
+                // The body read and wrote nothing: there is no transaction to begin or end.
+                return Ok(());
+            }
+            // A body that wrote without reading: BEGIN on its own first, so a connection that went
+            // stale unseen fails before anything that could commit was sent (and is rerun).
+            conn.client.batch_execute(begin).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+        }
+        let answers = conn.client.flight(&flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
+        let commit = answers.len() - 1;
+        for (i, answer) in answers.into_iter().enumerate() {
+            let Err(e) = answer else { continue };
+            if i < commit
+                && matches!(planned[i].0, Q::Upsert)
+                && self.shared.sealer.is_none()
+                && sql::is_encrypted_refusal(&e)
+            {
                 return Err(crate::Error::KeyRequired(format!(
                     "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
                      nothing was written; reopen it with the encryption option",
                     self.shared.schema
                 )));
             }
-            start = end;
+            // A statement the server refused rolled the transaction back; a connection that broke
+            // or a flight that timed out may have had its COMMIT run.
+            // (A server that ended the session instead answered the statement and never ran the
+            // COMMIT after it either.)
+            let server_refused = i < commit && matches!(&e, client::Failure::Pg(pe) if pe.as_db_error().is_some());
+            let phase = if server_refused { Phase::Statement } else { Phase::Commit };
+            return Err(conn.fail(&e, phase, redactor).into());
         }
-        summary::apply(conn, &self.shared.sql, redactor, deltas)?;
-        Ok(conn.client.batch_execute("COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?)
+        Ok(())
     }
 }
 
@@ -413,7 +460,14 @@ impl Backend for PgBackend {
         let mut writes = WriteSet::default();
         let mut lost = 0;
         for attempt in 1..=self.max_attempts {
-            let mut conn = self.begin("BEGIN ISOLATION LEVEL SERIALIZABLE")?;
+            // A rerun after a serialization failure waits for the other reruns of this handle:
+            // transactions that read and write the same index pages (creates in one directory:
+            // PostgreSQL's predicate locks are per btree page) abort all but the first of any
+            // that overlap, so reruns that overlap each other mostly abort again. First runs
+            // stay concurrent; only the ones that already collided queue. Scheduling only: what
+            // commits is decided by the server as before.
+            let held = (attempt > 1).then(|| self.retry_gate.lock().unwrap_or_else(|p| p.into_inner()));
+            let mut conn = pool::deferred(&self.pool, &self.last_error, "BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
             conn.in_body = true;
@@ -436,10 +490,13 @@ impl Backend for PgBackend {
                 // from the server's state, which is the truth.
                 self.poison.set("the connection was lost during COMMIT");
             }
-            if !conn.broken && conn.client.batch_execute("ROLLBACK").is_err() {
+            // A BEGIN never sent began nothing to roll back.
+            if !conn.broken && conn.pending_begin.take().is_none() && conn.client.batch_execute("ROLLBACK").is_err() {
                 conn.broken = true;
             }
             drop(conn);
+            // Not held through the backoff: the next rerun in line goes meanwhile.
+            drop(held);
             match &e {
                 crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => backoff.sleep(),
                 // The connection broke before COMMIT was sent (a server restart, a failover): the

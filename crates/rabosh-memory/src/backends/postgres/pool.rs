@@ -22,6 +22,9 @@ pub struct Conn {
     /// A transaction body is running on it; still set if the body panicked, so the pool drops
     /// the connection instead of handing its open transaction to the next caller.
     pub in_body: bool,
+    /// The BEGIN of a transaction not sent yet: it goes in one flight with the transaction's
+    /// first statement (`ConnView`, `PgBackend::commit`), saving a round trip.
+    pub pending_begin: Option<&'static str>,
 }
 
 impl Conn {
@@ -86,6 +89,8 @@ pub struct Manager {
     /// Client-side bound on every call, COMMIT included.
     pub client_timeout: Duration,
     pub last_error: Arc<Mutex<Option<PgError>>>,
+    /// Round trips made by every connection of the pool (tests count them per command).
+    pub round_trips: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl Manager {
@@ -95,9 +100,16 @@ impl Manager {
             Failure::Pg(e) => classify(&e, Phase::Connect, &self.redactor),
             Failure::TimedOut => timed_out(Phase::Connect),
         };
-        let client = Client::connect(&self.config, self.tls.clone(), self.connect_timeout, self.client_timeout)
-            .map_err(connect_error)?;
-        let mut conn = Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false };
+        let client = Client::connect(
+            &self.config,
+            self.tls.clone(),
+            self.connect_timeout,
+            self.client_timeout,
+            self.round_trips.clone(),
+        )
+        .map_err(connect_error)?;
+        let mut conn =
+            Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false, pending_begin: None };
         // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
         conn.client.batch_execute(&format!("SET statement_timeout = '{ms}ms'")).map_err(|e| {
@@ -125,7 +137,29 @@ impl r2d2::ManageConnection for Manager {
     }
 
     fn has_broken(&self, conn: &mut Conn) -> bool {
-        conn.broken || conn.in_body || conn.client.is_closed()
+        conn.broken || conn.in_body || conn.pending_begin.is_some() || conn.client.is_closed()
+    }
+}
+
+/// A pooled connection for a transaction whose `begin` is sent with its first statement
+/// (`Conn::pending_begin`). A connection the server already ended (seen at checkout without a
+/// round trip) is discarded and another one tried; one that went stale unseen fails that first
+/// flight, before anything could commit, and the transaction is rerun (`PgBackend::transact`).
+pub fn deferred(
+    pool: &r2d2::Pool<Manager>,
+    last_error: &Mutex<Option<PgError>>,
+    begin: &'static str,
+) -> Result<r2d2::PooledConnection<Manager>, PgError> {
+    let mut tries = pool.max_size() + 1;
+    loop {
+        let mut conn = pool.get().map_err(|_| checkout_error(last_error, pool.connection_timeout()))?;
+        tries -= 1;
+        if conn.client.is_closed() && tries > 0 {
+            conn.broken = true;
+            continue;
+        }
+        conn.pending_begin = Some(begin);
+        return Ok(conn);
     }
 }
 

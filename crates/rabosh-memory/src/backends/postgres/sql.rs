@@ -58,7 +58,7 @@ pub const ENCRYPTED_MARK_ID: i32 = 2;
 
 impl Sql {
     /// `schema` was validated as a plain lower-case identifier, so quoting it is enough.
-    /// `plain`: the statements of a handle without a key, whose upsert writes nothing once the
+    /// `plain`: the statements of a handle without a key, whose upsert fails once the
     /// schema is marked encrypted (see `ENCRYPTED_MARK_ID`, `PgBackend::commit`).
     pub fn new(schema: &str, plain: bool) -> Sql {
         let t = format!("\"{schema}\".kv");
@@ -66,10 +66,13 @@ impl Sql {
         // Under SERIALIZABLE this read of the mark, with the first encrypted open's read of `kv`,
         // makes the two a cycle when they overlap: one of them fails (and is retried), so a
         // schema never ends with a key and a plain row.
+        // The statement fails (division by zero, `is_encrypted_refusal`) rather than writing
+        // nothing: it is sent in one flight with the COMMIT, which its failure turns into a
+        // rollback, so nothing else of the transaction is written either.
         let unless_encrypted = match plain {
-            true => {
-                format!(" WHERE NOT EXISTS (SELECT 1 FROM \"{schema}\".rabosh_schema WHERE id = {ENCRYPTED_MARK_ID})")
-            }
+            true => format!(
+                " WHERE (SELECT 1 / (1 - count(*)) FROM \"{schema}\".rabosh_schema WHERE id = {ENCRYPTED_MARK_ID}) = 1"
+            ),
             false => String::new(),
         };
         Sql {
@@ -107,6 +110,12 @@ impl Sql {
     pub fn text(&self, q: Q) -> &str {
         &self.texts[q as usize]
     }
+}
+
+/// Whether a plain handle's upsert failed because the schema is marked encrypted (the guard in
+/// `Sql::new` divides by zero then).
+pub fn is_encrypted_refusal(e: &super::client::Failure) -> bool {
+    matches!(e, super::client::Failure::Pg(pe) if pe.code() == Some(&postgres::error::SqlState::DIVISION_BY_ZERO))
 }
 
 /// The smallest key greater than every key starting with `prefix`, if any.

@@ -20,6 +20,8 @@
 
 use std::collections::BTreeMap;
 
+use postgres::types::ToSql;
+
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
@@ -45,33 +47,60 @@ pub fn deltas(changes: &[SizeChange]) -> Deltas {
     deltas
 }
 
-/// Writes `deltas` to the summary table, then deletes the rows they emptied.
+/// Writes `deltas` to the summary table, then deletes the rows they emptied, one statement at a
+/// time (the migration's fill; a commit sends [`plan`] in its pipelined flight).
 pub fn apply(conn: &mut Conn, sql: &Sql, redactor: &Redactor, deltas: Deltas) -> Result<()> {
-    let rows = deltas.into_rows();
-    for chunk in rows.chunks(WRITE_CHUNK_ROWS) {
-        let column = |f: fn(&(RowKey, Delta)) -> i64| chunk.iter().map(f).collect::<Vec<i64>>();
-        let (d, r, f, s) = key_columns(chunk.iter());
-        let (n, b, vn, vb) = (column(|x| x.1.n), column(|x| x.1.b), column(|x| x.1.vn), column(|x| x.1.vb));
-        let statement = conn.statement(sql, Q::DirsAdd, redactor)?;
-        conn.client
-            .execute(&statement, &[&d, &r, &f, &s, &n, &b, &vn, &vb])
-            .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
-    }
-    let shrunk: Vec<&(RowKey, Delta)> = rows.iter().filter(|x| x.1.n < 0).collect();
-    for chunk in shrunk.chunks(WRITE_CHUNK_ROWS) {
-        let (d, r, f, s) = key_columns(chunk.iter().copied());
-        let statement = conn.statement(sql, Q::DirsPrune, redactor)?;
-        conn.client.execute(&statement, &[&d, &r, &f, &s]).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+    for (q, params) in plan(deltas) {
+        let statement = conn.statement(sql, q, redactor)?;
+        conn.client.execute(&statement, &refs(&params)).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
     }
     Ok(())
 }
 
-type KeyColumns<'a> = (Vec<&'a [u8]>, Vec<&'a [u8]>, Vec<bool>, Vec<i16>);
+/// A statement's parameters, boxed so statements of different shapes queue together.
+pub type Params<'a> = Vec<Box<dyn ToSql + Sync + 'a>>;
 
-fn key_columns<'a>(rows: impl Iterator<Item = &'a (RowKey, Delta)> + Clone) -> KeyColumns<'a> {
+/// The parameters as the client takes them.
+pub fn refs<'p>(params: &'p Params<'_>) -> Vec<&'p (dyn ToSql + Sync)> {
+    params.iter().map(|p| &**p as &(dyn ToSql + Sync)).collect()
+}
+
+/// The statements that write `deltas`: the additions, then the deletion of the rows they emptied.
+pub fn plan(deltas: Deltas) -> Vec<(Q, Params<'static>)> {
+    let rows = deltas.into_rows();
+    let mut out: Vec<(Q, Params<'static>)> = Vec::new();
+    for chunk in rows.chunks(WRITE_CHUNK_ROWS) {
+        let column = |f: fn(&(RowKey, Delta)) -> i64| chunk.iter().map(f).collect::<Vec<i64>>();
+        let (d, r, f, s) = key_columns(chunk.iter());
+        let (n, b, vn, vb) = (column(|x| x.1.n), column(|x| x.1.b), column(|x| x.1.vn), column(|x| x.1.vb));
+        out.push((
+            Q::DirsAdd,
+            vec![
+                Box::new(d),
+                Box::new(r),
+                Box::new(f),
+                Box::new(s),
+                Box::new(n),
+                Box::new(b),
+                Box::new(vn),
+                Box::new(vb),
+            ],
+        ));
+    }
+    let shrunk: Vec<&(RowKey, Delta)> = rows.iter().filter(|x| x.1.n < 0).collect();
+    for chunk in shrunk.chunks(WRITE_CHUNK_ROWS) {
+        let (d, r, f, s) = key_columns(chunk.iter().copied());
+        out.push((Q::DirsPrune, vec![Box::new(d), Box::new(r), Box::new(f), Box::new(s)]));
+    }
+    out
+}
+
+type KeyColumns = (Vec<Vec<u8>>, Vec<Vec<u8>>, Vec<bool>, Vec<i16>);
+
+fn key_columns<'a>(rows: impl Iterator<Item = &'a (RowKey, Delta)> + Clone) -> KeyColumns {
     (
-        rows.clone().map(|x| x.0.0.as_slice()).collect(),
-        rows.clone().map(|x| x.0.1.as_slice()).collect(),
+        rows.clone().map(|x| x.0.0.clone()).collect(),
+        rows.clone().map(|x| x.0.1.clone()).collect(),
         rows.clone().map(|x| x.0.2).collect(),
         rows.map(|x| x.0.3).collect(),
     )

@@ -70,8 +70,42 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
         q: Q,
         params: &[&(dyn ToSql + Sync)],
     ) -> std::result::Result<Vec<Row>, PgError> {
-        let statement = conn.statement(&shared.sql, q, &shared.redactor)?;
-        conn.client.query(&statement, params).map_err(|e| conn.fail(&e, Phase::Statement, &shared.redactor))
+        let redactor = &shared.redactor;
+        let Some(begin) = conn.pending_begin.take() else {
+            let statement = conn.statement(&shared.sql, q, redactor)?;
+            return conn.client.query(&statement, params).map_err(|e| conn.fail(&e, Phase::Statement, redactor));
+        };
+        // The transaction's first statement goes with its BEGIN, in one round trip. A connection
+        // that went stale unseen fails there (or at preparing the statement), before anything of
+        // the transaction reached the body: the body goes on, on a connection swapped in from
+        // the pool, without knowing (as `pool::begin` replaces a stale one), up to one more time
+        // than the pool holds.
+        let mut tries = shared.pool.max_size() + 1;
+        loop {
+            let mut first = || {
+                let statement = conn.statement(&shared.sql, q, redactor)?;
+                let (begun, rows) = conn
+                    .client
+                    .query_after(begin, &statement, params)
+                    .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+                begun.map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+                rows.map_err(|e| conn.fail(&e, Phase::Statement, redactor))
+            };
+            let err = match first() {
+                Ok(rows) => return Ok(rows),
+                Err(err) => err,
+            };
+            tries -= 1;
+            if !conn.broken || err.kind() != PgErrorKind::ConnectionLost || tries == 0 {
+                return Err(err);
+            }
+            let mut fresh = super::pool::deferred(&shared.pool, &shared.last_error, begin)?;
+            // `fresh` takes the broken session back to the pool (which discards it), and this
+            // transaction goes on with the new one, still marked as running a body.
+            std::mem::swap(&mut *fresh, conn);
+            conn.in_body = fresh.in_body;
+            fresh.pending_begin = None;
+        }
     }
 
     /// The summary rows of directory `dir` of `scope`.
