@@ -50,10 +50,25 @@ impl Run {
         })
     }
 
-    /// Every record, decoded (one key allocation each), in key order.
+    /// Every record, decoded (one key allocation each), in key order; each parsed once (the
+    /// map build's path: no per-record page lookup).
     pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
-        let v = self.view()?;
-        Ok((0..v.len()).map(|i| (Key::from(v.key(i)), v.entry(i))).collect())
+        Ok(match self.view()? {
+            View::Whole(w) => {
+                (0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))).collect()
+            }
+            View::Pages(p, pages) => {
+                let mut out = Vec::with_capacity(p.len_pages());
+                for page in pages {
+                    for j in 0..page.offs.len() {
+                        let r = page_rec(page, p.version(), j);
+                        out.push((Key::from(r.key), r.entry(p.number())));
+                    }
+                }
+                out
+            }
+            View::Scanned(r) => r.to_vec(),
+        })
     }
 }
 
