@@ -5,11 +5,12 @@
 
 use crate::crypt::Crypt;
 use crate::format::Reader;
+use crate::hint::ActiveTail;
 use crate::hint::{RawRec, read_rec};
 use crate::hint_pages::{Page, Pages};
 use crate::keydir::{Entry, Key};
 use crate::segment::{ScanMode, scan};
-use crate::vfs::VFile;
+use crate::vfs::{VFile, Vfs};
 use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -28,6 +29,9 @@ pub(crate) struct Rescan {
     /// The seq its last commit must carry (`next_seq - 1` when it holds none); `None`: no check
     /// (a compacted segment).
     pub last_seq: Option<u64>,
+    /// Where the hint is rewritten from the scan (best effort, as open does).
+    pub vfs: Arc<dyn Vfs>,
+    pub dir: PathBuf,
 }
 
 pub(crate) struct PagedRun {
@@ -92,6 +96,17 @@ impl PagedRun {
                 reason: format!("segment no longer holds what open found (ends at commit {found})"),
             });
         }
+        // Best effort, as open does for a hint that does not open: the next open then has a
+        // whole hint again. A write that fails or races another leaves a hint that fails its
+        // checks, never one believed wrongly. (Not counted in the store's fsync counter.)
+        let id = (s.id.0, s.len);
+        let _ = match s.active {
+            false => crate::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt)),
+            true => {
+                let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
+                crate::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
+            }
+        };
         Ok(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect())
     }
 

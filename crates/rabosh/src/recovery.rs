@@ -248,6 +248,8 @@ pub(crate) fn load(
                 len: sm.len,
                 active: false,
                 last_seq: (sm.kind == KIND_LOG).then_some(sm.last_seq),
+                vfs: vfs.clone(),
+                dir: dir.to_path_buf(),
             };
             match crate::hint::read(&**vfs, dir, sm.number, c)
                 .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
@@ -273,8 +275,7 @@ pub(crate) fn load(
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone(), crypt.cloned())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let a = match active_hint((&**vfs, crypt), dir, (&f, &path, version), sm.number, durable, seq, &mut sources)
-            {
+            let a = match active_hint((vfs, crypt), dir, (&f, &path, version), sm.number, durable, seq, &mut sources) {
                 Some(a) => a,
                 None => {
                     let sc = scan(
@@ -353,7 +354,7 @@ struct ActiveLoaded {
 /// segment at this length and carries seqs that continue from `prev_seq`. Anything else: `None`,
 /// and open scans as it always did.
 fn active_hint(
-    (vfs, crypt): (&dyn Vfs, Option<&Arc<Crypt>>),
+    (vfs, crypt): (&Arc<dyn Vfs>, Option<&Arc<Crypt>>),
     dir: &Path,
     (f, path, version): (&Arc<dyn crate::vfs::VFile>, &Path, u32),
     number: u64,
@@ -373,8 +374,10 @@ fn active_hint(
         len,
         active: true,
         last_seq: None,
+        vfs: vfs.clone(),
+        dir: dir.to_path_buf(),
     };
-    let h = hint_records(crate::hint::read(vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
+    let h = hint_records(crate::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
