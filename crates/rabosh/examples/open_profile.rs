@@ -56,7 +56,7 @@ fn open(dir: &str, rounds: usize) {
         // What the bench's first view needs: one point read (metadata and value).
         let first = b"m:default:/memories/note00000.md";
         let snap = store.snapshot().unwrap();
-        let found = snap.meta(first).is_some() && snap.get(first).unwrap().is_some();
+        let found = snap.meta(first).unwrap().is_some() && snap.get(first).unwrap().is_some();
         let el = t.elapsed();
         let cpu = cpu_ns() - cpu;
         // The key directory, if open left it to build (waits for the thread building it).

@@ -40,17 +40,7 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
     put_u64(&mut out, seg_len);
     put_u64(&mut out, recs.len() as u64);
     for (k, r) in recs {
-        put_u64(&mut out, r.seq);
-        out.push(if r.entry.is_some() { TAG_PUT } else { TAG_DEL });
-        put_u32(&mut out, k.len() as u32);
-        out.extend_from_slice(k);
-        if let Some(e) = &r.entry {
-            put_u32(&mut out, e.meta.len() as u32);
-            out.extend_from_slice(e.meta.as_slice());
-            put_u64(&mut out, e.off);
-            put_u32(&mut out, e.len);
-            put_u32(&mut out, e.crc);
-        }
+        put_rec(&mut out, k, r);
     }
     if let Some(t) = tail {
         out.push(t.last_seq.is_some() as u8);
@@ -60,6 +50,21 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
     let c = crc(&[&out]);
     put_u32(&mut out, c);
     out
+}
+
+/// One record in the hint layout (also a sealed hint page's, [`crate::hint_pages`]).
+pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &crate::keydir::Rec) {
+    put_u64(out, r.seq);
+    out.push(if r.entry.is_some() { TAG_PUT } else { TAG_DEL });
+    put_u32(out, k.len() as u32);
+    out.extend_from_slice(k);
+    if let Some(e) = &r.entry {
+        put_u32(out, e.meta.len() as u32);
+        out.extend_from_slice(e.meta.as_slice());
+        put_u64(out, e.off);
+        put_u32(out, e.len);
+        put_u32(out, e.crc);
+    }
 }
 
 /// One record of a hint, borrowed from the hint's bytes.
@@ -137,7 +142,7 @@ fn header(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Option<Header<
 
 impl RawRec<'_> {
     /// A value must lie inside its segment: a read sizes its buffer by `len`.
-    fn check(&self, seg_len: u64) -> std::result::Result<(), &'static str> {
+    pub(crate) fn check(&self, seg_len: u64) -> std::result::Result<(), &'static str> {
         let Some((_, off, len, _)) = self.put else { return Ok(()) };
         let inside =
             off >= crate::format::SEG_HEADER as u64 && off.checked_add(len as u64).is_some_and(|end| end <= seg_len);
@@ -261,7 +266,7 @@ pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Opti
 /// The bytes of segment `number`'s hint file, if it can be read (checked by [`decode`] or
 /// [`index`]); in an encrypted store (`crypt`) the plain hint opened from its sealed file (one
 /// that does not open, or a plain one there, reads as missing: it is rebuilt).
-pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>) -> Option<Vec<u8>> {
+pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>) -> Option<HintFile> {
     let path = dir.join(hint_name(number));
     let f = vfs.open(&path, OpenMode::Read).ok()?;
     let len = f.len().ok()?;
@@ -271,27 +276,55 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     let Some(c) = crypt else {
         let mut buf = vec![0u8; len as usize];
         read_exact_at(&*f, &mut buf, 0).ok()?;
-        return Some(buf);
+        return Some(HintFile::Whole(buf));
     };
     // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own
     // and opened there, so the plain hint is never copied (about 1 instruction a byte saved).
     let mut head = [0u8; SEALED_MAGIC.len() + NONCE];
     let body_len = len.checked_sub(head.len() as u64)?;
     read_exact_at(&*f, &mut head, 0).ok()?;
+    if &head[..SEALED_MAGIC.len()] == crate::hint_pages::MAGIC {
+        // Paged: read whole (no cipher); open checks and opens only its directory.
+        let mut buf = vec![0u8; len as usize];
+        read_exact_at(&*f, &mut buf, 0).ok()?;
+        return Some(HintFile::Paged(buf));
+    }
     if &head[..SEALED_MAGIC.len()] != SEALED_MAGIC {
         return None;
     }
     let mut body = vec![0u8; body_len as usize];
     read_exact_at(&*f, &mut body, head.len() as u64).ok()?;
-    c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body)
+    c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body).map(HintFile::Whole)
+}
+
+/// A hint file as read: a plain hint's bytes (or an older sealed hint's, opened whole), or an
+/// encrypted store's paged hint, still sealed ([`crate::hint_pages`]).
+pub(crate) enum HintFile {
+    Whole(Vec<u8>),
+    Paged(Vec<u8>),
 }
 
 /// The bytes a hint file holds: `plain`, or sealed in an encrypted store.
-fn file_bytes(plain: Vec<u8>, number: u64, crypt: Option<&Crypt>) -> Result<Vec<u8>> {
-    let Some(c) = crypt else { return Ok(plain) };
+/// Sealed, since the paged layout: the old whole-sealed one (`RABOSHHX`) is only read.
+fn file_bytes(
+    (number, seg_len): (u64, u64),
+    recs: &SegRecs,
+    tail: Option<ActiveTail>,
+    crypt: Option<&Crypt>,
+) -> Result<Vec<u8>> {
+    match crypt {
+        None => Ok(encode(number, seg_len, recs, tail)),
+        Some(c) => Ok(crate::hint_pages::encode(c, (number, seg_len), recs, tail)?),
+    }
+}
+
+/// The old sealed layout (`RABOSHHX`: the plain hint sealed whole), which main wrote before
+/// the paged one: kept so tests can make such a store and show it still opens.
+pub fn encode_sealed_whole(c: &Crypt, number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail>) -> Vec<u8> {
     let mut out = SEALED_MAGIC.to_vec();
-    c.seal_into(&[AD_HINT, &number.to_le_bytes()], &plain, &mut out)?;
-    Ok(out)
+    c.seal_into(&[AD_HINT, &number.to_le_bytes()], &encode(number, seg_len, recs, tail), &mut out)
+        .expect("the OS's random source");
+    out
 }
 
 pub fn write(
@@ -303,7 +336,7 @@ pub fn write(
     crypt: Option<&Crypt>,
 ) -> Result<()> {
     let name = hint_name(number);
-    let bytes = file_bytes(encode(number, seg_len, recs, None), number, crypt)?;
+    let bytes = file_bytes((number, seg_len), recs, None, crypt)?;
     write_atomic(vfs, dir, &name, &format!("{name}.tmp"), &bytes, fsyncs)
 }
 
@@ -319,6 +352,6 @@ pub fn write_active(
     crypt: Option<&Crypt>,
 ) -> Result<()> {
     let name = hint_name(number);
-    let bytes = file_bytes(encode(number, seg_len, recs, Some(tail)), number, crypt)?;
+    let bytes = file_bytes((number, seg_len), recs, Some(tail), crypt)?;
     replace_file(vfs, dir, &name, &format!("{name}.tmp"), &bytes, None)
 }

@@ -1,6 +1,7 @@
 //! The in-memory key directory: a persistent ordered map whose clone is O(1), so every
 //! published version is an immutable value that snapshots share.
 
+use crate::Result;
 use crate::metabuf::MetaBuf;
 use crate::runs::Runs;
 use crate::segment::Segment;
@@ -131,15 +132,28 @@ pub struct Keys {
     /// malloc arena's lock while it walks it, so a JS thread's allocation in a cheap view waited
     /// for it (issue 19: 145 ms).
     trim: std::sync::atomic::AtomicBool,
+    building: std::sync::Mutex<()>,
 }
 
 impl Keys {
     pub fn built(map: KeyMap, live: u64) -> Keys {
-        Keys { built: OnceLock::from((map, live)), runs: ArcSwapOption::empty(), from_hints: false, trim: true.into() }
+        Keys {
+            built: OnceLock::from((map, live)),
+            runs: ArcSwapOption::empty(),
+            from_hints: false,
+            trim: true.into(),
+            building: Default::default(),
+        }
     }
 
     pub(crate) fn lazy(runs: Runs) -> Keys {
-        Keys { built: OnceLock::new(), runs: ArcSwapOption::from_pointee(runs), from_hints: true, trim: true.into() }
+        Keys {
+            built: OnceLock::new(),
+            runs: ArcSwapOption::from_pointee(runs),
+            from_hints: true,
+            trim: true.into(),
+            building: Default::default(),
+        }
     }
 
     pub fn is_built(&self) -> bool {
@@ -155,46 +169,62 @@ impl Keys {
         self.from_hints
     }
 
-    /// The entry at `key`; never builds the map.
-    pub fn get(&self, key: &[u8]) -> Option<Entry> {
+    /// The entry at `key`; never builds the map. An error only when a sealed hint's page
+    /// turned out damaged and its segment does not scan either (Corruption).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Entry>> {
         if let Some((map, _)) = self.built.get() {
-            return map.get(key).cloned();
+            return Ok(map.get(key).cloned());
         }
         match self.runs.load_full() {
             Some(runs) => runs.get(key),
             // Built since the check above (the runs go only after the map is in place).
-            None => self.force().0.get(key).cloned(),
+            None => Ok(self.try_force()?.0.get(key).cloned()),
         }
     }
 
     /// How many live keys and the bytes they keep on disk; never waits for the map (counts
     /// the runs when it is not built yet).
-    pub fn totals(&self) -> (u64, u64) {
+    pub fn totals(&self) -> Result<(u64, u64)> {
         if let Some((map, live)) = self.built.get() {
-            return (map.len() as u64, *live);
+            return Ok((map.len() as u64, *live));
         }
         match self.runs.load_full() {
             Some(runs) => runs.totals(),
             None => {
-                let (map, live) = self.force();
-                (map.len() as u64, *live)
+                let (map, live) = self.try_force()?;
+                Ok((map.len() as u64, *live))
             }
         }
     }
 
     /// The map and live bytes, built now if not yet (another thread building it: waits for it).
+    /// Panics only where [`Keys::try_force`] fails: a sealed hint's page damaged and its
+    /// segment damaged too, found by a caller that cannot return the error.
     pub fn force(&self) -> &(KeyMap, u64) {
+        self.try_force().unwrap_or_else(|e| panic!("the key directory cannot be built: {e}"))
+    }
+
+    /// [`Keys::force`], the error returned: a sealed hint's page that does not open is answered
+    /// from its segment's scan; only a segment that does not scan either fails.
+    pub fn try_force(&self) -> Result<&(KeyMap, u64)> {
         if let Some(b) = self.built.get() {
-            return b;
+            return Ok(b);
         }
-        let b = self.built.get_or_init(|| {
-            let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
-            build_map(runs.records())
-        });
+        // One build at a time (a second caller waits for it, as `get_or_init` would make it).
+        let held = self.building.lock().unwrap_or_else(|p| p.into_inner());
+        let b = match self.built.get() {
+            Some(b) => b,
+            None => {
+                let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
+                let recs = runs.records()?;
+                self.built.get_or_init(|| build_map(recs))
+            }
+        };
+        drop(held);
         if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {
             crate::os::release_freed_memory();
         }
-        b
+        Ok(b)
     }
 }
 

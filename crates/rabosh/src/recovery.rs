@@ -3,9 +3,10 @@
 
 use crate::crypt::Crypt;
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::hint::ActiveTail;
+use crate::hint::{ActiveTail, HintFile};
 use crate::keydir::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
+use crate::paged_run::{PagedRun, Rescan};
 use crate::runs::{Run, Runs};
 use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::store::{ActiveLog, Counters, Store, Writer, create_log_segment};
@@ -170,7 +171,8 @@ pub(crate) fn build_in_background(keys: &Arc<Keys>) {
     let _ = std::thread::Builder::new().name("rabosh-keydir".into()).spawn(move || {
         std::thread::sleep(BUILD_DELAY);
         if let Some(keys) = weak.upgrade() {
-            keys.force();
+            // A failure (a damaged hint page over a damaged segment) is the caller's to report.
+            let _ = keys.try_force();
         }
     });
 }
@@ -238,8 +240,19 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
+            let rescan = Rescan {
+                file: f.clone(),
+                path: path.clone(),
+                id: (sm.number, version, sm.kind),
+                next_seq: seq + 1,
+                len: sm.len,
+                active: false,
+                last_seq: (sm.kind == KIND_LOG).then_some(sm.last_seq),
+                vfs: vfs.clone(),
+                dir: dir.to_path_buf(),
+            };
             match crate::hint::read(&**vfs, dir, sm.number, c)
-                .and_then(|b| hint_records(b, sm.number, sm.len, c.is_some()))
+                .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
             {
                 Some(h) => sources.push(h.source),
                 None => {
@@ -262,7 +275,7 @@ pub(crate) fn load(
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone(), crypt.cloned())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let a = match active_hint((&**vfs, c), dir, &*f, sm.number, durable, seq, &mut sources) {
+            let a = match active_hint((vfs, crypt), dir, (&f, &path, version), sm.number, durable, seq, &mut sources) {
                 Some(a) => a,
                 None => {
                     let sc = scan(
@@ -323,7 +336,7 @@ pub(crate) fn load(
         }
     }
 
-    Ok(Loaded { keys: Arc::new(key_directory(sources)), seq, disk, segments, log })
+    Ok(Loaded { keys: Arc::new(key_directory(sources)?), seq, disk, segments, log })
 }
 
 /// What open knows of the active segment, from its hint or from a scan.
@@ -341,9 +354,9 @@ struct ActiveLoaded {
 /// segment at this length and carries seqs that continue from `prev_seq`. Anything else: `None`,
 /// and open scans as it always did.
 fn active_hint(
-    (vfs, crypt): (&dyn Vfs, Option<&Crypt>),
+    (vfs, crypt): (&Arc<dyn Vfs>, Option<&Arc<Crypt>>),
     dir: &Path,
-    f: &dyn crate::vfs::VFile,
+    (f, path, version): (&Arc<dyn crate::vfs::VFile>, &Path, u32),
     number: u64,
     durable: u64,
     prev_seq: u64,
@@ -353,7 +366,18 @@ fn active_hint(
     if len != durable || len <= SEG_HEADER as u64 {
         return None;
     }
-    let h = hint_records(crate::hint::read(vfs, dir, number, crypt)?, number, len, crypt.is_some())?;
+    let rescan = Rescan {
+        file: f.clone(),
+        path: path.to_path_buf(),
+        id: (number, version, KIND_LOG),
+        next_seq: prev_seq + 1,
+        len,
+        active: true,
+        last_seq: None,
+        vfs: vfs.clone(),
+        dir: dir.to_path_buf(),
+    };
+    let h = hint_records(crate::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
@@ -384,7 +408,27 @@ struct HintRecords {
 /// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
 /// order (as every hint this code writes), decoded otherwise; `None` when it does not fit.
 /// `sealed`: `buf` was opened from a sealed hint file (already authenticated whole).
-fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64, sealed: bool) -> Option<HintRecords> {
+fn hint_records(
+    file: HintFile,
+    number: u64,
+    seg_len: u64,
+    crypt: Option<&Arc<Crypt>>,
+    mut rescan: Rescan,
+) -> Option<HintRecords> {
+    let sealed = crypt.is_some();
+    let buf = match (file, crypt) {
+        (HintFile::Whole(buf), _) => buf,
+        (HintFile::Paged(file), Some(c)) => {
+            let d = crate::hint_pages::directory(c, file, number, seg_len)?;
+            if rescan.active {
+                // The scan a damaged page falls back to must find the commit the hint names.
+                rescan.last_seq = Some(d.tail?.last_seq.unwrap_or(rescan.next_seq - 1));
+            }
+            let run = Run::Paged(Box::new(PagedRun::new(c.clone(), d.pages, rescan)));
+            return Some(HintRecords { source: Source::Run(run), dels: d.dels, tail: d.tail, seqs: d.seqs });
+        }
+        (HintFile::Paged(_), None) => return None,
+    };
     if let Some(ix) = crate::hint::index(&buf, number, seg_len, sealed) {
         let run = Run::new(number, ix.version, buf, ix.offs);
         return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
@@ -402,7 +446,7 @@ fn hint_records(buf: Vec<u8>, number: u64, seg_len: u64, sealed: bool) -> Option
 /// The key directory of every segment's records (in segment order): left to build lazily
 /// ([`Keys`]) when every segment came from a hint in key order, built now otherwise (after a
 /// crash the active segment is scanned; correctness first, the lazy path is a clean close's).
-pub(crate) fn key_directory(mut sources: Vec<Source>) -> Keys {
+pub(crate) fn key_directory(mut sources: Vec<Source>) -> Result<Keys> {
     // A segment that holds no records (a fresh active segment after a rotation) changes nothing.
     sources.retain(|s| !matches!(s, Source::Recs(r) if r.is_empty()));
     if !sources.is_empty() && sources.iter().all(|s| matches!(s, Source::Run(_))) {
@@ -410,17 +454,17 @@ pub(crate) fn key_directory(mut sources: Vec<Source>) -> Keys {
             Source::Run(r) => r,
             Source::Recs(_) => unreachable!("checked above"),
         });
-        return Keys::lazy(Runs(runs.collect()));
+        return Ok(Keys::lazy(Runs(runs.collect())));
     }
     let mut all = Vec::new();
     for s in sources {
         match s {
-            Source::Run(r) => all.extend(r.records()),
+            Source::Run(r) => all.extend(r.records()?),
             Source::Recs(recs) => all.extend(recs),
         }
     }
     let (map, live) = build_map(all);
-    Keys::built(map, live)
+    Ok(Keys::built(map, live))
 }
 
 /// An older MANIFEST put back (a restored backup, a copied-over file) would silently roll the

@@ -2,15 +2,24 @@
 //! in place, answers a point read by binary search, newest segment first. Open then costs the
 //! hints' bytes, not one ordered-map insert and one key allocation per key (docs/open-profile.md).
 
+use crate::Result;
 use crate::format::Reader;
 use crate::hint::{RawRec, read_rec};
+use crate::hint_pages::Page;
 use crate::keydir::{Entry, Key};
+use crate::paged_run::{PagedRun, Ready, page_rec};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 /// One segment's hint, checked whole at open ([`crate::hint::index`]): records in strictly
-/// ascending key order, each inside its segment.
-pub(crate) struct Run {
+/// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
+/// pages are opened (and checked) as reads reach them ([`PagedRun`]).
+pub(crate) enum Run {
+    Whole(WholeRun),
+    Paged(Box<PagedRun>),
+}
+
+pub(crate) struct WholeRun {
     pub number: u64,
     version: u32,
     buf: Vec<u8>,
@@ -19,13 +28,90 @@ pub(crate) struct Run {
 
 impl Run {
     pub fn new(number: u64, version: u32, buf: Vec<u8>, offs: Vec<u32>) -> Run {
-        Run { number, version, buf, offs }
+        Run::Whole(WholeRun { number, version, buf, offs })
     }
 
-    pub fn len(&self) -> usize {
-        self.offs.len()
+    /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
+        match self {
+            Run::Whole(w) => Ok(w.get(key)),
+            Run::Paged(p) => p.get(key),
+        }
     }
 
+    /// Every record readable by index (a paged run's pages all opened, or its fallback).
+    fn view(&self) -> Result<View<'_>> {
+        Ok(match self {
+            Run::Whole(w) => View::Whole(w),
+            Run::Paged(p) => match p.ready()? {
+                Ready::Pages(pages) => View::Pages(p, pages),
+                Ready::Scanned(recs) => View::Scanned(recs),
+            },
+        })
+    }
+
+    /// Every record, decoded (one key allocation each), in key order; each parsed once (the
+    /// map build's path: no per-record page lookup).
+    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
+        Ok(match self.view()? {
+            View::Whole(w) => {
+                (0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))).collect()
+            }
+            View::Pages(p, pages) => {
+                let mut out = Vec::with_capacity(p.len_pages());
+                for page in pages {
+                    for j in 0..page.offs.len() {
+                        let r = page_rec(page, p.version(), j);
+                        out.push((Key::from(r.key), r.entry(p.number())));
+                    }
+                }
+                out
+            }
+            View::Scanned(r) => r.to_vec(),
+        })
+    }
+}
+
+/// A run's records by index.
+enum View<'a> {
+    Whole(&'a WholeRun),
+    Pages(&'a PagedRun, Vec<&'a Page>),
+    Scanned(&'a [(Key, Option<Entry>)]),
+}
+
+impl View<'_> {
+    fn len(&self) -> usize {
+        match self {
+            View::Whole(w) => w.offs.len(),
+            View::Pages(p, _) => p.len_pages(),
+            View::Scanned(r) => r.len(),
+        }
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        match self {
+            View::Whole(w) => w.key(i),
+            View::Pages(p, pages) => {
+                let (pg, j) = p.locate(i);
+                page_rec(pages[pg], p.version(), j).key
+            }
+            View::Scanned(r) => &r[i].0,
+        }
+    }
+
+    fn entry(&self, i: usize) -> Option<Entry> {
+        match self {
+            View::Whole(w) => w.rec(i).entry(w.number),
+            View::Pages(p, pages) => {
+                let (pg, j) = p.locate(i);
+                page_rec(pages[pg], p.version(), j).entry(p.number())
+            }
+            View::Scanned(r) => r[i].1.clone(),
+        }
+    }
+}
+
+impl WholeRun {
     fn rec(&self, i: usize) -> RawRec<'_> {
         let mut r = Reader { buf: &self.buf, pos: self.offs[i] as usize };
         read_rec(&mut r, self.version).expect("a run's records were checked when it was indexed")
@@ -38,13 +124,12 @@ impl Run {
         &self.buf[at + 4..at + 4 + klen]
     }
 
-    /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
-    pub fn get(&self, key: &[u8]) -> Option<Option<Entry>> {
+    fn get(&self, key: &[u8]) -> Option<Option<Entry>> {
         let i = self.search(key).ok()?;
         Some(self.rec(i).entry(self.number))
     }
 
-    fn search(&self, key: &[u8]) -> Result<usize, usize> {
+    fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
         let (mut lo, mut hi) = (0, self.offs.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
@@ -56,14 +141,6 @@ impl Run {
         }
         Err(lo)
     }
-
-    /// Every record, decoded (one key allocation each), in key order.
-    pub fn records(&self) -> impl Iterator<Item = (Key, Option<Entry>)> + '_ {
-        (0..self.len()).map(|i| {
-            let rec = self.rec(i);
-            (Key::from(rec.key), rec.entry(self.number))
-        })
-    }
 }
 
 /// A merge's next record of one run: (key, newest run first, index in the run), smallest first.
@@ -74,44 +151,50 @@ pub(crate) struct Runs(pub Vec<Run>);
 
 impl Runs {
     /// The newest record of `key`: a later segment's delete hides an earlier one's put.
-    pub fn get(&self, key: &[u8]) -> Option<Entry> {
-        self.0.iter().rev().find_map(|run| run.get(key)).flatten()
+    pub fn get(&self, key: &[u8]) -> Result<Option<Entry>> {
+        for run in self.0.iter().rev() {
+            if let Some(e) = run.get(key)? {
+                return Ok(e);
+            }
+        }
+        Ok(None)
     }
 
     /// The live keys and the bytes their entries keep on disk, as the built map would count
     /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
     /// for counters that must not wait for the map.
-    pub fn totals(&self) -> (u64, u64) {
+    pub fn totals(&self) -> Result<(u64, u64)> {
+        let views = self.0.iter().map(Run::view).collect::<Result<Vec<_>>>()?;
         let mut heads: BinaryHeap<Head<'_>> = BinaryHeap::new();
-        for (r, run) in self.0.iter().enumerate() {
-            if run.len() > 0 {
-                heads.push(Reverse((run.key(0), Reverse(r), 0)));
+        for (r, v) in views.iter().enumerate() {
+            if v.len() > 0 {
+                heads.push(Reverse((v.key(0), Reverse(r), 0)));
             }
         }
         let (mut keys, mut live) = (0u64, 0u64);
         let mut last: Option<&[u8]> = None;
         while let Some(Reverse((key, Reverse(r), i))) = heads.pop() {
-            if i + 1 < self.0[r].len() {
-                heads.push(Reverse((self.0[r].key(i + 1), Reverse(r), i + 1)));
+            if i + 1 < views[r].len() {
+                heads.push(Reverse((views[r].key(i + 1), Reverse(r), i + 1)));
             }
             if last == Some(key) {
                 continue;
             }
             last = Some(key);
-            if let Some(e) = self.0[r].rec(i).entry(self.0[r].number) {
+            if let Some(e) = views[r].entry(i) {
                 keys += 1;
                 live += e.disk_bytes(key.len());
             }
         }
-        (keys, live)
+        Ok((keys, live))
     }
 
     /// Every segment's records in segment order, what [`crate::keydir::build_map`] takes.
-    pub fn records(&self) -> Vec<(Key, Option<Entry>)> {
-        let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
+    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
+        let mut out = Vec::new();
         for run in &self.0 {
-            out.extend(run.records());
+            out.extend(run.records()?);
         }
-        out
+        Ok(out)
     }
 }

@@ -41,7 +41,7 @@ impl Snapshot {
 
     /// The value at `key` (reads it from disk, checks its checksum, counts one value read).
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Some(e) = self.v.keys.get(key) else { return Ok(None) };
+        let Some(e) = self.v.keys.get(key)? else { return Ok(None) };
         let seg = self.v.segment(e.seg).ok_or_else(|| Error::Corruption {
             file: crate::segment::seg_name(e.seg).into(),
             offset: e.off,
@@ -52,13 +52,14 @@ impl Snapshot {
         Ok(Some(value))
     }
 
-    /// The metadata at `key`, from memory.
-    pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
-        self.v.keys.get(key).map(|e| e.meta.as_slice().to_vec())
+    /// The metadata at `key`, from memory. An error only when an encrypted store's hint page
+    /// and the segment it summarises are both damaged (Corruption).
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.v.keys.get(key)?.map(|e| e.meta.as_slice().to_vec()))
     }
 
-    pub fn contains(&self, key: &[u8]) -> bool {
-        self.v.keys.get(key).is_some()
+    pub fn contains(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.v.keys.get(key)?.is_some())
     }
 
     /// Point reads ([`Snapshot::get`], [`Snapshot::meta`], [`Snapshot::contains`]) never wait

@@ -715,7 +715,9 @@ impl Store {
         let c = &self.counters;
         let sealed = v.segments.len().saturating_sub(1) as u64;
         // Counters answer on a caller's latency-sensitive thread: never wait for the key directory.
-        let (keys, live_bytes) = v.keys.totals();
+        // Zeros only when a sealed hint's page and its segment are both damaged: the reads
+        // report that (Corruption); counters have no error to return.
+        let (keys, live_bytes) = v.keys.totals().unwrap_or_default();
         Stats {
             commits: c.commits.load(Ordering::Relaxed),
             fsyncs: c.fsyncs.load(Ordering::Relaxed),

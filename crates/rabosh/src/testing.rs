@@ -3,7 +3,7 @@
 
 mod sealed;
 mod simfs;
-pub use sealed::{Sealed, sealed_blobs};
+pub use sealed::{Sealed, rewrite_hints_sealed_whole, sealed_blobs};
 pub use simfs::{Capture, SimFs};
 
 use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
@@ -25,6 +25,20 @@ pub fn set_background_build(on: bool) {
 
 pub(crate) fn background_build() -> bool {
     !NO_BACKGROUND_BUILD.with(|c| c.get())
+}
+
+thread_local! {
+    static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many sealed hint pages this thread has opened (decrypted): a point read after a lazy open
+/// opens one, open itself none.
+pub fn hint_pages_opened() -> u64 {
+    PAGES_OPENED.with(|c| c.get())
+}
+
+pub(crate) fn count_page_opened() {
+    PAGES_OPENED.with(|c| c.set(c.get() + 1));
 }
 
 static HEAP_TRIMS: AtomicU64 = AtomicU64::new(0);

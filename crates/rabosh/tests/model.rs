@@ -75,8 +75,8 @@ fn check_view(store: &Store, snap: &Snapshot, model: &Model, seq: u64, counted: 
         let k = key(k);
         let got = snap.get(&k).unwrap();
         assert_eq!(got.as_ref(), model.get(&k).map(|(v, _)| v), "key {:?}", String::from_utf8_lossy(&k));
-        assert_eq!(snap.meta(&k).as_deref(), model.get(&k).map(|(_, m)| &m[..]));
-        assert_eq!(snap.contains(&k), model.contains_key(&k));
+        assert_eq!(snap.meta(&k).unwrap().as_deref(), model.get(&k).map(|(_, m)| &m[..]));
+        assert_eq!(snap.contains(&k).unwrap(), model.contains_key(&k));
     }
     if counted {
         assert_eq!(store.stats().values_read, before + model.len() as u64, "one value read per hit");

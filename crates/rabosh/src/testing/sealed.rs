@@ -46,6 +46,13 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
     for name in names {
         let Some((number, ext)) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        if ext == "hint" && bytes.starts_with(crate::hint_pages::MAGIC) {
+            // Paged: the directory and every page, when the directory opens.
+            for (at, len) in crate::hint_pages::blobs(crypt, &bytes, number).unwrap_or_default() {
+                out.extend(blob(&name, &bytes, at, len));
+            }
+            continue;
+        }
         if ext == "hint" {
             // Only a hint that opens: a torn one (a power loss mid-write) is ignored by open and
             // holds a prefix of a blob, not a second sealing under its nonce.
@@ -77,4 +84,24 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
         }
     }
     Ok(out)
+}
+
+/// Rewrites every paged sealed hint of the encrypted store in `dir` in the layout main wrote
+/// before pages (`RABOSHHX`, the plain hint sealed whole); returns how many. For the test that
+/// a store written by that build still opens and reads right.
+pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize> {
+    let vfs = &crate::vfs::StdFs;
+    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
+    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
+        return Err(crate::Error::WrongKey { dir: dir.to_path_buf() });
+    };
+    let mut n = 0;
+    for name in vfs.list(dir).map_err(|e| crate::Error::io("list", dir, e))? {
+        let Some((number, "hint")) = parse_numbered(&name) else { continue };
+        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        let Some(whole) = crate::hint_pages::to_sealed_whole(&dk.crypt, &bytes, number) else { continue };
+        std::fs::write(dir.join(&name), whole).map_err(|e| crate::Error::io("write", &dir.join(&name), e))?;
+        n += 1;
+    }
+    Ok(n)
 }

@@ -161,8 +161,8 @@ impl EngineSnap {
         Ok(self.0.get(key)?)
     }
 
-    pub fn meta(&self, key: &[u8]) -> Option<Vec<u8>> {
-        self.0.meta(key)
+    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.0.meta(key)?)
     }
 
     pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) {

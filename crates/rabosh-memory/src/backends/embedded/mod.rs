@@ -435,7 +435,7 @@ impl ReadView for EngineView {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.snap.meta(key))
+        self.snap.meta(key)
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
@@ -492,7 +492,7 @@ impl ReadView for Snapshot {
         self.0.get(key)
     }
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.0.meta(key))
+        self.0.meta(key)
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix(prefix, visit);
