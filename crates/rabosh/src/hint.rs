@@ -308,7 +308,7 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         return None;
     }
     let Some(c) = crypt else {
-        let mut buf = vec![0u8; len as usize];
+        let mut buf = crate::os::zeroed_for_read(len as usize);
         read_exact_at(&*f, &mut buf, 0).ok()?;
         return Some(buf);
     };

@@ -178,7 +178,8 @@ fn raw(version: u32, spec: &[(Vec<u8>, u64, Option<(usize, u64, u32)>)]) -> Vec<
 /// Every hint `encode` writes is indexed (the fast path is the path).
 #[test]
 fn encoded_hints_are_indexed() {
-    let spec: Vec<_> = (0..300u64).map(|i| (format!("k{i:04}").into_bytes(), i, (i % 7 != 0).then_some((40, 40 + i, 10)))).collect();
+    let spec: Vec<_> =
+        (0..300u64).map(|i| (format!("k{i:04}").into_bytes(), i, (i % 7 != 0).then_some((40, 40 + i, 10)))).collect();
     let recs = recs_of(&spec);
     let buf = encode(5, 4000, &recs, Some(ActiveTail { last_seq: Some(299), ends_with_commit: true }));
     let ix = index(&buf, 5, 4000, false).expect("indexed");
