@@ -7,7 +7,13 @@ use super::*;
 use crate::format::crc;
 use proptest::prelude::*;
 
-fn recs_of(spec: &[(Vec<u8>, u64, Option<(usize, u64, u32)>)]) -> SegRecs {
+/// One record as generated: key, seq, and a put's (metadata length, value offset, value
+/// length), or `None` for a delete.
+type Spec = (Vec<u8>, u64, Option<(usize, u64, u32)>);
+/// What `decode` reads: the records and the rest.
+type Decodes = (Vec<(Key, Option<Entry>)>, Decoded);
+
+fn recs_of(spec: &[Spec]) -> SegRecs {
     spec.iter()
         .map(|(k, seq, put)| {
             let entry = put.map(|(meta, off, len)| Entry {
@@ -34,7 +40,7 @@ fn recrc(mut buf: Vec<u8>) -> Vec<u8> {
 }
 
 /// What `index` must answer: `decode`'s records, if their keys strictly ascend.
-fn expected(buf: &[u8], seg_len: u64) -> Option<(Vec<(Key, Option<Entry>)>, Decoded)> {
+fn expected(buf: &[u8], seg_len: u64) -> Option<Decodes> {
     let mut out = Vec::new();
     let d = decode(buf, (5, seg_len), false, &mut out)?;
     out.windows(2).all(|w| w[0].0 < w[1].0).then_some((out, d))
@@ -65,7 +71,7 @@ fn check(buf: &[u8], seg_len: u64) -> std::result::Result<(), TestCaseError> {
     Ok(())
 }
 
-fn spec() -> impl Strategy<Value = Vec<(Vec<u8>, u64, Option<(usize, u64, u32)>)>> {
+fn spec() -> impl Strategy<Value = Vec<Spec>> {
     prop::collection::vec(
         (
             prop::collection::vec(0u8..4, 0..5),
@@ -148,7 +154,7 @@ proptest! {
 }
 
 /// A hint of `spec`'s records in the order given, in the layout of `version` (2 or 3).
-fn raw(version: u32, spec: &[(Vec<u8>, u64, Option<(usize, u64, u32)>)]) -> Vec<u8> {
+fn raw(version: u32, spec: &[Spec]) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
     put_u32(&mut out, version);
     put_u32(&mut out, 0);
