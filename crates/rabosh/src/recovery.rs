@@ -207,8 +207,7 @@ pub(crate) fn load(
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
     let synced_point = synced.read();
     let mut log: Option<ActiveLog> = None;
-    let mut preloaded = sealed_hints(&**vfs, dir, manifest, c);
-    for (i, sm) in manifest.segments.iter().enumerate() {
+    for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
         let f = vfs.open(&path, mode).map_err(|e| {
@@ -239,7 +238,9 @@ pub(crate) fn load(
                     reason: format!("sealed segment is {len} bytes, MANIFEST says {}", sm.len),
                 });
             }
-            match preloaded[i].take() {
+            match crate::hint::read(&**vfs, dir, sm.number, c)
+                .and_then(|b| hint_records(b, sm.number, sm.len, c.is_some()))
+            {
                 Some(h) => sources.push(h.source),
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
@@ -323,48 +324,6 @@ pub(crate) fn load(
     }
 
     Ok(Loaded { keys: Arc::new(key_directory(sources)), seq, disk, segments, log })
-}
-
-/// The hint of every sealed segment `manifest` lists, read and checked ([`hint_records`]; `None`
-/// for the active segment and for a hint that is missing or does not fit), in MANIFEST order.
-/// Reading and checking them is most of a lazy open (each a few MB to copy in, CRC and index):
-/// with two or more, a second thread takes them in turn with the opening one. What each hint
-/// is checked against is the same as when they were read one by one; a thread that cannot be
-/// started leaves them all to this one.
-fn sealed_hints(vfs: &dyn Vfs, dir: &Path, manifest: &Manifest, crypt: Option<&Crypt>) -> Vec<Option<HintRecords>> {
-    let sealed: Vec<usize> = (0..manifest.segments.len()).filter(|&i| manifest.segments[i].sealed).collect();
-    let one = |i: usize| {
-        let sm = &manifest.segments[i];
-        crate::hint::read(vfs, dir, sm.number, crypt).and_then(|b| hint_records(b, sm.number, sm.len, crypt.is_some()))
-    };
-    // Each thread takes the next hint not yet taken, so an uneven pair of sizes balances itself.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let take_in_turn = || {
-        let mut got = Vec::new();
-        loop {
-            let k = next.fetch_add(1, Ordering::Relaxed);
-            let Some(&i) = sealed.get(k) else { return got };
-            got.push((i, one(i)));
-        }
-    };
-    let mut out: Vec<Option<HintRecords>> = (0..manifest.segments.len()).map(|_| None).collect();
-    let mut put = |got: Vec<(usize, Option<HintRecords>)>| {
-        for (i, h) in got {
-            out[i] = h;
-        }
-    };
-    std::thread::scope(|s| {
-        let helper = match sealed.len() >= 2 {
-            true => std::thread::Builder::new().name("rabosh-open".into()).spawn_scoped(s, take_in_turn).ok(),
-            false => None,
-        };
-        put(take_in_turn());
-        if let Some(h) = helper {
-            // A panic there is a bug in the checks, not damage: surfaced as one here.
-            put(h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)));
-        }
-    });
-    out
 }
 
 /// What open knows of the active segment, from its hint or from a scan.
