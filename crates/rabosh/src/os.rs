@@ -30,6 +30,33 @@ pub(crate) fn release_freed_memory() {
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn release_freed_memory() {}
 
+/// A zeroed buffer of `len` bytes for a read to fill, its pages put in place by one call
+/// (Linux 5.14+: `MADV_POPULATE_WRITE`) rather than one page fault per 4 KiB while the kernel
+/// copies into it: for the few MB of hint files a fresh process reads at open, those faults
+/// cost more than the copy (issue 24: 5.25 MB read in a fresh process, 2.0–7.2 ms into a
+/// plain buffer, 1.5–2.0 ms into a populated one). Elsewhere, on an older kernel (the call
+/// fails and is ignored) and for small buffers, an ordinary zeroed buffer: the bytes are the
+/// same either way.
+pub(crate) fn zeroed_for_read(len: usize) -> Vec<u8> {
+    let buf = vec![0u8; len];
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if len >= 256 << 10 {
+        // SAFETY: sysconf takes no pointer.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let at = buf.as_ptr() as usize;
+        let (start, end) = (at.next_multiple_of(page), (at + len) / page * page);
+        if end > start {
+            // SAFETY: [start, end) lies inside `buf`'s allocation, which this function owns and
+            // nothing else references; populating its pages changes none of its bytes (they
+            // stay zero) and unmaps nothing.
+            unsafe {
+                libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE);
+            }
+        }
+    }
+    buf
+}
+
 /// The machine's host name, or empty when the OS will not say.
 pub fn host_name() -> String {
     imp::host_name().unwrap_or_default()
@@ -157,6 +184,19 @@ mod imp {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Populated or not, every size gives exactly `len` zero bytes that a read can fill (sizes
+    /// around the threshold and page edges; the allocation's start is not page-aligned).
+    #[test]
+    fn a_buffer_for_a_read_is_len_zero_bytes() {
+        for len in [0, 1, 4095, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 1, 3 << 20, (5 << 20) + 12_345] {
+            let mut buf = zeroed_for_read(len);
+            assert_eq!(buf.len(), len);
+            assert!(buf.iter().all(|&b| b == 0), "{len} bytes not all zero");
+            buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+            assert!(buf.iter().enumerate().all(|(i, &b)| b == i as u8));
+        }
+    }
 
     #[test]
     fn this_process_runs_and_started_recently() {
