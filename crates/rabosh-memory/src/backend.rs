@@ -48,6 +48,8 @@ pub(crate) struct Sizes {
 pub(crate) struct Staged {
     pub intent: Intent,
     pub sizes: Sizes,
+    /// Staged by [`WriteSet::write_new`]: the row must not exist when the transaction commits.
+    pub new_only: bool,
 }
 
 /// What a transaction body stages; committed as one unit after the body returns `Ok`.
@@ -78,18 +80,44 @@ impl WriteSet {
         let intent = if old.is_some() { Intent::Modify } else { Intent::Create };
         let sizes = Sizes { before: old.map(|m| m.size), after: Some(meta.size) };
         self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
-        self.marks.push(Some(Staged { intent, sizes }));
+        self.marks.push(Some(Staged { intent, sizes, new_only: false }));
+    }
+    /// A memory where the command did not look: created only if no row is at `key` when the
+    /// transaction commits ([`Backend::transact_new`] answers [`Committed::Taken`] otherwise, having
+    /// committed nothing). The absence is decided by the backend at commit (PostgreSQL: a unique
+    /// insert) rather than by a read in the body, which under SERIALIZABLE would lock the index
+    /// page its neighbours are inserted into.
+    pub(crate) fn write_new(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
+        let sizes = Sizes { before: None, after: Some(meta.size) };
+        self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
+        self.marks.push(Some(Staged { intent: Intent::Create, sizes, new_only: true }));
+    }
+    /// The keys staged by [`WriteSet::write_new`] whose last row is still that put.
+    pub fn new_only_keys(&self) -> Vec<&[u8]> {
+        let mut last: std::collections::BTreeMap<&[u8], bool> = std::collections::BTreeMap::new();
+        for (op, mark) in self.rows() {
+            let new_only = matches!(op, WriteOp::Put { .. }) && mark.is_some_and(|m| m.new_only);
+            let key = match op {
+                WriteOp::Put { key, .. } | WriteOp::Delete { key } => key.as_slice(),
+            };
+            last.insert(key, new_only);
+        }
+        last.into_iter().filter(|(_, n)| *n).map(|(k, _)| k).collect()
     }
     /// Only the access stamp of the memory at `key`: its content, and so its size, unchanged.
     pub(crate) fn touch(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
         let sizes = Sizes { before: Some(meta.size), after: Some(meta.size) };
         self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
-        self.marks.push(Some(Staged { intent: Intent::Touch, sizes }));
+        self.marks.push(Some(Staged { intent: Intent::Touch, sizes, new_only: false }));
     }
     /// Removes the memory the command's transaction read at `key` (`old`).
     pub(crate) fn remove(&mut self, key: Vec<u8>, old: &MemMeta) {
         self.ops.push(WriteOp::Delete { key });
-        self.marks.push(Some(Staged { intent: Intent::Delete, sizes: Sizes { before: Some(old.size), after: None } }));
+        self.marks.push(Some(Staged {
+            intent: Intent::Delete,
+            sizes: Sizes { before: Some(old.size), after: None },
+            new_only: false,
+        }));
     }
     /// Moves a memory from `from` to `to`, where the command found nothing: a put and a delete
     /// to every backend (none has a move), one `renamed` version to history.
@@ -97,9 +125,13 @@ impl WriteSet {
         let size = Some(meta.size);
         self.ops.push(WriteOp::Put { key: to, value, meta: meta.encode() });
         let intent = Intent::Move { from: from.clone() };
-        self.marks.push(Some(Staged { intent: intent.clone(), sizes: Sizes { before: None, after: size } }));
+        self.marks.push(Some(Staged {
+            intent: intent.clone(),
+            sizes: Sizes { before: None, after: size },
+            new_only: false,
+        }));
         self.ops.push(WriteOp::Delete { key: from });
-        self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None } }));
+        self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None }, new_only: false }));
     }
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
@@ -202,6 +234,15 @@ pub struct DirSummary {
     pub entries: Vec<DirEntry>,
 }
 
+/// What [`Backend::transact_new`] did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Committed {
+    /// The body's write set was committed (or it staged nothing).
+    Done,
+    /// A row staged by [`WriteSet::write_new`] found a row at its key: nothing was committed.
+    Taken,
+}
+
 /// A store the commands run over.
 pub trait Backend: Send + Sync {
     /// A view that includes every commit acknowledged (by any handle, any process) before the
@@ -226,6 +267,31 @@ pub trait Backend: Send + Sync {
     /// call (reads too, with `Error::Poisoned`) until reopened. A panic in the body or the
     /// commit poisons the same way: nothing continues on state it may have left half-updated.
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()>;
+
+    /// [`Backend::transact`], honouring rows staged by [`WriteSet::write_new`]: when one finds a
+    /// row at its key at commit, nothing of the write set is committed and the answer is
+    /// [`Committed::Taken`]. (Through plain `transact` such a row is an ordinary put.) The
+    /// default checks each on the body's view after the body, in the same transaction (the
+    /// embedded and in-memory backends decide under exclusion, so check-then-put is exact); a
+    /// backend that detects conflicts (PostgreSQL) lets a unique insert decide instead.
+    fn transact_new(&self, body: &mut TxBody<'_>) -> Result<Committed> {
+        let mut taken = false;
+        self.transact(&mut |view, ws| {
+            taken = false;
+            body(view, ws)?;
+            for key in ws.new_only_keys() {
+                if view.meta(key)?.is_some() {
+                    taken = true;
+                    break;
+                }
+            }
+            if taken {
+                ws.clear();
+            }
+            Ok(())
+        })?;
+        Ok(if taken { Committed::Taken } else { Committed::Done })
+    }
 
     /// Gives back the space of what was deleted, where the backend keeps it until asked (the
     /// engine's compaction). Changes no state a view can see. The default does nothing.

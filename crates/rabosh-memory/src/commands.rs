@@ -1,7 +1,7 @@
 //! The six commands. Each checks in the contract's order (§4), decides inside one backend
 //! transaction, and changes the store with exactly one commit.
 
-use crate::backend::{DirSummary, ReadView, WriteSet};
+use crate::backend::{Committed, DirSummary, ReadView, WriteSet};
 use crate::edit;
 use crate::keys::{check_normalised, key, subtree_prefix};
 use crate::listing::{scan_summary, try_scan};
@@ -88,6 +88,23 @@ impl Memories {
             return Ok(Create::TooLarge { limit });
         }
         let key = self.key(path);
+        if !self.options.create_overwrites {
+            // The backend decides the absence at commit (`WriteSet::write_new`): the body reads
+            // nothing at the target, so concurrent creates of neighbours do not conflict.
+            let committed = self.backend.transact_new(&mut |view, ws| {
+                let now = self.clock.now_ms();
+                ws.write_new(key.clone(), file_text.as_bytes().to_vec(), MemMeta::for_content(file_text, now, now, 0));
+                self.stage_versions(view, ws)?;
+                Ok(())
+            })?;
+            if committed == Committed::Taken {
+                // Refusals are not the hot path: the row that was there is read, so a damaged one
+                // answers Corruption naming its key, as every other command over it does.
+                MemMeta::stored(&*self.backend.read()?, &key)?;
+                return Ok(Create::Exists);
+            }
+            return Ok(Create::Created);
+        }
         self.transact(|view, ws| {
             let old = MemMeta::stored(view, &key)?;
             if old.is_some() && !self.options.create_overwrites {

@@ -41,7 +41,7 @@ mod workers;
 pub use backends::postgres;
 use backends::{embedded, in_memory};
 
-pub use backend::{Backend, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
+pub use backend::{Backend, Committed, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{

@@ -150,6 +150,14 @@ impl Fixture {
         }
     }
 
+    /// The PostgreSQL backend under this fixture, when it is one (its counters).
+    pub fn postgres(&self) -> Option<&Arc<PgBackend>> {
+        match &self.concrete {
+            Concrete::Postgres(pg, _) => Some(pg),
+            Concrete::Embedded(_) | Concrete::InMemory(_) => None,
+        }
+    }
+
     pub fn values_read(&self) -> u64 {
         match &self.concrete {
             Concrete::Embedded(store) => store.stats().values_read,

@@ -4,7 +4,7 @@
 use std::sync::{Arc, Mutex};
 
 use super::{PgBackend, PgOptions};
-use crate::backend::{Backend, ReadView, TxBody};
+use crate::backend::{Backend, Committed, ReadView, TxBody};
 use crate::{Error, Result};
 
 /// Counters that outlive the connection pool.
@@ -69,6 +69,10 @@ impl Backend for PgHandle {
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.backend()?.transact(body)
+    }
+
+    fn transact_new(&self, body: &mut TxBody<'_>) -> Result<Committed> {
+        self.backend()?.transact_new(body)
     }
 
     // VACUUM after a redaction, a prune or an expiry (the trait's default does nothing).

@@ -61,7 +61,7 @@ use std::time::Duration;
 use postgres::config::Host;
 
 use crate::Result;
-use crate::backend::{Backend, ReadView, TxBody, WriteOp, WriteSet};
+use crate::backend::{Backend, Committed, ReadView, TxBody, WriteOp, WriteSet};
 use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use error::{Phase, Redactor};
@@ -158,6 +158,7 @@ pub struct PgBackend {
     poison: Poison,
     commits: AtomicU64,
     attempts: AtomicU64,
+    conflicts: AtomicU64,
     round_trips: Arc<AtomicU64>,
     /// Held by a transaction's reruns after a serialization failure (see `transact`).
     retry_gate: Mutex<()>,
@@ -248,6 +249,7 @@ impl PgBackend {
             poison: Poison::default(),
             commits: AtomicU64::new(0),
             attempts: AtomicU64::new(0),
+            conflicts: AtomicU64::new(0),
             round_trips,
             retry_gate: Mutex::new(()),
         })
@@ -261,6 +263,11 @@ impl PgBackend {
     /// Runs of transaction bodies through this handle: commands plus serialization retries.
     pub fn attempts(&self) -> u64 {
         self.attempts.load(Ordering::Relaxed)
+    }
+
+    /// Serialization failures and deadlocks (SQLSTATE 40001, 40P01) that reran a body.
+    pub fn conflicts(&self) -> u64 {
+        self.conflicts.load(Ordering::Relaxed)
     }
 
     /// Round trips to the server by every pooled connection (connecting excluded); a pipelined
@@ -302,7 +309,12 @@ impl PgBackend {
 
     /// Sends the write set and the summary rows it changes, and commits; the caller ends the
     /// transaction on error.
-    fn commit(&self, conn: &mut Conn, writes: &WriteSet) -> Result<()> {
+    /// With `new_only`, the rows staged by [`WriteSet::write_new`] are plain INSERTs, first in the
+    /// flight: a row already at one of their keys fails it with a unique violation, which rolls
+    /// the whole transaction back (the COMMIT after it answers ROLLBACK) and is answered
+    /// [`Committed::Taken`]. No read of the key is needed, so no predicate lock covers the index
+    /// page the row goes into.
+    fn commit(&self, conn: &mut Conn, writes: &WriteSet, new_only: bool) -> Result<Committed> {
         let deltas = summary::deltas(&size_changes(writes)?);
         // Last write to a key wins; one statement may not touch a row twice.
         let mut last: BTreeMap<&[u8], Option<Row<'_>>> = BTreeMap::new();
@@ -330,23 +342,29 @@ impl PgBackend {
             }
         };
         let mut planned: Vec<(Q, summary::Params<'_>)> = Vec::new();
+        let fresh: std::collections::BTreeSet<&[u8]> =
+            if new_only { writes.new_only_keys().into_iter().collect() } else { Default::default() };
+        let (inserts, puts): (Vec<_>, Vec<_>) = puts.into_iter().partition(|p| fresh.contains(p.0));
+        for (q, rows) in [(Q::InsertNew, &inserts), (Q::Upsert, &puts)] {
+            let mut start = 0;
+            while start < rows.len() {
+                let mut end = start;
+                let mut bytes = 0;
+                while end < rows.len() && end - start < WRITE_CHUNK_ROWS && (end == start || bytes < WRITE_CHUNK_BYTES)
+                {
+                    bytes += rows[end].0.len() + rows[end].1.len() + rows[end].2.len();
+                    end += 1;
+                }
+                let chunk = &rows[start..end];
+                let keys: Vec<&[u8]> = chunk.iter().map(|p| p.0).collect();
+                let values: Vec<&[u8]> = chunk.iter().map(|p| p.1).collect();
+                let metas: Vec<&[u8]> = chunk.iter().map(|p| p.2).collect();
+                planned.push((q, vec![Box::new(keys), Box::new(values), Box::new(metas)]));
+                start = end;
+            }
+        }
         for chunk in deletes.chunks(WRITE_CHUNK_ROWS) {
             planned.push((Q::Delete, vec![Box::new(chunk)]));
-        }
-        let mut start = 0;
-        while start < puts.len() {
-            let mut end = start;
-            let mut bytes = 0;
-            while end < puts.len() && end - start < WRITE_CHUNK_ROWS && (end == start || bytes < WRITE_CHUNK_BYTES) {
-                bytes += puts[end].0.len() + puts[end].1.len() + puts[end].2.len();
-                end += 1;
-            }
-            let chunk = &puts[start..end];
-            let keys: Vec<&[u8]> = chunk.iter().map(|p| p.0).collect();
-            let values: Vec<&[u8]> = chunk.iter().map(|p| p.1).collect();
-            let metas: Vec<&[u8]> = chunk.iter().map(|p| p.2).collect();
-            planned.push((Q::Upsert, vec![Box::new(keys), Box::new(values), Box::new(metas)]));
-            start = end;
         }
         planned.extend(summary::plan(deltas));
         let mut flight = Vec::with_capacity(planned.len());
@@ -360,7 +378,7 @@ impl PgBackend {
         if let Some(begin) = conn.pending_begin.take() {
             if flight.is_empty() {
                 // The body read and wrote nothing: there is no transaction to begin or end.
-                return Ok(());
+                return Ok(Committed::Done);
             }
             // A body that wrote without reading: BEGIN on its own first, so a connection that went
             // stale unseen fails before anything that could commit was sent (and is rerun).
@@ -371,7 +389,14 @@ impl PgBackend {
         for (i, answer) in answers.into_iter().enumerate() {
             let Err(e) = answer else { continue };
             if i < commit
-                && matches!(planned[i].0, Q::Upsert)
+                && matches!(planned[i].0, Q::InsertNew)
+                && matches!(&e, client::Failure::Pg(pe) if pe.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION))
+            {
+                // The server rolled the transaction back: nothing was written.
+                return Ok(Committed::Taken);
+            }
+            if i < commit
+                && matches!(planned[i].0, Q::Upsert | Q::InsertNew)
                 && self.shared.sealer.is_none()
                 && sql::is_encrypted_refusal(&e)
             {
@@ -389,7 +414,7 @@ impl PgBackend {
             let phase = if server_refused { Phase::Statement } else { Phase::Commit };
             return Err(conn.fail(&e, phase, redactor).into());
         }
-        Ok(())
+        Ok(Committed::Done)
     }
 }
 
@@ -452,6 +477,17 @@ impl Backend for PgBackend {
     }
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
+        self.run(body, false).map(|_| ())
+    }
+
+    fn transact_new(&self, body: &mut TxBody<'_>) -> Result<Committed> {
+        self.run(body, true)
+    }
+}
+
+impl PgBackend {
+    /// Both `transact`s: `new_only` honours `WriteSet::write_new` rows (see `commit`).
+    fn run(&self, body: &mut TxBody<'_>, new_only: bool) -> Result<Committed> {
         self.poison.check()?;
         // The trait's rule: a panic in the body or the commit poisons this handle. Nothing was
         // committed (the transaction dies with its connection), but the caller's state may be.
@@ -474,14 +510,18 @@ impl Backend for PgBackend {
             let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), None), &mut writes);
             conn.in_body = false;
             let result = match decided {
-                Ok(()) => self.commit(&mut conn, &writes),
+                Ok(()) => self.commit(&mut conn, &writes, new_only),
                 Err(e) => Err(e),
             };
-            let Err(e) = result else {
-                if !writes.is_empty() {
-                    self.commits.fetch_add(1, Ordering::Relaxed);
+            let e = match result {
+                Ok(Committed::Done) => {
+                    if !writes.is_empty() {
+                        self.commits.fetch_add(1, Ordering::Relaxed);
+                    }
+                    return Ok(Committed::Done);
                 }
-                return Ok(());
+                Ok(Committed::Taken) => return Ok(Committed::Taken),
+                Err(e) => e,
             };
             if let crate::Error::Postgres(pe) = &e
                 && pe.kind() == PgErrorKind::CommitOutcomeUnknown
@@ -498,7 +538,10 @@ impl Backend for PgBackend {
             // Not held through the backoff: the next rerun in line goes meanwhile.
             drop(held);
             match &e {
-                crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => backoff.sleep(),
+                crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => {
+                    self.conflicts.fetch_add(1, Ordering::Relaxed);
+                    backoff.sleep()
+                }
                 // The connection broke before COMMIT was sent (a server restart, a failover): the
                 // transaction died with it, so running the body again on a new connection is
                 // the same as a serialization retry. Bounded: a server that keeps dropping

@@ -21,6 +21,8 @@ pub enum Q {
     /// `k >= $1`, first `$2` rows (the prefix has no successor: empty or all 0xFF).
     ScanOpen,
     Upsert,
+    /// Inserts rows that must not exist: a unique violation (23505) says one did.
+    InsertNew,
     Delete,
     /// The summary rows of directory `$1`.
     DirRows,
@@ -31,7 +33,7 @@ pub enum Q {
 }
 
 impl Q {
-    pub const COUNT: usize = 9;
+    pub const COUNT: usize = 10;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
@@ -40,7 +42,7 @@ impl Q {
             Q::Get | Q::Meta => &[Type::BYTEA],
             Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
-            Q::Upsert | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
+            Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
         }
     }
 }
@@ -84,6 +86,9 @@ impl Sql {
                 format!(
                     "INSERT INTO {t} (k, v, m) SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BYTEA[]){unless_encrypted} \
                      ON CONFLICT (k) DO UPDATE SET v = excluded.v, m = excluded.m"
+                ),
+                format!(
+                    "INSERT INTO {t} (k, v, m) SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BYTEA[]){unless_encrypted}"
                 ),
                 format!("DELETE FROM {t} WHERE k = ANY($1::BYTEA[])"),
                 format!("SELECT r, f, n, b, vn, vb FROM {dirs} WHERE d = $1"),
