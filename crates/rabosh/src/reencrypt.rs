@@ -78,7 +78,7 @@ impl Store {
                 off += frame.len() as u64;
                 Ok(())
             };
-        for (k, e) in cur.map().iter() {
+        for (k, e) in cur.map()?.iter() {
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
             pending.push((k.clone(), e.clone()));
