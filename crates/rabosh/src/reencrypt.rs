@@ -47,6 +47,9 @@ impl Store {
         let vfs = &*self.vfs;
         let fsyncs = self.fsyncs();
         let cur = self.current.load_full();
+        // A key directory that cannot be built (a hint page and its segment both damaged) is
+        // refused before a file is made.
+        cur.map()?;
         let number = w.manifest.next_segment;
         let dk = match &to {
             Some(_) => Some(DataKey::fresh()?),

@@ -103,6 +103,28 @@ fn a_damaged_page_over_a_damaged_segment_answers_corruption_never_panics() {
     s.close().unwrap();
 }
 
+/// Re-encryption reads every live value: refused, and the store still opens with its old key.
+#[test]
+fn reencrypting_over_the_damage_is_refused_and_changes_nothing() {
+    let tmp = damaged_store();
+    set_background_build(false);
+    let files = |d: &Path| {
+        let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+        v.sort();
+        v
+    };
+    let before = files(tmp.path());
+    assert_names_segment(rabosh::reencrypt(tmp.path(), Some(Encryption::new(KEY)), None), "decrypting");
+    assert_names_segment(
+        rabosh::reencrypt(tmp.path(), Some(Encryption::new(KEY)), Some(Encryption::new([6; 32]))),
+        "a new data key",
+    );
+    assert_eq!(files(tmp.path()), before, "no file made or left");
+    let s = Store::open(tmp.path(), opts()).unwrap();
+    assert_eq!(s.snapshot().unwrap().get(&key(0)).unwrap(), Some(value(0)));
+    s.close().unwrap();
+}
+
 /// The same with the background build on: the thread open starts finds the damage first; the
 /// callers after it get the error, not a panic or a wait that never ends.
 #[test]
