@@ -20,6 +20,9 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let mut w = store.writable()?;
     store.settle(&mut w)?;
     let bytes_before = store.counters.disk_bytes.load(Ordering::Relaxed);
+    // Compaction reads the whole key directory: one that cannot be built (a hint page and its
+    // segment both damaged) refuses it here, before the rotation below (whose failures poison).
+    store.current.load_full().map()?;
     if w.log().len > SEG_HEADER as u64 {
         store.rotate(&mut w)?;
     }
@@ -67,7 +70,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
             *off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map().iter() {
+        for (k, e) in cur.map()?.iter() {
             if !inputs.contains(&e.seg) {
                 continue;
             }
@@ -121,7 +124,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         store.vfs.clone(),
         store.crypt().cloned(),
     ));
-    let mut map = cur.map().clone();
+    let mut map = cur.map()?.clone();
     for (k, r) in recs {
         map.insert(k, r.entry.expect("compaction writes only puts"));
     }
@@ -136,7 +139,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     segs.sort_by_key(|s| s.number); // lookups binary-search by number
     let active_len = w.log().len;
     store.counters.disk_bytes.store(len + active_len, Ordering::Relaxed);
-    store.current.store(Arc::new(Version::new(map, cur.live_bytes(), cur.seq, Arc::new(segs))));
+    store.current.store(Arc::new(Version::new(map, cur.live_bytes()?, cur.seq, Arc::new(segs))));
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(CompactInfo { bytes_before, bytes_after: len + active_len })
 }

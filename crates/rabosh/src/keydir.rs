@@ -104,14 +104,15 @@ impl Version {
         self.segments.binary_search_by_key(&number, |s| s.number).ok().map(|i| &self.segments[i])
     }
 
-    /// The whole map: builds it first if open left it to build ([`Keys`]).
-    pub fn map(&self) -> &KeyMap {
-        &self.keys.force().0
+    /// The whole map: builds it first if open left it to build ([`Keys`]). An error only
+    /// when a sealed hint's page and the segment it summarises are both damaged (Corruption).
+    pub fn map(&self) -> Result<&KeyMap> {
+        Ok(&self.keys.try_force()?.0)
     }
 
     /// Bytes the live entries keep on disk (builds the map, as [`Version::map`]).
-    pub fn live_bytes(&self) -> u64 {
-        self.keys.force().1
+    pub fn live_bytes(&self) -> Result<u64> {
+        Ok(self.keys.try_force()?.1)
     }
 }
 
@@ -198,14 +199,10 @@ impl Keys {
     }
 
     /// The map and live bytes, built now if not yet (another thread building it: waits for it).
-    /// Panics only where [`Keys::try_force`] fails: a sealed hint's page damaged and its
-    /// segment damaged too, found by a caller that cannot return the error.
-    pub fn force(&self) -> &(KeyMap, u64) {
-        self.try_force().unwrap_or_else(|e| panic!("the key directory cannot be built: {e}"))
-    }
-
-    /// [`Keys::force`], the error returned: a sealed hint's page that does not open is answered
-    /// from its segment's scan; only a segment that does not scan either fails.
+    /// A sealed hint's page that does not open is answered from its segment's scan; only a
+    /// segment that does not scan either fails (Corruption, naming it), and every caller
+    /// returns that: a panic here would be caught in a binding's worker and leave its promise
+    /// unsettled.
     pub fn try_force(&self) -> Result<&(KeyMap, u64)> {
         if let Some(b) = self.built.get() {
             return Ok(b);

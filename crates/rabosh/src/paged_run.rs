@@ -111,8 +111,10 @@ impl PagedRun {
     }
 
     /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
+    /// Pages still answer after the segment failed to scan (only the scan's records replace
+    /// them): a key whose page opens is answered however damaged the rest is.
     pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
-        if self.fallback.get().is_none() {
+        if !matches!(self.fallback.get(), Some(Ok(_))) {
             // The last page whose first key is at or below `key`.
             let i = self.pages.refs.partition_point(|p| &p.first[..] <= key);
             if i == 0 {

@@ -47,6 +47,9 @@ impl Store {
         let vfs = &*self.vfs;
         let fsyncs = self.fsyncs();
         let cur = self.current.load_full();
+        // A key directory that cannot be built (a hint page and its segment both damaged) is
+        // refused before a file is made.
+        cur.map()?;
         let number = w.manifest.next_segment;
         let dk = match &to {
             Some(_) => Some(DataKey::fresh()?),
@@ -78,7 +81,7 @@ impl Store {
                 off += frame.len() as u64;
                 Ok(())
             };
-        for (k, e) in cur.map().iter() {
+        for (k, e) in cur.map()?.iter() {
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
             pending.push((k.clone(), e.clone()));

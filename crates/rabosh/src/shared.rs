@@ -360,7 +360,7 @@ impl Store {
         let bounded = Bounded { inner: seg.file(), len: durable };
         let sc = scan_tail(&seg, &bounded, log.len, cur.seq + 1, durable)?;
         let valid_len = sc.valid_len;
-        self.apply_tail(log, &cur, sc, valid_len);
+        self.apply_tail(log, &cur, sc, valid_len)?;
         let mut seen = sh.seen();
         seen.active = Some(seg);
         seen.len = log.len;
@@ -455,16 +455,15 @@ impl Store {
             seg.file().sync_data().map_err(|e| self.poison(Error::io("fsync", &seg.path, e)))?;
             self.counters.fsync();
         }
-        self.apply_tail(log, &cur, sc, durable);
-        Ok(())
+        self.apply_tail(log, &cur, sc, durable)
     }
 
     /// Publishes the frames a catch-up scanned past `log.len` (over `cur`, the version they
     /// follow): the key directory, the active log's records and length, the disk counter.
     /// `synced_len`: how far the segment is now known durable.
-    fn apply_tail(&self, log: &mut crate::store::ActiveLog, cur: &Version, sc: Scanned, synced_len: u64) {
-        let mut map = cur.map().clone();
-        let mut live = cur.live_bytes();
+    fn apply_tail(&self, log: &mut crate::store::ActiveLog, cur: &Version, sc: Scanned, synced_len: u64) -> Result<()> {
+        let mut map = cur.map()?.clone();
+        let mut live = cur.live_bytes()?;
         apply_recs(&mut map, &mut live, &sc.recs);
         let grown = sc.valid_len - log.len;
         log.recs.extend(sc.recs);
@@ -473,6 +472,7 @@ impl Store {
         self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
         let seq = sc.last_seq.unwrap_or(cur.seq);
         self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
+        Ok(())
     }
 
     /// Another process rotated or compacted: load what the new MANIFEST lists, from scratch.

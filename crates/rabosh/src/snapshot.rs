@@ -70,21 +70,41 @@ impl Snapshot {
         self.v.keys.is_built()
     }
 
+    /// How many live keys this view holds. Panics where [`Snapshot::try_len`] fails; code
+    /// that serves callers uses that.
     pub fn len(&self) -> usize {
-        self.v.map().len()
+        self.try_len().unwrap_or_else(|e| panic!("{e}"))
     }
 
     pub fn is_empty(&self) -> bool {
-        self.v.map().is_empty()
+        self.len() == 0
+    }
+
+    /// [`Snapshot::len`], or Corruption when the key directory cannot be built (a sealed hint's
+    /// page and the segment it summarises both damaged).
+    pub fn try_len(&self) -> Result<usize> {
+        Ok(self.v.map()?.len())
     }
 
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only;
-    /// `.rev()` walks them from the top (history pages newest first from a cursor).
+    /// `.rev()` walks them from the top (history pages newest first from a cursor). Panics
+    /// where [`Snapshot::try_range`] fails; code that serves callers uses that.
     pub fn range<'a>(
         &'a self,
         from: &[u8],
         to: Option<&[u8]>,
     ) -> impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
+        self.try_range(from, to).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Snapshot::range`], or Corruption when the key directory cannot be built (a sealed
+    /// hint's page and the segment it summarises both damaged).
+    pub fn try_range<'a>(
+        &'a self,
+        from: &[u8],
+        to: Option<&[u8]>,
+    ) -> Result<impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a>> {
+        let map = self.v.map()?;
         let lower: Key = from.into();
         let upper = to.map(Key::from);
         let empty = upper.as_ref().is_some_and(|u| *u <= lower);
@@ -93,13 +113,22 @@ impl Snapshot {
         } else {
             (Bound::Included(lower), upper.map_or(Bound::Unbounded, Bound::Excluded))
         };
-        let it = if empty { None } else { Some(self.v.map().range(bounds)) };
-        it.into_iter().flatten().map(|(k, e)| (&k[..], e.meta.as_slice()))
+        let it = if empty { None } else { Some(map.range(bounds)) };
+        Ok(it.into_iter().flatten().map(|(k, e)| (&k[..], e.meta.as_slice())))
     }
 
-    /// Entries whose key starts with `prefix`, in key order, metadata only.
+    /// Entries whose key starts with `prefix`, in key order, metadata only. Panics where
+    /// [`Snapshot::try_scan_prefix`] fails.
     pub fn scan_prefix<'a>(&'a self, prefix: &[u8]) -> impl Iterator<Item = (&'a [u8], &'a [u8])> + use<'a> {
+        self.try_scan_prefix(prefix).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// [`Snapshot::scan_prefix`], or Corruption when the key directory cannot be built.
+    pub fn try_scan_prefix<'a>(
+        &'a self,
+        prefix: &[u8],
+    ) -> Result<impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a>> {
         let end = prefix_successor(prefix);
-        self.range(prefix, end.as_deref())
+        self.try_range(prefix, end.as_deref())
     }
 }

@@ -286,6 +286,10 @@ impl Store {
         let flagged = buffered || w.log().tail.is_some() || self.unsynced_before(w.log());
         let frame_len = pb.frame_len(self.crypt().is_some()) as u64;
         let log = w.log();
+        // The directory this commit builds on, built before a byte is written or a segment
+        // sealed: one that cannot be built (a hint page and its segment both damaged) refuses
+        // the commit, nothing written and the store not poisoned.
+        log.tail.clone().unwrap_or_else(|| self.current.load_full()).map()?;
         if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
         {
@@ -296,6 +300,8 @@ impl Store {
         let log = w.log();
         let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
         let active = log.seg.clone();
+        let mut map = cur.map()?.clone();
+        let mut live = cur.live_bytes()?;
         // Everything before the marker is durable already (open fsynced it), so marker and
         // commit go out in one write.
         let lead = if buffered && self.mark_before_buffered(log) { synced_marker(cur.seq) } else { Vec::new() };
@@ -313,8 +319,6 @@ impl Store {
         self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.counters.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
 
-        let mut map = cur.map().clone();
-        let mut live = cur.live_bytes();
         let base = off + crate::format::FRAME_HEADER as u64;
         let mut placed = placed.into_iter();
         for (op, is_put) in batch.ops.into_iter().zip(puts) {
@@ -549,7 +553,7 @@ impl Store {
         }
         let seq = self.current.load().seq;
         let old_len = w.log().len;
-        let recs = w.log().recs.summary(self.current.load().map(), old.number);
+        let recs = w.log().recs.summary(self.current.load().map()?, old.number);
         crate::hint::write(
             &*self.vfs,
             &self.dir,
@@ -574,7 +578,7 @@ impl Store {
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
         segs.push(seg);
-        self.current.store(Arc::new(Version::new(cur.map().clone(), cur.live_bytes(), cur.seq, Arc::new(segs))));
+        self.current.store(Arc::new(Version::new(cur.map()?.clone(), cur.live_bytes()?, cur.seq, Arc::new(segs))));
         Ok(())
     }
 
@@ -662,7 +666,7 @@ impl Store {
             self.settle(&mut w)?;
         }
         let v = self.current.load_full();
-        let mut report = VerifyReport { files: 0, records: 0, keys: v.map().len() as u64 };
+        let mut report = VerifyReport { files: 0, records: 0, keys: v.map()?.len() as u64 };
         let mut next = 1;
         let log_len = w.log().len;
         for sm in &w.manifest.segments {
@@ -697,7 +701,7 @@ impl Store {
             next = if sm.sealed { sm.last_seq + 1 } else { sc.last_seq.map_or(next, |s| s + 1) };
             report.records += sc.records;
         }
-        for (_, e) in v.map().iter() {
+        for (_, e) in v.map()?.iter() {
             let seg = v.segment(e.seg).ok_or_else(|| Error::Corruption {
                 file: self.dir.join(seg_name(e.seg)),
                 offset: e.off,
@@ -839,7 +843,9 @@ impl Store {
             // wrongly would weaken damage detection.
             ends_with_commit: true,
         };
-        let recs = log.recs.summary(cur.map(), log.seg.number);
+        // Best effort, as below: a key directory that cannot be built leaves the next open to scan.
+        let Ok(map) = cur.map() else { return };
+        let recs = log.recs.summary(map, log.seg.number);
         let _ =
             crate::hint::write_active(&*self.vfs, &self.dir, (log.seg.number, log.len), &recs, tail, log.seg.crypt());
     }

@@ -165,26 +165,30 @@ impl EngineSnap {
         Ok(self.0.meta(key)?)
     }
 
-    pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) {
-        for (key, meta) in self.0.scan_prefix(prefix) {
+    /// Corruption when the key directory cannot be built (a sealed hint's page and its
+    /// segment both damaged): a listing answers that, never a panic in a worker.
+    pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        for (key, meta) in self.0.try_scan_prefix(prefix)? {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
             }
         }
+        Ok(())
     }
 
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
-    pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) {
+    pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
         let to = match (before, end.as_deref()) {
             (Some(b), Some(e)) => Some(b.min(e)),
             (b, e) => b.or(e),
         };
-        for (key, meta) in self.0.range(prefix, to).rev() {
+        for (key, meta) in self.0.try_range(prefix, to)?.rev() {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
             }
         }
+        Ok(())
     }
 }
 

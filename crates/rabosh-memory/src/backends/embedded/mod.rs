@@ -439,13 +439,11 @@ impl ReadView for EngineView {
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.snap.scan_prefix(prefix, visit);
-        Ok(())
+        self.snap.scan_prefix(prefix, visit)
     }
 
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.snap.scan_prefix_rev(prefix, before, visit);
-        Ok(())
+        self.snap.scan_prefix_rev(prefix, before, visit)
     }
 
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
@@ -495,13 +493,11 @@ impl ReadView for Snapshot {
         self.0.meta(key)
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix(prefix, visit);
-        Ok(())
+        self.0.scan_prefix(prefix, visit)
     }
 
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_rev(prefix, before, visit);
-        Ok(())
+        self.0.scan_prefix_rev(prefix, before, visit)
     }
 }
 
