@@ -34,6 +34,9 @@ pub(crate) struct Rescan {
     pub dir: PathBuf,
 }
 
+/// A segment's records in key order, from its scan, or why it did not scan.
+type Rescanned = std::result::Result<Vec<(Key, Option<Entry>)>, String>;
+
 pub(crate) struct PagedRun {
     crypt: Arc<Crypt>,
     pages: Pages,
@@ -42,7 +45,7 @@ pub(crate) struct PagedRun {
     opened: Vec<OnceLock<Option<Page>>>,
     rescan: Rescan,
     /// Set once a page failed: the segment's records in key order, or why it did not scan.
-    fallback: OnceLock<std::result::Result<Vec<(Key, Option<Entry>)>, String>>,
+    fallback: OnceLock<Rescanned>,
 }
 
 /// A point's state: opened pages, or the fallback records.

@@ -100,7 +100,8 @@ pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize
         let Some((number, "hint")) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
         let Some(whole) = crate::hint_pages::to_sealed_whole(&dk.crypt, &bytes, number) else { continue };
-        std::fs::write(dir.join(&name), whole).map_err(|e| crate::Error::io("write", &dir.join(&name), e))?;
+        let path = dir.join(&name);
+        std::fs::write(&path, whole).map_err(|e| crate::Error::io("write", &path, e))?;
         n += 1;
     }
     Ok(n)
