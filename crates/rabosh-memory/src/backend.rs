@@ -10,6 +10,14 @@ use crate::listing::{scan_summary, scan_usage};
 use crate::meta::MemMeta;
 use crate::{DirEntry, Result, Usage};
 
+/// Keys starting with this prefix are store-wide settings: few, rarely written, and read inside
+/// many transactions (the memory layer's `c:` space, `history/settings.rs`). A backend may keep
+/// them apart from the keys commands write, so that reading one does not lock their
+/// neighbourhood: PostgreSQL's SERIALIZABLE read of a key locks the whole index page it lies on,
+/// and in kv's primary key that page also takes the rows of new memories (issue 24), so the
+/// PostgreSQL backend reads settings through an index of their own (`backends/postgres/sql.rs`).
+pub const SETTINGS_PREFIX: &[u8] = b"c:";
+
 /// One staged change of a transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WriteOp {

@@ -106,7 +106,7 @@ fn a_version_1_store_is_migrated_in_place_and_summarised() {
 
     let b = Arc::new(PgBackend::open(&url(), PgOptions { schema: s.name.clone(), ..PgOptions::default() }).unwrap());
     let version: i32 = c.query_one(&format!("SELECT version FROM {q}.rabosh_schema"), &[]).unwrap().get(0);
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     let (summary, scan) = (handler(&b, true), handler(&b, false));
     for dir in ["/memories", "/memories/a", "/memories/a/b", "/memories/a/b/c", "/memories/a/.h", "/memories/n"] {
         let (rows, listed) = rows_read(&b, || summary.view(dir).unwrap());
@@ -229,6 +229,9 @@ fn a_create_is_two_round_trips_and_its_writes_commit_together() {
     let b = Arc::new(s.open());
     let m = handler(&b, true);
     put(&m, "/memories/d/warm", 1); // prepares the statements on the pooled connection
+    // And those of a refused create's read of the row there (the target's `Meta`/`Get` are no
+    // longer the settings read's statement: that is `SettingMeta`, through its own index).
+    assert_eq!(m.create("/memories/d/warm", "again").unwrap(), Create::Exists);
     let (trips, created) = round_trips(&b, || m.create("/memories/d/a.md", "hello").unwrap());
     assert_eq!(created, Create::Created);
     assert_eq!(trips, 2, "a create took {trips} round trips");

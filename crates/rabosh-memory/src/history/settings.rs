@@ -127,6 +127,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_key_is_a_setting_of_the_seam() {
+        // Backends keep settings apart by this prefix (PostgreSQL: their own index).
+        assert!(SETTINGS_KEY.starts_with(crate::backend::SETTINGS_PREFIX));
+    }
+
+    #[test]
     fn round_trips() {
         for s in [
             HistorySettings { options: HistoryOptions::default(), since_ms: -5 },

@@ -150,6 +150,14 @@ impl Fixture {
         }
     }
 
+    /// The PostgreSQL schema of this fixture, when it is one (to open another handle on it).
+    pub fn pg_schema(&self) -> Option<&str> {
+        match &self.concrete {
+            Concrete::Postgres(_, schema) => Some(&schema.0),
+            Concrete::Embedded(_) | Concrete::InMemory(_) => None,
+        }
+    }
+
     /// The PostgreSQL backend under this fixture, when it is one (its counters).
     pub fn postgres(&self) -> Option<&Arc<PgBackend>> {
         match &self.concrete {

@@ -112,7 +112,21 @@ impl Manager {
             Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false, pending_begin: None };
         // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
-        conn.client.batch_execute(&format!("SET statement_timeout = '{ms}ms'")).map_err(|e| {
+        let timeout = format!("SET statement_timeout = '{ms}ms'");
+        // Under SERIALIZABLE a sequential scan takes a predicate lock on the whole table, which
+        // every insert then conflicts with; PostgreSQL's manual advises steering serializable
+        // work to index scans. Every statement here is a key lookup or a key range, and in a
+        // small analysed table the planner would otherwise scan it for the settings read of
+        // every transaction (`Q::SettingMeta`), so concurrent creates would abort each other
+        // (issue 24). Sent with the timeout (one round trip); a server without the setting
+        // (42704: CockroachDB plans by keys anyway) refuses the pair, and gets the timeout alone.
+        let set = match conn.client.batch_execute(&format!("{timeout}; SET enable_seqscan = off")) {
+            Err(Failure::Pg(pe)) if pe.code() == Some(&postgres::error::SqlState::UNDEFINED_OBJECT) => {
+                conn.client.batch_execute(&timeout)
+            }
+            other => other,
+        };
+        set.map_err(|e| {
             conn.broken = true;
             connect_error(e)
         })?;

@@ -13,13 +13,13 @@ use super::columns;
 use super::error::{PgError, PgErrorKind, Phase, Redactor};
 use super::pool::Conn;
 use super::retry::Backoff;
-use super::sql::Sql;
+use super::sql::{self, Sql};
 use super::summary::{self, Deltas};
 use crate::Error;
 use crate::meta::MemMeta;
 
 /// The version this build writes and reads.
-pub const CURRENT: i32 = 2;
+pub const CURRENT: i32 = 3;
 
 /// Migration `i` takes version `i` to `i + 1`: its DDL (`{s}` is the quoted schema name), then,
 /// when set, a step that fills what the DDL made from the data already there.
@@ -33,6 +33,11 @@ const MIGRATIONS: [(&str, Option<Fill>); CURRENT as usize] = [
          n INT8 NOT NULL, b INT8 NOT NULL, vn INT8 NOT NULL, vb INT8 NOT NULL, PRIMARY KEY (d, r, f, s))",
         Some(summarise_existing),
     ),
+    // The settings' own index (`Q::SettingMeta`, issue 24): existing `c:` rows are indexed by
+    // the DDL itself. Builds before version 3 refuse this schema (`SchemaTooNew`), though one
+    // writing settings into kv would still be exact (the same table): the bump is only so the
+    // index is made once, by the migration lock.
+    ("CREATE INDEX kv_settings ON {s}.kv (k) WHERE {settings}", None),
 ];
 
 type Fill = fn(&mut Conn, &str, &Redactor) -> crate::Result<()>;
@@ -139,7 +144,7 @@ fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<
     }
     for v in version..CURRENT {
         let (ddl, fill) = MIGRATIONS[v as usize];
-        exec(conn, &ddl.replace("{s}", s))?;
+        exec(conn, &ddl.replace("{s}", s).replace("{settings}", &sql::settings_range()))?;
         if let Some(fill) = fill {
             fill(conn, schema, redactor)?;
         }

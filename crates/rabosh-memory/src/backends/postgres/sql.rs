@@ -5,6 +5,8 @@
 
 use postgres::types::Type;
 
+use crate::backend::SETTINGS_PREFIX;
+
 /// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
 pub const SCAN_PAGE: i64 = 512;
 /// Bounds on one write statement, so a large write set is sent as several statements of one
@@ -16,6 +18,16 @@ pub const WRITE_CHUNK_BYTES: usize = 8 << 20;
 pub enum Q {
     Get,
     Meta,
+    /// `Get` / `Meta` of a key under [`SETTINGS_PREFIX`]: through the settings' own index
+    /// (`kv_settings`, schema version 3). Under SERIALIZABLE an index read locks the index page
+    /// it reads; in the primary key, the page of the `c:` keys is also where the rows of new
+    /// memories sorting first go (and in a small store the only page), so every create by a
+    /// store without history (which reads `c:history`) conflicted with every other create there.
+    /// The partial index holds only settings, which commands rarely write: the read locks its
+    /// page, and the row it finds. It stays exact: the same table, the same SERIALIZABLE
+    /// transaction, a write of a setting still conflicts with every reader of it.
+    SettingGet,
+    SettingMeta,
     /// `k` in `[$1, $2)`, first `$3` rows.
     ScanBounded,
     /// `k >= $1`, first `$2` rows (the prefix has no successor: empty or all 0xFF).
@@ -33,13 +45,13 @@ pub enum Q {
 }
 
 impl Q {
-    pub const COUNT: usize = 10;
+    pub const COUNT: usize = 12;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
     pub fn result_types(self) -> &'static [Type] {
         match self {
-            Q::Get | Q::Meta => &[Type::BYTEA],
+            Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
             Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
@@ -81,6 +93,8 @@ impl Sql {
             texts: [
                 format!("SELECT v FROM {t} WHERE k = $1"),
                 format!("SELECT m FROM {t} WHERE k = $1"),
+                format!("SELECT v FROM {t} WHERE k = $1 AND {}", settings_range()),
+                format!("SELECT m FROM {t} WHERE k = $1 AND {}", settings_range()),
                 format!("SELECT k, m FROM {t} WHERE k >= $1 AND k < $2 ORDER BY k LIMIT $3"),
                 format!("SELECT k, m FROM {t} WHERE k >= $1 ORDER BY k LIMIT $2"),
                 format!(
@@ -123,6 +137,15 @@ pub fn is_encrypted_refusal(e: &super::client::Failure) -> bool {
     matches!(e, super::client::Failure::Pg(pe) if pe.code() == Some(&postgres::error::SqlState::DIVISION_BY_ZERO))
 }
 
+/// The keys under [`SETTINGS_PREFIX`] as a predicate of literals: the partial index's
+/// `WHERE` (schema version 3) and, repeated verbatim in the settings' reads, what lets the
+/// planner prove that index answers them.
+pub fn settings_range() -> String {
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let end = prefix_end(SETTINGS_PREFIX).expect("the settings prefix has a successor");
+    format!("k >= '\\x{}'::BYTEA AND k < '\\x{}'::BYTEA", hex(SETTINGS_PREFIX), hex(&end))
+}
+
 /// The smallest key greater than every key starting with `prefix`, if any.
 pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
@@ -155,6 +178,11 @@ mod tests {
         assert_eq!(prefix_end(&[1, 0xFF]), Some(vec![2]));
         assert_eq!(prefix_end(&[0xFF, 0xFF]), None);
         assert_eq!(prefix_end(b""), None);
+    }
+
+    #[test]
+    fn settings_range_is_the_c_space() {
+        assert_eq!(settings_range(), r"k >= '\x633a'::BYTEA AND k < '\x633b'::BYTEA");
     }
 
     #[test]

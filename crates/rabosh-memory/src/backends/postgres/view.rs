@@ -15,7 +15,7 @@ use super::pool::Conn;
 use super::seal::Column;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
-use crate::backend::{DirSummary, ReadView, Visit};
+use crate::backend::{DirSummary, ReadView, SETTINGS_PREFIX, Visit};
 use crate::keys::subtree_prefix;
 use crate::{ROOT, Result, Usage};
 
@@ -140,7 +140,8 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
 
 impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let value = self.one_column(Q::Get, Column::Value, key)?;
+        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingGet } else { Q::Get };
+        let value = self.one_column(q, Column::Value, key)?;
         if value.is_some() {
             self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -148,7 +149,8 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.one_column(Q::Meta, Column::Meta, key)
+        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingMeta } else { Q::Meta };
+        self.one_column(q, Column::Meta, key)
     }
 
     /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
