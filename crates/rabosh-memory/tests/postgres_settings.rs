@@ -49,9 +49,7 @@ fn postgres_settings_are_read_through_their_own_index() {
     // As the backend's connections are set up (`pool.rs`).
     c.batch_execute("SET enable_seqscan = off").unwrap();
     // What `Q::SettingMeta` sends (sql.rs), prepared with its parameter.
-    let read = format!(
-        "SELECT m FROM \"{schema}\".kv WHERE k = $1 AND k >= '\\x633a'::BYTEA AND k < '\\x633b'::BYTEA"
-    );
+    let read = format!("SELECT m FROM \"{schema}\".kv WHERE k = $1 AND k >= '\\x633a'::BYTEA AND k < '\\x633b'::BYTEA");
     c.batch_execute(&format!("PREPARE settings_read(BYTEA) AS {read}")).unwrap();
     let mut made = 0;
     for memories in [0, 60, 600] {

@@ -93,7 +93,10 @@ fn a_changed_column_type_answers_corruption_on_the_open_handle_and_refuses_a_new
         // (The settings' partial index compares `k` with bytea literals: a tamperer changing `k`
         // has to drop it first, as PostgreSQL refuses to convert its predicate.)
         let drop = if column == "k" { "DROP INDEX {s}.kv_settings; " } else { "" };
-        tamper(&s, &format!("{drop}ALTER TABLE {{s}}.kv ALTER COLUMN {column} TYPE TEXT USING encode({column}, 'hex')"));
+        tamper(
+            &s,
+            &format!("{drop}ALTER TABLE {{s}}.kv ALTER COLUMN {column} TYPE TEXT USING encode({column}, 'hex')"),
+        );
         for round in 0..3 {
             let what = format!("{column}, round {round}");
             corrupt(m.view("/memories/a/x"), "changed outside rabosh", &what);
