@@ -85,7 +85,9 @@ impl PagedRun {
 
     fn scan(&self) -> Result<Vec<(Key, Option<Entry>)>> {
         let s = &self.rescan;
-        let f = Prefix { inner: &*s.file, len: s.len };
+        // Seen only up to the length open found: the scan reads exactly what open would have,
+        // whatever was appended since.
+        let f = crate::shared::Bounded { inner: &*s.file, len: s.len };
         let mode = match s.active {
             true => ScanMode::Active { synced: s.len, trust_zeros: false },
             false => ScanMode::Sealed,
@@ -182,34 +184,4 @@ fn search<'a>(page: &'a Page, version: u32, key: &[u8]) -> Option<RawRec<'a>> {
 pub(crate) fn page_rec(page: &Page, version: u32, j: usize) -> RawRec<'_> {
     let mut r = Reader { buf: &page.buf, pos: page.offs[j] as usize };
     read_rec(&mut r, version).expect("a page's records were checked when it was opened")
-}
-
-/// A segment file seen only up to the length open found: a scan of it then reads exactly what
-/// open would have, whatever was appended since.
-#[derive(Debug)]
-struct Prefix<'a> {
-    inner: &'a dyn VFile,
-    len: u64,
-}
-
-impl VFile for Prefix<'_> {
-    fn read_at(&self, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
-        let room = self.len.saturating_sub(offset).min(buf.len() as u64) as usize;
-        if room == 0 {
-            return Ok(0);
-        }
-        self.inner.read_at(&mut buf[..room], offset)
-    }
-    fn write_at(&self, _: &[u8], _: u64) -> std::io::Result<usize> {
-        Err(std::io::Error::other("read only"))
-    }
-    fn sync_data(&self) -> std::io::Result<()> {
-        Ok(())
-    }
-    fn set_len(&self, _: u64) -> std::io::Result<()> {
-        Err(std::io::Error::other("read only"))
-    }
-    fn len(&self) -> std::io::Result<u64> {
-        Ok(self.len)
-    }
 }

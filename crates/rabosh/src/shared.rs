@@ -140,11 +140,11 @@ fn appended_at(seg: &Segment, len: u64) -> std::io::Result<bool> {
 }
 
 /// A file seen only up to `len`: a lockless catch-up reads the durable frames and nothing a
-/// live writer may be writing past them.
+/// live writer may be writing past them (and a paged hint's fallback scan what open saw).
 #[derive(Debug)]
-struct Bounded<'a> {
-    inner: &'a dyn VFile,
-    len: u64,
+pub(crate) struct Bounded<'a> {
+    pub inner: &'a dyn VFile,
+    pub len: u64,
 }
 
 impl VFile for Bounded<'_> {
