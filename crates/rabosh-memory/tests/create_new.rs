@@ -5,9 +5,9 @@
 
 mod common;
 
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 
-use common::{Fixture, content};
+use common::{Fixture, at_once, content};
 use rabosh_memory::{Create, Memories, View};
 
 fn listing(m: &Memories, dir: &str) -> (u64, usize) {
@@ -35,17 +35,9 @@ fn taken_path_commits_nothing(f: Fixture) {
 fn one_path_raced_has_one_creator(f: Fixture) {
     const CALLERS: usize = 8;
     let m = Arc::new(f.handler(|o| o.listing_index = true));
-    let start = Arc::new(Barrier::new(CALLERS));
-    let threads: Vec<_> = (0..CALLERS)
-        .map(|c| {
-            let (m, start) = (m.clone(), start.clone());
-            std::thread::spawn(move || {
-                start.wait();
-                (c, m.create("/memories/race/one.md", &"x".repeat(c + 1)).unwrap())
-            })
-        })
-        .collect();
-    let answers: Vec<(usize, Create)> = threads.into_iter().map(|t| t.join().unwrap()).collect();
+    let racer = m.clone();
+    let answers: Vec<(usize, Create)> =
+        at_once(CALLERS, move |c| (c, racer.create("/memories/race/one.md", &"x".repeat(c + 1)).unwrap()));
     let created: Vec<usize> = answers.iter().filter(|(_, a)| *a == Create::Created).map(|(c, _)| *c).collect();
     assert_eq!(created.len(), 1, "{answers:?}");
     assert!(answers.iter().all(|(_, a)| matches!(a, Create::Created | Create::Exists)), "{answers:?}");
@@ -74,21 +66,12 @@ fn postgres_neighbours_created_at_once_never_conflict() {
     }
     let pg = f.postgres().expect("a PostgreSQL fixture").clone();
     let before = pg.conflicts();
-    let start = Arc::new(Barrier::new(CALLERS));
-    let threads: Vec<_> = (0..CALLERS)
-        .map(|c| {
-            let (m, start) = (m.clone(), start.clone());
-            std::thread::spawn(move || {
-                start.wait();
-                for i in 0..EACH {
-                    assert_eq!(m.create(&format!("/memories/seed/0{i:02}_{c}.md"), "n").unwrap(), Create::Created);
-                }
-            })
-        })
-        .collect();
-    for t in threads {
-        t.join().unwrap();
-    }
+    let creator = m.clone();
+    at_once(CALLERS, move |c| {
+        for i in 0..EACH {
+            assert_eq!(creator.create(&format!("/memories/seed/0{i:02}_{c}.md"), "n").unwrap(), Create::Created);
+        }
+    });
     assert_eq!(pg.conflicts() - before, 0, "serialization failures among creates of distinct neighbours");
     assert_eq!(listing(&m, "/memories/seed"), ((300 + CALLERS * EACH) as u64, 300 + CALLERS * EACH));
 }

@@ -3,8 +3,8 @@
 //! clock. `over_backends!` runs one test body over all three.
 #![allow(dead_code)]
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Barrier};
 
 use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{
@@ -192,4 +192,20 @@ pub fn content(m: &Memories, path: &str) -> Option<String> {
         rabosh_memory::View::File { content, .. } => Some(content),
         _ => None,
     }
+}
+
+/// Runs `body(caller)` on `callers` threads released together by one barrier, so their
+/// commands really overlap; the answers come back in caller order.
+pub fn at_once<T: Send + 'static>(callers: usize, body: impl Fn(usize) -> T + Send + Sync + 'static) -> Vec<T> {
+    let (start, body) = (Arc::new(Barrier::new(callers)), Arc::new(body));
+    let threads: Vec<_> = (0..callers)
+        .map(|c| {
+            let (start, body) = (start.clone(), body.clone());
+            std::thread::spawn(move || {
+                start.wait();
+                body(c)
+            })
+        })
+        .collect();
+    threads.into_iter().map(|t| t.join().unwrap()).collect()
 }
