@@ -181,6 +181,24 @@ impl Client {
         Ok((begun.map_err(Failure::Pg), rows.map_err(Failure::Pg)))
     }
 
+    /// Sends `query` (a simple query) and returns without waiting for its answer, which the
+    /// connection reads and discards on its next call (the server answers in order). For a
+    /// statement whose outcome does not matter to the caller: the COMMIT that ends a read-only
+    /// snapshot. A failure shows at the connection's next use, as a connection gone stale does.
+    /// Not a round trip.
+    pub fn send_without_waiting(&mut self, query: &str) {
+        let Client { inner, connection, runtime, .. } = self;
+        let Some(client) = inner.as_ref() else { return };
+        runtime.block_on(poll_fn(|cx| {
+            // The first poll queues the request; dropping the call then leaves its answer
+            // unclaimed, and the connection reads past it.
+            let _ = pin!(client.batch_execute(query)).poll(cx);
+            // Writes and flushes what is queued (and reads what already arrived).
+            drive(connection, cx);
+            Poll::Ready(())
+        }));
+    }
+
     pub fn simple_query(&mut self, query: &str) -> Result<Vec<SimpleQueryMessage>, Failure> {
         self.run(|c| c.simple_query(query))
     }

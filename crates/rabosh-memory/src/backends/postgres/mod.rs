@@ -118,6 +118,10 @@ impl Default for PgOptions {
 /// first query.
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1";
 
+/// A deferred snapshot view's transaction (`Backend::read_deferred`): sent with the view's first
+/// query, whose start fixes the snapshot.
+const SNAPSHOT_DEFERRED: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
 /// Reruns of one transaction body after its connection broke before COMMIT.
 const LOST_RETRIES: u32 = 3;
 
@@ -471,6 +475,16 @@ impl Backend for PgBackend {
     fn read(&self) -> Result<Box<dyn ReadView>> {
         self.poison.check()?;
         let conn = self.begin(SNAPSHOT)?;
+        let (pool, last_error, shared) = (self.pool.clone(), self.last_error.clone(), self.shared.clone());
+        let reopen = move || pool::begin(&pool, &last_error, &shared.redactor, SNAPSHOT);
+        Ok(Box::new(ConnView::new(conn, self.shared.clone(), Some(Box::new(reopen)))))
+    }
+
+    /// One round trip for a view that reads one row: BEGIN goes with its first query, and the
+    /// COMMIT at drop is not waited for.
+    fn read_deferred(&self) -> Result<Box<dyn ReadView>> {
+        self.poison.check()?;
+        let conn = pool::deferred(&self.pool, &self.last_error, SNAPSHOT_DEFERRED)?;
         let (pool, last_error, shared) = (self.pool.clone(), self.last_error.clone(), self.shared.clone());
         let reopen = move || pool::begin(&pool, &last_error, &shared.redactor, SNAPSHOT);
         Ok(Box::new(ConnView::new(conn, self.shared.clone(), Some(Box::new(reopen)))))

@@ -42,10 +42,13 @@ pub enum Q {
     DirsAdd,
     /// Deletes the given summary rows that count nothing any more.
     DirsPrune,
+    /// `Meta` and `Get` in one query, for a view told the value will be read
+    /// (`ReadView::prefetch_value`).
+    MetaValue,
 }
 
 impl Q {
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 13;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
@@ -53,6 +56,7 @@ impl Q {
         match self {
             Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
             Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
+            Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
         }
@@ -116,6 +120,7 @@ impl Sql {
                     "DELETE FROM {dirs} WHERE n = 0 AND (d, r, f, s) IN \
                      (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
                 ),
+                format!("SELECT m, v FROM {t} WHERE k = $1"),
             ],
             tables: format!("{t}, {dirs}"),
         }

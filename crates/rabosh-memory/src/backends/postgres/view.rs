@@ -1,5 +1,6 @@
 //! Read views: queries on a connection that holds an open transaction. A snapshot view owns a
-//! pooled connection in a REPEATABLE READ READ ONLY transaction and ends it on drop; a
+//! pooled connection in a REPEATABLE READ READ ONLY transaction (begun with its first query when
+//! deferred) and ends it on drop, without waiting for the answer; a
 //! transaction's view borrows the connection of the SERIALIZABLE transaction the body runs in.
 
 use std::ops::DerefMut;
@@ -26,6 +27,10 @@ struct Held<C> {
     conn: C,
     /// A query of this view has answered: its snapshot has been seen and cannot be replaced.
     answered: bool,
+    /// The key whose value the next `meta` of it fetches too (`ReadView::prefetch_value`).
+    wanted: Option<Vec<u8>>,
+    /// That value as the server sent it, for the `get` of the same key.
+    fetched: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
@@ -40,7 +45,7 @@ pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
 
 impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
     pub fn new(conn: C, shared: Arc<Shared>, reopen: Option<Reopen<C>>) -> Self {
-        ConnView { held: Mutex::new(Held { conn, answered: false }), shared, reopen }
+        ConnView { held: Mutex::new(Held { conn, answered: false, wanted: None, fetched: None }), shared, reopen }
     }
 
     fn lock(&self) -> MutexGuard<'_, Held<C>> {
@@ -140,8 +145,14 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
 
 impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingGet } else { Q::Get };
-        let value = self.one_column(q, Column::Value, key)?;
+        let fetched = self.lock().fetched.take_if(|(k, _)| k == key);
+        let value = match fetched {
+            Some((_, bytes)) => Some(self.shared.open_column(Column::Value, key, &bytes)?.into_owned()),
+            None => {
+                let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingGet } else { Q::Get };
+                self.one_column(q, Column::Value, key)?
+            }
+        };
         if value.is_some() {
             self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -149,8 +160,26 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingMeta } else { Q::Meta };
-        self.one_column(q, Column::Meta, key)
+        if key.starts_with(SETTINGS_PREFIX) {
+            return self.one_column(Q::SettingMeta, Column::Meta, key);
+        }
+        if self.lock().wanted.take_if(|w| w == key).is_none() {
+            return self.one_column(Q::Meta, Column::Meta, key);
+        }
+        // Both columns in one query; the value waits for the `get` that follows.
+        let rows = self.query(Q::MetaValue, &[&key])?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let meta: &[u8] = columns::get(row, 0, "kv", &|| columns::key_name(key))?;
+        let value: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
+        let meta = self.shared.open_column(Column::Meta, key, meta)?.into_owned();
+        self.lock().fetched = Some((key.to_vec(), value.to_vec()));
+        Ok(Some(meta))
+    }
+
+    fn prefetch_value(&self, key: &[u8]) {
+        if !key.starts_with(SETTINGS_PREFIX) {
+            self.lock().wanted = Some(key.to_vec());
+        }
     }
 
     /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
@@ -198,8 +227,12 @@ impl<C: DerefMut<Target = Conn> + Send> Drop for ConnView<C> {
     fn drop(&mut self) {
         if self.reopen.is_some() {
             let conn: &mut Conn = &mut self.held.get_mut().unwrap_or_else(|p| p.into_inner()).conn;
-            if conn.client.batch_execute("COMMIT").is_err() {
-                conn.broken = true;
+            // A deferred snapshot never queried never began. Otherwise the read-only transaction
+            // ends without waiting for the server's answer (nothing hangs on it): the connection
+            // goes back to the pool with the COMMIT sent, and its next call reads past the answer.
+            // One that broke meanwhile is found then, as any connection gone stale.
+            if conn.pending_begin.take().is_none() {
+                conn.client.send_without_waiting("COMMIT");
             }
         }
     }
