@@ -130,6 +130,8 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
+            // The content is read right after: one query for both over PostgreSQL.
+            view.prefetch_value(&key);
             let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(StrReplace::NotFound);
             };
@@ -163,6 +165,8 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
+            // The content is read right after: one query for both over PostgreSQL.
+            view.prefetch_value(&key);
             let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(Insert::NotFound);
             };

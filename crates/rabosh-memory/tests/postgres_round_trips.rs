@@ -3,7 +3,10 @@
 //! BEGIN goes with the query that reads the row's metadata and value together, and the COMMIT
 //! that ends the read-only snapshot is sent without waiting for its answer; that COMMIT still
 //! reaches the server at once (the session is idle, not idle in a transaction), and the
-//! connection it leaves in the pool serves the next commands.
+//! connection it leaves in the pool serves the next commands. A create is one too, once the
+//! handle has read the store's history setting: the setting is checked in the create's commit
+//! flight instead of read before it (settings_cache.rs), and another handle turning history on
+//! is still honoured by the next create (tests/postgres_settings.rs).
 
 mod postgres_util;
 
@@ -78,4 +81,38 @@ fn a_view_of_one_memory_is_one_round_trip_and_ends_its_snapshot() {
     assert_eq!(other.create("/memories/d/c.md", "c").unwrap(), Create::Created);
     assert_eq!(m.view("/memories/d/c.md").unwrap(), View::File { content: "c".into() });
     sessions_leave_their_transactions(&s, &name);
+}
+
+#[test]
+fn a_create_is_one_round_trip_once_the_settings_are_cached() {
+    let s = Schema::new("createtrips");
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { pool_size: 1, ..s.options() }).unwrap());
+    let m = Memories::new(b.clone(), MemoryOptions::default()).unwrap();
+    // The first reads the history setting (with BEGIN), the second checks it; both prepare their
+    // statements (a round trip each, once per pooled connection).
+    for i in 0..2 {
+        assert_eq!(m.create(&format!("/memories/c/{i}.md"), "x").unwrap(), Create::Created);
+    }
+    for i in 2..6 {
+        let (n, created) = trips(&b, || m.create(&format!("/memories/c/{i}.md"), "x").unwrap());
+        assert_eq!(created, Create::Created);
+        assert_eq!(n, 1, "create {i} took {n} round trips");
+    }
+    // A refused one: the same flight, rolled back by the insert, then the row's read (its
+    // statement prepared by the first refusal).
+    assert_eq!(m.create("/memories/c/0.md", "y").unwrap(), Create::Exists);
+    let (n, again) = trips(&b, || m.create("/memories/c/1.md", "y").unwrap());
+    assert_eq!(again, Create::Exists);
+    assert!(n <= 2, "a refused create took {n} round trips");
+    assert_eq!(m.view("/memories/c/1.md").unwrap(), View::File { content: "x".into() });
+    // An edit reads its memory (metadata and content in one query) with BEGIN, and checks the
+    // setting in its commit flight: two (once its statements are prepared).
+    m.str_replace("/memories/c/2.md", "x", "w").unwrap();
+    let (n, _) = trips(&b, || m.str_replace("/memories/c/1.md", "x", "z").unwrap());
+    assert_eq!(n, 2, "a str_replace took {n} round trips");
+    assert_eq!(m.view("/memories/c/1.md").unwrap(), View::File { content: "z".into() });
+    m.insert("/memories/c/2.md", Some(0), "i").unwrap();
+    let (n, _) = trips(&b, || m.insert("/memories/c/1.md", Some(0), "i").unwrap());
+    assert_eq!(n, 2, "an insert took {n} round trips");
+    assert_eq!(m.view("/memories/c/1.md").unwrap(), View::File { content: "i\nz\n".into() });
 }

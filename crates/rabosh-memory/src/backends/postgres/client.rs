@@ -134,15 +134,24 @@ impl Client {
         self.run(|c| c.batch_execute(query))
     }
 
-    /// Sends every statement and then `last` (a simple query: COMMIT) at once, and waits for all the answers: one round trip
+    /// Sends `first` (a simple query: BEGIN) if any, every statement and then `last` (a simple
+    /// query: COMMIT) at once, and waits for all the answers: one round trip
     /// instead of one per statement. The server runs them in order, each to its own Sync, so a
     /// failed statement fails the ones after it in the transaction (25P02) and turns a trailing
-    /// COMMIT into a rollback. Each statement's result, then `last`'s; `Err` only when the
-    /// flight as a whole timed out.
-    pub fn flight(&mut self, statements: &[Planned<'_>], last: &str) -> Result<Vec<Result<u64, Failure>>, Failure> {
+    /// COMMIT into a rollback. `first`'s result, each statement's, then `last`'s; `Err` only when
+    /// the flight as a whole timed out.
+    pub fn flight(
+        &mut self,
+        first: Option<&str>,
+        statements: &[Planned<'_>],
+        last: &str,
+    ) -> Result<Vec<Result<u64, Failure>>, Failure> {
         type Call<'c> = Pin<Box<dyn Future<Output = Result<u64, postgres::Error>> + 'c>>;
         let answers = self.run(|c| async move {
-            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 1);
+            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 2);
+            if let Some(first) = first {
+                calls.push(Box::pin(async move { c.batch_execute(first).await.map(|()| 0) }));
+            }
             calls.extend(statements.iter().map(|(s, params)| Box::pin(c.execute(s, params)) as Call<'_>));
             calls.push(Box::pin(async move { c.batch_execute(last).await.map(|()| 0) }));
             Ok(join_in_order(calls).await)

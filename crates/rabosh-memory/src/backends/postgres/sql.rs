@@ -45,10 +45,15 @@ pub enum Q {
     /// `Meta` and `Get` in one query, for a view told the value will be read
     /// (`ReadView::prefetch_value`).
     MetaValue,
+    /// Fails (division by zero) unless the settings row `$1`'s value / metadata is `$2` (NULL: no
+    /// row): a setting a body was answered from the cache, checked in its commit flight
+    /// (`settings_cache.rs`).
+    GuardValue,
+    GuardMeta,
 }
 
 impl Q {
-    pub const COUNT: usize = 13;
+    pub const COUNT: usize = 15;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
@@ -57,6 +62,7 @@ impl Q {
             Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
             Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
             Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
+            Q::GuardValue | Q::GuardMeta => &[Type::INT4],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
         }
@@ -93,6 +99,13 @@ impl Sql {
             ),
             false => String::new(),
         };
+        let guard = |column: &str| {
+            format!(
+                "SELECT 1 / (CASE WHEN (SELECT {column} FROM {t} WHERE k = $1 AND {}) IS NOT DISTINCT FROM $2::BYTEA \
+                 THEN 1 ELSE 0 END)",
+                settings_range()
+            )
+        };
         Sql {
             texts: [
                 format!("SELECT v FROM {t} WHERE k = $1"),
@@ -121,6 +134,8 @@ impl Sql {
                      (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
                 ),
                 format!("SELECT m, v FROM {t} WHERE k = $1"),
+                guard("v"),
+                guard("m"),
             ],
             tables: format!("{t}, {dirs}"),
         }

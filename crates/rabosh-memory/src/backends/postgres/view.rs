@@ -14,6 +14,7 @@ use super::columns;
 use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
 use super::seal::Column;
+use super::settings_cache::Assumed;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
 use crate::backend::{DirSummary, ReadView, SETTINGS_PREFIX, Visit};
@@ -109,6 +110,7 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
             // transaction goes on with the new one, still marked as running a body.
             std::mem::swap(&mut *fresh, conn);
             conn.in_body = fresh.in_body;
+            conn.assumed = std::mem::take(&mut fresh.assumed);
             fresh.pending_begin = None;
         }
     }
@@ -135,6 +137,32 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
             .collect()
     }
 
+    /// A settings row's column: in a transaction's view from the handle's cache when it holds the
+    /// row (recorded, to be checked at commit: `settings_cache.rs`), else read and cached.
+    fn setting(&self, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let cached = if self.reopen.is_none() { self.shared.settings.get(column, key) } else { None };
+        let raw = match cached {
+            Some(raw) => {
+                self.lock().conn.assumed.push(Assumed { column, key: key.to_vec(), raw: raw.clone() });
+                raw
+            }
+            None => {
+                let q = match column {
+                    Column::Value => Q::SettingGet,
+                    Column::Meta => Q::SettingMeta,
+                };
+                let rows = self.query(q, &[&key])?;
+                let raw = match rows.first() {
+                    Some(row) => Some(columns::get::<&[u8]>(row, 0, "kv", &|| columns::key_name(key))?.to_vec()),
+                    None => None,
+                };
+                self.shared.settings.put(column, key, raw.clone());
+                raw
+            }
+        };
+        raw.map(|bytes| Ok(self.shared.open_column(column, key, &bytes)?.into_owned())).transpose()
+    }
+
     fn one_column(&self, q: Q, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let rows = self.query(q, &[&key])?;
         let Some(row) = rows.first() else { return Ok(None) };
@@ -148,10 +176,8 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
         let fetched = self.lock().fetched.take_if(|(k, _)| k == key);
         let value = match fetched {
             Some((_, bytes)) => Some(self.shared.open_column(Column::Value, key, &bytes)?.into_owned()),
-            None => {
-                let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingGet } else { Q::Get };
-                self.one_column(q, Column::Value, key)?
-            }
+            None if key.starts_with(SETTINGS_PREFIX) => self.setting(Column::Value, key)?,
+            None => self.one_column(Q::Get, Column::Value, key)?,
         };
         if value.is_some() {
             self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -161,7 +187,7 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         if key.starts_with(SETTINGS_PREFIX) {
-            return self.one_column(Q::SettingMeta, Column::Meta, key);
+            return self.setting(Column::Meta, key);
         }
         if self.lock().wanted.take_if(|w| w == key).is_none() {
             return self.one_column(Q::Meta, Column::Meta, key);
