@@ -217,10 +217,18 @@ impl Client {
     pub fn is_closed(&mut self) -> bool {
         let Client { connection, runtime, .. } = self;
         if connection.is_some() {
-            runtime.block_on(poll_fn(|cx| {
-                drive(connection, cx);
-                Poll::Ready(())
-            }));
+            runtime.block_on(async {
+                // What arrived since the last call is seen only once the runtime has polled the
+                // socket's readiness (its reactor remembers "would block" until then): the yield
+                // lets it, without waiting (measured: without it, a session the server ended
+                // at a restart looked open here, and its next flight failed).
+                tokio::task::yield_now().await;
+                poll_fn(|cx| {
+                    drive(connection, cx);
+                    Poll::Ready(())
+                })
+                .await
+            });
         }
         self.connection.is_none() || self.inner.as_ref().is_none_or(|c| c.is_closed())
     }
