@@ -13,7 +13,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Row, SimpleQueryMessage, Socket, Statement, ToStatement};
@@ -39,6 +39,8 @@ pub struct Client {
     deadline: Duration,
     /// Calls made, each one round trip (a pipelined flight counts once); shared by the pool.
     round_trips: Arc<AtomicU64>,
+    /// When the server last answered a call.
+    answered_at: Instant,
 }
 
 /// What BEGIN answered, and what the statement sent with it did.
@@ -66,7 +68,14 @@ impl Client {
             Err(_) => return Err(Failure::TimedOut),
         };
         let connection: tokio_postgres::Connection<Socket, _> = connection;
-        Ok(Client { inner: Some(inner), connection: Some(Box::pin(connection)), runtime, deadline, round_trips })
+        Ok(Client {
+            inner: Some(inner),
+            connection: Some(Box::pin(connection)),
+            runtime,
+            deadline,
+            round_trips,
+            answered_at: Instant::now(),
+        })
     }
 
     /// Runs `call` on the client under the deadline, driving the connection meanwhile.
@@ -74,7 +83,7 @@ impl Client {
     where
         F: Future<Output = Result<T, postgres::Error>> + 'a,
     {
-        let Client { inner, connection, runtime, deadline, round_trips } = self;
+        let Client { inner, connection, runtime, deadline, round_trips, answered_at } = self;
         let Some(client) = inner.as_ref() else { return Err(Failure::TimedOut) };
         round_trips.fetch_add(1, Ordering::Relaxed);
         let call = call(client);
@@ -89,9 +98,17 @@ impl Client {
             .await
         });
         match answer {
-            Ok(r) => r.map_err(Failure::Pg),
+            Ok(r) => {
+                *answered_at = Instant::now();
+                r.map_err(Failure::Pg)
+            }
             Err(_) => Err(Failure::TimedOut),
         }
+    }
+
+    /// How long since the server last answered on this connection.
+    pub fn idle_for(&self) -> Duration {
+        self.answered_at.elapsed()
     }
 
     pub fn prepare(&mut self, query: &str) -> Result<Statement, Failure> {

@@ -35,7 +35,8 @@
 //! settings cache and checked in the commit flight, `settings_cache.rs`) sends BEGIN in that
 //! flight too: one round trip; a stale connection is then one the checkout found closed, and
 //! one that breaks in the flight leaves the outcome unknown unless the server ended the session
-//! at BEGIN. A command's own snapshot view (`read_deferred`) begins with its first query (the
+//! at BEGIN. On a connection idle for a second or more BEGIN still goes alone first, so a
+//! server that stopped answering meanwhile answers Timeout, nothing sent that could commit. A command's own snapshot view (`read_deferred`) begins with its first query (the
 //! metadata and value of a file view in one), and its read-only COMMIT is not waited for.
 //! A connection lost later in a transaction, before COMMIT was sent, reruns the body on a new
 //! connection (nothing committed; at most 3 times); a snapshot view that has not answered yet
@@ -129,6 +130,10 @@ const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 
 /// A deferred snapshot view's transaction (`Backend::read_deferred`): sent with the view's first
 /// query, whose start fixes the snapshot.
 const SNAPSHOT_DEFERRED: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/// A body that read nothing from the server sends BEGIN in its commit flight, unless its
+/// connection has had no answer for this long (`PgBackend::commit_flight`).
+const PROBE_AFTER_IDLE: Duration = Duration::from_secs(1);
 
 /// Reruns of one transaction body after its connection broke before COMMIT.
 const LOST_RETRIES: u32 = 3;
@@ -413,10 +418,20 @@ impl PgBackend {
         // row and predicate locks, ends as soon as the server has run them). Nothing after a
         // failed statement can commit: the server fails the rest of the transaction and answers
         // the COMMIT with a rollback, so the first failure is the outcome.
-        let begin = conn.pending_begin.take();
+        let mut begin = conn.pending_begin.take();
         if begin.is_some() && flight.is_empty() {
             // The body read and wrote nothing: there is no transaction to begin or end.
             return Ok(Some(Committed::Done));
+        }
+        if let Some(first) = begin
+            && conn.client.idle_for() >= PROBE_AFTER_IDLE
+        {
+            // A connection unused for a while may reach a server that stopped answering
+            // meanwhile: BEGIN alone first, so that call fails (Timeout, or ConnectionLost and a
+            // rerun) before anything that could commit was sent. (A flight holding COMMIT that
+            // gets no answer may still commit: its outcome is unknown.)
+            conn.client.batch_execute(first).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+            begin = None;
         }
         // A body that read nothing from the server (a create: its one read, the history setting,
         // answered from the cache) sends its BEGIN in this flight too. A connection the server
