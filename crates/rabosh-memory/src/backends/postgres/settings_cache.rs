@@ -35,13 +35,16 @@ impl Assumed {
     }
 }
 
+/// (the metadata column?, key) → the column as stored, None: no row.
+type Rows = HashMap<(bool, Vec<u8>), Option<Vec<u8>>>;
+
 #[derive(Default)]
 pub struct SettingsCache {
-    rows: Mutex<HashMap<(bool, Vec<u8>), Option<Vec<u8>>>>,
+    rows: Mutex<Rows>,
 }
 
 impl SettingsCache {
-    fn rows(&self) -> std::sync::MutexGuard<'_, HashMap<(bool, Vec<u8>), Option<Vec<u8>>>> {
+    fn rows(&self) -> std::sync::MutexGuard<'_, Rows> {
         self.rows.lock().unwrap_or_else(|p| p.into_inner())
     }
 
