@@ -231,6 +231,12 @@ pub trait ReadView: Send + Sync {
     fn usage(&self, scope: &str) -> Result<Usage> {
         scan_usage(self, scope)
     }
+
+    /// Says the caller's next `meta(key)` will, when a row is there, most likely be followed by
+    /// `get(key)` (a file view): a backend whose every read is a round trip may fetch the value
+    /// with the metadata, and answer that `get` without another. Answers are unchanged either
+    /// way. The default: nothing (a local read costs less than a fetched value left unused).
+    fn prefetch_value(&self, _key: &[u8]) {}
 }
 
 /// A directory as a view lists it: `memories` and `bytes` count the visible memories at any
@@ -262,6 +268,16 @@ pub trait Backend: Send + Sync {
     /// thread that must not wait, which then read elsewhere.
     fn read_without_waiting(&self) -> Result<Option<Box<dyn ReadView>>> {
         self.read().map(Some)
+    }
+
+    /// [`Backend::read`] for a caller that queries the view at once and drops it soon (one
+    /// command): its snapshot may be taken at its first query instead of before this returns.
+    /// It includes every commit acknowledged before the call either way; only commits that land
+    /// between the call and the first query may be seen too, so a caller that must pin a state
+    /// before doing something else (a snapshot handed out) uses `read`. A remote backend saves
+    /// a round trip (PostgreSQL sends BEGIN with the first query). The default: `read`.
+    fn read_deferred(&self) -> Result<Box<dyn ReadView>> {
+        self.read()
     }
 
     /// Runs `body` on the newest state with no other commit landing in between (by exclusion,

@@ -33,7 +33,10 @@ impl Memories {
                 // Not a file at the newest state: a directory view, answered on the durable state
                 // like any other (the transaction returned once that state was durable).
             }
-            let view = self.backend.read()?;
+            // Queried at once and dropped: the snapshot may be the first query's (one round
+            // trip less over PostgreSQL), and a file view reads the value it finds the metadata of.
+            let view = self.backend.read_deferred()?;
+            view.prefetch_value(&key);
             return match file_meta(&*view, path, &key)? {
                 Some(meta) if !self.options.track_access => self.file_view(&*view, &key, meta),
                 // Created since the transaction above: go round and stamp it.
@@ -100,7 +103,7 @@ impl Memories {
             if committed == Committed::Taken {
                 // Refusals are not the hot path: the row that was there is read, so a damaged one
                 // answers Corruption naming its key, as every other command over it does.
-                MemMeta::stored(&*self.backend.read()?, &key)?;
+                MemMeta::stored(&*self.backend.read_deferred()?, &key)?;
                 return Ok(Create::Exists);
             }
             return Ok(Create::Created);
@@ -127,6 +130,8 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
+            // The content is read right after: one query for both over PostgreSQL.
+            view.prefetch_value(&key);
             let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(StrReplace::NotFound);
             };
@@ -160,6 +165,8 @@ impl Memories {
         }
         let key = self.key(path);
         self.transact(|view, ws| {
+            // The content is read right after: one query for both over PostgreSQL.
+            view.prefetch_value(&key);
             let Some(meta) = MemMeta::stored(view, &key)? else {
                 return Ok(Insert::NotFound);
             };

@@ -26,11 +26,12 @@ fn main() {
         child_incrementer(&schema);
         return;
     }
-    let steps: [(&str, fn()); 6] = [
+    let steps: [(&str, fn()); 7] = [
         ("sigkill_mid_commit_is_all_or_nothing", sigkill_mid_commit_is_all_or_nothing),
         ("client_processes_lose_no_increment", client_processes_lose_no_increment),
         ("server_restart_reruns_in_flight_then_reconnects", server_restart_reruns_in_flight_then_reconnects),
         ("every_call_after_a_restart_succeeds", every_call_after_a_restart_succeeds),
+        ("a_create_after_a_restart_succeeds", a_create_after_a_restart_succeeds),
         (
             "a_stopped_server_fails_calls_within_the_client_timeout",
             a_stopped_server_fails_calls_within_the_client_timeout,
@@ -236,6 +237,28 @@ fn server_restart_reruns_in_flight_then_reconnects() {
     assert_eq!(view.get(b"acked").unwrap(), Some(b"before".to_vec()), "an acknowledged commit survives");
     assert_eq!(view.get(b"in-flight").unwrap(), Some(b"x".to_vec()), "the rerun committed");
     assert_eq!(view.get(b"after/5").unwrap(), Some(b"y".to_vec()));
+}
+
+/// Issue 24: a create whose handle has cached the history setting reads nothing before its
+/// commit, so its BEGIN goes in the commit flight, and a pooled connection the restart ended must
+/// be found at checkout (what the server sent before closing is read there; that read once saw
+/// nothing until the runtime had polled the socket, and the create's flight failed with its
+/// outcome unknown). Five restarts, each after four concurrent views filled the pool.
+fn a_create_after_a_restart_succeeds() {
+    let s = Schema::new("restartcreate");
+    let b = Arc::new(PgBackend::open(&url(), PgOptions { pool_size: 4, ..s.options() }).unwrap());
+    let m = rabosh_memory::Memories::new(b.clone(), rabosh_memory::MemoryOptions::default()).unwrap();
+    m.create("/memories/n", "0").unwrap();
+    for round in 0..5 {
+        std::thread::scope(|scope| {
+            for _ in 0..4 {
+                scope.spawn(|| m.view("/memories/n").unwrap());
+            }
+        });
+        restart_server();
+        let created = m.create(&format!("/memories/r{round}"), "x");
+        assert!(matches!(created, Ok(rabosh_memory::Create::Created)), "round {round}: {created:?}");
+    }
 }
 
 /// Ten restarts under one long-lived handle whose pool is full of idle connections: the first

@@ -39,7 +39,9 @@ fn postgres_history_turned_on_elsewhere_records_the_next_create() {
 
 /// The settings' read goes through their own index, in a new store (never analysed) and in one
 /// with memories and fresh statistics, under a generic plan and a custom one: the fix for
-/// creates aborting each other rests on the planner's choice, so the choice is pinned here.
+/// creates aborting each other rests on the planner's choice, so the choice is pinned here. So
+/// does the check of a setting a handle answered from its cache, in the commit flight
+/// (`Q::GuardMeta`, settings_cache.rs), which is the read a create makes now.
 #[test]
 fn postgres_settings_are_read_through_their_own_index() {
     let f = fixture_on(Kind::Postgres);
@@ -51,6 +53,12 @@ fn postgres_settings_are_read_through_their_own_index() {
     // What `Q::SettingMeta` sends (sql.rs), prepared with its parameter.
     let read = format!("SELECT m FROM \"{schema}\".kv WHERE k = $1 AND k >= '\\x633a'::BYTEA AND k < '\\x633b'::BYTEA");
     c.batch_execute(&format!("PREPARE settings_read(BYTEA) AS {read}")).unwrap();
+    // What `Q::GuardMeta` sends.
+    let guard = format!(
+        "SELECT 1 / (CASE WHEN (SELECT m FROM \"{schema}\".kv WHERE k = $1 AND k >= '\\x633a'::BYTEA AND \
+         k < '\\x633b'::BYTEA) IS NOT DISTINCT FROM $2::BYTEA THEN 1 ELSE 0 END)"
+    );
+    c.batch_execute(&format!("PREPARE settings_guard(BYTEA, BYTEA) AS {guard}")).unwrap();
     let mut made = 0;
     for memories in [0, 60, 600] {
         for i in made..memories {
@@ -62,14 +70,12 @@ fn postgres_settings_are_read_through_their_own_index() {
         }
         for mode in ["force_generic_plan", "force_custom_plan"] {
             c.batch_execute(&format!("SET plan_cache_mode = {mode}")).unwrap();
-            let plan: Vec<String> = c
-                .query("EXPLAIN EXECUTE settings_read('\\x633a686973746f7279')", &[])
-                .unwrap()
-                .iter()
-                .map(|r| r.get(0))
-                .collect();
-            let plan = plan.join("\n");
-            assert!(plan.contains("kv_settings"), "{memories} memories, {mode}: {plan}");
+            for execute in ["settings_read('\\x633a686973746f7279')", "settings_guard('\\x633a686973746f7279', NULL)"] {
+                let plan: Vec<String> =
+                    c.query(&format!("EXPLAIN EXECUTE {execute}"), &[]).unwrap().iter().map(|r| r.get(0)).collect();
+                let plan = plan.join("\n");
+                assert!(plan.contains("kv_settings"), "{memories} memories, {mode}, {execute}: {plan}");
+            }
         }
     }
 }

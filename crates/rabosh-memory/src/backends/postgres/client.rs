@@ -13,7 +13,7 @@ use std::pin::{Pin, pin};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::types::ToSql;
 use postgres::{Row, SimpleQueryMessage, Socket, Statement, ToStatement};
@@ -39,6 +39,8 @@ pub struct Client {
     deadline: Duration,
     /// Calls made, each one round trip (a pipelined flight counts once); shared by the pool.
     round_trips: Arc<AtomicU64>,
+    /// When the server last answered a call.
+    answered_at: Instant,
 }
 
 /// What BEGIN answered, and what the statement sent with it did.
@@ -66,7 +68,14 @@ impl Client {
             Err(_) => return Err(Failure::TimedOut),
         };
         let connection: tokio_postgres::Connection<Socket, _> = connection;
-        Ok(Client { inner: Some(inner), connection: Some(Box::pin(connection)), runtime, deadline, round_trips })
+        Ok(Client {
+            inner: Some(inner),
+            connection: Some(Box::pin(connection)),
+            runtime,
+            deadline,
+            round_trips,
+            answered_at: Instant::now(),
+        })
     }
 
     /// Runs `call` on the client under the deadline, driving the connection meanwhile.
@@ -74,7 +83,7 @@ impl Client {
     where
         F: Future<Output = Result<T, postgres::Error>> + 'a,
     {
-        let Client { inner, connection, runtime, deadline, round_trips } = self;
+        let Client { inner, connection, runtime, deadline, round_trips, answered_at } = self;
         let Some(client) = inner.as_ref() else { return Err(Failure::TimedOut) };
         round_trips.fetch_add(1, Ordering::Relaxed);
         let call = call(client);
@@ -89,9 +98,17 @@ impl Client {
             .await
         });
         match answer {
-            Ok(r) => r.map_err(Failure::Pg),
+            Ok(r) => {
+                *answered_at = Instant::now();
+                r.map_err(Failure::Pg)
+            }
             Err(_) => Err(Failure::TimedOut),
         }
+    }
+
+    /// How long since the server last answered on this connection.
+    pub fn idle_for(&self) -> Duration {
+        self.answered_at.elapsed()
     }
 
     pub fn prepare(&mut self, query: &str) -> Result<Statement, Failure> {
@@ -134,15 +151,24 @@ impl Client {
         self.run(|c| c.batch_execute(query))
     }
 
-    /// Sends every statement and then `last` (a simple query: COMMIT) at once, and waits for all the answers: one round trip
+    /// Sends `first` (a simple query: BEGIN) if any, every statement and then `last` (a simple
+    /// query: COMMIT) at once, and waits for all the answers: one round trip
     /// instead of one per statement. The server runs them in order, each to its own Sync, so a
     /// failed statement fails the ones after it in the transaction (25P02) and turns a trailing
-    /// COMMIT into a rollback. Each statement's result, then `last`'s; `Err` only when the
-    /// flight as a whole timed out.
-    pub fn flight(&mut self, statements: &[Planned<'_>], last: &str) -> Result<Vec<Result<u64, Failure>>, Failure> {
+    /// COMMIT into a rollback. `first`'s result, each statement's, then `last`'s; `Err` only when
+    /// the flight as a whole timed out.
+    pub fn flight(
+        &mut self,
+        first: Option<&str>,
+        statements: &[Planned<'_>],
+        last: &str,
+    ) -> Result<Vec<Result<u64, Failure>>, Failure> {
         type Call<'c> = Pin<Box<dyn Future<Output = Result<u64, postgres::Error>> + 'c>>;
         let answers = self.run(|c| async move {
-            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 1);
+            let mut calls: Vec<Call<'_>> = Vec::with_capacity(statements.len() + 2);
+            if let Some(first) = first {
+                calls.push(Box::pin(async move { c.batch_execute(first).await.map(|()| 0) }));
+            }
             calls.extend(statements.iter().map(|(s, params)| Box::pin(c.execute(s, params)) as Call<'_>));
             calls.push(Box::pin(async move { c.batch_execute(last).await.map(|()| 0) }));
             Ok(join_in_order(calls).await)
@@ -181,6 +207,24 @@ impl Client {
         Ok((begun.map_err(Failure::Pg), rows.map_err(Failure::Pg)))
     }
 
+    /// Sends `query` (a simple query) and returns without waiting for its answer, which the
+    /// connection reads and discards on its next call (the server answers in order). For a
+    /// statement whose outcome does not matter to the caller: the COMMIT that ends a read-only
+    /// snapshot. A failure shows at the connection's next use, as a connection gone stale does.
+    /// Not a round trip.
+    pub fn send_without_waiting(&mut self, query: &str) {
+        let Client { inner, connection, runtime, .. } = self;
+        let Some(client) = inner.as_ref() else { return };
+        runtime.block_on(poll_fn(|cx| {
+            // The first poll queues the request; dropping the call then leaves its answer
+            // unclaimed, and the connection reads past it.
+            let _ = pin!(client.batch_execute(query)).poll(cx);
+            // Writes and flushes what is queued (and reads what already arrived).
+            drive(connection, cx);
+            Poll::Ready(())
+        }));
+    }
+
     pub fn simple_query(&mut self, query: &str) -> Result<Vec<SimpleQueryMessage>, Failure> {
         self.run(|c| c.simple_query(query))
     }
@@ -190,10 +234,18 @@ impl Client {
     pub fn is_closed(&mut self) -> bool {
         let Client { connection, runtime, .. } = self;
         if connection.is_some() {
-            runtime.block_on(poll_fn(|cx| {
-                drive(connection, cx);
-                Poll::Ready(())
-            }));
+            runtime.block_on(async {
+                // What arrived since the last call is seen only once the runtime has polled the
+                // socket's readiness (its reactor remembers "would block" until then): the yield
+                // lets it, without waiting (measured: without it, a session the server ended
+                // at a restart looked open here, and its next flight failed).
+                tokio::task::yield_now().await;
+                poll_fn(|cx| {
+                    drive(connection, cx);
+                    Poll::Ready(())
+                })
+                .await
+            });
         }
         self.connection.is_none() || self.inner.as_ref().is_none_or(|c| c.is_closed())
     }

@@ -67,6 +67,10 @@ impl Backend for PgHandle {
         self.backend()?.read()
     }
 
+    fn read_deferred(&self) -> Result<Box<dyn ReadView>> {
+        self.backend()?.read_deferred()
+    }
+
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.backend()?.transact(body)
     }

@@ -30,9 +30,17 @@
 //! already in the socket) or at BEGIN, before anything was sent that could commit, and is
 //! replaced transparently. A transaction sends its BEGIN with its first statement (one round
 //! trip; `view.rs`), and its writes with COMMIT (another); a stale connection found in that first
-//! flight is swapped for another before the body sees any answer. A connection lost later in a transaction, before COMMIT was sent,
-//! reruns the body on a new connection (nothing committed; at most 3 times); a snapshot view
-//! that has not answered yet begins again on a new one. When COMMIT itself was in flight the
+//! flight is swapped for another before the body sees any answer. A body that read nothing
+//! from the server (a create: its one read, the history setting, is answered by the handle's
+//! settings cache and checked in the commit flight, `settings_cache.rs`) sends BEGIN in that
+//! flight too: one round trip; a stale connection is then one the checkout found closed, and
+//! one that breaks in the flight leaves the outcome unknown unless the server ended the session
+//! at BEGIN. On a connection idle for a second or more BEGIN still goes alone first, so a
+//! server that stopped answering meanwhile answers Timeout, nothing sent that could commit. A command's own snapshot view (`read_deferred`) begins with its first query (the
+//! metadata and value of a file view in one), and its read-only COMMIT is not waited for.
+//! A connection lost later in a transaction, before COMMIT was sent, reruns the body on a new
+//! connection (nothing committed; at most 3 times); a snapshot view that has not answered yet
+//! begins again on a new one. When COMMIT itself was in flight the
 //! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
 //! (`client.rs`), so a server that does not answer at all fails calls instead of holding
 //! threads. Durability is the server's (`synchronous_commit` and its replication).
@@ -45,6 +53,7 @@ mod pool;
 mod retry;
 mod schema;
 mod seal;
+mod settings_cache;
 mod sql;
 mod summary;
 mod tls;
@@ -61,7 +70,7 @@ use std::time::Duration;
 use postgres::config::Host;
 
 use crate::Result;
-use crate::backend::{Backend, Committed, ReadView, TxBody, WriteOp, WriteSet};
+use crate::backend::{Backend, Committed, ReadView, SETTINGS_PREFIX, TxBody, WriteOp, WriteSet};
 use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use error::{Phase, Redactor};
@@ -118,6 +127,14 @@ impl Default for PgOptions {
 /// first query.
 const SNAPSHOT: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SELECT 1";
 
+/// A deferred snapshot view's transaction (`Backend::read_deferred`): sent with the view's first
+/// query, whose start fixes the snapshot.
+const SNAPSHOT_DEFERRED: &str = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY";
+
+/// A body that read nothing from the server sends BEGIN in its commit flight, unless its
+/// connection has had no answer for this long (`PgBackend::commit_flight`).
+const PROBE_AFTER_IDLE: Duration = Duration::from_secs(1);
+
 /// Reruns of one transaction body after its connection broke before COMMIT.
 const LOST_RETRIES: u32 = 3;
 
@@ -136,6 +153,8 @@ pub(crate) struct Shared {
     /// connection stale and continues on another (`view.rs`).
     pool: r2d2::Pool<Manager>,
     last_error: Arc<Mutex<Option<PgError>>>,
+    /// Settings rows this handle read, for bodies that read them again (`settings_cache.rs`).
+    settings: settings_cache::SettingsCache,
 }
 
 impl Shared {
@@ -243,6 +262,7 @@ impl PgBackend {
                 schema: options.schema.clone(),
                 pool: pool.clone(),
                 last_error: last_error.clone(),
+                settings: Default::default(),
             }),
             last_error,
             max_attempts: options.max_attempts,
@@ -314,7 +334,26 @@ impl PgBackend {
     /// the whole transaction back (the COMMIT after it answers ROLLBACK) and is answered
     /// [`Committed::Taken`]. No read of the key is needed, so no predicate lock covers the index
     /// page the row goes into.
-    fn commit(&self, conn: &mut Conn, writes: &WriteSet, new_only: bool) -> Result<Committed> {
+    /// Settings the body was answered from the cache are checked first in the flight; None
+    /// when one had changed (nothing committed: the body is to run again on what the server
+    /// holds). A body that read nothing from the server sends its BEGIN in the same flight: a
+    /// create is one round trip.
+    fn commit(&self, conn: &mut Conn, writes: &WriteSet, new_only: bool) -> Result<Option<Committed>> {
+        let writes_settings = writes.ops().iter().any(|op| op_key(op).starts_with(SETTINGS_PREFIX));
+        if writes_settings {
+            // Another body of this handle must not be answered the value this commit replaces
+            // (it would be caught by its guard, and rerun; this saves the rerun).
+            self.shared.settings.clear();
+        }
+        let committed = self.commit_flight(conn, writes, new_only);
+        if writes_settings {
+            self.shared.settings.clear();
+        }
+        committed
+    }
+
+    fn commit_flight(&self, conn: &mut Conn, writes: &WriteSet, new_only: bool) -> Result<Option<Committed>> {
+        let assumed = std::mem::take(&mut conn.assumed);
         let deltas = summary::deltas(&size_changes(writes)?);
         // Last write to a key wins; one statement may not touch a row twice.
         let mut last: BTreeMap<&[u8], Option<Row<'_>>> = BTreeMap::new();
@@ -342,6 +381,10 @@ impl PgBackend {
             }
         };
         let mut planned: Vec<(Q, summary::Params<'_>)> = Vec::new();
+        // The guards before the writes: the transaction reads what the body was told, then writes.
+        for a in &assumed {
+            planned.push((a.guard(), vec![Box::new(a.key.as_slice()), Box::new(a.raw.as_deref())]));
+        }
         let fresh: std::collections::BTreeSet<&[u8]> =
             if new_only { writes.new_only_keys().into_iter().collect() } else { Default::default() };
         let (inserts, puts): (Vec<_>, Vec<_>) = puts.into_iter().partition(|p| fresh.contains(p.0));
@@ -375,25 +418,55 @@ impl PgBackend {
         // row and predicate locks, ends as soon as the server has run them). Nothing after a
         // failed statement can commit: the server fails the rest of the transaction and answers
         // the COMMIT with a rollback, so the first failure is the outcome.
-        if let Some(begin) = conn.pending_begin.take() {
-            if flight.is_empty() {
-                // The body read and wrote nothing: there is no transaction to begin or end.
-                return Ok(Committed::Done);
-            }
-            // A body that wrote without reading: BEGIN on its own first, so a connection that went
-            // stale unseen fails before anything that could commit was sent (and is rerun).
-            conn.client.batch_execute(begin).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+        let mut begin = conn.pending_begin.take();
+        if begin.is_some() && flight.is_empty() {
+            // The body read and wrote nothing: there is no transaction to begin or end.
+            return Ok(Some(Committed::Done));
         }
-        let answers = conn.client.flight(&flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
+        if let Some(first) = begin
+            && conn.client.idle_for() >= PROBE_AFTER_IDLE
+        {
+            // A connection unused for a while may reach a server that stopped answering
+            // meanwhile: BEGIN alone first, so that call fails (Timeout, or ConnectionLost and a
+            // rerun) before anything that could commit was sent. (A flight holding COMMIT that
+            // gets no answer may still commit: its outcome is unknown.)
+            conn.client.batch_execute(first).map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;
+            begin = None;
+        }
+        // A body that read nothing from the server (a create: its one read, the history setting,
+        // answered from the cache) sends its BEGIN in this flight too. A connection the server
+        // ended was found at checkout (its goodbye is in the socket); one that breaks now breaks
+        // in a flight that holds a COMMIT, whose outcome is then unknown, as below.
+        let mut answers =
+            conn.client.flight(begin, &flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
+        if begin.is_some()
+            && let Err(e) = answers.remove(0)
+        {
+            // The server refused BEGIN and ended the session (a shutdown's FATAL): it ran nothing
+            // after it, and the body may run again on another connection. Any other failure
+            // leaves the COMMIT's fate unknown.
+            let ended = matches!(&e, client::Failure::Pg(pe) if pe.as_db_error().is_some()) && conn.client.is_closed();
+            let phase = if ended { Phase::Statement } else { Phase::Commit };
+            return Err(conn.fail(&e, phase, redactor).into());
+        }
         let commit = answers.len() - 1;
         for (i, answer) in answers.into_iter().enumerate() {
             let Err(e) = answer else { continue };
+            if i < commit
+                && matches!(planned[i].0, Q::GuardValue | Q::GuardMeta)
+                && matches!(&e, client::Failure::Pg(pe) if pe.code() == Some(&postgres::error::SqlState::DIVISION_BY_ZERO))
+            {
+                // A setting changed since this handle cached it: the server rolled the
+                // transaction back (the COMMIT after the failed guard answered ROLLBACK).
+                self.shared.settings.clear();
+                return Ok(None);
+            }
             if i < commit
                 && matches!(planned[i].0, Q::InsertNew)
                 && matches!(&e, client::Failure::Pg(pe) if pe.code() == Some(&postgres::error::SqlState::UNIQUE_VIOLATION))
             {
                 // The server rolled the transaction back: nothing was written.
-                return Ok(Committed::Taken);
+                return Ok(Some(Committed::Taken));
             }
             if i < commit
                 && matches!(planned[i].0, Q::Upsert | Q::InsertNew)
@@ -414,7 +487,13 @@ impl PgBackend {
             let phase = if server_refused { Phase::Statement } else { Phase::Commit };
             return Err(conn.fail(&e, phase, redactor).into());
         }
-        Ok(Committed::Done)
+        Ok(Some(Committed::Done))
+    }
+}
+
+fn op_key(op: &WriteOp) -> &[u8] {
+    match op {
+        WriteOp::Put { key, .. } | WriteOp::Delete { key } => key,
     }
 }
 
@@ -476,6 +555,16 @@ impl Backend for PgBackend {
         Ok(Box::new(ConnView::new(conn, self.shared.clone(), Some(Box::new(reopen)))))
     }
 
+    /// One round trip for a view that reads one row: BEGIN goes with its first query, and the
+    /// COMMIT at drop is not waited for.
+    fn read_deferred(&self) -> Result<Box<dyn ReadView>> {
+        self.poison.check()?;
+        let conn = pool::deferred(&self.pool, &self.last_error, SNAPSHOT_DEFERRED)?;
+        let (pool, last_error, shared) = (self.pool.clone(), self.last_error.clone(), self.shared.clone());
+        let reopen = move || pool::begin(&pool, &last_error, &shared.redactor, SNAPSHOT);
+        Ok(Box::new(ConnView::new(conn, self.shared.clone(), Some(Box::new(reopen)))))
+    }
+
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.run(body, false).map(|_| ())
     }
@@ -506,6 +595,7 @@ impl PgBackend {
             let mut conn = pool::deferred(&self.pool, &self.last_error, "BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
+            conn.assumed.clear();
             conn.in_body = true;
             let decided = body(&ConnView::new(&mut *conn, self.shared.clone(), None), &mut writes);
             conn.in_body = false;
@@ -514,13 +604,16 @@ impl PgBackend {
                 Err(e) => Err(e),
             };
             let e = match result {
-                Ok(Committed::Done) => {
+                Ok(Some(Committed::Done)) => {
                     if !writes.is_empty() {
                         self.commits.fetch_add(1, Ordering::Relaxed);
                     }
                     return Ok(Committed::Done);
                 }
-                Ok(Committed::Taken) => return Ok(Committed::Taken),
+                Ok(Some(Committed::Taken)) => return Ok(Committed::Taken),
+                // A cached setting had changed: nothing committed, the transaction is over, and
+                // the next run reads the settings from the server.
+                Ok(None) => continue,
                 Err(e) => e,
             };
             if let crate::Error::Postgres(pe) = &e

@@ -10,6 +10,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::client::{Client, Failure};
 use super::error::{PgError, PgErrorKind, Phase, Redactor, classify, timed_out};
+use super::settings_cache::Assumed;
 use super::sql::{Q, Sql};
 
 /// One server connection and its prepared statements.
@@ -25,6 +26,9 @@ pub struct Conn {
     /// The BEGIN of a transaction not sent yet: it goes in one flight with the transaction's
     /// first statement (`ConnView`, `PgBackend::commit`), saving a round trip.
     pub pending_begin: Option<&'static str>,
+    /// Settings the running body was answered from the handle's cache: checked in its commit
+    /// flight (`settings_cache.rs`).
+    pub assumed: Vec<Assumed>,
 }
 
 impl Conn {
@@ -108,8 +112,14 @@ impl Manager {
             self.round_trips.clone(),
         )
         .map_err(connect_error)?;
-        let mut conn =
-            Conn { client, statements: vec![None; Q::COUNT], broken: false, in_body: false, pending_begin: None };
+        let mut conn = Conn {
+            client,
+            statements: vec![None; Q::COUNT],
+            broken: false,
+            in_body: false,
+            pending_begin: None,
+            assumed: Vec::new(),
+        };
         // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
         let timeout = format!("SET statement_timeout = '{ms}ms'");

@@ -42,10 +42,18 @@ pub enum Q {
     DirsAdd,
     /// Deletes the given summary rows that count nothing any more.
     DirsPrune,
+    /// `Meta` and `Get` in one query, for a view told the value will be read
+    /// (`ReadView::prefetch_value`).
+    MetaValue,
+    /// Fails (division by zero) unless the settings row `$1`'s value / metadata is `$2` (NULL: no
+    /// row): a setting a body was answered from the cache, checked in its commit flight
+    /// (`settings_cache.rs`).
+    GuardValue,
+    GuardMeta,
 }
 
 impl Q {
-    pub const COUNT: usize = 12;
+    pub const COUNT: usize = 15;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
@@ -53,6 +61,8 @@ impl Q {
         match self {
             Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
             Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
+            Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
+            Q::GuardValue | Q::GuardMeta => &[Type::INT4],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
         }
@@ -89,6 +99,13 @@ impl Sql {
             ),
             false => String::new(),
         };
+        let guard = |column: &str| {
+            format!(
+                "SELECT 1 / (CASE WHEN (SELECT {column} FROM {t} WHERE k = $1 AND {}) IS NOT DISTINCT FROM $2::BYTEA \
+                 THEN 1 ELSE 0 END)",
+                settings_range()
+            )
+        };
         Sql {
             texts: [
                 format!("SELECT v FROM {t} WHERE k = $1"),
@@ -116,6 +133,9 @@ impl Sql {
                     "DELETE FROM {dirs} WHERE n = 0 AND (d, r, f, s) IN \
                      (SELECT * FROM unnest($1::BYTEA[], $2::BYTEA[], $3::BOOL[], $4::INT2[]))"
                 ),
+                format!("SELECT m, v FROM {t} WHERE k = $1"),
+                guard("v"),
+                guard("m"),
             ],
             tables: format!("{t}, {dirs}"),
         }

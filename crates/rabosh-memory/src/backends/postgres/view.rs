@@ -1,5 +1,6 @@
 //! Read views: queries on a connection that holds an open transaction. A snapshot view owns a
-//! pooled connection in a REPEATABLE READ READ ONLY transaction and ends it on drop; a
+//! pooled connection in a REPEATABLE READ READ ONLY transaction (begun with its first query when
+//! deferred) and ends it on drop, without waiting for the answer; a
 //! transaction's view borrows the connection of the SERIALIZABLE transaction the body runs in.
 
 use std::ops::DerefMut;
@@ -13,6 +14,7 @@ use super::columns;
 use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
 use super::seal::Column;
+use super::settings_cache::Assumed;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary::{self, DirRow};
 use crate::backend::{DirSummary, ReadView, SETTINGS_PREFIX, Visit};
@@ -26,6 +28,10 @@ struct Held<C> {
     conn: C,
     /// A query of this view has answered: its snapshot has been seen and cannot be replaced.
     answered: bool,
+    /// The key whose value the next `meta` of it fetches too (`ReadView::prefetch_value`).
+    wanted: Option<Vec<u8>>,
+    /// That value as the server sent it, for the `get` of the same key.
+    fetched: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
@@ -40,7 +46,7 @@ pub struct ConnView<C: DerefMut<Target = Conn> + Send> {
 
 impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
     pub fn new(conn: C, shared: Arc<Shared>, reopen: Option<Reopen<C>>) -> Self {
-        ConnView { held: Mutex::new(Held { conn, answered: false }), shared, reopen }
+        ConnView { held: Mutex::new(Held { conn, answered: false, wanted: None, fetched: None }), shared, reopen }
     }
 
     fn lock(&self) -> MutexGuard<'_, Held<C>> {
@@ -104,6 +110,7 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
             // transaction goes on with the new one, still marked as running a body.
             std::mem::swap(&mut *fresh, conn);
             conn.in_body = fresh.in_body;
+            conn.assumed = std::mem::take(&mut fresh.assumed);
             fresh.pending_begin = None;
         }
     }
@@ -130,6 +137,32 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
             .collect()
     }
 
+    /// A settings row's column: in a transaction's view from the handle's cache when it holds the
+    /// row (recorded, to be checked at commit: `settings_cache.rs`), else read and cached.
+    fn setting(&self, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let cached = if self.reopen.is_none() { self.shared.settings.get(column, key) } else { None };
+        let raw = match cached {
+            Some(raw) => {
+                self.lock().conn.assumed.push(Assumed { column, key: key.to_vec(), raw: raw.clone() });
+                raw
+            }
+            None => {
+                let q = match column {
+                    Column::Value => Q::SettingGet,
+                    Column::Meta => Q::SettingMeta,
+                };
+                let rows = self.query(q, &[&key])?;
+                let raw = match rows.first() {
+                    Some(row) => Some(columns::get::<&[u8]>(row, 0, "kv", &|| columns::key_name(key))?.to_vec()),
+                    None => None,
+                };
+                self.shared.settings.put(column, key, raw.clone());
+                raw
+            }
+        };
+        raw.map(|bytes| Ok(self.shared.open_column(column, key, &bytes)?.into_owned())).transpose()
+    }
+
     fn one_column(&self, q: Q, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let rows = self.query(q, &[&key])?;
         let Some(row) = rows.first() else { return Ok(None) };
@@ -140,8 +173,12 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
 
 impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingGet } else { Q::Get };
-        let value = self.one_column(q, Column::Value, key)?;
+        let fetched = self.lock().fetched.take_if(|(k, _)| k == key);
+        let value = match fetched {
+            Some((_, bytes)) => Some(self.shared.open_column(Column::Value, key, &bytes)?.into_owned()),
+            None if key.starts_with(SETTINGS_PREFIX) => self.setting(Column::Value, key)?,
+            None => self.one_column(Q::Get, Column::Value, key)?,
+        };
         if value.is_some() {
             self.shared.values_read.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
@@ -149,8 +186,26 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let q = if key.starts_with(SETTINGS_PREFIX) { Q::SettingMeta } else { Q::Meta };
-        self.one_column(q, Column::Meta, key)
+        if key.starts_with(SETTINGS_PREFIX) {
+            return self.setting(Column::Meta, key);
+        }
+        if self.lock().wanted.take_if(|w| w == key).is_none() {
+            return self.one_column(Q::Meta, Column::Meta, key);
+        }
+        // Both columns in one query; the value waits for the `get` that follows.
+        let rows = self.query(Q::MetaValue, &[&key])?;
+        let Some(row) = rows.first() else { return Ok(None) };
+        let meta: &[u8] = columns::get(row, 0, "kv", &|| columns::key_name(key))?;
+        let value: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
+        let meta = self.shared.open_column(Column::Meta, key, meta)?.into_owned();
+        self.lock().fetched = Some((key.to_vec(), value.to_vec()));
+        Ok(Some(meta))
+    }
+
+    fn prefetch_value(&self, key: &[u8]) {
+        if !key.starts_with(SETTINGS_PREFIX) {
+            self.lock().wanted = Some(key.to_vec());
+        }
     }
 
     /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
@@ -198,8 +253,12 @@ impl<C: DerefMut<Target = Conn> + Send> Drop for ConnView<C> {
     fn drop(&mut self) {
         if self.reopen.is_some() {
             let conn: &mut Conn = &mut self.held.get_mut().unwrap_or_else(|p| p.into_inner()).conn;
-            if conn.client.batch_execute("COMMIT").is_err() {
-                conn.broken = true;
+            // A deferred snapshot never queried never began. Otherwise the read-only transaction
+            // ends without waiting for the server's answer (nothing hangs on it): the connection
+            // goes back to the pool with the COMMIT sent, and its next call reads past the answer.
+            // One that broke meanwhile is found then, as any connection gone stale.
+            if conn.pending_begin.take().is_none() {
+                conn.client.send_without_waiting("COMMIT");
             }
         }
     }
