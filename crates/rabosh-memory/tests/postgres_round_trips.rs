@@ -13,15 +13,13 @@ mod postgres_util;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use postgres_util::{Schema, url};
+use postgres_util::{Schema, counted, url};
 use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Create, Memories, MemoryOptions, View};
 
 /// Round trips `b` made while `f` ran.
 fn trips<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {
-    let before = b.round_trips();
-    let out = f();
-    (b.round_trips() - before, out)
+    counted(b, PgBackend::round_trips, f)
 }
 
 /// The test server's URL with an application name of this test's own, to find its sessions.

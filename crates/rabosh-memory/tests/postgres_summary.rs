@@ -7,7 +7,7 @@ mod postgres_util;
 
 use std::sync::Arc;
 
-use postgres_util::{Schema, url};
+use postgres_util::{Schema, counted, url};
 use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Create, Memories, MemoryOptions, Usage, View};
 
@@ -21,9 +21,7 @@ fn put(m: &Memories, path: &str, size: usize) {
 
 /// Rows the views of `b` read while `f` runs.
 fn rows_read<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {
-    let before = b.rows_read();
-    let out = f();
-    (b.rows_read() - before, out)
+    counted(b, PgBackend::rows_read, f)
 }
 
 #[test]
@@ -214,9 +212,7 @@ fn without_create_a_missing_store_is_refused_and_nothing_is_made() {
 
 /// Round trips `b` made while `f` ran.
 fn round_trips<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {
-    let before = b.round_trips();
-    let out = f();
-    (b.round_trips() - before, out)
+    counted(b, PgBackend::round_trips, f)
 }
 
 /// Issue 24: a create is one pipelined flight of BEGIN, the check of the history setting the

@@ -78,3 +78,10 @@ impl Drop for Schema {
         }
     }
 }
+
+/// How far one of `b`'s counters (`PgBackend::round_trips`, `rows_read`) moved while `f` ran.
+pub fn counted<T>(b: &PgBackend, counter: fn(&PgBackend) -> u64, f: impl FnOnce() -> T) -> (u64, T) {
+    let before = counter(b);
+    let out = f();
+    (counter(b) - before, out)
+}
