@@ -94,8 +94,10 @@ if (mode === 'run') {
     const [, name, args, ret, t] = s;
     let key = name!;
     if (name === 'futex') key += args!.includes('WAKE') ? ' WAKE' : ' WAIT';
-    per[phase] ??= {};
-    const c = (per[phase][key] ??= { n: 0, bytes: 0, us: [] });
+    const calls = per[phase] ?? {};
+    per[phase] = calls;
+    const c = calls[key] ?? { n: 0, bytes: 0, us: [] };
+    calls[key] = c;
     c.n++;
     if (name === 'pwrite64' || name === 'write') c.bytes += Math.max(0, Number(ret));
     if (t) c.us.push(Number(t) * 1e6);

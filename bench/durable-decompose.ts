@@ -46,6 +46,10 @@ const floors: Record<string, () => unknown> = {
   pool_round_trip: () => stat(root),
 };
 const per: Record<string, number[]> = {};
+function push(into: Record<string, number[]>, name: string, x: number): void {
+  into[name] ??= [];
+  into[name].push(x);
+}
 async function round(tag: string, keep: boolean) {
   const path = (i: number) => `/memories/${tag}/w${pad(i, 5)}.md`;
   const kinds: Record<string, (h: BenchHandler, i: number) => Promise<string>> = {
@@ -65,12 +69,12 @@ async function round(tag: string, keep: boolean) {
         for (let i = first; i < Math.min(ops, first + block); i++) {
           const t0 = nowMs();
           await step(i);
-          (lat[name] ??= []).push(nowMs() - t0);
+          push(lat, name, nowMs() - t0);
         }
       }
     }
   }
-  if (keep) for (const [name, xs] of Object.entries(lat)) (per[name] ??= []).push(median(xs));
+  if (keep) for (const [name, xs] of Object.entries(lat)) push(per, name, median(xs));
 }
 await round('warm', false);
 for (let r = 0; r < rounds; r++) await round(`r${r}`, true);
