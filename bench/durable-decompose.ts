@@ -1,10 +1,13 @@
 // Where one durable command's time goes, by subtraction, in one process and the same minutes:
 // ours with durability 'sync' and 'buffered' (the same commit without its fdatasync), SQLite
 // (better-sqlite3, FULL), and the disk's floors (4 KiB overwrite + fdatasync on the JS thread;
-// a libuv pool round trip doing no IO). Columns take turns in blocks, the order turned each time.
+// the same with an fstat after each sync, as the engine's link-count check did before it asked
+// statx for that field alone: on Linux 6.13+ the stat makes the next write dirty the inode, which
+// the next fdatasync then writes too; a libuv pool round trip doing no IO). Columns take turns in
+// blocks, the order turned each time.
 //
 //   npx tsx bench/durable-decompose.ts [rounds=5] [ops=120] [block=20]
-import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fdatasyncSync, fstatSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,16 +35,27 @@ const handlers: Record<string, BenchHandler> = {
   buffered: await ours('buffered'),
   sqlite: await sqliteBackend.open(join(root, 'sqlite')),
 };
-const fd = openSync(join(root, 'floor'), 'w');
 const n = ops * 3;
-writeSync(fd, Buffer.alloc(4096 * n));
-fdatasyncSync(fd);
+const written = (name: string) => {
+  const fd = openSync(join(root, name), 'w');
+  writeSync(fd, Buffer.alloc(4096 * n));
+  fdatasyncSync(fd);
+  return fd;
+};
+const fd = written('floor');
+const fdStat = written('floor-fstat');
 const page = Buffer.alloc(4096, 0x61);
 let at = 0;
+let atStat = 0;
 const floors: Record<string, () => unknown> = {
   floor_sync: () => {
     writeSync(fd, page, 0, 4096, (at++ % n) * 4096);
     fdatasyncSync(fd);
+  },
+  floor_sync_fstat: () => {
+    writeSync(fdStat, page, 0, 4096, (atStat++ % n) * 4096);
+    fdatasyncSync(fdStat);
+    fstatSync(fdStat);
   },
   pool_round_trip: () => stat(root),
 };
@@ -79,6 +93,7 @@ async function round(tag: string, keep: boolean) {
 await round('warm', false);
 for (let r = 0; r < rounds; r++) await round(`r${r}`, true);
 closeSync(fd);
+closeSync(fdStat);
 for (const h of Object.values(handlers)) await h.close();
 rmSync(root, { recursive: true, force: true });
 const fmt = (xs: number[]) => `${median(xs).toFixed(3)} (${Math.min(...xs).toFixed(3)}–${Math.max(...xs).toFixed(3)})`;
