@@ -57,6 +57,46 @@ pub(crate) fn zeroed_for_read(len: usize) -> Vec<u8> {
     buf
 }
 
+/// The kernel fills a 256-byte `struct statx` whatever it was asked for: the buffer must hold it.
+#[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
+const _: () = assert!(std::mem::size_of::<libc::statx>() >= 256);
+
+/// One field of an open file's status (`STATX_SIZE`, `STATX_NLINK`), asked of Linux's `statx`
+/// without its timestamps: None when the kernel cannot say (no statx: Linux before 4.11, a
+/// seccomp filter; the field not filled), and the caller asks the standard library instead.
+///
+/// Why not `File::metadata`: since Linux 6.13 (multigrain timestamps: ext4, xfs, btrfs, tmpfs)
+/// a stat that reports ctime or mtime marks the inode's ctime as seen, so the next write
+/// stamps a fine-grained new time and dirties the inode, and on ext4 without a journal the
+/// next `fdatasync` then writes the inode's table block as well as the data (issue 24: the
+/// engine's link-count check after every commit's fsync made every next commit's fdatasync
+/// 8 KiB of data plus a 4 KiB metadata write, 1.3–1.7× an overwrite's; bench/results/durable.md).
+#[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
+pub(crate) fn statx_field(file: &std::fs::File, mask: u32) -> Option<libc::statx> {
+    use std::os::fd::AsRawFd;
+    let mut out = std::mem::MaybeUninit::<libc::statx>::zeroed();
+    // The raw syscall, not libc's wrapper: musl before 1.2.5 has no `statx` symbol to link.
+    // SAFETY: the fd is open for as long as `file` is borrowed; the path is a NUL-terminated
+    // empty string, which AT_EMPTY_PATH makes mean that fd; `out` is a writable statx buffer
+    // the kernel fills (zeroed first, so any byte it leaves is a valid integer).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_statx,
+            file.as_raw_fd() as libc::c_long,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH as libc::c_long,
+            mask as libc::c_long,
+            out.as_mut_ptr(),
+        )
+    };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: zero-initialised, then filled by a statx that succeeded; plain integers only.
+    let st = unsafe { out.assume_init() };
+    (st.stx_mask & mask == mask).then_some(st)
+}
+
 /// The machine's host name, or empty when the OS will not say.
 pub fn host_name() -> String {
     imp::host_name().unwrap_or_default()
