@@ -4,7 +4,7 @@
 //! and wall timings of the bench's 50,000 × 4 KiB store, issue 24) — one hint after another on
 //! one thread while the JS thread waits with nothing to do. Each hint is read and checked
 //! independently of the others (its bytes, its segment's number and length from the
-//! MANIFEST), so a second thread takes its share of them; open then consumes the results in
+//! MANIFEST), so a second thread takes every other one; open then consumes the results in
 //! segment order exactly as if it had read them itself, and whatever it does not find here
 //! (one sealed segment, a test filesystem) it reads as before.
 
@@ -13,8 +13,6 @@ use crate::hint::{self, HintFile, Index};
 use crate::manifest::Manifest;
 use crate::vfs::Vfs;
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
 
 /// A sealed segment's hint file as read, with the checking pass already run over a whole
 /// buffer (`index`: `Some(None)` when it failed, `None` when it was not run).
@@ -52,42 +50,26 @@ impl Prefetched {
     }
 }
 
-/// Reads every sealed segment's hint when the filesystem allows it and there are at least two,
-/// this thread and a helper taking the next unread one in turn; otherwise nothing (open reads
-/// each in turn). This thread never waits for a helper that has not started: a helper that gets
-/// no core (a loaded machine) claims nothing, and this thread reads every hint itself, as the
-/// sequential code did. It waits only for a hint the helper claimed and is still reading.
-pub(crate) fn prefetch(vfs: &Arc<dyn Vfs>, dir: &Path, manifest: &Manifest, crypt: Option<&Arc<Crypt>>) -> Prefetched {
-    let sealed: Arc<[(u64, u64)]> = manifest.segments.iter().filter(|s| s.sealed).map(|s| (s.number, s.len)).collect();
+/// Reads every sealed segment's hint, half of them on a scoped thread of their own, when the
+/// filesystem allows it and there are at least two; otherwise nothing (open reads each in turn).
+pub(crate) fn prefetch(vfs: &dyn Vfs, dir: &Path, manifest: &Manifest, crypt: Option<&Crypt>) -> Prefetched {
+    let sealed: Vec<(u64, u64)> = manifest.segments.iter().filter(|s| s.sealed).map(|s| (s.number, s.len)).collect();
     if sealed.len() < 2 || !vfs.concurrent_reads() {
         return Prefetched::default();
     }
-    let next = Arc::new(AtomicUsize::new(0));
-    let (tx, rx) = mpsc::channel();
-    let helper = {
-        let (vfs, dir, crypt, sealed, next) =
-            (vfs.clone(), dir.to_path_buf(), crypt.cloned(), sealed.clone(), next.clone());
-        std::thread::Builder::new().name("rabosh-open".into()).spawn(move || {
-            while let Some(&id) = sealed.get(next.fetch_add(1, Ordering::Relaxed)) {
-                if tx.send((id.0, read_one(&*vfs, &dir, id, crypt.as_deref()))).is_err() {
-                    return;
-                }
-            }
-        })
+    let read_all = |ids: Vec<(u64, u64)>| -> Vec<(u64, Option<ReadHint>)> {
+        ids.into_iter().map(|id| (id.0, read_one(vfs, dir, id, crypt))).collect()
     };
-    let mut got = Vec::with_capacity(sealed.len());
-    while let Some(&id) = sealed.get(next.fetch_add(1, Ordering::Relaxed)) {
-        got.push((id.0, read_one(&**vfs, dir, id, crypt.map(|c| &**c))));
-    }
-    if helper.is_ok() {
-        // The hints the helper claimed. A helper that panicked drops its sender: what it did
-        // not send, open reads itself.
-        while got.len() < sealed.len() {
-            match rx.recv() {
-                Ok(read) => got.push(read),
-                Err(_) => break,
-            }
+    let mine: Vec<(u64, u64)> = sealed.iter().step_by(2).copied().collect();
+    let theirs: Vec<(u64, u64)> = sealed.iter().skip(1).step_by(2).copied().collect();
+    std::thread::scope(|s| {
+        let helper = std::thread::Builder::new().name("rabosh-open".into()).spawn_scoped(s, || read_all(theirs));
+        let mut got = read_all(mine);
+        // No thread (or it panicked): nothing of its half is known, so open reads those hints
+        // itself, in turn.
+        if let Some(more) = helper.ok().and_then(|h| h.join().ok()) {
+            got.extend(more);
         }
-    }
-    Prefetched(got)
+        Prefetched(got)
+    })
 }

@@ -210,7 +210,7 @@ pub(crate) fn load(
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
     let synced_point = synced.read();
     let mut log: Option<ActiveLog> = None;
-    let mut prefetched = prefetch(vfs, dir, manifest, crypt);
+    let mut prefetched = prefetch(&**vfs, dir, manifest, c);
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
