@@ -15,7 +15,6 @@ mod error;
 mod format;
 mod hint;
 mod hint_pages;
-mod hint_prefetch;
 mod keydir;
 mod keyfile;
 mod lock;

@@ -4,7 +4,6 @@
 use crate::crypt::Crypt;
 use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
 use crate::hint::{ActiveTail, HintFile};
-use crate::hint_prefetch::{prefetch, read_one};
 use crate::keydir::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
 use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
 use crate::paged_run::{PagedRun, Rescan};
@@ -210,7 +209,6 @@ pub(crate) fn load(
     let mut segments = Vec::with_capacity(manifest.segments.len() + 1);
     let synced_point = synced.read();
     let mut log: Option<ActiveLog> = None;
-    let mut prefetched = prefetch(&**vfs, dir, manifest, c);
     for sm in &manifest.segments {
         let path = dir.join(seg_name(sm.number));
         let mode = if sm.sealed { OpenMode::Read } else { OpenMode::ReadWrite };
@@ -253,8 +251,9 @@ pub(crate) fn load(
                 vfs: vfs.clone(),
                 dir: dir.to_path_buf(),
             };
-            let read = prefetched.take(sm.number).unwrap_or_else(|| read_one(&**vfs, dir, (sm.number, sm.len), c));
-            match read.and_then(|r| hint_records(r.file, r.index, sm.number, sm.len, crypt, rescan)) {
+            match crate::hint::read(&**vfs, dir, sm.number, c)
+                .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
+            {
                 Some(h) => sources.push(h.source),
                 None => {
                     let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
@@ -378,8 +377,7 @@ fn active_hint(
         vfs: vfs.clone(),
         dir: dir.to_path_buf(),
     };
-    let h =
-        hint_records(crate::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, None, number, len, crypt, rescan)?;
+    let h = hint_records(crate::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
@@ -410,10 +408,8 @@ struct HintRecords {
 /// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
 /// order (as every hint this code writes), decoded otherwise; `None` when it does not fit.
 /// `sealed`: `buf` was opened from a sealed hint file (already authenticated whole).
-/// `checked`: the checking pass's result when the read ahead already ran it ([`read_one`]).
 fn hint_records(
     file: HintFile,
-    checked: Option<Option<crate::hint::Index>>,
     number: u64,
     seg_len: u64,
     crypt: Option<&Arc<Crypt>>,
@@ -433,9 +429,7 @@ fn hint_records(
         }
         (HintFile::Paged(_), None) => return None,
     };
-    // The checking pass, unless the read ahead already ran it over these bytes.
-    let checked = checked.unwrap_or_else(|| crate::hint::index(&buf, number, seg_len, sealed));
-    if let Some(ix) = checked {
+    if let Some(ix) = crate::hint::index(&buf, number, seg_len, sealed) {
         let run = Run::new(number, ix.version, buf, ix.offs);
         return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
     }

@@ -79,12 +79,6 @@ pub trait Vfs: Send + Sync + Debug {
     }
     /// A stable identity for `dir` (the process-wide open-store set is keyed by it).
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf>;
-    /// Whether open may read several files on threads of its own at once (the sealed segments'
-    /// hints). Default false: a test filesystem that counts or fails its IO steps by number
-    /// sees them in one order, the order the sequential code issues them.
-    fn concurrent_reads(&self) -> bool {
-        false
-    }
 }
 
 /// Read exactly `buf.len()` bytes at `offset`; short files give `UnexpectedEof`.
@@ -246,10 +240,6 @@ impl VFile for StdFile {
 }
 
 impl Vfs for StdFs {
-    fn concurrent_reads(&self) -> bool {
-        true
-    }
-
     fn open(&self, path: &Path, mode: OpenMode) -> io::Result<Arc<dyn VFile>> {
         let mut o = OpenOptions::new();
         match mode {
