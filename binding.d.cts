@@ -45,8 +45,9 @@ export declare class NativeMemories {
   view(path: string, range: Array<number> | undefined | null, maxChars: number): Promise<NativeView>
   /**
    * `view` on the calling thread when its work is bounded and in memory (a memory of at most
-   * 64 KiB, or a listing of at most 1,024 lines from an index already built), else null. A
-   * file view or listing answers its text alone; any other outcome, the `NativeView`.
+   * 64 KiB, or a listing of at most 16,384 lines as the index bounds them, from an index
+   * already built), else null. A file view or listing answers its text alone; any other
+   * outcome, the `NativeView`.
    */
   viewIfCheap(path: string, range: Array<number> | undefined | null, maxChars: number): string | NativeView | null
   /**

@@ -19,10 +19,11 @@ use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::{WriteQueue, after_fsync};
 
 /// The largest memory a view reads on the calling thread, in bytes, and the longest listing it
-/// answers there, in lines: bounded work measured at well under a millisecond (see handler.ts);
-/// anything larger goes to the pool.
+/// answers there, in lines as the index bounds them (each name counted twice: as a memory and
+/// as a directory, so 16,384 is a directory of 8,192 memories): bounded work measured at well
+/// under a millisecond (see handler.ts); anything larger goes to the pool.
 const CHEAP_BYTES: u64 = 64 * 1024;
-const CHEAP_LINES: u64 = 1024;
+const CHEAP_LINES: u64 = 16_384;
 
 #[napi(object)]
 pub struct NativeMemoryOptions {
@@ -148,8 +149,9 @@ impl NativeMemories {
     }
 
     /// `view` on the calling thread when its work is bounded and in memory (a memory of at most
-    /// 64 KiB, or a listing of at most 1,024 lines from an index already built), else null. A
-    /// file view or listing answers its text alone; any other outcome, the `NativeView`.
+    /// 64 KiB, or a listing of at most 16,384 lines as the index bounds them, from an index
+    /// already built), else null. A file view or listing answers its text alone; any other
+    /// outcome, the `NativeView`.
     #[napi(ts_return_type = "string | NativeView | null")]
     pub fn view_if_cheap(
         &self,
