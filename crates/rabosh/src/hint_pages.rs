@@ -259,10 +259,6 @@ impl Pages {
         Some(())
     }
 
-    pub fn len(&self) -> usize {
-        self.refs.len()
-    }
-
     /// Where each page's sealed blob lies in the file (offset, length).
     fn blobs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.refs.iter().map(|p| (self.base + p.at, p.len))

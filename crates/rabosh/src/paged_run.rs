@@ -34,10 +34,6 @@ pub(crate) struct Rescan {
     pub dir: PathBuf,
 }
 
-/// The fewest pages (of 64 records) whose build is split between two threads. Off for now:
-/// measured slower than one thread (examples/keydir_build_bench.rs, bench/results/encryption.md).
-const SPLIT_PAGES: usize = usize::MAX;
-
 /// A segment's records in key order, from its scan, or why it did not scan.
 type Rescanned = std::result::Result<Vec<(Key, Option<Entry>)>, String>;
 
@@ -152,13 +148,12 @@ impl PagedRun {
     /// Every record in key order appended to `out`, each page's parsed once (checked and
     /// decoded together): the key directory's build. Pages a point read opened are used as
     /// they are; the rest are opened into one reused buffer and not kept (the runs go once the
-    /// map is built). A hint of [`SPLIT_PAGES`] pages or more opens its second half on a second
-    /// thread meanwhile (pages are independent: the cipher over them is most of an encrypted
-    /// build), the halves joined in order: the same records as one thread's.
+    /// map is built). One thread: the pages split between two measured slower on a busy
+    /// 2-core machine (bench/results/encryption.md).
     pub fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
         if self.fallback.get().is_none() {
             let at = out.len();
-            if self.decode_all(out).is_some() {
+            if self.decode(out).is_some() {
                 return Ok(());
             }
             out.truncate(at);
@@ -167,42 +162,19 @@ impl PagedRun {
         Ok(())
     }
 
-    fn decode_all(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
-        let n = self.pages.len();
-        if n < crate::testing::split_pages().unwrap_or(SPLIT_PAGES).max(2) {
-            return self.decode(0..n, out);
-        }
-        let mid = n / 2;
-        let second_half = || {
-            let mut v = Vec::with_capacity(self.starts[n] - self.starts[mid]);
-            self.decode(mid..n, &mut v).map(|()| v)
-        };
-        std::thread::scope(|s| {
-            let second = std::thread::Builder::new().name("rabosh-keydir-pages".into()).spawn_scoped(s, second_half);
-            let first = self.decode(0..mid, out);
-            // A thread that cannot start leaves its half to this one; one that panicked (a
-            // bug) leaves the run to its scan, as a damaged page does.
-            let second = match second {
-                Ok(h) => h.join().ok().flatten(),
-                Err(_) => first.and_then(|()| second_half()),
-            };
-            first?;
-            out.extend(second?);
-            Some(())
-        })
+    /// An opened page's records onto `out`.
+    fn decode_opened(&self, page: &Page, out: &mut Vec<(Key, Option<Entry>)>) {
+        let number = self.number();
+        let recs = (0..page.offs.len()).map(|j| page_rec(page, self.version(), j));
+        out.extend(recs.map(|r| (Key::from(r.key), r.entry(number))));
     }
 
-    /// The records of pages `range`, in order, onto `out`; `None` when one does not open or
-    /// check.
-    fn decode(&self, range: std::ops::Range<usize>, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
+    /// Every page's records, in order, onto `out`; `None` when one does not open or check.
+    fn decode(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
         let mut scratch = Vec::new();
-        let number = self.number();
-        for i in range {
+        for i in 0..self.opened.len() {
             match self.opened[i].get() {
-                Some(Some(page)) => {
-                    let recs = (0..page.offs.len()).map(|j| page_rec(page, self.version(), j));
-                    out.extend(recs.map(|r| (Key::from(r.key), r.entry(number))));
-                }
+                Some(Some(page)) => self.decode_opened(page, out),
                 Some(None) => return None,
                 None => self.pages.decode(&self.crypt, i, &mut scratch, out)?,
             }

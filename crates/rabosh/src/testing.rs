@@ -28,21 +28,6 @@ pub(crate) fn background_build() -> bool {
 }
 
 thread_local! {
-    static SPLIT_PAGES: std::cell::Cell<Option<usize>> = const { std::cell::Cell::new(None) };
-}
-
-/// The fewest pages a sealed hint must have for a key directory build on this thread to open
-/// its second half on a second thread (`None`: the engine's threshold; `Some(usize::MAX)`:
-/// never, the serial build), so a test can run the split on small hints and compare.
-pub fn set_split_pages(pages: Option<usize>) {
-    SPLIT_PAGES.with(|c| c.set(pages));
-}
-
-pub(crate) fn split_pages() -> Option<usize> {
-    SPLIT_PAGES.with(|c| c.get())
-}
-
-thread_local! {
     static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 

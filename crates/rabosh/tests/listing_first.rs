@@ -1,16 +1,16 @@
-//! The key directory's build opens a large sealed hint's pages on two threads, the second half
-//! on a thread of its own (paged_run.rs), and parses each page's records once as it checks
-//! them. Its result must be one thread's: the same keys, metadata and values whatever the store
-//! holds, and a damaged page in either half answered from the segment's scan exactly as the
-//! serial build answers it. Each case is compared with a plain store given the same writes.
+//! A listing straight after open builds the key directory from the sealed hint's pages, each
+//! opened into one reused buffer and its records parsed once as they are checked, none kept
+//! (paged_run.rs). The point-read path (tests/paged_hint.rs) opens and keeps pages first; this
+//! is the other path: nothing opened before the build, or only some pages. A damaged page at
+//! any place must be answered from the segment's scan, never a wrong or short listing. Each
+//! case is compared with a plain store given the same writes.
 
 use proptest::prelude::*;
-use rabosh::testing::{hint_pages_opened, sealed_blobs, set_background_build, set_split_pages};
+use rabosh::testing::{hint_pages_opened, sealed_blobs, set_background_build};
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
 use std::path::Path;
 
 const KEY: [u8; 32] = [11; 32];
-const SERIAL: Option<usize> = Some(usize::MAX);
 
 fn opts(encrypted: bool) -> Options {
     Options { encryption: encrypted.then(|| Encryption::new(KEY)), segment_bytes: 96 << 10, ..Options::default() }
@@ -48,11 +48,9 @@ fn populate(dir: &Path, encrypted: bool, first: u32, ops: &[Op], per: usize) {
 type Listed = Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>;
 
 /// Every key with its metadata and value, as a listing right after open finds them (the
-/// listing builds the key directory on this thread), with the build split as `split` says;
-/// and how many hint pages this thread opened for it.
-fn listing(dir: &Path, encrypted: bool, split: Option<usize>) -> rabosh::Result<(Listed, u64)> {
+/// listing builds the key directory on this thread); and how many hint pages it opened.
+fn listing(dir: &Path, encrypted: bool) -> rabosh::Result<(Listed, u64)> {
     set_background_build(false);
-    set_split_pages(split);
     let s = Store::open(dir, opts(encrypted))?;
     let snap = s.snapshot()?;
     let before = hint_pages_opened();
@@ -66,7 +64,6 @@ fn listing(dir: &Path, encrypted: bool, split: Option<usize>) -> rabosh::Result<
     assert_eq!(s.stats().keys, out.len() as u64, "the count agrees with the listing");
     drop(snap);
     s.close()?;
-    set_split_pages(None);
     Ok((out, opened))
 }
 
@@ -108,64 +105,55 @@ fn one_hint(dir: &Path, keys: u32) -> (String, Vec<(usize, usize)>) {
 }
 
 #[test]
-fn a_split_build_opens_half_the_pages_on_the_callers_thread_and_lists_the_same() {
+fn a_listing_first_opens_every_page_once_and_lists_what_the_plain_store_does() {
     let tmp = tempfile::tempdir().unwrap();
     let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
     populate(&plain, false, 1500, &[], 1);
     let (_, p) = one_hint(&enc, 1500);
     assert!(p.len() >= 20, "{} pages", p.len());
-    let (want, _) = listing(&plain, false, None).unwrap();
-    let (serial, n) = listing(&enc, true, SERIAL).unwrap();
-    assert_eq!(n, p.len() as u64, "the serial build opens every page here");
-    let (split, half) = listing(&enc, true, Some(2)).unwrap();
-    assert_eq!(half, (p.len() / 2) as u64, "the second half was opened on another thread");
-    let (default, _) = listing(&enc, true, None).unwrap();
-    assert!(want == serial && serial == split && split == default, "a split build lists what a serial one does");
-    // Below the threshold: one thread.
-    assert_eq!(listing(&enc, true, Some(p.len() + 1)).unwrap().1, p.len() as u64);
+    let (want, _) = listing(&plain, false).unwrap();
+    let (got, n) = listing(&enc, true).unwrap();
+    assert_eq!(n, p.len() as u64, "each page opened once");
+    assert!(got == want, "the encrypted store lists what the plain one does");
 }
 
 #[test]
-fn a_damaged_page_in_either_half_is_answered_from_the_scan() {
+fn a_damaged_page_anywhere_is_answered_from_the_scan() {
     let tmp = tempfile::tempdir().unwrap();
     let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
     populate(&plain, false, 1500, &[], 1);
     let (hint, p) = one_hint(&enc, 1500);
-    let (want, _) = listing(&plain, false, None).unwrap();
+    let (want, _) = listing(&plain, false).unwrap();
     let n = p.len();
-    for page in [0, n / 2 - 1, n / 2, n / 2 + 3, n - 1] {
-        for split in [Some(2), SERIAL] {
-            let dir = tmp.path().join(format!("case-{page}-{split:?}"));
-            copy_dir(&enc, &dir);
-            flip(&dir, &hint, p[page]);
-            let (got, _) = listing(&dir, true, split).unwrap();
-            assert!(got == want, "page {page} of {n} damaged, split {split:?}: a wrong listing");
-            // The scan rewrote the hint: every page opens again, and the next build agrees.
-            let (again, _) = listing(&dir, true, split).unwrap();
-            assert!(again == want, "page {page} of {n}, after the rewrite");
-            assert_eq!(pages(&dir)[0].1.len(), n, "the rewritten hint has its pages again");
-            std::fs::remove_dir_all(&dir).unwrap();
-        }
+    for page in [0, 1, n / 2, n - 2, n - 1] {
+        let dir = tmp.path().join(format!("case-{page}"));
+        copy_dir(&enc, &dir);
+        flip(&dir, &hint, p[page]);
+        let (got, _) = listing(&dir, true).unwrap();
+        assert!(got == want, "page {page} of {n} damaged: a wrong listing");
+        // The scan rewrote the hint: every page opens again, and the next build agrees.
+        let (again, opened) = listing(&dir, true).unwrap();
+        assert!(again == want, "page {page} of {n}, after the rewrite");
+        assert_eq!((pages(&dir)[0].1.len(), opened), (n, n as u64), "the rewritten hint's pages all open");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }
 
-/// A page a point read opened before the build is used as it is, in either half.
+/// Pages point reads opened before the build are used as they are, the others opened then.
 #[test]
-fn pages_opened_by_point_reads_join_the_split_build() {
+fn pages_opened_by_point_reads_join_the_build() {
     let tmp = tempfile::tempdir().unwrap();
     let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
     populate(&plain, false, 1500, &[], 1);
     one_hint(&enc, 1500);
-    let (want, _) = listing(&plain, false, None).unwrap();
+    let (want, _) = listing(&plain, false).unwrap();
     set_background_build(false);
-    set_split_pages(Some(2));
     let s = Store::open(&enc, opts(true)).unwrap();
     let snap = s.snapshot().unwrap();
     for i in [0, 700, 1499] {
         assert!(snap.get(&key(i)).unwrap().is_some());
     }
     let listed: Vec<_> = snap.range(b"", None).map(|(k, m)| (k.to_vec(), m.to_vec())).collect();
-    set_split_pages(None);
     let want: Vec<_> = want.into_iter().map(|(k, m, _)| (k, m)).collect();
     assert!(listed == want);
 }
@@ -184,15 +172,15 @@ fn workload() -> impl Strategy<Value = (u32, Vec<Op>, usize, Option<(usize, usiz
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Any store, any one page damaged or none: the split build (at every size from two pages)
-    /// lists what the serial build and the plain store list.
+    /// Any store, any one page damaged or none: a listing first lists what the plain store
+    /// lists.
     #[test]
-    fn split_and_serial_builds_agree_with_the_plain_store((first, ops, per, damage) in workload()) {
+    fn a_listing_first_agrees_with_the_plain_store((first, ops, per, damage) in workload()) {
         let tmp = tempfile::tempdir().unwrap();
         let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
         populate(&plain, false, first, &ops, per);
         populate(&enc, true, first, &ops, per);
-        let (want, _) = listing(&plain, false, None).unwrap();
+        let (want, _) = listing(&plain, false).unwrap();
         if let Some((h, p)) = damage {
             let hints: Vec<_> = pages(&enc).into_iter().filter(|(_, p)| !p.is_empty()).collect();
             if !hints.is_empty() {
@@ -200,12 +188,7 @@ proptest! {
                 flip(&enc, file, ps[p % ps.len()]);
             }
         }
-        let (split_dir, serial_dir) = (tmp.path().join("split"), tmp.path().join("serial"));
-        copy_dir(&enc, &split_dir);
-        copy_dir(&enc, &serial_dir);
-        let (split, _) = listing(&split_dir, true, Some(2)).unwrap();
-        let (serial, _) = listing(&serial_dir, true, SERIAL).unwrap();
-        prop_assert!(split == serial, "split and serial builds differ");
-        prop_assert!(serial == want, "the encrypted store lists other than the plain one");
+        let (got, _) = listing(&enc, true).unwrap();
+        prop_assert!(got == want, "the encrypted store lists other than the plain one");
     }
 }
