@@ -70,16 +70,12 @@ fn main() {
     let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
     seed(&plain, false);
     seed(&enc, true);
-    let modes: [(&str, &Path, bool, Option<usize>); 3] = [
-        ("plain", &plain, false, None),
-        ("encrypted, one thread", &enc, true, Some(usize::MAX)),
-        ("encrypted, split", &enc, true, None),
-    ];
-    let mut wall = vec![Vec::new(); 3];
-    let mut cpus = [Duration::ZERO; 3];
+    let modes: [(&str, &Path, bool); 2] = [("plain", &plain, false), ("encrypted", &enc, true)];
+    let mut wall = vec![Vec::new(); 2];
+    let mut cpus = [Duration::ZERO; 2];
     for r in 0..rounds {
-        for k in 0..3 {
-            let m = (k + r) % 3;
+        for k in 0..2 {
+            let m = (k + r) % 2;
             let (w, c) = build(modes[m].1, modes[m].2);
             wall[m].push(w);
             cpus[m] += c;
