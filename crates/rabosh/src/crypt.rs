@@ -4,6 +4,7 @@
 //! A sealed blob is `nonce (24) | ciphertext | tag (16)`.
 
 use chacha20poly1305::aead::array::Array;
+use chacha20poly1305::aead::inout::InOutBuf;
 use chacha20poly1305::{AeadInOut, KeyInit, XChaCha20Poly1305};
 use std::fmt;
 
@@ -176,6 +177,24 @@ impl Crypt {
         Some(body)
     }
 
+    /// [`Crypt::open`] into `out`, read straight from `blob` (no copy of the ciphertext first):
+    /// for the key directory's build, which opens every hint page into one reused buffer.
+    /// `out` holds the plaintext (its length) when this returns `Some`; otherwise its bytes are
+    /// unspecified (the crate checks the tag before it writes any).
+    pub fn open_to(&self, ad: &[&[u8]], blob: &[u8], out: &mut Vec<u8>) -> Option<()> {
+        let end = blob.len().checked_sub(TAG)?;
+        let text = blob.get(NONCE..end)?;
+        // Only growth is zeroed: a reused buffer costs no fill per blob.
+        if out.len() < text.len() {
+            out.resize(text.len(), 0);
+        }
+        out.truncate(text.len());
+        let nonce: [u8; NONCE] = blob[..NONCE].try_into().ok()?;
+        let tag: [u8; TAG] = blob[end..].try_into().ok()?;
+        let buf = InOutBuf::new(text, &mut out[..]).ok()?;
+        with_ad(ad, |ad| self.aead.decrypt_inout_detached(&Array::from(nonce), ad, buf, &Array::from(tag)).ok())
+    }
+
     /// Decrypts into `text`, which holds a copy of `blob`'s ciphertext.
     fn open_in(&self, ad: &[&[u8]], blob: &[u8], text: &mut [u8]) -> Option<()> {
         self.decrypt(ad, &blob[..NONCE], text, &blob[blob.len() - TAG..])
@@ -216,6 +235,20 @@ mod tests {
             let mut bad = blob.clone();
             bad[i] ^= 1;
             assert_eq!(c.open_body(&[b"ad1"], &bad[..NONCE], body(&bad)), None, "byte {i} flipped (pieces)");
+        }
+        // Into a reused buffer, longer or shorter than the plaintext.
+        for mut out in [Vec::new(), vec![9; 3], vec![9; 100]] {
+            assert_eq!(c.open_to(&[b"ad1"], &blob, &mut out), Some(()));
+            assert_eq!(out, b"secret");
+            assert_eq!(c.open_to(&[b"ad2"], &blob, &mut out), None);
+            for i in 0..blob.len() {
+                let mut bad = blob.clone();
+                bad[i] ^= 1;
+                assert_eq!(c.open_to(&[b"ad1"], &bad, &mut out), None, "byte {i} flipped (into a buffer)");
+            }
+            for len in 0..blob.len() {
+                assert_eq!(c.open_to(&[b"ad1"], &blob[..len], &mut out), None, "cut to {len}");
+            }
         }
     }
 }

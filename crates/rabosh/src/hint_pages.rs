@@ -9,8 +9,8 @@
 
 use crate::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
 use crate::format::{FORMAT_VERSION, Reader, put_u32, put_u64};
-use crate::hint::{ActiveTail, put_rec, read_rec};
-use crate::keydir::{Key, SegRecs};
+use crate::hint::{ActiveTail, RawRec, put_rec, read_rec};
+use crate::keydir::{Entry, Key, SegRecs};
 
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
@@ -198,38 +198,65 @@ impl Pages {
         self.version
     }
 
-    /// Page `i` opened and checked: its records parse, lie inside the segment, and their keys
-    /// strictly ascend from the directory's first key to below the next page's. `None`: damage.
+    /// Page `i` opened and checked (see [`Pages::walk`]), kept for point reads. `None`: damage.
     pub fn open(&self, c: &Crypt, i: usize) -> Option<Page> {
+        let mut buf = Vec::new();
+        self.decrypt(c, i, &mut buf)?;
+        let mut offs = Vec::with_capacity(self.refs[i].count as usize);
+        self.walk(i, &buf, |at, _| offs.push(at))?;
+        Some(Page { buf, offs })
+    }
+
+    /// Page `i`'s records decoded onto `out` (segment `number`'s entries), each parsed once as
+    /// it is checked: the key directory's build, which keeps no page. `scratch` is reused from
+    /// page to page. `None`: damage (what was pushed onto `out` is then to be dropped).
+    pub fn decode(
+        &self,
+        c: &Crypt,
+        i: usize,
+        scratch: &mut Vec<u8>,
+        out: &mut Vec<(Key, Option<Entry>)>,
+    ) -> Option<()> {
+        self.decrypt(c, i, scratch)?;
+        self.walk(i, scratch, |_, rec| out.push((Key::from(rec.key), rec.entry(self.number))))
+    }
+
+    /// Page `i`'s plaintext into `into`.
+    fn decrypt(&self, c: &Crypt, i: usize, into: &mut Vec<u8>) -> Option<()> {
         let p = &self.refs[i];
         let blob = self.file.get(self.base + p.at..self.base + p.at + p.len)?;
         let npages = (self.refs.len() as u32).to_le_bytes();
         let ad = [AD_HINT, AD_PAGE, &self.number.to_le_bytes(), &self.id[..], &(i as u32).to_le_bytes(), &npages];
         crate::testing::count_page_opened();
-        let buf = c.open(&ad, blob)?;
-        let mut offs = Vec::with_capacity(p.count as usize);
-        {
-            let mut r = Reader::new(&buf);
-            let mut prev: Option<&[u8]> = None;
-            for _ in 0..p.count {
-                offs.push(r.pos as u32);
-                let rec = read_rec(&mut r, self.version).ok()?;
-                rec.check(self.seg_len).ok()?;
-                let ordered = match prev {
-                    None => rec.key == &p.first[..],
-                    Some(prev) => prev < rec.key,
-                };
-                if !ordered {
-                    return None;
-                }
-                prev = Some(rec.key);
-            }
-            let next = self.refs.get(i + 1).map(|n| &n.first[..]);
-            if !r.done() || next.is_some_and(|n| prev.is_none_or(|p| p >= n)) {
+        c.open_to(&ad, blob, into)
+    }
+
+    /// Checks page `i`'s plaintext `buf`, handing `each` every record and where it starts: its
+    /// records parse, lie inside the segment, and their keys strictly ascend from the
+    /// directory's first key to below the next page's. `None`: damage.
+    fn walk<'a>(&self, i: usize, buf: &'a [u8], mut each: impl FnMut(u32, RawRec<'a>)) -> Option<()> {
+        let p = &self.refs[i];
+        let mut r = Reader::new(buf);
+        let mut prev: Option<&[u8]> = None;
+        for _ in 0..p.count {
+            let at = r.pos as u32;
+            let rec = read_rec(&mut r, self.version).ok()?;
+            rec.check(self.seg_len).ok()?;
+            let ordered = match prev {
+                None => rec.key == &p.first[..],
+                Some(prev) => prev < rec.key,
+            };
+            if !ordered {
                 return None;
             }
+            prev = Some(rec.key);
+            each(at, rec);
         }
-        Some(Page { buf, offs })
+        let next = self.refs.get(i + 1).map(|n| &n.first[..]);
+        if !r.done() || next.is_some_and(|n| prev.is_none_or(|p| p >= n)) {
+            return None;
+        }
+        Some(())
     }
 
     /// Where each page's sealed blob lies in the file (offset, length).

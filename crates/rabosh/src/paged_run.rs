@@ -145,6 +145,43 @@ impl PagedRun {
         Ok(Ready::Scanned(self.scanned()?))
     }
 
+    /// Every record in key order appended to `out`, each page's parsed once (checked and
+    /// decoded together): the key directory's build. Pages a point read opened are used as
+    /// they are; the rest are opened into one reused buffer and not kept (the runs go once the
+    /// map is built). One thread: the pages split between two measured slower on a busy
+    /// 2-core machine (bench/results/encryption.md).
+    pub fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
+        if self.fallback.get().is_none() {
+            let at = out.len();
+            if self.decode(out).is_some() {
+                return Ok(());
+            }
+            out.truncate(at);
+        }
+        out.extend_from_slice(self.scanned()?);
+        Ok(())
+    }
+
+    /// An opened page's records onto `out`.
+    fn decode_opened(&self, page: &Page, out: &mut Vec<(Key, Option<Entry>)>) {
+        let number = self.number();
+        let recs = (0..page.offs.len()).map(|j| page_rec(page, self.version(), j));
+        out.extend(recs.map(|r| (Key::from(r.key), r.entry(number))));
+    }
+
+    /// Every page's records, in order, onto `out`; `None` when one does not open or check.
+    fn decode(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
+        let mut scratch = Vec::new();
+        for i in 0..self.opened.len() {
+            match self.opened[i].get() {
+                Some(Some(page)) => self.decode_opened(page, out),
+                Some(None) => return None,
+                None => self.pages.decode(&self.crypt, i, &mut scratch, out)?,
+            }
+        }
+        Some(())
+    }
+
     pub fn number(&self) -> u64 {
         self.rescan.id.0
     }

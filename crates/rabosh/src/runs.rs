@@ -53,22 +53,29 @@ impl Run {
     /// Every record, decoded (one key allocation each), in key order; each parsed once (the
     /// map build's path: no per-record page lookup).
     pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
-        Ok(match self.view()? {
-            View::Whole(w) => {
-                (0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))).collect()
+        let mut out = Vec::with_capacity(self.len());
+        self.records_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Run::records`] appended to `out`: the build gathers every run's into one vector
+    /// without a copy of each run's.
+    fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
+        match self {
+            Run::Whole(w) => {
+                out.extend((0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))))
             }
-            View::Pages(p, pages) => {
-                let mut out = Vec::with_capacity(p.len_pages());
-                for page in pages {
-                    for j in 0..page.offs.len() {
-                        let r = page_rec(page, p.version(), j);
-                        out.push((Key::from(r.key), r.entry(p.number())));
-                    }
-                }
-                out
-            }
-            View::Scanned(r) => r.to_vec(),
-        })
+            Run::Paged(p) => p.records_into(out)?,
+        }
+        Ok(())
+    }
+
+    /// How many records it holds (as its hint says).
+    fn len(&self) -> usize {
+        match self {
+            Run::Whole(w) => w.offs.len(),
+            Run::Paged(p) => p.len_pages(),
+        }
     }
 }
 
@@ -191,9 +198,9 @@ impl Runs {
 
     /// Every segment's records in segment order, what [`crate::keydir::build_map`] takes.
     pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
         for run in &self.0 {
-            out.extend(run.records()?);
+            run.records_into(&mut out)?;
         }
         Ok(out)
     }
