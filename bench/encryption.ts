@@ -5,6 +5,11 @@
  * Goal: ≤ 1.10× for writes and views, ≤ 1.25× for open. `npx tsx bench/encryption.ts [--runs N]`
  * (with the release addon: `npm run build` first; a debug addon inflates the CPU share).
  *
+ * The listing is timed twice after each open. The first listing after an open also builds the
+ * key directory that open left for later (an encrypted store opens every sealed hint page then):
+ * that is open's work, deferred, so "open + first view + first listing" is held to open's goal.
+ * The second is a listing as a view is, and is held to the views' goal.
+ *
  * `--instructions`: the same rows counted in instructions by callgrind (every thread of the
  * process, so the addon's pool threads too), one child process per mode. Counts barely move with
  * machine load, so they give the ratio on a busy machine where the timings cannot. The time a
@@ -38,6 +43,15 @@ function marker(): void {
 }
 
 const IR_WRITES = 50;
+const ROWS = ['create', 'replace', 'warm', 'open', 'listing', 'total'] as const;
+const LABELS: Record<(typeof ROWS)[number], string> = {
+  create: 'create (sync)',
+  replace: 'str_replace (sync)',
+  warm: `listing ${LISTED}`,
+  open: 'open + first view',
+  listing: `first listing after open`,
+  total: 'open + view + listing',
+};
 const IR_OPENS = 5;
 
 /** Under callgrind: the rows for `modes[mode]` in store `dir`, each bracketed by two markers. */
@@ -69,6 +83,9 @@ async function child(mode: number, dir: string): Promise<void> {
     marker();
     await o.execute({ command: 'view', path: '/memories' });
     marker();
+    marker();
+    await o.execute({ command: 'view', path: '/memories' });
+    marker();
     await db.close();
   }
 }
@@ -82,15 +99,22 @@ function instructions(root: string): void {
       join(root, m.name),
     ]);
     // The child's markers made the last numbered dumps.
-    const dumps = all.slice(-(4 + 4 * IR_OPENS));
-    const opens = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 1]!);
-    const listings = Array.from({ length: IR_OPENS }, (_, k) => dumps[4 + 4 * k + 3]!);
-    return { create: dumps[1]! / IR_WRITES, replace: dumps[3]! / IR_WRITES, listing: median(listings), open: median(opens) };
+    const dumps = all.slice(-(4 + 6 * IR_OPENS));
+    const at = (k: number, pair: number) => dumps[4 + 6 * k + 2 * pair + 1]!;
+    const each = (f: (k: number) => number) => median(Array.from({ length: IR_OPENS }, (_, k) => f(k)));
+    return {
+      create: dumps[1]! / IR_WRITES,
+      replace: dumps[3]! / IR_WRITES,
+      open: each((k) => at(k, 0)),
+      listing: each((k) => at(k, 1)),
+      total: each((k) => at(k, 0) + at(k, 1)),
+      warm: each((k) => at(k, 2)),
+    };
   });
   console.log('operation (instructions)      plain      encrypted  encrypted ÷ plain');
-  for (const k of ['create', 'replace', 'listing', 'open'] as const) {
+  for (const k of ROWS) {
     const [p, e] = [ir[0]![k], ir[1]![k]];
-    const label = { create: 'create (sync)', replace: 'str_replace (sync)', listing: `listing ${LISTED}`, open: 'open + first view' }[k];
+    const label = LABELS[k];
     const f = (n: number) => Math.round(n).toLocaleString('en-US');
     console.log(`${label.padEnd(24)}  ${f(p).padStart(11)}  ${f(e).padStart(13)}  ${(e / p).toFixed(2).padStart(17)}×`);
   }
@@ -99,7 +123,7 @@ function instructions(root: string): void {
 async function main(): Promise<void> {
   const root = mkdtempSync(join(tmpdir(), 'rabosh-bench-encryption-'));
   try {
-    const t = modes.map(() => ({ create: [] as number[], replace: [] as number[], listing: [] as number[], open: [] as number[] }));
+    const t = modes.map(() => ({ create: [] as number[], replace: [] as number[], listing: [] as number[], warm: [] as number[], open: [] as number[], total: [] as number[] }));
     const handlers = await Promise.all(modes.map((m) => RaboshMemoryToolHandler.open(join(root, m.name), m.options)));
     for (let i = 0; i < WRITES; i++) {
       const order = i % 2 === 0 ? [0, 1] : [1, 0];
@@ -130,14 +154,18 @@ async function main(): Promise<void> {
         start = process.hrtime.bigint();
         await h.execute({ command: 'view', path: '/memories' });
         t[i]!.listing.push(us(start));
+        t[i]!.total.push(t[i]!.open.at(-1)! + t[i]!.listing.at(-1)!);
+        start = process.hrtime.bigint();
+        await h.execute({ command: 'view', path: '/memories' });
+        t[i]!.warm.push(us(start));
         await db.close();
       }
     }
-    console.log('operation             plain µs  encrypted µs  encrypted ÷ plain');
-    for (const k of ['create', 'replace', 'listing', 'open'] as const) {
+    console.log(`${'operation'.padEnd(24)}  plain µs  encrypted µs  encrypted ÷ plain`);
+    for (const k of ROWS) {
       const [p, e] = [median(t[0]![k]), median(t[1]![k])];
-      const label = { create: 'create (sync)', replace: 'str_replace (sync)', listing: `listing ${LISTED}`, open: 'open + first view' }[k];
-      console.log(`${label.padEnd(20)}  ${p.toFixed(0).padStart(8)}  ${e.toFixed(0).padStart(12)}  ${(e / p).toFixed(2).padStart(17)}×`);
+      const label = LABELS[k];
+      console.log(`${label.padEnd(24)}  ${p.toFixed(0).padStart(8)}  ${e.toFixed(0).padStart(12)}  ${(e / p).toFixed(2).padStart(17)}×`);
     }
   } finally {
     rmSync(root, { recursive: true, force: true });
