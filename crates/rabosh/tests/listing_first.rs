@@ -104,14 +104,21 @@ fn one_hint(dir: &Path, keys: u32) -> (String, Vec<(usize, usize)>) {
     hints.pop().unwrap()
 }
 
+/// A plain and an encrypted store of the same 1,500 keys in `tmp`: the plain store's listing,
+/// the encrypted store's directory, its hint's name and its pages.
+fn twin_stores(tmp: &Path) -> (Listed, std::path::PathBuf, String, Vec<(usize, usize)>) {
+    let (plain, enc) = (tmp.join("plain"), tmp.join("enc"));
+    populate(&plain, false, 1500, &[], 1);
+    let (hint, p) = one_hint(&enc, 1500);
+    let (want, _) = listing(&plain, false).unwrap();
+    (want, enc, hint, p)
+}
+
 #[test]
 fn a_listing_first_opens_every_page_once_and_lists_what_the_plain_store_does() {
     let tmp = tempfile::tempdir().unwrap();
-    let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
-    populate(&plain, false, 1500, &[], 1);
-    let (_, p) = one_hint(&enc, 1500);
+    let (want, enc, _, p) = twin_stores(tmp.path());
     assert!(p.len() >= 20, "{} pages", p.len());
-    let (want, _) = listing(&plain, false).unwrap();
     let (got, n) = listing(&enc, true).unwrap();
     assert_eq!(n, p.len() as u64, "each page opened once");
     assert!(got == want, "the encrypted store lists what the plain one does");
@@ -120,10 +127,7 @@ fn a_listing_first_opens_every_page_once_and_lists_what_the_plain_store_does() {
 #[test]
 fn a_damaged_page_anywhere_is_answered_from_the_scan() {
     let tmp = tempfile::tempdir().unwrap();
-    let (plain, enc) = (tmp.path().join("plain"), tmp.path().join("enc"));
-    populate(&plain, false, 1500, &[], 1);
-    let (hint, p) = one_hint(&enc, 1500);
-    let (want, _) = listing(&plain, false).unwrap();
+    let (want, enc, hint, p) = twin_stores(tmp.path());
     let n = p.len();
     for page in [0, 1, n / 2, n - 2, n - 1] {
         let dir = tmp.path().join(format!("case-{page}"));
