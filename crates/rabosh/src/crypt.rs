@@ -143,11 +143,8 @@ impl Crypt {
     /// The plaintext of a sealed blob, or `None` when it does not authenticate (damage, the
     /// wrong key, or a blob moved from where it was sealed).
     pub fn open(&self, ad: &[&[u8]], blob: &[u8]) -> Option<Vec<u8>> {
-        if blob.len() < OVERHEAD {
-            return None;
-        }
-        let mut plain = blob[NONCE..blob.len() - TAG].to_vec();
-        self.open_in(ad, blob, &mut plain)?;
+        let mut plain = Vec::new();
+        self.open_to(ad, blob, &mut plain)?;
         Some(plain)
     }
 
@@ -193,11 +190,6 @@ impl Crypt {
         let tag: [u8; TAG] = blob[end..].try_into().ok()?;
         let buf = InOutBuf::new(text, &mut out[..]).ok()?;
         with_ad(ad, |ad| self.aead.decrypt_inout_detached(&Array::from(nonce), ad, buf, &Array::from(tag)).ok())
-    }
-
-    /// Decrypts into `text`, which holds a copy of `blob`'s ciphertext.
-    fn open_in(&self, ad: &[&[u8]], blob: &[u8], text: &mut [u8]) -> Option<()> {
-        self.decrypt(ad, &blob[..NONCE], text, &blob[blob.len() - TAG..])
     }
 
     fn decrypt(&self, ad: &[&[u8]], nonce: &[u8], text: &mut [u8], tag: &[u8]) -> Option<()> {
