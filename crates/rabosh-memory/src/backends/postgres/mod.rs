@@ -179,6 +179,8 @@ pub struct PgBackend {
     attempts: AtomicU64,
     conflicts: AtomicU64,
     round_trips: Arc<AtomicU64>,
+    /// Statements sent by commits, BEGIN and COMMIT included (`commit_statements`).
+    commit_statements: AtomicU64,
     /// Held by a transaction's reruns after a serialization failure (see `transact`).
     retry_gate: Mutex<()>,
 }
@@ -271,6 +273,7 @@ impl PgBackend {
             attempts: AtomicU64::new(0),
             conflicts: AtomicU64::new(0),
             round_trips,
+            commit_statements: AtomicU64::new(0),
             retry_gate: Mutex::new(()),
         })
     }
@@ -294,6 +297,12 @@ impl PgBackend {
     /// flight of statements counts once.
     pub fn round_trips(&self) -> u64 {
         self.round_trips.load(Ordering::Relaxed)
+    }
+
+    /// Statements that commits sent to the server, BEGIN and COMMIT included: a create in
+    /// autocommit is one (`commit_fused`), a pipelined flight every statement it holds.
+    pub fn commit_statements(&self) -> u64 {
+        self.commit_statements.load(Ordering::Relaxed)
     }
 
     /// Rows returned by the queries of this handle's views (reads, scans, summaries).
@@ -380,7 +389,7 @@ impl PgBackend {
                 sealed.iter().map(|(k, v, m)| (*k, v.as_slice(), m.as_slice())).collect()
             }
         };
-        let mut planned: Vec<(Q, summary::Params<'_>)> = Vec::new();
+        let mut planned: Planned<'_> = Vec::new();
         // The guards before the writes: the transaction reads what the body was told, then writes.
         for a in &assumed {
             planned.push((a.guard(), vec![Box::new(a.key.as_slice()), Box::new(a.raw.as_deref())]));
@@ -410,6 +419,13 @@ impl PgBackend {
             planned.push((Q::Delete, vec![Box::new(chunk)]));
         }
         planned.extend(summary::plan(deltas));
+        if conn.pending_begin.is_some()
+            && conn.client.idle_for() < PROBE_AFTER_IDLE
+            && let Some(q) = fused(&planned)
+        {
+            return self.commit_fused(conn, q, planned);
+        }
+        self.commit_statements.fetch_add(planned.len() as u64 + 1, Ordering::Relaxed);
         let mut flight = Vec::with_capacity(planned.len());
         for (q, params) in &planned {
             flight.push((conn.statement(&self.shared.sql, *q, redactor)?, summary::refs(params)));
@@ -437,6 +453,9 @@ impl PgBackend {
         // answered from the cache) sends its BEGIN in this flight too. A connection the server
         // ended was found at checkout (its goodbye is in the socket); one that breaks now breaks
         // in a flight that holds a COMMIT, whose outcome is then unknown, as below.
+        if begin.is_some() {
+            self.commit_statements.fetch_add(1, Ordering::Relaxed);
+        }
         let mut answers =
             conn.client.flight(begin, &flight, "COMMIT").map_err(|e| conn.fail(&e, Phase::Commit, redactor))?;
         if begin.is_some()
@@ -473,11 +492,7 @@ impl PgBackend {
                 && self.shared.sealer.is_none()
                 && sql::is_encrypted_refusal(&e)
             {
-                return Err(crate::Error::KeyRequired(format!(
-                    "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
-                     nothing was written; reopen it with the encryption option",
-                    self.shared.schema
-                )));
+                return Err(self.key_required());
             }
             // A statement the server refused rolled the transaction back; a connection that broke
             // or a flight that timed out may have had its COMMIT run.
@@ -488,6 +503,69 @@ impl PgBackend {
             return Err(conn.fail(&e, phase, redactor).into());
         }
         Ok(Some(Committed::Done))
+    }
+
+    /// A plain handle's write refused because the schema was encrypted meanwhile.
+    fn key_required(&self) -> crate::Error {
+        crate::Error::KeyRequired(format!(
+            "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
+             nothing was written; reopen it with the encryption option",
+            self.shared.schema
+        ))
+    }
+
+    /// A create's commit (see [`fused`]) as one statement in autocommit, instead of BEGIN, its
+    /// guard, its insert, its summary rows and COMMIT: the same SERIALIZABLE transaction (the
+    /// session's default isolation, `pool.rs`), one server cycle instead of five. Its outcomes
+    /// are the flight's: a unique violation is Taken, a changed cached setting (2201E from the
+    /// fused guard) reruns the body, the encrypted mark refuses, and any statement the server
+    /// refused committed nothing; only a flight that broke or timed out leaves it unknown.
+    fn commit_fused(&self, conn: &mut Conn, q: Q, planned: Planned) -> Result<Option<Committed>> {
+        let redactor = &self.shared.redactor;
+        // On a prepare failure BEGIN is still pending: nothing began, nothing to roll back.
+        let statement = conn.statement(&self.shared.sql, q, redactor)?;
+        let begin = conn.pending_begin.take();
+        let params: summary::Params<'_> = planned.into_iter().flat_map(|(_, p)| p).collect();
+        self.commit_statements.fetch_add(1, Ordering::Relaxed);
+        let Err(e) = conn.client.execute(&statement, &summary::refs(&params)) else {
+            return Ok(Some(Committed::Done));
+        };
+        let code = match &e {
+            client::Failure::Pg(pe) => pe.code(),
+            client::Failure::TimedOut => None,
+        };
+        use postgres::error::SqlState;
+        if code == Some(&SqlState::INVALID_ARGUMENT_FOR_LOG) && !matches!(q, Q::Fused) {
+            self.shared.settings.clear();
+            return Ok(None);
+        }
+        if code == Some(&SqlState::UNIQUE_VIOLATION) {
+            return Ok(Some(Committed::Taken));
+        }
+        if self.shared.sealer.is_none() && sql::is_encrypted_refusal(&e) {
+            return Err(self.key_required());
+        }
+        let server_refused = matches!(&e, client::Failure::Pg(pe) if pe.as_db_error().is_some());
+        if server_refused {
+            // No transaction is open (autocommit): `run` sends no ROLLBACK for a BEGIN not sent.
+            conn.pending_begin = begin;
+        }
+        let phase = if server_refused { Phase::Statement } else { Phase::Commit };
+        Err(conn.fail(&e, phase, redactor).into())
+    }
+}
+
+/// The statements a commit plans, with their parameters.
+type Planned<'a> = Vec<(Q, summary::Params<'a>)>;
+
+/// The fused statement for `planned` when it is a create's commit: at most one guard, then one
+/// chunk of rows that must not exist, then one chunk of summary deltas, and nothing else.
+fn fused(planned: &Planned<'_>) -> Option<Q> {
+    match planned.iter().map(|(q, _)| *q).collect::<Vec<Q>>().as_slice() {
+        [Q::InsertNew, Q::DirsAdd] => Some(Q::Fused),
+        [Q::GuardValue, Q::InsertNew, Q::DirsAdd] => Some(Q::FusedGuardValue),
+        [Q::GuardMeta, Q::InsertNew, Q::DirsAdd] => Some(Q::FusedGuardMeta),
+        _ => None,
     }
 }
 

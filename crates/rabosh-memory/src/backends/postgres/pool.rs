@@ -122,7 +122,10 @@ impl Manager {
         };
         // A statement bound keeps a stuck query from holding a pool slot and a thread forever.
         let ms = self.statement_timeout.as_millis();
-        let timeout = format!("SET statement_timeout = '{ms}ms'");
+        // Serializable by default too: a create's commit is one statement in autocommit
+        // (`PgBackend::commit_fused`), and so the same SERIALIZABLE transaction as the
+        // explicit BEGINs. Every other transaction names its isolation.
+        let timeout = format!("SET statement_timeout = '{ms}ms'; SET default_transaction_isolation = 'serializable'");
         // Under SERIALIZABLE a sequential scan takes a predicate lock on the whole table, which
         // every insert then conflicts with; PostgreSQL's manual advises steering serializable
         // work to index scans. Every statement here is a key lookup or a key range, and in a

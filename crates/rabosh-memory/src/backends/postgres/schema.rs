@@ -119,7 +119,8 @@ fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<
     let exec = |conn: &mut Conn, sql: &str| {
         conn.client.batch_execute(sql).map_err(|e| conn.fail(&e, Phase::Statement, redactor))
     };
-    exec(conn, "BEGIN")?;
+    // Named: the session's default is SERIALIZABLE (`pool.rs`); the migration lock is its row.
+    exec(conn, "BEGIN ISOLATION LEVEL READ COMMITTED")?;
     exec(conn, &format!("CREATE SCHEMA IF NOT EXISTS {s}"))?;
     exec(conn, &format!("CREATE TABLE IF NOT EXISTS {s}.rabosh_schema (id INT4 PRIMARY KEY, version INT4 NOT NULL)"))?;
     exec(
