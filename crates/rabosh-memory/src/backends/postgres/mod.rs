@@ -35,7 +35,11 @@
 //! settings cache and checked in the commit flight, `settings_cache.rs`) sends BEGIN in that
 //! flight too: one round trip; a stale connection is then one the checkout found closed, and
 //! one that breaks in the flight leaves the outcome unknown unless the server ended the session
-//! at BEGIN. On a connection idle for a second or more BEGIN still goes alone first, so a
+//! at BEGIN. A create's commit (at most one settings guard, its row, its summary rows) is not
+//! even that flight but ONE statement in autocommit, the session's default isolation being
+//! SERIALIZABLE (`PgBackend::commit_fused`): each statement of a flight is a server cycle of its
+//! own, and on a server sharing the client's cores those cycles cost more than the writes.
+//! On a connection idle for a second or more BEGIN still goes alone first, so a
 //! server that stopped answering meanwhile answers Timeout, nothing sent that could commit. A command's own snapshot view (`read_deferred`) begins with its first query (the
 //! metadata and value of a file view in one), and its read-only COMMIT is not waited for.
 //! A connection lost later in a transaction, before COMMIT was sent, reruns the body on a new
