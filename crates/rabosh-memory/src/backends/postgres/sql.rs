@@ -121,13 +121,14 @@ impl Sql {
             )
         };
         let dirs_add = |from: usize| {
-            let p = |i: usize| format!("${}", from + i);
+            let types = ["BYTEA", "BYTEA", "BOOL", "INT2", "INT8", "INT8", "INT8", "INT8"];
+            let arrays: Vec<String> =
+                types.iter().enumerate().map(|(i, ty)| format!("${}::{ty}[]", from + i)).collect();
             format!(
-                "INSERT INTO {dirs} AS t (d, r, f, s, n, b, vn, vb) SELECT * FROM unnest({}::BYTEA[], \
-                 {}::BYTEA[], {}::BOOL[], {}::INT2[], {}::INT8[], {}::INT8[], {}::INT8[], {}::INT8[]) \
+                "INSERT INTO {dirs} AS t (d, r, f, s, n, b, vn, vb) SELECT * FROM unnest({}) \
                  ON CONFLICT (d, r, f, s) DO UPDATE \
                  SET n = t.n + excluded.n, b = t.b + excluded.b, vn = t.vn + excluded.vn, vb = t.vb + excluded.vb",
-                p(0), p(1), p(2), p(3), p(4), p(5), p(6), p(7)
+                arrays.join(", ")
             )
         };
         let fused = |guard_column: Option<&str>| {
@@ -143,7 +144,8 @@ impl Sql {
                     settings_range()
                 ));
             }
-            let filter = if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
+            let filter =
+                if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
             format!(
                 "WITH new AS (INSERT INTO {t} (k, v, m) SELECT * FROM unnest(${}::BYTEA[], ${}::BYTEA[], ${}::BYTEA[]){filter}) {}",
                 from,
