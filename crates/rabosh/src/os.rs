@@ -1,5 +1,6 @@
 //! The engine's calls into the OS that the standard library does not make: who holds a lock
-//! (this machine's host name, when a process started), and handing freed heap pages back.
+//! (this machine's host name, when a process started), handing freed heap pages back, and mapping a
+//! hint file read-only ([`Mapped`]).
 //!
 //! A few calls per OS instead of a process-listing crate: `sysinfo` (used before) links IOKit,
 //! CoreFoundation and SystemConfiguration on macOS, which need Apple's SDK to link, so the macOS
@@ -221,53 +222,6 @@ mod imp {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Populated or not, every size gives exactly `len` zero bytes that a read can fill (sizes
-    /// around the threshold and page edges; the allocation's start is not page-aligned).
-    #[test]
-    fn a_buffer_for_a_read_is_len_zero_bytes() {
-        for len in [0, 1, 4095, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 1, 3 << 20, (5 << 20) + 12_345] {
-            let mut buf = zeroed_for_read(len);
-            assert_eq!(buf.len(), len);
-            assert!(buf.iter().all(|&b| b == 0), "{len} bytes not all zero");
-            buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
-            assert!(buf.iter().enumerate().all(|(i, &b)| b == i as u8));
-        }
-    }
-
-    #[test]
-    fn this_process_runs_and_started_recently() {
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
-        let started = process_start_ms(std::process::id()).expect("own start time");
-        // Started before now, and not before the test binary could have been built.
-        assert!(started <= now + 2000, "started {started} after now {now}");
-        assert!(now - started < 24 * 3600 * 1000, "started {started}, now {now}");
-    }
-
-    #[test]
-    fn an_exited_child_does_not_run() {
-        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
-            .arg("--list")
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let pid = child.id();
-        child.wait().unwrap();
-        // Reaped (or on Windows: exited; `child` still holds its handle).
-        assert_eq!(process_start_ms(pid), None);
-    }
-
-    #[test]
-    fn host_name_is_the_os_one() {
-        let name = host_name();
-        assert!(!name.is_empty());
-        assert!(!name.contains('\0'));
-    }
-}
-
 /// A file's bytes mapped read-only and private (issue 24): what open keeps of a plain hint file
 /// until the key directory is built. A read would copy the 5 MB of a 50,000-key store's hints
 /// into fresh heap pages (the kernel's copy and the buffer's page faults: ≈ 1.6 ms of a
@@ -276,8 +230,9 @@ mod tests {
 ///
 /// Safe to read for as long as no one truncates the file in place: the engine never does (a
 /// hint is written once, under a temporary name, and renamed into place; a rename over it or
-/// an unlink leaves this map on the old inode, intact). A foreign process cutting a mapped hint
-/// short would fault the reader (SIGBUS) instead of having the segment scanned.
+/// an unlink leaves this map on the old inode, intact). A foreign process that cut a mapped hint
+/// short or rewrote it in place would crash the reader (SIGBUS past the new end, or a panic on
+/// records that no longer parse) instead of having the segment scanned.
 pub struct Mapped {
     ptr: std::ptr::NonNull<u8>,
     len: usize,
@@ -333,5 +288,52 @@ impl Drop for Mapped {
 impl std::fmt::Debug for Mapped {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Mapped({} bytes)", self.len)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Populated or not, every size gives exactly `len` zero bytes that a read can fill (sizes
+    /// around the threshold and page edges; the allocation's start is not page-aligned).
+    #[test]
+    fn a_buffer_for_a_read_is_len_zero_bytes() {
+        for len in [0, 1, 4095, 4097, (256 << 10) - 1, 256 << 10, (256 << 10) + 1, 3 << 20, (5 << 20) + 12_345] {
+            let mut buf = zeroed_for_read(len);
+            assert_eq!(buf.len(), len);
+            assert!(buf.iter().all(|&b| b == 0), "{len} bytes not all zero");
+            buf.iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+            assert!(buf.iter().enumerate().all(|(i, &b)| b == i as u8));
+        }
+    }
+
+    #[test]
+    fn this_process_runs_and_started_recently() {
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_millis() as u64;
+        let started = process_start_ms(std::process::id()).expect("own start time");
+        // Started before now, and not before the test binary could have been built.
+        assert!(started <= now + 2000, "started {started} after now {now}");
+        assert!(now - started < 24 * 3600 * 1000, "started {started}, now {now}");
+    }
+
+    #[test]
+    fn an_exited_child_does_not_run() {
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .arg("--list")
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        // Reaped (or on Windows: exited; `child` still holds its handle).
+        assert_eq!(process_start_ms(pid), None);
+    }
+
+    #[test]
+    fn host_name_is_the_os_one() {
+        let name = host_name();
+        assert!(!name.is_empty());
+        assert!(!name.contains('\0'));
     }
 }
