@@ -313,9 +313,15 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         return None;
     }
     let Some(c) = crypt else {
+        // Mapped where the file system can (checked below exactly as read bytes would be):
+        // a read costs the copy and the fresh buffer's page faults (crate::os::Mapped).
+        if let Some(m) = f.map_read_only(len) {
+            crate::testing::count_hint_mapped();
+            return Some(HintFile::Whole(HintBytes::Mapped(m)));
+        }
         let mut buf = crate::os::zeroed_for_read(len as usize);
         read_exact_at(&*f, &mut buf, 0).ok()?;
-        return Some(HintFile::Whole(buf));
+        return Some(HintFile::Whole(HintBytes::Read(buf)));
     };
     // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own
     // and opened there, so the plain hint is never copied (about 1 instruction a byte saved).
@@ -333,13 +339,31 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     }
     let mut body = vec![0u8; body_len as usize];
     read_exact_at(&*f, &mut body, head.len() as u64).ok()?;
-    c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body).map(HintFile::Whole)
+    c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body)
+        .map(|b| HintFile::Whole(HintBytes::Read(b)))
+}
+
+/// A whole hint's bytes: read into memory, or a plain hint file mapped (kept until the key
+/// directory is built, then dropped with the run that holds it).
+pub(crate) enum HintBytes {
+    Read(Vec<u8>),
+    Mapped(crate::os::Mapped),
+}
+
+impl std::ops::Deref for HintBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            HintBytes::Read(v) => v,
+            HintBytes::Mapped(m) => m,
+        }
+    }
 }
 
 /// A hint file as read: a plain hint's bytes (or an older sealed hint's, opened whole), or an
 /// encrypted store's paged hint, still sealed ([`crate::hint_pages`]).
 pub(crate) enum HintFile {
-    Whole(Vec<u8>),
+    Whole(HintBytes),
     Paged(Vec<u8>),
 }
 

@@ -44,7 +44,7 @@ pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
 pub use store::Store;
 #[doc(hidden)]
-pub use vfs::{CommitLock, LockGuard, OpenMode, StdFs, VFile, Vfs};
+pub use vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs};
 
 use std::sync::Arc;
 

@@ -4,7 +4,7 @@
 
 use crate::Result;
 use crate::format::Reader;
-use crate::hint::{RawRec, read_rec};
+use crate::hint::{HintBytes, RawRec, read_rec};
 use crate::hint_pages::Page;
 use crate::keydir::{Entry, Key};
 use crate::paged_run::{PagedRun, Ready, page_rec};
@@ -22,12 +22,12 @@ pub(crate) enum Run {
 pub(crate) struct WholeRun {
     pub number: u64,
     version: u32,
-    buf: Vec<u8>,
+    buf: HintBytes,
     offs: Vec<u32>,
 }
 
 impl Run {
-    pub fn new(number: u64, version: u32, buf: Vec<u8>, offs: Vec<u32>) -> Run {
+    pub fn new(number: u64, version: u32, buf: HintBytes, offs: Vec<u32>) -> Run {
         Run::Whole(WholeRun { number, version, buf, offs })
     }
 

@@ -28,6 +28,20 @@ pub(crate) fn background_build() -> bool {
 }
 
 thread_local! {
+    static HINTS_MAPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many plain hint files this thread has mapped instead of read (unix, the standard file
+/// system): an open of a store whose every segment has a hint maps each.
+pub fn hints_mapped() -> u64 {
+    HINTS_MAPPED.with(|c| c.get())
+}
+
+pub(crate) fn count_hint_mapped() {
+    HINTS_MAPPED.with(|c| c.set(c.get() + 1));
+}
+
+thread_local! {
     static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 

@@ -19,7 +19,16 @@ pub trait VFile: Send + Sync + Debug {
     fn unlinked(&self) -> io::Result<bool> {
         Ok(false)
     }
+    /// Its first `len` bytes mapped read-only, where this file system can (None: the caller
+    /// reads them instead). Asked only of files written once and never changed in place (hint
+    /// files, see [`Mapped`]).
+    fn map_read_only(&self, len: u64) -> Option<Mapped> {
+        let _ = len;
+        None
+    }
 }
+
+pub use crate::os::Mapped;
 
 /// How to open a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -247,6 +256,10 @@ impl VFile for StdFile {
         {
             Ok(false)
         }
+    }
+    #[cfg(unix)]
+    fn map_read_only(&self, len: u64) -> Option<Mapped> {
+        Mapped::of(&self.0, usize::try_from(len).ok()?)
     }
 }
 
