@@ -139,20 +139,20 @@ impl Memories {
             if old_str.is_empty() {
                 return Ok(StrReplace::NoMatch);
             }
-            match edit::count_upto_two(&content, old_str) {
-                0 => return Ok(StrReplace::NoMatch),
-                1 => {}
-                _ => return Ok(StrReplace::Multiple { lines: edit::occurrence_lines(&content, old_str, &mut 0) }),
-            }
-            let Some((edited, line)) = edit::replace_first(&content, old_str, new_str) else {
-                return Ok(StrReplace::NoMatch);
+            let pos = match edit::find_unique(&content, old_str) {
+                edit::Found::Nowhere => return Ok(StrReplace::NoMatch),
+                edit::Found::Once(pos) => pos,
+                edit::Found::Several => {
+                    return Ok(StrReplace::Multiple { lines: edit::occurrence_lines(&content, old_str, &mut 0) });
+                }
             };
             let limit = self.options.max_memory_bytes;
-            if edited.len() as u64 > limit {
+            if (content.len() - old_str.len() + new_str.len()) as u64 > limit {
                 return Ok(StrReplace::TooLarge { limit });
             }
-            self.rewrite(ws, &key, &edited, meta);
-            let (first_line, snippet) = edit::snippet(&edited, line);
+            let (edited, line) = edit::replace_at(&content, pos, old_str.len(), new_str);
+            let (first_line, snippet) = edit::snippet_at(&edited, pos, line);
+            self.rewrite(ws, &key, edited, meta);
             Ok(StrReplace::Edited { first_line, snippet })
         })
     }
@@ -171,7 +171,7 @@ impl Memories {
                 return Ok(Insert::NotFound);
             };
             let content = read(view, &key)?;
-            let edited = match edit::insert_line(&content, insert_line, insert_text) {
+            let edited = match edit::insert_at(&content, insert_line, insert_text) {
                 Ok(edited) => edited,
                 Err(count) => return Ok(Insert::InvalidLine { count }),
             };
@@ -179,7 +179,7 @@ impl Memories {
             if edited.len() as u64 > limit {
                 return Ok(Insert::TooLarge { limit });
             }
-            self.rewrite(ws, &key, &edited, meta);
+            self.rewrite(ws, &key, edited, meta);
             Ok(Insert::Edited)
         })
     }
@@ -296,9 +296,10 @@ impl Memories {
         Ok(found)
     }
 
-    fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: &str, old: MemMeta) {
-        let meta = MemMeta::rewritten(content, old, self.clock.now_ms());
-        ws.write(key.to_vec(), content.as_bytes().to_vec(), meta, Some(&old));
+    /// Stages `content` (moved in: an edit's new text is not copied again) over `old`.
+    fn rewrite(&self, ws: &mut WriteSet, key: &[u8], content: String, old: MemMeta) {
+        let meta = MemMeta::rewritten(&content, old, self.clock.now_ms());
+        ws.write(key.to_vec(), content.into_bytes(), meta, Some(&old));
     }
 }
 

@@ -56,67 +56,196 @@ fn prefix_function(pat: &[u8], steps: &mut u64) -> Vec<usize> {
     border
 }
 
-/// How many times `needle` occurs without overlaps, stopping at two (all a caller needs).
-pub(crate) fn count_upto_two(haystack: &str, needle: &str) -> usize {
-    haystack.match_indices(needle).take(2).count()
+/// Where `needle` occurs in `haystack`, counted without overlaps and only as far as str_replace
+/// needs: nowhere, once (at this byte offset), or more than once. `needle` must not be empty.
+///
+/// These run on the writer thread inside the commit, before its fsync, so every byte scan here
+/// is on the durable edit's latency: the searches are memchr's vectorised ones, and each byte of
+/// the memory is scanned once (the first occurrence, then the rest for a second one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Found {
+    Nowhere,
+    Once(usize),
+    Several,
 }
 
-/// Replaces the first occurrence literally (no `$&`-style patterns) and returns the new text and
-/// the 1-based line on which the occurrence started.
-pub(crate) fn replace_first(haystack: &str, needle: &str, with: &str) -> Option<(String, u64)> {
-    let pos = haystack.find(needle)?;
-    let mut out = String::with_capacity(haystack.len() - needle.len() + with.len());
+pub(crate) fn find_unique(haystack: &str, needle: &str) -> Found {
+    debug_assert!(!needle.is_empty());
+    let finder = memchr::memmem::Finder::new(needle.as_bytes());
+    let text = haystack.as_bytes();
+    match finder.find(text) {
+        None => Found::Nowhere,
+        Some(pos) if finder.find(&text[pos + needle.len()..]).is_some() => Found::Several,
+        Some(pos) => Found::Once(pos),
+    }
+}
+
+/// Replaces the `needle_len` bytes at `pos` (an occurrence [`find_unique`] found) literally (no
+/// `$&`-style patterns); returns the new text and the 1-based line on which the occurrence started.
+pub(crate) fn replace_at(haystack: &str, pos: usize, needle_len: usize, with: &str) -> (String, u64) {
+    let mut out = String::with_capacity(haystack.len() - needle_len + with.len());
     out.push_str(&haystack[..pos]);
     out.push_str(with);
-    out.push_str(&haystack[pos + needle.len()..]);
-    Some((out, 1 + newlines(&haystack[..pos])))
+    out.push_str(&haystack[pos + needle_len..]);
+    (out, 1 + newlines(&haystack[..pos]))
 }
 
-/// Lines `line − 2 … line + 2` of `content` (clamped), with the number of the first one.
-pub(crate) fn snippet(content: &str, line: u64) -> (u64, Vec<String>) {
-    let all: Vec<&str> = content.split('\n').collect();
+/// Lines `line − 2 … line + 2` of `content` (clamped), with the number of the first one; `pos`
+/// is a byte offset on line `line` (the replacement's start). Only those lines are walked: the
+/// start of the first is found backwards from `pos`, not by splitting the whole memory.
+pub(crate) fn snippet_at(content: &str, pos: usize, line: u64) -> (u64, Vec<String>) {
+    let bytes = content.as_bytes();
     let first = line.saturating_sub(2).max(1);
-    let last = (line + 2).min(all.len() as u64);
-    let shown = all[(first - 1) as usize..last as usize].iter().map(|s| s.to_string()).collect();
+    let line_start = |end: usize| memchr::memrchr(b'\n', &bytes[..end]).map_or(0, |i| i + 1);
+    let mut start = line_start(pos);
+    for _ in first..line {
+        // Line `line` is not the first, so a newline ends the line before it.
+        start = line_start(start - 1);
+    }
+    let wanted = (line + 2 - first + 1) as usize;
+    let shown = content[start..].split('\n').take(wanted).map(str::to_string).collect();
     (first, shown)
 }
 
 /// Inserts `text` as a line before index `at`. Err(count) when `at` is missing or outside
 /// `[0, count]`, count being the file's lines for insertion (one trailing `\n` dropped first).
-pub(crate) fn insert_line(content: &str, at: Option<i64>, text: &str) -> Result<String, u64> {
-    let mut lines: Vec<&str> = if content.is_empty() {
-        Vec::new()
-    } else {
-        content.strip_suffix('\n').unwrap_or(content).split('\n').collect()
-    };
-    let count = lines.len() as u64;
+/// Built by splicing at the line's byte offset, found by a vectorised newline search.
+pub(crate) fn insert_at(content: &str, at: Option<i64>, text: &str) -> Result<String, u64> {
+    let body = content.strip_suffix('\n').unwrap_or(content);
+    let count = if content.is_empty() { 0 } else { newlines(body) + 1 };
     let at = match at {
-        Some(n) if n >= 0 && (n as u64) <= count => n as usize,
+        Some(n) if n >= 0 && (n as u64) <= count => n as u64,
         _ => return Err(count),
     };
-    lines.insert(at, text.strip_suffix('\n').unwrap_or(text));
-    let mut out = lines.join("\n");
+    let text = text.strip_suffix('\n').unwrap_or(text);
+    let mut out = String::with_capacity(body.len() + text.len() + 2);
+    if count == 0 {
+        out.push_str(text);
+    } else if at == count {
+        out.push_str(body);
+        out.push('\n');
+        out.push_str(text);
+    } else {
+        // Line `at` starts after the at-th newline (at < count, so that newline exists).
+        let off = match at {
+            0 => 0,
+            n => memchr::memchr_iter(b'\n', body.as_bytes()).nth(n as usize - 1).map_or(body.len(), |i| i + 1),
+        };
+        out.push_str(&body[..off]);
+        out.push_str(text);
+        out.push('\n');
+        out.push_str(&body[off..]);
+    }
     if !out.ends_with('\n') {
         out.push('\n');
     }
     Ok(out)
 }
 
-fn newlines(s: &str) -> u64 {
-    s.bytes().filter(|&b| b == b'\n').count() as u64
+/// `\n` bytes in `s` (memchr's vectorised count: line counts are taken on every write).
+pub(crate) fn newlines(s: &str) -> u64 {
+    memchr::memchr_iter(b'\n', s.as_bytes()).count() as u64
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    // ---- the longhand models: the straightforward split-and-join versions these replaced ----
+
+    fn count_upto_two(haystack: &str, needle: &str) -> usize {
+        haystack.match_indices(needle).take(2).count()
+    }
+
+    fn replace_first(haystack: &str, needle: &str, with: &str) -> Option<(String, u64)> {
+        let pos = haystack.find(needle)?;
+        let edited = format!("{}{with}{}", &haystack[..pos], &haystack[pos + needle.len()..]);
+        Some((edited, 1 + haystack[..pos].bytes().filter(|&b| b == b'\n').count() as u64))
+    }
+
+    fn snippet(content: &str, line: u64) -> (u64, Vec<String>) {
+        let all: Vec<&str> = content.split('\n').collect();
+        let first = line.saturating_sub(2).max(1);
+        let last = (line + 2).min(all.len() as u64);
+        (first, all[(first - 1) as usize..last as usize].iter().map(|s| s.to_string()).collect())
+    }
+
+    fn insert_line(content: &str, at: Option<i64>, text: &str) -> Result<String, u64> {
+        let mut lines: Vec<&str> =
+            if content.is_empty() { Vec::new() } else { content.strip_suffix('\n').unwrap_or(content).split('\n').collect() };
+        let count = lines.len() as u64;
+        let at = match at {
+            Some(n) if n >= 0 && (n as u64) <= count => n as usize,
+            _ => return Err(count),
+        };
+        lines.insert(at, text.strip_suffix('\n').unwrap_or(text));
+        let mut out = lines.join("\n");
+        if !out.ends_with('\n') {
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
+    /// str_replace's text steps as commands.rs runs them: None for no match, Err for several.
+    fn str_replace(content: &str, old: &str, new: &str) -> Option<Result<(String, u64, Vec<String>), ()>> {
+        match find_unique(content, old) {
+            Found::Nowhere => None,
+            Found::Several => Some(Err(())),
+            Found::Once(pos) => {
+                let (edited, line) = replace_at(content, pos, old.len(), new);
+                let (first, shown) = snippet_at(&edited, pos, line);
+                Some(Ok((edited, first, shown)))
+            }
+        }
+    }
+
+    fn str_replace_longhand(content: &str, old: &str, new: &str) -> Option<Result<(String, u64, Vec<String>), ()>> {
+        match count_upto_two(content, old) {
+            0 => None,
+            1 => {
+                let (edited, line) = replace_first(content, old, new)?;
+                let (first, shown) = snippet(&edited, line);
+                Some(Ok((edited, first, shown)))
+            }
+            _ => Some(Err(())),
+        }
+    }
+
+    /// Text from a small alphabet, so needles match, overlap and straddle lines often.
+    fn text(max: usize) -> impl Strategy<Value = String> {
+        proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("\n"), Just("\r"), Just("é"), Just("ab\n")], 0..max)
+            .prop_map(|parts| parts.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2_000))]
+
+        #[test]
+        fn str_replace_agrees_with_the_longhand(content in text(40), old in text(4), new in text(6)) {
+            prop_assume!(!old.is_empty());
+            prop_assert_eq!(str_replace(&content, &old, &new), str_replace_longhand(&content, &old, &new));
+        }
+
+        #[test]
+        fn insert_agrees_with_the_longhand(content in text(30), text in text(4), at in proptest::option::of(-2i64..14)) {
+            prop_assert_eq!(insert_at(&content, at, &text), insert_line(&content, at, &text));
+        }
+
+        #[test]
+        fn newlines_are_counted(content in text(60)) {
+            prop_assert_eq!(newlines(&content), content.bytes().filter(|&b| b == b'\n').count() as u64);
+        }
+    }
 
     #[test]
     fn overlapping_starts_are_all_listed() {
         let lines = |h: &str, n: &str| occurrence_lines(h, n, &mut 0);
         assert_eq!(lines("aaa", "aa"), vec![1, 1]);
-        assert_eq!(count_upto_two("aaa", "aa"), 1);
+        assert_eq!(find_unique("aaa", "aa"), Found::Once(0));
         assert_eq!(lines("ab ab", "ab"), vec![1, 1]);
-        assert_eq!(count_upto_two("ab ab", "ab"), 2);
+        assert_eq!(find_unique("ab ab", "ab"), Found::Several);
+        assert_eq!(find_unique("ab ab", "ba"), Found::Nowhere);
         assert_eq!(lines("x\nab\n\nab", "ab"), vec![2, 4]);
         assert_eq!(lines("é\néé", "é"), vec![1, 2, 2]);
         assert_eq!(lines("a\nb\na\nb", "a\nb"), vec![1, 3]);
@@ -142,39 +271,38 @@ mod tests {
 
     #[test]
     fn replacement_is_literal() {
-        let (s, line) = replace_first("x\ny = 1", "1", "$& $' $` $1 $$").unwrap();
+        let (s, line) = replace_at("x\ny = 1", 6, 1, "$& $' $` $1 $$");
         assert_eq!(s, "x\ny = $& $' $` $1 $$");
         assert_eq!(line, 2);
-        assert_eq!(replace_first("abc", "z", ""), None);
-        assert_eq!(replace_first("a\nb\nc", "a\nb", "").unwrap(), ("\nc".to_string(), 1));
+        assert_eq!(replace_at("a\nb\nc", 0, 3, ""), ("\nc".to_string(), 1));
     }
 
     #[test]
     fn snippet_is_clamped() {
         let c = "1\n2\n3\n4\n5\n6\n7";
-        assert_eq!(snippet(c, 1), (1, vec!["1".into(), "2".into(), "3".into()]));
-        assert_eq!(snippet(c, 4).0, 2);
-        assert_eq!(snippet(c, 4).1.len(), 5);
-        assert_eq!(snippet(c, 7), (5, vec!["5".into(), "6".into(), "7".into()]));
-        assert_eq!(snippet("a\r\nb", 1), (1, vec!["a\r".into(), "b".into()]));
-        assert_eq!(snippet("a\n", 2), (1, vec!["a".into(), "".into()]));
+        assert_eq!(snippet_at(c, 0, 1), (1, vec!["1".into(), "2".into(), "3".into()]));
+        assert_eq!(snippet_at(c, 6, 4), (2, vec!["2".into(), "3".into(), "4".into(), "5".into(), "6".into()]));
+        assert_eq!(snippet_at(c, 12, 7), (5, vec!["5".into(), "6".into(), "7".into()]));
+        assert_eq!(snippet_at("a\r\nb", 0, 1), (1, vec!["a\r".into(), "b".into()]));
+        assert_eq!(snippet_at("a\n", 2, 2), (1, vec!["a".into(), "".into()]));
     }
 
     #[test]
     fn insert_rules() {
-        assert_eq!(insert_line("a\n", Some(1), ""), Ok("a\n".into()));
-        assert_eq!(insert_line("", Some(0), "x"), Ok("x\n".into()));
-        assert_eq!(insert_line("", Some(1), "x"), Err(0));
-        assert_eq!(insert_line("a\nb", Some(1), "x\n"), Ok("a\nx\nb\n".into()));
-        assert_eq!(insert_line("a\nb\n", Some(2), "c"), Ok("a\nb\nc\n".into()));
-        assert_eq!(insert_line("a\nb\n", Some(3), "c"), Err(2));
-        assert_eq!(insert_line("a\nb\n", Some(-1), "c"), Err(2));
-        assert_eq!(insert_line("a\nb\n", None, "c"), Err(2));
-        assert_eq!(insert_line("a\n\n", Some(0), "x"), Ok("x\na\n".into()));
-        assert_eq!(insert_line("a\n\n", Some(2), ""), Ok("a\n\n".into()));
+        assert_eq!(insert_at("a\n", Some(1), ""), Ok("a\n".into()));
+        assert_eq!(insert_at("", Some(0), "x"), Ok("x\n".into()));
+        assert_eq!(insert_at("", Some(1), "x"), Err(0));
+        assert_eq!(insert_at("a\nb", Some(1), "x\n"), Ok("a\nx\nb\n".into()));
+        assert_eq!(insert_at("a\nb\n", Some(2), "c"), Ok("a\nb\nc\n".into()));
+        assert_eq!(insert_at("a\nb\n", Some(3), "c"), Err(2));
+        assert_eq!(insert_at("a\nb\n", Some(-1), "c"), Err(2));
+        assert_eq!(insert_at("a\nb\n", None, "c"), Err(2));
+        assert_eq!(insert_at("a\n\n", Some(0), "x"), Ok("x\na\n".into()));
+        assert_eq!(insert_at("a\n\n", Some(2), ""), Ok("a\n\n".into()));
         // A blank last line of the original can be lost (contract §4: reproduce that).
-        assert_eq!(insert_line("a\n\n", Some(1), "x"), Ok("a\nx\n".into()));
-        assert_eq!(insert_line("a\n\n\n", Some(3), "x"), Ok("a\n\n\nx\n".into()));
-        assert_eq!(insert_line("a\r\nb", Some(1), "x"), Ok("a\r\nx\nb\n".into()));
+        assert_eq!(insert_at("a\n\n", Some(1), "x"), Ok("a\nx\n".into()));
+        assert_eq!(insert_at("a\n\n\n", Some(3), "x"), Ok("a\n\n\nx\n".into()));
+        assert_eq!(insert_at("a\r\nb", Some(1), "x"), Ok("a\r\nx\nb\n".into()));
+        assert_eq!(insert_at("\n", Some(0), "x"), Ok("x\n".into()));
     }
 }

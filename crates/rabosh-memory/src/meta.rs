@@ -32,7 +32,7 @@ impl MemMeta {
     pub fn for_content(content: &str, created_ms: i64, updated_ms: i64, accessed_ms: i64) -> Self {
         MemMeta {
             size: content.len() as u64,
-            lines: content.bytes().filter(|&b| b == b'\n').count() as u64 + 1,
+            lines: crate::edit::newlines(content) + 1,
             created_ms,
             updated_ms,
             accessed_ms,
