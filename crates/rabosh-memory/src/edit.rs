@@ -172,8 +172,11 @@ mod tests {
     }
 
     fn insert_line(content: &str, at: Option<i64>, text: &str) -> Result<String, u64> {
-        let mut lines: Vec<&str> =
-            if content.is_empty() { Vec::new() } else { content.strip_suffix('\n').unwrap_or(content).split('\n').collect() };
+        let mut lines: Vec<&str> = if content.is_empty() {
+            Vec::new()
+        } else {
+            content.strip_suffix('\n').unwrap_or(content).split('\n').collect()
+        };
         let count = lines.len() as u64;
         let at = match at {
             Some(n) if n >= 0 && (n as u64) <= count => n as usize,
@@ -214,8 +217,11 @@ mod tests {
 
     /// Text from a small alphabet, so needles match, overlap and straddle lines often.
     fn text(max: usize) -> impl Strategy<Value = String> {
-        proptest::collection::vec(prop_oneof![Just("a"), Just("b"), Just("\n"), Just("\r"), Just("é"), Just("ab\n")], 0..max)
-            .prop_map(|parts| parts.concat())
+        proptest::collection::vec(
+            prop_oneof![Just("a"), Just("b"), Just("\n"), Just("\r"), Just("é"), Just("ab\n")],
+            0..max,
+        )
+        .prop_map(|parts| parts.concat())
     }
 
     proptest! {
