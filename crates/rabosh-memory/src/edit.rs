@@ -190,8 +190,12 @@ mod tests {
         Ok(out)
     }
 
-    /// str_replace's text steps as commands.rs runs them: None for no match, Err for several.
-    fn str_replace(content: &str, old: &str, new: &str) -> Option<Result<(String, u64, Vec<String>), ()>> {
+    /// What str_replace's text steps give: None for no match, Err for several, else the edited
+    /// text, the snippet's first line and its lines.
+    type Replaced = Option<Result<(String, u64, Vec<String>), ()>>;
+
+    /// str_replace's text steps as commands.rs runs them.
+    fn str_replace(content: &str, old: &str, new: &str) -> Replaced {
         match find_unique(content, old) {
             Found::Nowhere => None,
             Found::Several => Some(Err(())),
@@ -203,7 +207,7 @@ mod tests {
         }
     }
 
-    fn str_replace_longhand(content: &str, old: &str, new: &str) -> Option<Result<(String, u64, Vec<String>), ()>> {
+    fn str_replace_longhand(content: &str, old: &str, new: &str) -> Replaced {
         match count_upto_two(content, old) {
             0 => None,
             1 => {
