@@ -5,13 +5,14 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fingerprint } from './agreement.js';
 import { loadBackend } from './handlers/registry.js';
 import { historyWalk } from './scenarios/history-walk.js';
-import { bigFile, readStore } from './scenarios/reads.js';
+import { bigFile, openStore, readStore } from './scenarios/reads.js';
 import type { Job, Scenario } from './scenarios/types.js';
 import { sharedStore } from './scenarios/shared.js';
 import { bulkSeed, concurrent, durableWrites, rawAppendSync, subtree } from './scenarios/writes.js';
 import { entries, type Dataset } from './workload.js';
 
 const SCENARIOS: Record<string, Scenario> = {
+  openStore,
   readStore,
   bigFile,
   durableWrites,
