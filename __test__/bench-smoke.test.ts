@@ -71,7 +71,7 @@ describe('npm run bench at a tiny size', () => {
     ]);
     for (const row of report.rows) {
       // A row this platform cannot measure (the busy-turn rows off Linux) must stay empty, never guessed.
-      // Ours under Node 24 and Bun runs the reads only (registry.ts `only`).
+      // Ours under Node 24 and Bun runs the reads and the open only (registry.ts `only`).
       const columns = BACKENDS.filter((b) => runsMeasurement(b, row.instance)).map((b) => b.id);
       const expected = row.unavailable ? [] : row.floor ? ['none'] : row.oursOnly ? ['rabosh'] : columns;
       expect(Object.keys(row.cells).sort(), row.label).toEqual([...expected].sort());
@@ -96,7 +96,7 @@ describe('npm run bench at a tiny size', () => {
           RABOSH_BENCH_DIR: scratch,
           RABOSH_BENCH_CLEANUP: 'wait',
           RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
-          // The smallest read too: ours under Node 24 and Bun run the reads only.
+          // The smallest read too: ours under Node 24 and Bun run the reads and the open only.
           RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',
           RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
         },
