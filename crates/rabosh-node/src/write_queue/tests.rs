@@ -199,3 +199,21 @@ fn a_command_sent_while_the_writer_sleeps_wakes_it_and_one_sent_while_it_runs_is
     // lingering wait ran out with the command queued.
     assert_eq!(q.lock().woken_late, 0, "a submit did not wake the sleeping writer");
 }
+
+#[test]
+fn a_command_sent_while_the_writer_spins_after_a_batch_runs_without_the_writer_sleeping() {
+    let sim = SimFs::new();
+    let (store, m) = open(&sim, None);
+    let m = Arc::new(m);
+    // A spin far longer than the pause below, so the outcome does not hang on timing.
+    let q = WriteQueue::spinning(&store, |settle| settle(), Duration::from_secs(5));
+    let (tx, rx) = channel();
+    q.submit(create(&m, 0, &tx));
+    assert!(matches!(rx.recv_timeout(HANG).expect("the first command never settled").1, Ok(Create::Created)));
+    // A caller's next command comes a while after the settle; the writer is still awake.
+    std::thread::sleep(Duration::from_millis(50));
+    q.submit(create(&m, 1, &tx));
+    assert!(matches!(rx.recv_timeout(HANG).expect("the second command never settled").1, Ok(Create::Created)));
+    assert!(present(&m, 0) && present(&m, 1));
+    assert_eq!(q.lock().sleeps, 0, "the writer slept between two commands 50 ms apart");
+}
