@@ -45,7 +45,7 @@ export type {
   SyncSide,
   SyncSkip,
 } from './src/sync/types.js';
-export { memoryResult, memoryTool } from './src/tool.js';
+export { faultAnswer, memoryResult, memoryTool } from './src/tool.js';
 export type { MemoryToolUse } from './src/tool.js';
 export { MemoryPath } from './src/path.js';
 export {

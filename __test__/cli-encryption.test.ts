@@ -101,7 +101,7 @@ describe('rabosh-memory with --key-file', () => {
       Array.from({ length: MEMORIES }, (_, i) => ({ path: `/memories/d${i % 20}/m${i}.md`, content: `memory ${i} ${'x'.repeat(3000)}` })),
     );
     await seeded.close();
-    const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
     const encrypt = () => {
       const child = spawn(process.execPath, [bin, 'encrypt', t.store, '--key-file', t.raw], { stdio: 'ignore' });
       return { child, exited: new Promise<number | null>((r) => child.on('exit', (code) => r(code))) };

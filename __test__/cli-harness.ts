@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { RaboshMemoryToolHandler } from '../index.js';
 
-const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
 
 export interface Run {
   status: number | null;

@@ -10,8 +10,8 @@ import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const returned: Buffer[] = [];
-vi.mock('../src/cli/keyfile.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../src/cli/keyfile.js')>();
+vi.mock('../apps/cli/src/keyfile.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../apps/cli/src/keyfile.js')>();
   return {
     ...real,
     readKeyFile: (path: string, flag?: string) => {
@@ -21,7 +21,7 @@ vi.mock('../src/cli/keyfile.js', async (importOriginal) => {
     },
   };
 });
-const { run } = await import('../src/cli/program.js');
+const { run } = await import('../apps/cli/src/program.js');
 
 let dir: string | undefined;
 afterEach(() => {

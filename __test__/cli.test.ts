@@ -7,7 +7,7 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSyn
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { RaboshMemoryToolHandler } from '../index.js';
-import { run } from '../src/cli/program.js';
+import { run } from '../apps/cli/src/program.js';
 import { cli, json, seed, writeTree } from './cli-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
@@ -113,7 +113,7 @@ describe('export is whole or absent', () => {
     await seed(store, { '/memories/a.md': 'first', [bad]: 'x'.repeat(4096) });
     const to = join(tmp, 'to');
     mkdirSync(to);
-    const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
     const r =
       process.platform === 'win32'
         ? spawnSync(process.execPath, [bin, 'export', store, to], { encoding: 'utf8' })
@@ -157,7 +157,7 @@ describe('import says why a file cannot be imported', () => {
       chmodSync(secret, 0o000);
     }
     if (asRoot) for (const d of [tmp, from, join(from, 'memories')]) chmodSync(d, 0o777);
-    const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+    const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
     const r = spawnSync(process.execPath, [bin, 'import', from, store], { encoding: 'utf8', ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
     expect(r.stderr).toBe(`rabosh-memory: cannot import ${secret}: permission denied\n`);
     expect(r.status).toBe(1);

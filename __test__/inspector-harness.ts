@@ -9,7 +9,7 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 
 const root = resolve(import.meta.dirname, '..');
-const bin = resolve(root, 'dist', 'esm', 'src', 'cli', 'main.js');
+const bin = resolve(root, 'apps', 'cli', 'dist', 'main.js');
 
 /** Where a Chrome is preinstalled on the hosted CI runners (macOS, Windows, Ubuntu). */
 const PREINSTALLED = [

@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { expect } from 'vitest';
 import type { ContractModel } from './fixtures/contract-model.js';
 
-export const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+export const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
 
 /** Generous: the machine is busy. */
 export const CALL_MS = 120_000;

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RaboshMemoryToolHandler } from '../index.js';
 import { bytesOf, expectedAnswer, sameAnswer, type Limits, type Memories } from './fixtures/contract-model.js';
 import { input } from './fixtures/hostile-inputs.js';
-import { requestLimit } from '../src/mcp/stdio.js';
+import { requestLimit } from '../apps/cli/src/mcp/stdio.js';
 import { memory, serve, type Served } from './mcp-harness.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 

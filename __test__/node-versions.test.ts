@@ -94,7 +94,7 @@ describe.each(lines)('Node %s', (spec, major) => {
 
   it("serves MCP: the built CLI's mcp command under this Node, driven by the MCP SDK's client", async () => {
     mkdirSync(dir, { recursive: true });
-    const bin = join(root, 'dist', 'esm', 'src', 'cli', 'main.js');
+    const bin = join(root, 'apps', 'cli', 'dist', 'main.js');
     const transport = new StdioClientTransport({ command: binaries.get(spec)!, args: [bin, 'mcp', join(dir, 'mcp-store')], stderr: 'pipe' });
     const client = new Client({ name: `node-${major}`, version: '0.0.0' });
     await client.connect(transport, { timeout: 120_000 });

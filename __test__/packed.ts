@@ -1,6 +1,7 @@
-// The two tarballs a user installs: the root package as `npm pack` makes it, and this machine's
-// platform package (npm/<platform>/ with the freshly built addon copied in, which is what the
-// release workflow publishes).
+// The tarballs a user installs: the library (the root package) as `npm pack` makes it, this
+// machine's platform package (npm/<platform>/ with the freshly built addon copied in, which is
+// what the release workflow publishes), and the app package (apps/cli: the CLI, MCP server and
+// inspector), which depends on the library by version.
 import { cpSync, mkdirSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { npm } from './npm-cli.js';
@@ -16,11 +17,19 @@ function hostAddon(): { file: string; abi: string } {
   return { file, abi: file.slice('rabosh-memory.'.length, -'.node'.length) };
 }
 
+/** This machine's platform package suffix, e.g. `linux-x64-gnu`. */
+export function hostAbi(): string {
+  return hostAddon().abi;
+}
+
 export interface Packed {
   rootTarball: string;
   platformTarball: string;
+  appTarball: string;
   /** The paths inside the root tarball. */
   rootFiles: string[];
+  /** The paths inside the app tarball. */
+  appFiles: string[];
 }
 
 export function packTarballs(work: string): Packed {
@@ -32,9 +41,12 @@ export function packTarballs(work: string): Packed {
   cpSync(join(root, file), join(platformDir, file));
   const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], root)) as Array<{ filename: string; files: Array<{ path: string }> }>;
   const platformPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], platformDir)) as Array<{ filename: string }>;
+  const appPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], join(root, 'apps', 'cli'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
   return {
     rootTarball: join(tarballs, packed[0]!.filename),
     platformTarball: join(tarballs, platformPacked[0]!.filename),
+    appTarball: join(tarballs, appPacked[0]!.filename),
     rootFiles: packed[0]!.files.map((f) => f.path),
+    appFiles: appPacked[0]!.files.map((f) => f.path),
   };
 }

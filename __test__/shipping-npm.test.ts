@@ -17,6 +17,7 @@ function copyTree(): string {
   const dir = mkdtempSync(join(work, 't-'));
   cpSync(join(root, 'package.json'), join(dir, 'package.json'));
   cpSync(join(root, 'npm'), join(dir, 'npm'), { recursive: true });
+  cpSync(join(root, 'apps', 'cli', 'package.json'), join(dir, 'apps', 'cli', 'package.json'));
   return dir;
 }
 
@@ -57,6 +58,14 @@ describe('npm/<platform> packages', () => {
     expect(problems.some((p) => p.includes('root optionalDependencies entry for rabosh-memory-darwin-arm64'))).toBe(
       true,
     );
+  });
+
+  it('the release gate rejects an app package that depends on another version of the library', () => {
+    const dir = copyTree();
+    const manifest = join(dir, 'apps', 'cli', 'package.json');
+    const app = JSON.parse(readFileSync(manifest, 'utf8'));
+    writeFileSync(manifest, JSON.stringify({ ...app, dependencies: { ...app.dependencies, 'rabosh-memory': '^0.0.1' } }));
+    expect(releaseProblems(dir)).toEqual([`apps/cli/package.json: dependency rabosh-memory is "^0.0.1", expected ${JSON.stringify(app.version)}`]);
   });
 
   it('a fresh clone declares no optionalDependencies (napi pre-publish writes them at release)', () => {

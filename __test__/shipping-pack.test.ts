@@ -1,12 +1,14 @@
-// The package as a user installs it. `npm pack` the root package and the platform package for
-// this machine (see packed.ts), install both tarballs into an empty directory with
-// `npm install --prefer-offline` (dependencies come from the npm cache when it has them, from the registry otherwise: a fresh machine has an empty cache), then use it
-// from there: ESM import, CJS require, the `rabosh-memory` bin (and its MCP server), and `tsc --noEmit` against
-// the shipped types. This proves the "files" list, "exports", "types", "bin", the platform
-// package's layout and the generated loader finding the addon by package name (the root
-// tarball carries no .node file, exactly as published).
+// The packages as a user installs them. `npm pack` the library (the root), the platform package
+// for this machine and the app package (see packed.ts). The library with its platform package
+// alone installs nothing else. A consumer then installs all three with
+// `npm install --prefer-offline` (dependencies come from the npm cache when it has them, from the
+// registry otherwise: a fresh machine has an empty cache) and uses them from there: ESM import,
+// CJS require, the app's `rabosh-memory` bin (and its MCP server and inspector), and
+// `tsc --noEmit` against the shipped types. This proves the "files" lists, "exports", "types",
+// "bin", the platform package's layout and the generated loader finding the addon by package
+// name (the root tarball carries no .node file, exactly as published).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -14,7 +16,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { raw, startUiWith, stopUi } from './inspector-harness.js';
 import { npm } from './npm-cli.js';
-import { packTarballs } from './packed.js';
+import { hostAbi, packTarballs } from './packed.js';
 
 const root = resolve(import.meta.dirname, '..');
 const work = mkdtempSync(join(tmpdir(), 'rabosh-pack-'));
@@ -27,31 +29,54 @@ function node(args: string[], cwd = consumer): string {
 
 let rootTarball = '';
 let rootFiles: string[] = [];
+let appFiles: string[] = [];
+const alone = join(work, 'alone');
+const appBin = join(consumer, 'node_modules', 'rabosh-memory-cli', 'dist', 'main.js');
+/** The SDK version this repository tests against, installed beside the library as a user of memoryTool does. */
+const sdk = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@anthropic-ai/sdk']!;
+
+function emptyProject(dir: string): void {
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+}
 
 beforeAll(() => {
-  const { rootTarball: tarball, platformTarball, rootFiles: files } = packTarballs(work);
-  rootTarball = tarball;
-  rootFiles = files;
+  const packed = packTarballs(work);
+  rootTarball = packed.rootTarball;
+  rootFiles = packed.rootFiles;
+  appFiles = packed.appFiles;
 
-  rmSync(consumer, { recursive: true, force: true });
-  mkdirSync(consumer, { recursive: true });
-  writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, platformTarball], consumer);
-}, 120_000);
+  emptyProject(alone);
+  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, packed.platformTarball], alone);
+  emptyProject(consumer);
+  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, packed.platformTarball, packed.appTarball, `@anthropic-ai/sdk@${sdk}`], consumer);
+}, 180_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm pack → install into a clean directory', () => {
   it('ships the facade, both builds, the loader and no addon binary', () => {
-    for (const f of ['package.json', 'LICENSE', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'binding.cjs', 'binding.d.cts', 'dist/esm/src/cli/main.js']) {
-      expect(rootFiles, f).toContain(f);
-    }
-    // The inspector's page (`rabosh-memory ui`), built beside its server.
-    for (const f of ['index.html', 'app.js', 'client.js', 'dom.js', 'style.css', 'icon.svg'].map((n) => `dist/esm/src/cli/inspector/page/${n}`)) {
+    for (const f of ['package.json', 'LICENSE', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'binding.cjs', 'binding.d.cts']) {
       expect(rootFiles, f).toContain(f);
     }
     expect(rootFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
-    expect(rootFiles.filter((f) => f.startsWith('src/') || f.startsWith('crates/') || f.startsWith('__test__/'))).toEqual([]);
+    expect(rootFiles.filter((f) => /^(src|apps|crates|__test__)\//.test(f) || f.includes('/cli/') || f.includes('/mcp/'))).toEqual([]);
+  });
+
+  it('ships the app apart: its bin and the inspector page built beside its server', () => {
+    const page = ['index.html', 'app.js', 'client.js', 'dom.js', 'style.css', 'icon.svg'].map((n) => `dist/inspector/page/${n}`);
+    for (const f of ['package.json', 'dist/main.js', 'dist/mcp-serve.js', ...page]) expect(appFiles, f).toContain(f);
+    expect(appFiles.filter((f) => f.startsWith('src/') || f.endsWith('.node'))).toEqual([]);
+  });
+
+  it('installs the library with nothing but its platform package', () => {
+    // What is on disk, not what npm ls lists (it names the optional peer SDK, absent, too).
+    const modules = join(alone, 'node_modules');
+    expect(readdirSync(modules).filter((n) => !n.startsWith('.')).sort()).toEqual(['rabosh-memory', `rabosh-memory-${hostAbi()}`]);
+    expect(existsSync(join(modules, 'rabosh-memory', 'node_modules'))).toBe(false);
+    const code = "import('rabosh-memory').then((m) => m.RaboshMemoryToolHandler.open(process.argv[1]).then((h) => h.execute({ command: 'view', path: '/memories' }).then((r) => { console.log(r.text); return h.close(); })))";
+    expect(node(['-e', code, join(work, 'alone-store')], alone)).toContain('/memories');
   });
 
   const roundTrip = (load: string) => `
@@ -81,15 +106,14 @@ describe('npm pack → install into a clean directory', () => {
     expect(node(['esm.mjs']).trim()).toBe(expected);
   });
 
-  it('installs the rabosh-memory bin', () => {
+  it("installs the app's rabosh-memory bin", () => {
     const bin = join(consumer, 'node_modules', '.bin', isWindows ? 'rabosh-memory.cmd' : 'rabosh-memory');
     const out = execFileSync(bin, ['--version'], { cwd: consumer, encoding: 'utf8', shell: isWindows });
-    expect(out.trim()).toBe(JSON.parse(node(['-p', "JSON.stringify(require('rabosh-memory/package.json').version)"])));
+    expect(out.trim()).toBe(JSON.parse(node(['-p', "JSON.stringify(require('rabosh-memory-cli/package.json').version)"])));
   });
 
   it('serves MCP from the installed bin, its SDK installed with it (the MCP SDK\'s client over stdio)', async () => {
-    const bin = join(consumer, 'node_modules', 'rabosh-memory', 'dist', 'esm', 'src', 'cli', 'main.js');
-    const transport = new StdioClientTransport({ command: process.execPath, args: [bin, 'mcp', join(work, 'mcp-store')], cwd: consumer, stderr: 'pipe' });
+    const transport = new StdioClientTransport({ command: process.execPath, args: [appBin, 'mcp', join(work, 'mcp-store')], cwd: consumer, stderr: 'pipe' });
     const client = new Client({ name: 'shipping-pack', version: '0.0.0' });
     await client.connect(transport, { timeout: 120_000 });
     try {
@@ -104,7 +128,7 @@ describe('npm pack → install into a clean directory', () => {
   it('serves the inspector page from the installed package', async () => {
     const store = join(work, 'ui-store');
     node(['-e', `require('rabosh-memory').RaboshMemoryToolHandler.open(${JSON.stringify(store)}).then((h) => h.execute({ command: 'create', path: '/memories/x.md', file_text: 'hi' }).then(() => h.close()))`]);
-    const ui = await startUiWith({ cwd: consumer, bin: join(consumer, 'node_modules', 'rabosh-memory', 'dist', 'esm', 'src', 'cli', 'main.js') }, store);
+    const ui = await startUiWith({ cwd: consumer, bin: appBin }, store);
     try {
       for (const [rest, text] of [['', 'rabosh-memory inspector'], ['app.js', 'EventSource'], ['api/tree', '/memories/x.md']] as const) {
         const r = await raw(ui.port, `/${ui.token}/${rest}`);

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { compactViolations, importCycles, pathImportViolations } from '../scripts/build-rules.mjs';
+import { compactViolations, dependencyViolations, importCycles, pathImportViolations } from '../scripts/build-rules.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const planted = mkdtempSync(join(tmpdir(), 'rabosh-rules-'));
@@ -24,13 +24,13 @@ describe('no path or fs in the facade', () => {
     expect(pathImportViolations(root)).toEqual([]);
   });
 
-  it('catches every spelling, and leaves the CLI and comments alone', () => {
+  it('catches every spelling, and leaves the apps and comments alone', () => {
     const dir = plant({
       'index.ts': "import { join } from 'node:path';\n",
       'src/a.ts': "import * as fs from 'fs';\n// import 'node:path' in a comment is fine\n",
       'src/b.ts': "const p = require('path');\nconst q = await import('node:fs/promises');\n",
       'src/c.ts': "export { posix } from 'path/posix';\n",
-      'src/cli/main.ts': "import { join } from 'node:path';\n",
+      'apps/cli/src/main.ts': "import { join } from 'node:path';\n",
       'src/ok.ts': "import { pathish } from './path.js';\n",
     });
     expect(pathImportViolations(dir)).toEqual([
@@ -65,6 +65,26 @@ describe('compact( only in expireBefore and maintenance APIs', () => {
   });
 });
 
+describe('no runtime dependency in the library', () => {
+  it('holds for this tree', () => {
+    expect(dependencyViolations(root)).toEqual([]);
+  });
+
+  it('catches a static import of a package, not type-only or dynamic ones, builtins or the apps', () => {
+    const dir = plant({
+      'index.ts': "export { run } from 'commander';\n",
+      'src/a.ts': "import type { X } from '@anthropic-ai/sdk';\nimport { join } from 'node:path';\nimport {\n  Server,\n} from '@modelcontextprotocol/sdk/server/index.js';\n",
+      'src/b.ts': "const m = await import('@anthropic-ai/sdk/resources/beta/messages');\nimport './side-effect.js';\nimport 'zod';\n",
+      'apps/cli/src/main.ts': "import { Command } from 'commander';\n",
+    });
+    expect(dependencyViolations(dir)).toEqual([
+      "index.ts:1: imports 'commander'",
+      "src/a.ts:3: imports '@modelcontextprotocol/sdk/server/index.js'",
+      "src/b.ts:3: imports 'zod'",
+    ]);
+  });
+});
+
 describe('no import cycle in index.ts and src/', () => {
   it('holds for this tree', () => {
     expect(importCycles(root)).toEqual([]);
@@ -78,7 +98,7 @@ describe('no import cycle in index.ts and src/', () => {
       'src/history.ts': "import type { H } from './handler.js';\n// import { y } from './a.js'\nexport const h = 1;\n",
       'src/a.ts': "export * from './b.js';\n",
       'src/b.ts': "const a = await import('./a.js');\n",
-      'src/cli/main.ts': "import '../../index.js';\n",
+      'apps/cli/src/main.ts': "import '../../../index.js';\n",
       'src/leaf.ts': "import { Store } from './store.js';\n",
     });
     expect(importCycles(dir)).toEqual(['src/a.ts -> src/b.ts -> src/a.ts', 'src/handler.ts -> src/store.ts -> src/history.ts -> src/handler.ts']);

@@ -6,11 +6,11 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
-import { run } from '../src/cli/program.js';
+import { run } from '../apps/cli/src/program.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
-const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
 
 function cli(args: string[], env: Record<string, string | undefined>): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((done) => {

@@ -7,3 +7,4 @@ export declare function pathImportViolations(root: string): string[];
 export declare function compactFiles(root: string): string[];
 export declare function compactViolations(root: string): string[];
 export declare function importCycles(root: string): string[];
+export declare function dependencyViolations(root: string): string[];

@@ -1,6 +1,6 @@
 // Two build rules that no type checker enforces, checked by __test__/shipping-rules.test.ts.
 //
-// 1. The facade (index.ts, src/** except src/cli/**) never imports `path` or `fs`: memory
+// 1. The library (index.ts, src/**) never imports `path` or `fs`: memory
 //    paths are keys, not file names, and MemoryPath.normalise must give the same key on every
 //    OS. The one exception is the place that takes the store directory from the host.
 // 2. Nothing calls `compact(` except expireBefore and explicit maintenance entry points:
@@ -9,6 +9,9 @@
 // 3. No import cycle among index.ts and src/** (type-only imports count too): a cycle makes
 //    module evaluation order matter (a class read before it is defined under CommonJS) and
 //    means two modules cannot be understood, or changed, one without the other.
+// 4. The library has no runtime dependency: a static import that is not type-only names a
+//    relative module or a `node:` builtin. The SDK is an optional peer, imported type-only or
+//    dynamically where a call needs it; the apps (apps/**) are where packages come in.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, sep } from 'node:path';
 
@@ -67,7 +70,23 @@ export function facadeFiles(root) {
   } catch {
     /* no facade entry yet */
   }
-  return files.filter((f) => !f.startsWith('src/cli/'));
+  return files;
+}
+
+/** `file:line: imports 'x'` for every static, not type-only import of a package by the library. */
+export function dependencyViolations(root) {
+  const re = /^\s*(?:import|export)\s+(?!type\b)(?:[^'";]*?\sfrom\s*)?['"]([^'"]+)['"]/gm;
+  const out = [];
+  for (const file of facadeFiles(root)) {
+    const text = stripComments(readFileSync(join(root, file), 'utf8'));
+    for (const m of text.matchAll(re)) {
+      const spec = m[1];
+      if (spec.startsWith('.') || spec.startsWith('node:')) continue;
+      const line = text.slice(0, m.index).split('\n').length + (m[0].match(/^\s*/)[0].split('\n').length - 1);
+      out.push(`${file}:${line}: imports '${spec}'`);
+    }
+  }
+  return out;
 }
 
 /** `file:line: imports 'x'` for every forbidden module reference in the facade. */

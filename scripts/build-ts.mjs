@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Compile the facade twice (ESM and CommonJS) and give each build a door to the one native
+// Compile the facade twice (ESM and CommonJS), give each build a door to the one native
 // loader at the package root, so `import` and `require` share a single addon instance.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -10,15 +10,18 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 
+// The library twice (ESM and CommonJS), then the app package (apps/cli, ESM only), which imports
+// the library by name and so compiles against the declarations just built. The inspector's page
+// is browser code with its own config, built beside the server that serves it.
+const app = join('apps', 'cli');
 rmSync(join(root, 'dist'), { recursive: true, force: true });
-// The CLI (and the inspector it serves) is ESM only: tsconfig.cjs.json leaves src/cli out. The
-// inspector's page is browser code with its own config, built beside the server that serves it.
-const page = join('src', 'cli', 'inspector', 'page');
-for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(page, 'tsconfig.json')]) {
+rmSync(join(root, app, 'dist'), { recursive: true, force: true });
+const page = join(app, 'src', 'inspector', 'page');
+for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(app, 'tsconfig.json'), join(page, 'tsconfig.json')]) {
   execFileSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit', cwd: root });
 }
 for (const asset of ['index.html', 'style.css', 'icon.svg']) {
-  copyFileSync(join(root, page, asset), join(root, 'dist', 'esm', page, asset));
+  copyFileSync(join(root, page, asset), join(root, app, 'dist', 'inspector', 'page', asset));
 }
 
 // napi-rs names each platform package `<package name>-<suffix>`.

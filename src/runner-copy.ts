@@ -6,10 +6,11 @@
  * The caller's file on the stack names the copy; its `lib/tools/ToolError` sits beside it in
  * every SDK version this package supports. When that cannot be worked out (a bundled SDK,
  * stack traces turned off), the copy this package resolved is used, which is then the only one.
+ * That copy is imported only then: the SDK is a peer, and everything else in the library (and
+ * the CLI built on it) works without it installed.
  */
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { ToolError as ResolvedToolError } from '@anthropic-ai/sdk/resources/beta/messages';
 
 export type ToolErrorClass = new (content: string) => Error;
 
@@ -57,19 +58,28 @@ function load(root: string, ext: string): ToolErrorClass | null {
   }
 }
 
-/** Call at the start of `run`, before any await: the stack then still holds the runner. */
-export function runnerToolError(): ToolErrorClass {
+/** The `ToolError` of the SDK copy this package resolves: the peer dependency. */
+async function resolvedToolError(): Promise<ToolErrorClass> {
+  return (await import('@anthropic-ai/sdk/resources/beta/messages')).ToolError;
+}
+
+/**
+ * Call at the start of `run`, before any await: the stack then still holds the runner. The
+ * class is awaited only when an error is thrown, so a success never imports the SDK.
+ */
+export function runnerToolError(): () => Promise<ToolErrorClass> {
   let copy = null;
   for (const line of callerStack().split('\n').slice(1)) {
     copy = sdkCopy(line);
     if (copy) break;
   }
-  if (!copy) return ResolvedToolError;
+  if (!copy) return resolvedToolError;
   const key = `${copy.root}|${copy.ext}`;
   let cls = byCopy.get(key);
   if (cls === undefined) {
     cls = load(copy.root, copy.ext);
     byCopy.set(key, cls);
   }
-  return cls ?? ResolvedToolError;
+  const found = cls;
+  return found === null ? resolvedToolError : async () => found;
 }

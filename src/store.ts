@@ -396,24 +396,27 @@ export class Rabosh {
     return this.#closing;
   }
 
+  /**
+   * Rewrites the closed store in `dir` from key `from` to key `to`, crash-safely: a kill at any
+   * point leaves it opening with `from` or with `to`, never neither. Without `from` the store is
+   * plain and is encrypted; without `to` it is decrypted. The library's copies of both keys are
+   * zeroed afterwards.
+   */
+  static async reencrypt(dir: string, keys: { from?: Uint8Array; to?: Uint8Array }): Promise<void> {
+    if (typeof keys !== 'object' || keys === null) throw new InvalidOptionError('invalid option keys: expected { from?, to? }');
+    refuseUnknownKeys(keys as Record<string, unknown>, ['from', 'to']);
+    const f = keys.from === undefined ? undefined : keyBytes(keys.from, 'from');
+    const t = keys.to === undefined ? undefined : keyBytes(keys.to, 'to');
+    try {
+      await native(() => NativeStore.reencrypt(dir, f, t));
+    } finally {
+      f?.fill(0);
+      t?.fill(0);
+    }
+  }
+
   /** Same as {@link Rabosh.close}, for `await using db = await Rabosh.open(dir)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
-  }
-}
-
-/**
- * Rewrites the closed store in `dir` from key `from` to key `to` (undefined: plain), crash-safely
- * (a kill at any point leaves it opening with `from` or with `to`). Backs `rabosh-memory encrypt`
- * and `decrypt`; not part of the public API.
- */
-export async function reencryptStore(dir: string, from: Uint8Array | undefined, to: Uint8Array | undefined): Promise<void> {
-  const f = from === undefined ? undefined : keyBytes(from, 'from');
-  const t = to === undefined ? undefined : keyBytes(to, 'to');
-  try {
-    await native(() => NativeStore.reencrypt(dir, f, t));
-  } finally {
-    f?.fill(0);
-    t?.fill(0);
   }
 }

@@ -41,15 +41,15 @@ export function memoryTool(
     name: 'memory',
     parse: (content: unknown) => content,
     run: async (input: unknown) => {
-      const ToolError = runnerToolError();
+      const toolError = runnerToolError();
       let out: ToolOutput;
       try {
         out = await handler.execute(input);
       } catch (e) {
-        if (e instanceof RaboshError) throw new ToolError(faultAnswer(e));
+        if (e instanceof RaboshError) throw new (await toolError())(faultAnswer(e));
         throw e;
       }
-      if (out.isError) throw new ToolError(out.text);
+      if (out.isError) throw new (await toolError())(out.text);
       return out.text;
     },
   };

@@ -1,15 +1,17 @@
-// The release rehearsal (scripts/targets/rehearsal.mjs): all seven packages published as the
+// The release rehearsal (scripts/targets/rehearsal.mjs): all eight packages published as the
 // release workflow publishes them, to a throwaway Verdaccio on 127.0.0.1, then installed BY NAME
 // into empty apps: npm must pick this platform's package alone, and the addon must load and
 // answer the contract; with --os/--cpu npm must pick the other platforms' packages.
 import { execFileSync } from 'node:child_process';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: plain ESM helpers of the build scripts, no type declarations.
-import { installApp, platformPackagesIn, publishAll, startRegistry } from '../../scripts/targets/rehearsal.mjs';
+import { installApp, npmExec, platformPackagesIn, publishAll, startRegistry } from '../../scripts/targets/rehearsal.mjs';
 // @ts-expect-error: as above.
 import { supportedNode } from '../../scripts/targets/foreign.mjs';
+
+const root = resolve(import.meta.dirname, '..', '..');
 
 type Registry = { url: string; npmrc: string; stop: () => Promise<void>; log: () => string };
 let registry: Registry;
@@ -68,6 +70,26 @@ describe('release rehearsal against a local registry', () => {
       { text: 'Successfully renamed /memories/a.md to /memories/b.md', isError: false },
       { text: expect.stringContaining('/memories/b.md'), isError: false },
     ]);
+  });
+
+  it('installs the library alone by name: nothing but this platform package comes with it', () => {
+    const app = installApp(registry, ['rabosh-memory']);
+    apps.push(app);
+    const modules = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')).sort();
+    expect(modules).toEqual(['rabosh-memory', 'rabosh-memory-linux-x64-gnu']);
+  });
+
+  it('runs the app by name as npx does, and serves MCP from it over stdio', () => {
+    expect(npmExec(registry, ['rabosh-memory-cli', '--version']).trim()).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    const app = installApp(registry, ['rabosh-memory-cli']);
+    apps.push(app);
+    const store = join(app, 'store');
+    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rehearsal', version: '0' } } };
+    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory', arguments: { command: 'create', path: '/memories/x.md', file_text: 'hi' } } };
+    const input = `${[init, { jsonrpc: '2.0', method: 'notifications/initialized' }, call].map((m) => JSON.stringify(m)).join('\n')}\n`;
+    const out = execFileSync(supportedNode(22), [join(app, 'node_modules', '.bin', 'rabosh-memory'), 'mcp', store], { cwd: app, input, encoding: 'utf8' });
+    const answers = out.trim().split('\n').map((l) => JSON.parse(l));
+    expect(answers.find((a) => a.id === 2)?.result?.content).toEqual([{ type: 'text', text: 'File created successfully at: /memories/x.md' }]);
   });
 
   it.each([

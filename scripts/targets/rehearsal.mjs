@@ -1,4 +1,4 @@
-// A release rehearsal: the root package and all six platform packages published exactly as the
+// A release rehearsal: the root package, the app package and all six platform packages published exactly as the
 // release workflow publishes them (check-release, `napi pre-publish -t npm` writing the
 // optionalDependencies, `npm publish`), but to a throwaway Verdaccio on 127.0.0.1 whose storage
 // is a temporary directory, so that apps can `npm install rabosh-memory` by name from it.
@@ -153,9 +153,18 @@ export function publishAll(registry) {
   for (const entry of ['package.json', 'README.md', 'CONTRACT.md', 'LICENSE', 'binding.cjs', 'binding.d.cts', 'dist', 'npm', 'scripts']) {
     cpSync(join(root, entry), join(stage, entry), { recursive: true });
   }
+  // The app package as the workflow's job has it: its manifest, its build and its README.
+  for (const entry of ['package.json', 'README.md', 'dist']) {
+    const from = join(root, 'apps', 'cli', entry);
+    if (existsSync(from)) cpSync(from, join(stage, 'apps', 'cli', entry), { recursive: true });
+  }
   // The workflow's job has run `npm ci`: its scripts and `napi` resolve from the repository's own.
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'), 'dir');
-  const pkgs = [join(stage, 'package.json'), ...readdirSync(join(stage, 'npm')).map((d) => join(stage, 'npm', d, 'package.json'))];
+  const pkgs = [
+    join(stage, 'package.json'),
+    join(stage, 'apps', 'cli', 'package.json'),
+    ...readdirSync(join(stage, 'npm')).map((d) => join(stage, 'npm', d, 'package.json')),
+  ];
   for (const p of pkgs) pointAt(p, registry.url);
   for (const p of pkgs) {
     const to = JSON.parse(readFileSync(p, 'utf8')).publishConfig?.registry;
@@ -171,6 +180,7 @@ export function publishAll(registry) {
   gate();
   // The workflow publishes with --ignore-scripts implicitly (no prepublish build); the gate ran above.
   npm(['publish', '--access', 'public', '--tag', 'latest', '--ignore-scripts'], stage, registry.npmrc);
+  npm(['publish', '--access', 'public', '--tag', 'latest', '--ignore-scripts'], join(stage, 'apps', 'cli'), registry.npmrc);
   const published = JSON.parse(readFileSync(join(stage, 'package.json'), 'utf8'));
   rmSync(stage, { recursive: true, force: true });
   return published;
@@ -187,8 +197,18 @@ export function installApp(registry, specs, { os, cpu } = {}) {
   return app;
 }
 
+/** Runs `npm exec --yes -- <args>` in an empty directory against the registry: how npx users start the app. */
+export function npmExec(registry, args) {
+  const dir = mkdtempSync(join(tmpdir(), 'rabosh-npx-'));
+  try {
+    return npm(['exec', '--yes', '--', ...args], dir, registry.npmrc, { npm_config_cache: join(dir, '.npm') });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /** The rabosh-memory platform packages present in `app`'s node_modules. */
 export function platformPackagesIn(app) {
   const nm = join(app, 'node_modules');
-  return readdirSync(nm).filter((n) => n.startsWith('rabosh-memory-')).sort();
+  return readdirSync(nm).filter((n) => n.startsWith('rabosh-memory-') && n !== 'rabosh-memory-cli').sort();
 }

@@ -5,8 +5,7 @@
  * from the shell is then recorded like any other change, since history is the store's).
  */
 import type { Command } from 'commander';
-import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from '../../index.js';
-import { storeHistory } from '../store.js';
+import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from 'rabosh-memory';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { withKeyFile } from './key-open.js';
 import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
@@ -32,7 +31,7 @@ async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryT
     throw asCliError(e, storeName(dir));
   }
   try {
-    if (storeHistory(db) === null) {
+    if (db.stats().history === undefined) {
       throw new CliError(
         `${storeName(dir)} does not record history (open it once with history: true to turn it on)`,
         EXIT.failed,

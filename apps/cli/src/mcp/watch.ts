@@ -6,7 +6,7 @@
  * sequence number to look at, so each tick there reads and compares the memories.
  */
 import { createHash } from 'node:crypto';
-import type { Rabosh, RaboshMemoryToolHandler } from '../../index.js';
+import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
 
 /** Path → SHA-256 of the content: what a change is measured against. */
 export type Digest = Map<string, string>;

@@ -4,7 +4,7 @@
  * progress bar on the first sync (on a terminal, not with --json).
  */
 import type { Command } from 'commander';
-import { Rabosh, type SyncReport } from '../../index.js';
+import { Rabosh, type SyncReport } from 'rabosh-memory';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { startProgress, wantProgress, type Progress, type ProgressStream } from './progress.js';
 import { withKeyFile } from './key-open.js';

@@ -3,7 +3,7 @@
  * print its URL, and serve until SIGINT or SIGTERM; then stop serving and close the store.
  */
 import type { Command } from 'commander';
-import { NotAStoreError, Rabosh, RaboshMemoryToolHandler } from '../../../index.js';
+import { NotAStoreError, Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
 import { CliError, EXIT, asCliError } from '../exit.js';
 import { withKeyFile } from '../key-open.js';
 import { isUrl, noStore, storeName } from '../target.js';

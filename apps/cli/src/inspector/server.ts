@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Rabosh, RaboshMemoryToolHandler } from '../../../index.js';
+import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
 import { Api, type StoreInfo } from './api.js';
 import { SECURITY_HEADERS, admit, refuse, sendJson } from './guard.js';
 import { ChangeFeed, fingerprinter } from './watch.js';

@@ -3,7 +3,7 @@
  * and a password, so messages never quote it: they name the store by its schema.
  */
 import { readdirSync, statSync } from 'node:fs';
-import { NotAStoreError } from '../../index.js';
+import { NotAStoreError } from 'rabosh-memory';
 import { CliError, EXIT } from './exit.js';
 
 export function isUrl(target: string): boolean {

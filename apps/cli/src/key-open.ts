@@ -1,7 +1,6 @@
 // Opening a store with `--key-file`: apart from keyfile.ts (which reads the file) so that the key
 // read here goes through that module's export, the one a test can watch.
-import type { RaboshOptions } from '../../index.js';
-import { withKey } from '../encryption.js';
+import type { RaboshOptions } from 'rabosh-memory';
 import { readKeyFile } from './keyfile.js';
 
 /**
@@ -9,6 +8,11 @@ import { readKeyFile } from './keyfile.js';
  * and zeroes the key once `open` settles, opened or refused: the store validated its own copy,
  * and the one read from the file must not stay in the process's memory for the command's life.
  */
-export function withKeyFile<T>(keyFile: string | undefined, open: (encryption: Pick<RaboshOptions, 'encryption'>) => Promise<T>): Promise<T> {
-  return withKey(keyFile === undefined ? undefined : readKeyFile(keyFile), (key) => open(key === undefined ? {} : { encryption: { key } }));
+export async function withKeyFile<T>(keyFile: string | undefined, open: (encryption: Pick<RaboshOptions, 'encryption'>) => Promise<T>): Promise<T> {
+  const key = keyFile === undefined ? undefined : readKeyFile(keyFile);
+  try {
+    return await open(key === undefined ? {} : { encryption: { key } });
+  } finally {
+    key?.fill(0);
+  }
 }

@@ -5,8 +5,7 @@
  * store (the data key is rewrapped; no data is rewritten). Keys come from files (keyfile.ts).
  */
 import type { Command } from 'commander';
-import { Rabosh } from '../../index.js';
-import { reencryptStore } from '../store.js';
+import { Rabosh } from 'rabosh-memory';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { readKeyFile } from './keyfile.js';
 import { holdsNothing, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
@@ -39,7 +38,7 @@ function directoryStore(dir: string, command: string): void {
 
 async function rewrite(dir: string, from: Buffer | undefined, to: Buffer | undefined): Promise<void> {
   try {
-    await reencryptStore(dir, from, to);
+    await Rabosh.reencrypt(dir, { ...(from === undefined ? {} : { from }), ...(to === undefined ? {} : { to }) });
   } catch (e) {
     throw asCliError(e, storeName(dir));
   } finally {

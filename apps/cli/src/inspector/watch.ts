@@ -4,7 +4,7 @@
  * store is shared between processes, and nothing pushes their commits to us.
  */
 import type { ServerResponse } from 'node:http';
-import type { Rabosh, RaboshMemoryToolHandler } from '../../../index.js';
+import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
 import { SECURITY_HEADERS } from './guard.js';
 
 /** How often a listened-to store is looked at. */

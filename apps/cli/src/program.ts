@@ -3,8 +3,7 @@
  * one thing, closes it, and prints either a line for a person or one JSON document (--json).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from '../../index.js';
-import { OVERWRITE_HINT } from '../bulk.js';
+import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from 'rabosh-memory';
 import { parseBefore } from './dates.js';
 import { addHistoryCommands } from './history.js';
 import { addUiCommand } from './inspector/command.js';
@@ -46,6 +45,9 @@ function sizeText(bytes: number): string {
 export function count(n: number, one: string, many: string): string {
   return `${n} ${n === 1 ? one : many}`;
 }
+
+/** The library's advice on an import conflict names its option; from the shell it is a flag. */
+const API_OVERWRITE = 'pass overwrite: true';
 
 /** The cap the CLI's handlers use: the handler's default `maxMemoryBytes`. */
 const MAX_MEMORY_BYTES = 1_048_576;
@@ -197,8 +199,8 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
           r = await handlerFor(db, opts).importMemories(files, { overwrite: opts.overwrite === true });
         } catch (e) {
           // The API's advice names its option; from the shell the same thing is a flag.
-          if (e instanceof InvalidArgumentError && e.message.includes(OVERWRITE_HINT)) {
-            throw new CliError(e.message.replace(OVERWRITE_HINT, 'pass --overwrite to replace existing memories'), EXIT.failed, e.code);
+          if (e instanceof InvalidArgumentError && e.message.includes(API_OVERWRITE)) {
+            throw new CliError(e.message.replace(API_OVERWRITE, 'pass --overwrite'), EXIT.failed, e.code);
           }
           throw e;
         } finally {

@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import type { Stats } from 'node:fs';
 import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { MemoryPath } from '../../index.js';
+import { MemoryPath } from 'rabosh-memory';
 import { CliError } from './exit.js';
-import type { MemoryFile } from '../../index.js';
+import type { MemoryFile } from 'rabosh-memory';
 import type { Progress } from './progress.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

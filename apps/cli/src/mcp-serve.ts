@@ -4,9 +4,9 @@
  * messages only: anything else this process prints goes to stderr.
  */
 import type { Writable } from 'node:stream';
-import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from '../../index.js';
-import { MemoryServer } from '../mcp/server.js';
-import { StdioTransport, requestLimit } from '../mcp/stdio.js';
+import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from 'rabosh-memory';
+import { MemoryServer } from './mcp/server.js';
+import { StdioTransport, requestLimit } from './mcp/stdio.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { withKeyFile } from './key-open.js';
 import { POLL_MS, type McpOptions } from './mcp-options.js';

@@ -1,20 +1,8 @@
-/** Exit codes and the one error type the CLI's commands throw; everything else is described here. */
-import { InvalidOptionError, StoreLockedError, RaboshError, type LockHolder } from '../../index.js';
+/** How a thrown value reads to an operator: the library's errors described, with their exit codes. */
+import { InvalidOptionError, StoreLockedError, RaboshError, type LockHolder } from 'rabosh-memory';
+import { CliError, EXIT, missingPackage } from './cli-error.js';
 
-/** 0 ok; 1 the operation failed; 2 the command line is wrong; 3 another process holds the store. */
-export const EXIT = { ok: 0, failed: 1, usage: 2, locked: 3 } as const;
-
-export class CliError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: number = EXIT.failed,
-    readonly code: string = 'CLI_FAILED',
-    readonly details: Record<string, unknown> = {},
-  ) {
-    super(message);
-    this.name = 'CliError';
-  }
-}
+export { CliError, EXIT };
 
 export function describeHolder(h: LockHolder): string {
   const who = h.pid === null ? 'an unknown process' : `pid ${h.pid}`;
@@ -27,6 +15,8 @@ export function describeHolder(h: LockHolder): string {
 /** Any thrown value as a CliError, with the exit code and a message an operator can act on. */
 export function asCliError(e: unknown, dir?: string): CliError {
   if (e instanceof CliError) return e;
+  const missing = missingPackage(e);
+  if (missing !== null) return missing;
   if (e instanceof StoreLockedError) {
     const h = e.holder;
     return new CliError(

@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { structuredPatch } from 'diff';
-import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from '../../../index.js';
+import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
 import { admitWrite, refuse, sendJson } from './guard.js';
 
 /** What the page is told about the store it looks into. */

@@ -16,8 +16,7 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MemoryPath, RaboshError, RaboshMemoryToolHandler, type MemoryToolOptions, type Rabosh, type ToolOutput } from '../../index.js';
-import { faultAnswer } from '../tool.js';
+import { MemoryPath, RaboshError, faultAnswer, RaboshMemoryToolHandler, type MemoryToolOptions, type Rabosh, type ToolOutput } from 'rabosh-memory';
 import { mimeTypeOf, pathOf, uriOf } from './uri.js';
 import { StoreWatch, type Change } from './watch.js';
 
