@@ -406,7 +406,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     return importInto(this.#memories, files, options);
   }
 
-  // ---- version history and host edits (docs/history.md; decided in src/history.ts) -----------
+  // ---- version history and host edits (docs/guide/history.md; decided in src/history.ts) -----------
 
   /** Recorded versions matching `query`, newest first, one page (`nextCursor` for the next). */
   versions(query?: H.VersionQuery): Promise<H.VersionPage> {
