@@ -196,7 +196,7 @@ export interface NativeHistoryOptions {
 }
 
 /**
- * What an opener asks of the store's history (docs/history.md): `on: false` is refused on a
+ * What an opener asks of the store's history (docs/guide/history.md): `on: false` is refused on a
  * store that records history; `on: true` turns it on (recorded in the store) with `options`
  * when given (rewriting the store's retention), else keeping the store's.
  */

@@ -1,7 +1,7 @@
 // The inspector in a real browser: Debian's chromium driven by playwright-core opens the page
 // `rabosh-memory ui` (a real process) prints, navigates the tree, views a memory and a diff
 // between versions, reverts, redacts (through the confirmation), sees another process's write
-// appear, and shows a memory holding markup as inert text. The screenshots in docs/ come from
+// appear, and shows a memory holding markup as inert text. The screenshots in docs/guide/img/ come from
 // this run (RABOSH_SCREENSHOTS=1 writes them).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,7 @@ import { openBrowser, runInAnotherProcess, startUiWith, stopUi, writeFromAnother
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-'));
 const store = join(work, 'agent-memory');
-const docs = resolve(import.meta.dirname, '..', 'docs');
+const docs = resolve(import.meta.dirname, '..', 'docs', 'guide', 'img');
 const screenshots = process.env['RABOSH_SCREENSHOTS'] === '1';
 /** Generous: the machine is shared with other builds. */
 const WAIT = 30_000;

@@ -106,11 +106,12 @@ describe('the memory tool over MCP', () => {
 
   it('starts from the README\'s configuration: its mcpServers entry, its command line for claude mcp add', async () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('## MCP server'), readme.indexOf('## Building and testing'));
+    const from = readme.indexOf('\n## MCP server\n');
+    const section = readme.slice(from, readme.indexOf('\n## ', from + 1));
     const json = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as { mcpServers: Record<string, { command: string; args: string[] }> };
     const entry = json.mcpServers['memory']!;
     expect(entry.command).toBe('npx');
-    expect(entry.args.slice(0, 3)).toEqual(['-y', 'rabosh-memory', 'mcp']);
+    expect(entry.args.slice(0, 3)).toEqual(['-y', 'rabosh-memory-cli', 'mcp']);
     const added = /claude mcp add --scope project memory -- npx (.*)/.exec(section)![1]!.split(' ');
     expect(added).toEqual(entry.args);
     // npx would fetch the published package; the built one takes the same arguments after `mcp`.

@@ -3,11 +3,13 @@
 // dir; a copy of the sources with one undocumented export planted must be refused, so the check
 // cannot pass vacuously (e.g. if the validation options were dropped).
 import { spawnSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { appendFileSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error: a plain .mjs script without declarations
+import { performanceDoc } from '../scripts/perf-doc.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const typedoc = join(createRequire(import.meta.url).resolve('typedoc/package.json'), '..', 'bin', 'typedoc');
@@ -65,15 +67,54 @@ describe('API documentation (typedoc)', () => {
   });
 });
 
-describe('README advice', () => {
+describe('library guide advice', () => {
   // Memory results are the cheapest to clear (a view reads each back); excluding them from
   // context editing keeps the one kind of result that never needed keeping.
   it('the context-editing example clears memory results too', () => {
-    const readme = readFileSync(join(root, 'README.md'), 'utf8');
-    const section = readme.slice(readme.indexOf('\n## Context editing\n'));
+    const guide = readFileSync(join(root, 'docs', 'guide', 'library.md'), 'utf8');
+    const section = guide.slice(guide.indexOf('\n## Context editing\n'));
     const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(section)![1]!;
     expect(block).toContain('clear_tool_uses_20250919');
     expect(block).not.toMatch(/exclude_tools:\s*\[[^\]]*'memory'/);
     expect(section.slice(0, section.indexOf('```'))).toMatch(/read back with a `view`/);
+  });
+});
+
+// docs/performance.md is generated from bench/results/*.md (scripts/perf-doc.mjs): a rerun of the
+// bench that is committed without the page, or a page edited by hand, fails here.
+describe('docs/performance.md', () => {
+  it('is what scripts/perf-doc.mjs builds from bench/results', () => {
+    expect(readFileSync(join(root, 'docs', 'performance.md'), 'utf8')).toBe((performanceDoc as (dir: string) => string)(root));
+  });
+});
+
+/** README, CONTRIBUTING and every markdown file under docs/. */
+function userDocs(): string[] {
+  const under = (dir: string): string[] =>
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? under(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []));
+  return [join(root, 'README.md'), join(root, 'CONTRIBUTING.md'), join(root, 'CHANGELOG.md'), ...under(join(root, 'docs'))];
+}
+
+/** Relative link targets of a markdown text (inline links and images), without their #fragment. */
+function relativeLinks(text: string): string[] {
+  const code = /```[\s\S]*?```|`[^`\n]*`/g;
+  return [...text.replace(code, '').matchAll(/!?\[[^\]]*\]\(([^)\s]+)(?:\s+"[^"]*")?\)/g)]
+    .map((m) => m[1]!)
+    .filter((t) => !/^[a-z][a-z0-9+.-]*:/i.test(t) && !t.startsWith('#'))
+    .map((t) => decodeURIComponent(t.split('#')[0]!));
+}
+
+describe('markdown links', () => {
+  it('every relative link in README, CONTRIBUTING, CHANGELOG and docs/ points to a file that exists', () => {
+    const broken = userDocs().flatMap((file) =>
+      relativeLinks(readFileSync(file, 'utf8'))
+        .filter((target) => !existsSync(resolve(dirname(file), target)))
+        .map((target) => `${relative(root, file)} → ${target}`),
+    );
+    expect(broken).toEqual([]);
+  });
+
+  it('the check sees a broken link', () => {
+    expect(relativeLinks('see [a](missing.md#x), `[b](code.md)`, [c](https://x.y/z) and ![d](img/d.png)')).toEqual(['missing.md', 'img/d.png']);
   });
 });

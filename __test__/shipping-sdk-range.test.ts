@@ -99,12 +99,12 @@ async function converse(dir: string, flavour: string): Promise<void> {
   }
 }
 
-// README's hand-driven loop, the first \`\`\`ts block under its heading, exactly as a reader pastes it.
+// The library guide's hand-driven loop, the first \`\`\`ts block under its heading, exactly as a reader pastes it.
 function readmeLoop(): string {
-  const readme = readFileSync(join(root, 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\n## The hand-driven loop\n'));
+  const guide = readFileSync(join(root, 'docs', 'guide', 'library.md'), 'utf8');
+  const section = guide.slice(guide.indexOf('\n## The hand-driven loop\n'));
   const block = /\n```ts\n([\s\S]*?)\n```\n/.exec(section);
-  if (!block) throw new Error('README has no ```ts block under "## The hand-driven loop"');
+  if (!block) throw new Error('docs/guide/library.md has no ```ts block under "## The hand-driven loop"');
   return `${block[1]}\n`;
 }
 
@@ -145,7 +145,7 @@ describe.each([[oldest], [newest]])('the packed package in an app on @anthropic-
     expect(existsSync(join(dir, 'node_modules', 'rabosh-memory', 'node_modules', '@anthropic-ai'))).toBe(false);
   }, 180_000);
 
-  it('README’s hand-driven loop type-checks and runs as pasted', async () => {
+  it('the library guide’s hand-driven loop type-checks and runs as pasted', async () => {
     await pastedLoop(app(sdk));
   }, 120_000);
 

@@ -23,7 +23,7 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   fc.constant({ t: 'sync' as const }),
 );
 
-/** The documented three-way rules, path by path, written out longhand (docs/sync.md). */
+/** The documented three-way rules, path by path, written out longhand (docs/guide/sync.md). */
 class Model {
   local = new Map<string, string>();
   remote = new Map<string, string>();

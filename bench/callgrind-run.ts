@@ -1,4 +1,4 @@
-// What bench/callgrind.ts and bench/encryption.ts share: one run of a script under callgrind,
+// What bench/callgrind.ts runs: one run of a script under callgrind,
 // with a dump at each getppid() marker the script calls, and the instruction total of each dump.
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';

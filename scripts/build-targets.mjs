@@ -11,7 +11,7 @@
 //   win32-x64-msvc   the same code for x86_64-pc-windows-gnu with mingw-w64, named as the msvc
 //                    package's binary so the official Node loads it. The published Windows
 //                    binary is the MSVC build the release workflow makes; here the msvc target
-//                    is only type-checked (`--check-msvc`, see README "Building from source").
+//                    is only type-checked (`--check-msvc`, see docs/guide/platforms.md, "Building from source").
 //
 // Usage: node scripts/build-targets.mjs [--profile cross|release|dev] [--only a,b] [--check-msvc]
 //        [--native-from-root]   (linux-x64-gnu: take the addon `npm run build` left at the root)

@@ -12,7 +12,7 @@ import { optionRecord } from './options.js';
 export const KEY_BYTES = 32;
 
 /**
- * Encryption at rest (docs/encryption.md): every key, value and piece of metadata the store
+ * Encryption at rest (docs/guide/encryption.md): every key, value and piece of metadata the store
  * writes is sealed with a data key the host's key wraps. Give exactly one of the two.
  */
 export interface EncryptionOptions {

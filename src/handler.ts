@@ -52,7 +52,7 @@ export interface MemoryToolOptions {
    * Answer directory views from the aggregated listing index: the same answers, at a cost bounded
    * by what the view prints instead of by everything under the viewed directory.
    *
-   * Default true, from the benchmark in the README (50,000 memories, same machine, same run): a
+   * Default true, from the benchmark (docs/performance.md; 50,000 memories, same machine, same run): a
    * root view of a 500-directory tree takes 0.021 ms with the index against 6.8 ms without, and
    * flat listings are 1.4–2.1× faster; creates and edits cost the same either way. The price is
    * about 30 bytes of memory per memory (a memory with nothing below it is a 16-byte entry in its
@@ -406,7 +406,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     return importInto(this.#memories, files, options);
   }
 
-  // ---- version history and host edits (docs/history.md; decided in src/history.ts) -----------
+  // ---- version history and host edits (docs/guide/history.md; decided in src/history.ts) -----------
 
   /** Recorded versions matching `query`, newest first, one page (`nextCursor` for the next). */
   versions(query?: H.VersionQuery): Promise<H.VersionPage> {

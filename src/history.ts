@@ -2,7 +2,7 @@
  * Version history, redaction, a read-only view of the past, and host edits with preconditions
  * (issue 13). Everything is decided in the Rust crate (one commit per change, its versions in the
  * same commit); this module checks arguments, words answers and throws the typed errors. See
- * docs/history.md.
+ * docs/guide/history.md.
  */
 
 import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, native } from './errors.js';
@@ -152,7 +152,7 @@ export interface RevertResult {
 }
 
 type NativeHistoryOptions = { retainDays?: number; maxVersionsPerMemory?: number };
-/** What an opener asks of the store's history (decided in Rust, see docs/history.md). */
+/** What an opener asks of the store's history (decided in Rust, see docs/guide/history.md). */
 export type NativeHistoryRequest = { on: boolean; options?: NativeHistoryOptions };
 
 const refuse = (option: string, value: unknown, why: string): never => {

@@ -44,7 +44,7 @@ export interface RaboshOptions {
    */
   create?: boolean;
   /**
-   * Record a version of every change any handler over this store makes (see docs/history.md):
+   * Record a version of every change any handler over this store makes (see docs/guide/history.md):
    * `true`, or `{ retainDays, maxVersionsPerMemory }`. History is a property of the store: once
    * turned on it is recorded in the store and every later opener records, with or without this
    * option; `false` on such a store throws `InvalidOptionError`. Omitted: the store's setting.
@@ -71,7 +71,7 @@ export interface RaboshOptions {
    */
   lockTimeout?: number;
   /**
-   * Encrypt the store at rest (docs/encryption.md): `{ key }` (32 bytes) or `{ keyProvider }`
+   * Encrypt the store at rest (docs/guide/encryption.md): `{ key }` (32 bytes) or `{ keyProvider }`
    * (an async function resolving to 32 bytes, called once per open). A new store is created
    * encrypted; an encrypted store opened without this option fails with
    * `EncryptionKeyRequiredError`, with the wrong key with `WrongKeyError`, and a plain store
@@ -354,7 +354,7 @@ export class Rabosh {
   /**
    * Sync a scope (or a directory of it) with an Anthropic hosted memory store through the host's
    * own `Anthropic` client (`@anthropic-ai/sdk` 0.91.0 or later): three-way by content hash
-   * against the base kept in this store, conflicts reported and never lost (docs/sync.md). Needs
+   * against the base kept in this store, conflicts reported and never lost (docs/guide/sync.md). Needs
    * a store opened with `history: true`.
    */
   sync(client: unknown, options: SyncOptions): Promise<SyncReport>;

@@ -69,7 +69,7 @@ const settle = () => new Promise((done) => setTimeout(done, 300));
  * always pending, which takes one of this machine's two cores from an open running off the JS
  * thread (ours, on the libuv pool) and nothing from one that blocks the JS thread until done
  * (every SQLite variant), so the open timed under it was not the open a host waits for
- * (bench/results/open.md).
+ * (docs/investigations/open-alone.md).
  */
 export const openStore: Scenario = async (backend, job) => {
   const p = job.params as { firstFile: string };

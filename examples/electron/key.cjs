@@ -1,4 +1,4 @@
-// The documented pattern for an Electron app's store key (README, "Security"; docs/encryption.md):
+// The documented pattern for an Electron app's store key (docs/guide/encryption.md, "Electron"):
 // generated once with crypto.randomBytes, kept on disk only as safeStorage's ciphertext (the OS
 // keychain / DPAPI / libsecret protects it), read back with the asynchronous API, and written
 // again when safeStorage reports `shouldReEncrypt` (the OS key it used has been replaced).

@@ -1,7 +1,7 @@
 /**
  * Conflict records: every conflict a sync resolves is written to the store in the same commit as
  * its resolution, and deleted in that sync's last commit, so that a sync killed (or failed) in
- * between leaves it for the next sync to report (docs/sync.md, "A report that outlives a kill").
+ * between leaves it for the next sync to report (docs/guide/sync.md, "A report that outlives a kill").
  * They sit in the base's key space under `{store}\0{dir}\0!{run}:{n}`: `!` starts no hosted id
  * (`mem_…`) and is not the done mark `#`, so they are neither bases nor memories.
  *

@@ -4,7 +4,7 @@
  * the base records describing them in one commit, every write conditional on the hash the plan
  * saw, so a concurrent edit (the model's, another process's sync) is never overwritten: the
  * commit is refused and the next round re-plans it. Hosted writes carry the hosted
- * preconditions; their answers become base records. See docs/sync.md.
+ * preconditions; their answers become base records. See docs/guide/sync.md.
  */
 
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';

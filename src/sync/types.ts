@@ -1,4 +1,4 @@
-/** The public shapes of `db.sync(client, options)` (issue 22); see docs/sync.md. */
+/** The public shapes of `db.sync(client, options)` (issue 22); see docs/guide/sync.md. */
 
 import type { Actor } from '../history.js';
 

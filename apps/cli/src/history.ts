@@ -1,5 +1,5 @@
 /**
- * The history subcommands (docs/history.md): `history`, `show`, `revert`, `redact`. Like the other
+ * The history subcommands (docs/guide/history.md): `history`, `show`, `revert`, `redact`. Like the other
  * read commands they open with `create: false`, so a missing, empty or non-store directory is
  * refused and left as it was; and they refuse a store that does not record history (a revert
  * from the shell is then recorded like any other change, since history is the store's).

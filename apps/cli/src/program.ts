@@ -112,7 +112,7 @@ function storeFigures(s: RaboshStats): Pick<RaboshStats, 'liveBytes' | 'deadByte
   return { liveBytes, deadBytes, files, keys, seq, ...(history === undefined ? {} : { history }) };
 }
 
-/** Shown after every --help: what the README says about output and exit codes. */
+/** Shown after every --help: what docs/guide/cli.md says about output and exit codes. */
 const HELP_FOOTER = `
 Every command takes --scope <name> (default: "default") and --json: one JSON document on stdout
 instead of text; errors as {"error":{"code","message",...}} on stderr.

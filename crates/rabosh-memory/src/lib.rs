@@ -83,7 +83,7 @@ pub struct MemoryOptions {
     pub create_overwrites: bool,
     /// `view` of a memory records accessedAt (every such view becomes a commit).
     pub track_access: bool,
-    /// Answer directory views from the aggregated listing index (default true: the README's
+    /// Answer directory views from the aggregated listing index (default true: the
     /// benchmark shows listings up to 100x faster for about 30 bytes more memory per memory).
     pub listing_index: bool,
 }

@@ -25,7 +25,7 @@ pub enum View {
         entries: Vec<DirEntry>,
     },
     /// Only in a view of the past ([`crate::Memories::view_past`]): history did not record the
-    /// state at this path then (see docs/history.md, "What at() shows").
+    /// state at this path then (see docs/guide/history.md, "What at() shows").
     NotRecorded,
 }
 

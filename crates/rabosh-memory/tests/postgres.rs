@@ -594,7 +594,7 @@ fn reclaim_vacuums_so_deleted_bytes_leave_the_table_files() {
     assert!(files_holding(&s, "kv", small) > 0, "an UPDATE leaves the old row version in the file");
     // VACUUM removes a dead row only once no transaction anywhere on the server may still see
     // it, and the other tests of this binary run transactions on the same server at the same
-    // time (docs/history.md says so of redaction on a URL): reclaim again until the horizon
+    // time (docs/guide/history.md says so of redaction on a URL): reclaim again until the horizon
     // passes, within a bound.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     loop {

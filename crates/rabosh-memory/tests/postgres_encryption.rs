@@ -1,5 +1,5 @@
 //! A PostgreSQL store opened with a key, against the real server: the table's bytes hold no
-//! content or metadata fragment (paths stay plain, as README "Security" says), a wrong key, no
+//! content or metadata fragment (paths stay plain, as docs/guide/postgres.md says), a wrong key, no
 //! key, and a key for a plain store are refused at open, a row moved onto another is
 //! Corruption, and rotating the key rewraps the one key row.
 

@@ -370,7 +370,7 @@ fn a_stopped_server_fails_calls_within_the_client_timeout() {
 }
 
 /// One transact (read a key, write it back) on loopback, median and p99 of 1,000, and the
-/// throughput of 64 callers. Printed, not asserted: the figures go in the README.
+/// throughput of 64 callers. Printed, not asserted: `npm run bench:postgres` keeps the figures.
 fn transact_round_trip_latency() {
     let s = Schema::new("latency");
     let b = s.open();

@@ -1,7 +1,7 @@
 //! A rendered answer (a file view, a listing) as it crosses to JS. When the text is all ASCII,
 //! which nearly every memory is, it crosses as Latin-1: V8 then copies the bytes into a one-byte
 //! string, where `napi_create_string_utf8` first decodes them (callgrind, one 4 KiB file view:
-//! bench/results/view-breakdown.md). Other text crosses as UTF-8, as a `String` does.
+//! docs/investigations/view-instructions.md). Other text crosses as UTF-8, as a `String` does.
 //!
 //! `to_napi_value` is an unsafe trait method; its body uses only napi-rs's safe calls.
 #![allow(unsafe_code)]

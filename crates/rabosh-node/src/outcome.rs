@@ -54,7 +54,7 @@ impl NativeView {
 
     /// The same answer for a view on the JS thread: a file view's or listing's text as a bare
     /// string, no outcome object around it (creating and filling one was ~4 k of a 4 KiB view's
-    /// instructions, bench/results/view-breakdown.md); any other outcome as the object.
+    /// instructions, docs/investigations/view-instructions.md); any other outcome as the object.
     pub fn bare(path: &str, v: View, range: Range, max_chars: usize) -> Either<Text, NativeView> {
         match NativeView::new(path, v, range, max_chars) {
             NativeView::File { text } | NativeView::Dir { text } => Either::A(text),

@@ -132,7 +132,7 @@ fn push_int(out: &mut Vec<u8>, n: usize) {
 /// caused — cost ~86k, and the window's own selection here (a byte-filter line count that did not
 /// vectorise, `str::split`, a `to_string` and a `chars()` pass per line) ~77k; the whole view is
 /// now ~75k. Built as bytes with the line numbers counted up in place (`LineNumber`), the
-/// formatting fell again (bench/results/view-breakdown.md).
+/// formatting fell again (docs/investigations/view-instructions.md).
 pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Text {
     let bytes = content.as_bytes();
     let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;

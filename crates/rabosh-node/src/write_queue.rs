@@ -11,7 +11,7 @@
 //! caller awaiting its command sends the next one a few tens of microseconds after the settle;
 //! found by a writer still awake, that command costs no futex wake of a sleeping thread, which
 //! on a virtual machine (an idle vCPU halted and woken by an interrupt) was the largest part of
-//! a durable command's time beyond its fdatasync (bench/results/durable.md: one caller's durable
+//! a durable command's time beyond its fdatasync (docs/investigations/durable-commands.md: one caller's durable
 //! str_replace 0.29 → 0.23 ms, medians of five bench invocations).
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +35,7 @@ const LINGER: Duration = Duration::from_secs(2);
 /// yields its core all along (`sched_yield`), so another thread runnable on that core (the JS
 /// thread its settle just woke may be queued there) runs first; a spin on `pause` alone made one
 /// run in four 2-3x slower than no spin. 50 and 100 µs caught fewer next commands than 200 on a
-/// 2-vCPU box (bench/results/durable.md); a store left idle pays at most this much CPU per batch.
+/// 2-vCPU box (docs/investigations/durable-commands.md); a store left idle pays at most this much CPU per batch.
 const SPIN: Duration = Duration::from_micros(200);
 
 #[derive(Default)]

@@ -241,7 +241,7 @@ pub(crate) struct Index {
 /// The same checks as [`read_rec`] and [`RawRec::check`] make record by record, written as one
 /// pass with a bounds check per group of fixed fields instead of one per field: this pass over
 /// every record of every hint is most of a lazy open's CPU (≈ 180 instructions a record before,
-/// docs/open-profile.md). `index_tests` holds it to `decode`'s verdict on damaged hints.
+/// docs/investigations/open-profile.md). `index_tests` holds it to `decode`'s verdict on damaged hints.
 pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Option<Index> {
     if buf.len() > u32::MAX as usize {
         return None;

@@ -71,7 +71,7 @@ const _: () = assert!(std::mem::size_of::<libc::statx>() >= 256);
 /// stamps a fine-grained new time and dirties the inode, and on ext4 without a journal the
 /// next `fdatasync` then writes the inode's table block as well as the data (issue 24: the
 /// engine's link-count check after every commit's fsync made every next commit's fdatasync
-/// 8 KiB of data plus a 4 KiB metadata write, 1.3–1.7× an overwrite's; bench/results/durable.md).
+/// 8 KiB of data plus a 4 KiB metadata write, 1.3–1.7× an overwrite's; docs/investigations/durable-commands.md).
 #[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
 pub(crate) fn statx_field(file: &std::fs::File, mask: u32) -> Option<libc::statx> {
     use std::os::fd::AsRawFd;

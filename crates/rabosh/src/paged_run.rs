@@ -149,7 +149,7 @@ impl PagedRun {
     /// decoded together): the key directory's build. Pages a point read opened are used as
     /// they are; the rest are opened into one reused buffer and not kept (the runs go once the
     /// map is built). One thread: the pages split between two measured slower on a busy
-    /// 2-core machine (bench/results/encryption.md).
+    /// 2-core machine (docs/investigations/encryption-cost.md).
     pub fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
         if self.fallback.get().is_none() {
             let at = out.len();

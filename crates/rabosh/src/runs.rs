@@ -1,6 +1,6 @@
 //! The key directory before it is built: every segment's hint, kept as read at open and indexed
 //! in place, answers a point read by binary search, newest segment first. Open then costs the
-//! hints' bytes, not one ordered-map insert and one key allocation per key (docs/open-profile.md).
+//! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
 use crate::Result;
 use crate::format::Reader;

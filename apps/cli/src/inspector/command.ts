@@ -37,7 +37,7 @@ function untilSignal(): Promise<void> {
   });
 }
 
-// History is the store's own setting (docs/history.md): the page neither turns it on nor off.
+// History is the store's own setting (docs/guide/history.md): the page neither turns it on nor off.
 async function open(dir: string, keyFile: string | undefined): Promise<Rabosh> {
   try {
     return await withKeyFile(keyFile, (encryption) => Rabosh.open(dir, { create: false, ...encryption }));

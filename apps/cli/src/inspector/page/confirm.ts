@@ -47,7 +47,7 @@ export function confirm(ask: Ask): Promise<boolean> {
   });
 }
 
-/** docs/history.md "Reverting and redacting", per backend. */
+/** docs/guide/history.md "Reverting and redacting", per backend. */
 export function redactionGuarantee(info: StoreInfo): HTMLElement[] {
   const where =
     info.backend === 'directory'

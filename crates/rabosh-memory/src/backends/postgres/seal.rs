@@ -2,7 +2,7 @@
 //! (`kv.m`) is sealed here before it is sent and opened here after it is read, so the server,
 //! its backups and its replicas hold only ciphertext of them. Keys (`kv.k`: scope and path) and
 //! the directory summary (`dirs`: directory names and byte counts) stay plain: listings and
-//! usage are answered by the server from them (README, "Security").
+//! usage are answered by the server from them (docs/guide/postgres.md).
 //!
 //! One data key per store, random, wrapped by the host's key in the one row of
 //! `rabosh_key (id 1, wrapped)`: rotating the host key rewrites that row alone. Every seal draws

@@ -14,7 +14,7 @@
 //! own there. Ancestors three or more levels up aggregate them: one row there would be written
 //! by every create in a deep directory, and under SERIALIZABLE concurrent writers of one row
 //! abort each other (64 callers creating in `/memories/a/b/c` went from ~2,500 to ~340 creates/s
-//! with one row, `examples/pg_contention.rs`). Sharding spreads them over `SHARDS` rows, at the
+//! with one row; docs/investigations/postgres-contention.md). Sharding spreads them over `SHARDS` rows, at the
 //! cost of a listing reading up to `SHARDS` rows per directory two levels down: still bounded by
 //! the entries it lists, never by the content below them.
 
