@@ -148,11 +148,3 @@ impl Memories {
         &self.backend
     }
 }
-
-/// The engine's simulated and fault-injecting filesystems, for tests of crates built on this one
-/// (the binding's write-queue tests), so they need not depend on the engine themselves.
-#[doc(hidden)]
-pub mod testing {
-    pub use rabosh::Vfs;
-    pub use rabosh::testing::{FaultFs, IoKind, SimFs};
-}

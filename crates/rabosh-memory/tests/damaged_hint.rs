@@ -3,8 +3,8 @@
 //! the binding to settle its promise with), never a panic in the caller or a worker; a view of
 //! a memory whose page is whole still answers.
 
-use rabosh::testing::{sealed_blobs, set_background_build};
 use rabosh_memory::{EmbeddedOptions, EmbeddedStore, EncryptionKey, Error, Memories, MemoryOptions, View};
+use rabosh_testkit::{sealed_blobs, set_background_build};
 use std::path::Path;
 
 const KEY: [u8; 32] = [9; 32];

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rabosh::testing::FaultFs;
 use rabosh_memory::{Create, Durability, EmbeddedOptions, EmbeddedStore, Memories, MemoryOptions, StrReplace, View};
+use rabosh_testkit::FaultFs;
 
 /// A hang guard only: every wait below is for a state a correct store reaches at once.
 const HANG: Duration = Duration::from_secs(20);

@@ -10,10 +10,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 
 use common::Fixture;
-use rabosh::testing::{FaultFs, IoKind};
 use rabosh_memory::{
     Backend, Clock, Create, Durability, EmbeddedOptions, EmbeddedStore, Error, Memories, MemoryOptions, View,
 };
+use rabosh_testkit::{FaultFs, IoKind};
 
 /// Every command and bulk call of `m`, each of which must answer Poisoned.
 fn assert_every_command_is_poisoned(m: &Memories) {

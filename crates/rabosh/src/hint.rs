@@ -316,7 +316,7 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         // Mapped where the file system can (checked below exactly as read bytes would be):
         // a read costs the copy and the fresh buffer's page faults (crate::os::Mapped).
         if let Some(m) = f.map_read_only(len) {
-            crate::testing::count_hint_mapped();
+            crate::probe::count_hint_mapped();
             return Some(HintFile::Whole(HintBytes::Mapped(m)));
         }
         let mut buf = crate::os::zeroed_for_read(len as usize);
@@ -381,6 +381,7 @@ fn file_bytes(
     }
 }
 
+#[cfg(feature = "testkit")]
 /// The old sealed layout (`RABOSHHX`: the plain hint sealed whole), which main wrote before
 /// the paged one: kept so tests can make such a store and show it still opens.
 pub fn encode_sealed_whole(c: &Crypt, number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail>) -> Vec<u8> {

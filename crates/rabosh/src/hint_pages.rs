@@ -227,7 +227,7 @@ impl Pages {
         let blob = self.file.get(self.base + p.at..self.base + p.at + p.len)?;
         let npages = (self.refs.len() as u32).to_le_bytes();
         let ad = [AD_HINT, AD_PAGE, &self.number.to_le_bytes(), &self.id[..], &(i as u32).to_le_bytes(), &npages];
-        crate::testing::count_page_opened();
+        crate::probe::count_page_opened();
         c.open_to(&ad, blob, into)
     }
 
@@ -259,12 +259,14 @@ impl Pages {
         Some(())
     }
 
+    #[cfg(feature = "testkit")]
     /// Where each page's sealed blob lies in the file (offset, length).
     fn blobs(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.refs.iter().map(|p| (self.base + p.at, p.len))
     }
 }
 
+#[cfg(feature = "testkit")]
 /// A paged hint's directory opened without knowing its segment's length (read from it): for
 /// the test helpers below, which walk a store's files.
 fn directory_any(c: &Crypt, file: &[u8], number: u64) -> Option<Directory> {
@@ -274,14 +276,16 @@ fn directory_any(c: &Crypt, file: &[u8], number: u64) -> Option<Directory> {
     directory(c, file.to_vec(), number, seg_len)
 }
 
+#[cfg(feature = "testkit")]
 /// Every sealed blob of a paged hint whose directory opens (offset, length): the directory's,
-/// then each page's. For `testing::sealed_blobs` (the nonce property test).
+/// then each page's. For `sealed::sealed_blobs` (the nonce property test).
 pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, usize)>> {
     let d = directory_any(c, file, number)?;
     let dlen = d.pages.base - 12;
     Some(std::iter::once((12, dlen)).chain(d.pages.blobs()).collect())
 }
 
+#[cfg(feature = "testkit")]
 /// The same hint in the layout main wrote before pages (`RABOSHHX`, sealed whole): for the test
 /// that such a store still opens. `None` when it does not open whole.
 pub(crate) fn to_sealed_whole(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<u8>> {

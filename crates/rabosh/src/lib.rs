@@ -22,16 +22,21 @@ mod manifest;
 mod metabuf;
 mod os;
 mod paged_run;
+/// Counters the engine keeps for tests to read; not a stable API.
+#[doc(hidden)]
+pub mod probe;
 mod recovery;
 mod reencrypt;
 mod runs;
+/// What the sealed files of a store hold, for the test kit; compiled only with `testkit`.
+#[cfg(feature = "testkit")]
+#[doc(hidden)]
+pub mod sealed;
 mod segment;
 mod shared;
 mod snapshot;
 mod store;
 mod synced;
-#[doc(hidden)]
-pub mod testing;
 mod vfs;
 
 pub use encryption::Encryption;
@@ -44,7 +49,7 @@ pub use shared::CommitGuard;
 pub use snapshot::Snapshot;
 pub use store::Store;
 #[doc(hidden)]
-pub use vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs};
+pub use vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs, write_all_at};
 
 use std::sync::Arc;
 

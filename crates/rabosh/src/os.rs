@@ -17,7 +17,7 @@
 /// a store stays resident only for what the store keeps.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(crate) fn release_freed_memory() {
-    crate::testing::count_heap_trim();
+    crate::probe::count_heap_trim();
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> std::ffi::c_int;
     }

@@ -164,7 +164,7 @@ use crate::os::release_freed_memory;
 /// nothing. A thread that cannot be started only leaves the build to the first caller that
 /// needs it.
 pub(crate) fn build_in_background(keys: &Arc<Keys>) {
-    if keys.is_built() || !crate::testing::background_build() {
+    if keys.is_built() || !crate::probe::background_build() {
         return;
     }
     let weak = Arc::downgrade(keys);

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Model, contents, log_end, opts, random_batch};
-use rabosh::testing::{Rng, SimFs};
 use rabosh::{Durability, Error, Options, Store, Vfs};
+use rabosh_testkit::{Rng, SimFs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -21,8 +21,8 @@
 mod common;
 
 use common::{Model, contents, knob, log_end, opts, random_batch};
-use rabosh::testing::{Rng, SimFs};
 use rabosh::{Error, Store, Vfs};
+use rabosh_testkit::{Rng, SimFs};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

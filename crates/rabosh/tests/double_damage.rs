@@ -4,8 +4,8 @@
 //! answers Corruption naming the segment, never a panic (a panic in a binding's worker leaves
 //! its promise unsettled). Point reads of keys in the undamaged pages still answer.
 
-use rabosh::testing::{sealed_blobs, set_background_build};
 use rabosh::{Batch, Encryption, Error, Options, StdFs, Store};
+use rabosh_testkit::{sealed_blobs, set_background_build};
 use std::path::Path;
 
 const KEY: [u8; 32] = [5; 32];

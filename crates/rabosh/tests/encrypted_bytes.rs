@@ -3,8 +3,8 @@
 //! it), holds no key, value or metadata fragment. The same workload on a plain store finds
 //! them all (so the search itself can fail).
 
-use rabosh::testing::SimFs;
 use rabosh::{Batch, Encryption, Options, Store, Vfs};
+use rabosh_testkit::SimFs;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -125,7 +125,7 @@ fn shared_handles_need_the_key_and_see_each_others_commits() {
 
 #[test]
 fn a_power_loss_at_any_step_of_a_rotation_leaves_the_old_or_the_new_key() {
-    use rabosh::testing::SimFs;
+    use rabosh_testkit::SimFs;
     let fs = SimFs::new();
     let o = |b: u8, fs: &SimFs| Options {
         vfs: Some(std::sync::Arc::new(fs.clone()) as std::sync::Arc<dyn rabosh::Vfs>),

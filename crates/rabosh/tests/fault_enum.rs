@@ -13,8 +13,8 @@
 mod common;
 
 use common::{Model, contents, knob, opts, random_batch};
-use rabosh::testing::{FaultFs, IoKind, Rng, SimFs};
 use rabosh::{Durability, Error, Options, Store, Vfs};
+use rabosh_testkit::{FaultFs, IoKind, Rng, SimFs};
 use std::path::Path;
 use std::sync::Arc;
 

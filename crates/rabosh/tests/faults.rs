@@ -4,8 +4,8 @@
 //! step of every operation, with crash images of the aftermath) runs on SimFs in fault_enum.rs;
 //! this one proves the same on real files for the first steps of each kind.
 
-use rabosh::testing::{FaultFs, IoKind};
 use rabosh::{Batch, Error, Options, Store};
+use rabosh_testkit::{FaultFs, IoKind};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

@@ -14,8 +14,8 @@ mod common;
 
 use common::{Model, knob, opts, random_batch};
 use proptest::prelude::*;
-use rabosh::testing::{Rng, SimFs};
 use rabosh::{Store, Vfs};
+use rabosh_testkit::{Rng, SimFs};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};

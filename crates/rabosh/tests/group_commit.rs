@@ -4,8 +4,8 @@
 mod common;
 
 use common::{contents, knob, meta, opts};
-use rabosh::testing::{FaultFs, IoKind, SimFs};
 use rabosh::{Batch, Store, Vfs};
+use rabosh_testkit::{FaultFs, IoKind, SimFs};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

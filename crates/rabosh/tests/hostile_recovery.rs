@@ -4,8 +4,8 @@
 //! claimed payload made open quadratic (66 s on 10 MB). Counted in bytes read through the Vfs,
 //! not in time.
 
-use rabosh::testing::FaultFs;
 use rabosh::{Batch, Error, Options, Store};
+use rabosh_testkit::FaultFs;
 use std::sync::Arc;
 
 const MAGIC: u32 = 0x5246_4252;

@@ -16,7 +16,7 @@ fn key(i: u8) -> Vec<u8> {
 }
 
 fn opts(shared: bool) -> Options {
-    rabosh::testing::set_background_build(false);
+    rabosh_testkit::set_background_build(false);
     // Small segments: a few commits each, so keys are overwritten and deleted across segments.
     Options { segment_bytes: 400, shared, ..Options::default() }
 }
@@ -174,7 +174,7 @@ fn first_point_read_does_not_build_the_key_directory() {
 fn open_builds_the_key_directory_in_the_background() {
     let dir = tempfile::tempdir().unwrap();
     let model = seed(dir.path());
-    rabosh::testing::set_background_build(true);
+    rabosh_testkit::set_background_build(true);
     let store = Store::open(dir.path(), Options { segment_bytes: 400, ..Options::default() }).unwrap();
     let snap = store.snapshot().unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);

@@ -6,8 +6,8 @@
 //! case is compared with a plain store given the same writes.
 
 use proptest::prelude::*;
-use rabosh::testing::{hint_pages_opened, sealed_blobs, set_background_build};
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
+use rabosh_testkit::{hint_pages_opened, sealed_blobs, set_background_build};
 use std::path::Path;
 
 const KEY: [u8; 32] = [11; 32];

@@ -13,7 +13,7 @@ type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn opts() -> Options {
     // The thread open starts would build the map (and drop the hints) on its own schedule.
-    rabosh::testing::set_background_build(false);
+    rabosh_testkit::set_background_build(false);
     Options { segment_bytes: 600, ..Options::default() }
 }
 
@@ -66,9 +66,9 @@ fn open_maps_every_plain_hint_and_answers_from_the_maps() {
     let model = seed(dir.path());
     let n = hints(dir.path()).len() as u64;
     assert!(n > 3, "the seed spans several segments");
-    let before = rabosh::testing::hints_mapped();
+    let before = rabosh_testkit::hints_mapped();
     let store = Store::open(dir.path(), opts()).unwrap();
-    assert_eq!(rabosh::testing::hints_mapped() - before, n, "every hint mapped, none read");
+    assert_eq!(rabosh_testkit::hints_mapped() - before, n, "every hint mapped, none read");
     check(&store, &model);
     assert!(!store.snapshot().unwrap().is_built(), "answered from the mapped hints");
     assert_eq!(store.snapshot().unwrap().scan_prefix(b"m:").count(), model.len());

@@ -3,8 +3,8 @@
 //! answers as the other key's value: the offset in each value's associated data makes it fail
 //! (Corruption). Found through `sealed_blobs`, which walks the files as FORMAT.md lays them out.
 
-use rabosh::testing::sealed_blobs;
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
+use rabosh_testkit::sealed_blobs;
 
 fn opts() -> Options {
     Options { encryption: Some(Encryption::new([5; 32])), ..Options::default() }

@@ -4,8 +4,8 @@
 //! blobs is a reuse.
 
 use proptest::prelude::*;
-use rabosh::testing::{SimFs, sealed_blobs};
 use rabosh::{Batch, Durability, Encryption, Options, Store, Vfs};
+use rabosh_testkit::{SimFs, sealed_blobs};
 use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;

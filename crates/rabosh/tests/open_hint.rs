@@ -2,8 +2,8 @@
 //! segment, and falls back to the scan whenever that hint may not describe the file. Work is
 //! counted in bytes read through the Vfs, never in time.
 
-use rabosh::testing::FaultFs;
 use rabosh::{Batch, Durability, Options, Store};
+use rabosh_testkit::FaultFs;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;

@@ -4,8 +4,8 @@
 //! segment's scan. Every case here reads every key (point reads first, on the lazy path, then
 //! the listing) and compares with a plain store given the same writes.
 
-use rabosh::testing::{hint_pages_opened, rewrite_hints_sealed_whole, sealed_blobs, set_background_build};
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
+use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, sealed_blobs, set_background_build};
 use std::path::{Path, PathBuf};
 
 const KEY: [u8; 32] = [3; 32];

@@ -2,8 +2,8 @@
 //! after a failed fsync, or a panic while the writer mutex was held, every call answers
 //! `Poisoned` until reopen; only verify, stats and close still run.
 
-use rabosh::testing::{FaultFs, IoKind};
 use rabosh::{Batch, Error, LockGuard, OpenMode, Options, StdFs, Store, VFile, Vfs};
+use rabosh_testkit::{FaultFs, IoKind};
 use std::io;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};

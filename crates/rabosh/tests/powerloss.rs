@@ -23,8 +23,8 @@
 mod common;
 
 use common::{Model, contents, knob, opts, random_batch};
-use rabosh::testing::{Capture, Rng, SimFs};
 use rabosh::{Durability, Error, Options, Store, Vfs};
+use rabosh_testkit::{Capture, Rng, SimFs};
 use std::path::PathBuf;
 use std::sync::Arc;
 

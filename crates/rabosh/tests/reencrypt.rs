@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Model, contents, random_batch};
-use rabosh::testing::{Rng, SimFs};
 use rabosh::{Encryption, Options, Store, Vfs};
+use rabosh_testkit::{Rng, SimFs};
 use std::sync::Arc;
 
 const DIR: &str = "/s";

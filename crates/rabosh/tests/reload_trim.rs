@@ -11,7 +11,7 @@
 use rabosh::{Batch, Durability, Options, Store};
 
 fn shared() -> Options {
-    rabosh::testing::set_background_build(false);
+    rabosh_testkit::set_background_build(false);
     Options { shared: true, durability: Durability::Sync, segment_bytes: 4096, ..Options::default() }
 }
 
@@ -35,11 +35,11 @@ fn the_key_directory_built_after_a_reload_does_not_trim_the_heap() {
     let _ = a.snapshot().unwrap();
     // b compacts: the MANIFEST is replaced, and a's next read reloads what it lists.
     b.compact().unwrap();
-    let before = rabosh::testing::heap_trims();
+    let before = rabosh_testkit::heap_trims();
     let snap = a.snapshot().unwrap();
     assert!(!snap.is_built(), "the reload answers from hints and leaves the map to build");
     assert_eq!(snap.scan_prefix(b"k").count(), 100, "the scan builds it");
     assert!(snap.is_built());
     assert_eq!(snap.get(b"k0007").unwrap().as_deref(), Some(&[2u8; 300][..]));
-    assert_eq!(rabosh::testing::heap_trims(), before, "a build after a reload trimmed the heap");
+    assert_eq!(rabosh_testkit::heap_trims(), before, "a build after a reload trimmed the heap");
 }

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{meta, opts};
-use rabosh::testing::{FaultFs, SimFs};
 use rabosh::{Batch, Error, Store, Vfs};
+use rabosh_testkit::{FaultFs, SimFs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,8 +5,8 @@
 mod common;
 
 use common::{log_end, opts};
-use rabosh::testing::{FaultFs, SimFs};
 use rabosh::{Batch, Durability, Error, Options, Store, Vfs};
+use rabosh_testkit::{FaultFs, SimFs};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

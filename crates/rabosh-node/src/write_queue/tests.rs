@@ -7,8 +7,8 @@ use std::sync::mpsc::{Receiver, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rabosh_memory::testing::{FaultFs, IoKind, SimFs, Vfs};
 use rabosh_memory::{Create, Durability, EmbeddedOptions, EmbeddedStore, Memories, MemoryOptions, View};
+use rabosh_testkit::{FaultFs, IoKind, SimFs, Vfs};
 
 use super::{Command, WriteQueue};
 use crate::fault::{FaultResult, guard};

@@ -1,72 +1,23 @@
-//! Test instruments (not a stable API): a fault-injecting wrapper around any [`Vfs`], and an
-//! in-memory filesystem with power-loss semantics ([`SimFs`]).
+//! The engine's test instruments, a dev-dependency only (no release build compiles them): a
+//! fault-injecting wrapper around any [`Vfs`] ([`FaultFs`]), an in-memory filesystem with
+//! power-loss semantics ([`SimFs`]), a seeded generator, and, re-exported so that a test needs
+//! one import, the engine's probes (counters production code keeps) and its sealed-file
+//! inspection (compiled into the engine only with its `testkit` feature, which this crate turns
+//! on).
 
-mod sealed;
 mod simfs;
-pub use sealed::{Sealed, rewrite_hints_sealed_whole, sealed_blobs};
+/// The trait the filesystems here implement, so a test needs no engine import for it.
+pub use rabosh::Vfs;
+pub use rabosh::probe::{heap_trims, hint_pages_opened, hints_mapped, set_background_build};
+pub use rabosh::sealed::{Sealed, rewrite_hints_sealed_whole, sealed_blobs};
 pub use simfs::{Capture, SimFs};
 
-use crate::vfs::{LockGuard, OpenMode, VFile, Vfs};
+use rabosh::{LockGuard, OpenMode, VFile};
 use std::collections::HashMap;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-
-thread_local! {
-    static NO_BACKGROUND_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Off: a key directory that opens (or reloads) on this thread leave to build lazily is built
-/// only when first needed, never by the thread open starts — so a test can tell what built it.
-pub fn set_background_build(on: bool) {
-    NO_BACKGROUND_BUILD.with(|c| c.set(!on));
-}
-
-pub(crate) fn background_build() -> bool {
-    !NO_BACKGROUND_BUILD.with(|c| c.get())
-}
-
-thread_local! {
-    static HINTS_MAPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// How many plain hint files this thread has mapped instead of read (unix, the standard file
-/// system): an open of a store whose every segment has a hint maps each.
-pub fn hints_mapped() -> u64 {
-    HINTS_MAPPED.with(|c| c.get())
-}
-
-pub(crate) fn count_hint_mapped() {
-    HINTS_MAPPED.with(|c| c.set(c.get() + 1));
-}
-
-thread_local! {
-    static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
-}
-
-/// How many sealed hint pages this thread has opened (decrypted): a point read after a lazy open
-/// opens one, open itself none.
-pub fn hint_pages_opened() -> u64 {
-    PAGES_OPENED.with(|c| c.get())
-}
-
-pub(crate) fn count_page_opened() {
-    PAGES_OPENED.with(|c| c.set(c.get() + 1));
-}
-
-static HEAP_TRIMS: AtomicU64 = AtomicU64::new(0);
-
-/// How many times this process handed freed heap pages back (`malloc_trim`, glibc) — a call
-/// that holds each malloc arena's lock while it walks it, so every other thread's allocation
-/// waits meanwhile (a JS thread's too).
-pub fn heap_trims() -> u64 {
-    HEAP_TRIMS.load(Ordering::Relaxed)
-}
-
-pub(crate) fn count_heap_trim() {
-    HEAP_TRIMS.fetch_add(1, Ordering::Relaxed);
-}
 
 /// The kinds of IO step FaultFs counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -163,7 +114,7 @@ impl FaultFs {
 
     /// Over the real filesystem.
     pub fn std() -> FaultFs {
-        FaultFs::new(Arc::new(crate::vfs::StdFs))
+        FaultFs::new(Arc::new(rabosh::StdFs))
     }
 
     pub fn count(&self, kind: IoKind) -> u64 {
@@ -251,7 +202,7 @@ impl VFile for FaultFile {
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
         if let Err(e) = self.state.step_on(IoKind::Write, &self.path) {
-            let _ = crate::vfs::write_all_at(&*self.inner, &buf[..buf.len() / 2], offset);
+            let _ = rabosh::write_all_at(&*self.inner, &buf[..buf.len() / 2], offset);
             return Err(e);
         }
         self.inner.write_at(buf, offset)
@@ -316,7 +267,7 @@ impl Vfs for FaultFs {
     fn try_lock_dir_shared(&self, dir: &Path) -> io::Result<Option<LockGuard>> {
         self.inner.try_lock_dir_shared(dir)
     }
-    fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn crate::vfs::CommitLock>> {
+    fn commit_lock(&self, path: &Path) -> io::Result<Box<dyn rabosh::CommitLock>> {
         self.inner.commit_lock(path)
     }
     fn canonicalize(&self, dir: &Path) -> io::Result<PathBuf> {

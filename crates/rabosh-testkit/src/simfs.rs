@@ -9,8 +9,8 @@
 //! reaching disk only as a size extension (zeros). That is weaker than any real filesystem
 //! promises less than, so whatever survives it survives them.
 
-use super::Rng;
-use crate::vfs::{CommitLock, LockGuard, OpenMode, VFile, Vfs};
+use crate::Rng;
+use rabosh::{CommitLock, LockGuard, OpenMode, VFile, Vfs};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io;
 use std::path::{Component, Path, PathBuf};

@@ -1,0 +1,60 @@
+//! Counters production code keeps and tests read (what the engine did, not a test kit): how many
+//! hint files an open mapped, sealed pages it opened, heap trims; and one control a test sets, to
+//! keep a lazy key directory from building in the background so it can tell what built it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+thread_local! {
+    static NO_BACKGROUND_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Off: a key directory that opens (or reloads) on this thread leave to build lazily is built
+/// only when first needed, never by the thread open starts — so a test can tell what built it.
+pub fn set_background_build(on: bool) {
+    NO_BACKGROUND_BUILD.with(|c| c.set(!on));
+}
+
+pub(crate) fn background_build() -> bool {
+    !NO_BACKGROUND_BUILD.with(|c| c.get())
+}
+
+thread_local! {
+    static HINTS_MAPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many plain hint files this thread has mapped instead of read (unix, the standard file
+/// system): an open of a store whose every segment has a hint maps each.
+pub fn hints_mapped() -> u64 {
+    HINTS_MAPPED.with(|c| c.get())
+}
+
+pub(crate) fn count_hint_mapped() {
+    HINTS_MAPPED.with(|c| c.set(c.get() + 1));
+}
+
+thread_local! {
+    static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many sealed hint pages this thread has opened (decrypted): a point read after a lazy open
+/// opens one, open itself none.
+pub fn hint_pages_opened() -> u64 {
+    PAGES_OPENED.with(|c| c.get())
+}
+
+pub(crate) fn count_page_opened() {
+    PAGES_OPENED.with(|c| c.set(c.get() + 1));
+}
+
+static HEAP_TRIMS: AtomicU64 = AtomicU64::new(0);
+
+/// How many times this process handed freed heap pages back (`malloc_trim`, glibc) — a call
+/// that holds each malloc arena's lock while it walks it, so every other thread's allocation
+/// waits meanwhile (a JS thread's too).
+pub fn heap_trims() -> u64 {
+    HEAP_TRIMS.load(Ordering::Relaxed)
+}
+
+pub(crate) fn count_heap_trim() {
+    HEAP_TRIMS.fetch_add(1, Ordering::Relaxed);
+}
