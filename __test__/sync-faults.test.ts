@@ -4,8 +4,10 @@
 // that is not JSON each end in a bounded, typed outcome.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HostedAnswerError } from '../index.js';
+import { NativeMemories } from '../src/native.js';
+import { storeNative } from '../src/store.js';
 import { MAX_LIST_PAGES, RemoteStore } from '../src/sync/remote.js';
-import { h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
+import { db, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
 
 useSyncFixture('rabosh-sync-faults');
 
@@ -20,11 +22,18 @@ async function landThenFail(): Promise<void> {
   remote.faults.length = 0;
 }
 
+/** The push records the store holds for the default mapping (pushes.ts). */
+async function pushRecords(): Promise<number> {
+  const m = new NativeMemories(storeNative(db), { scope: 'default', maxMemoryBytes: 1 << 20, createOverwrites: false, trackAccess: false, listingIndex: false });
+  return (await m.syncBases(`${remote.storeId}\0/memories\0>`)).length;
+}
+
 describe('a push whose answer was lost is recognised by what it pushed', () => {
   it('a lost create, then a local edit: the edit is pushed, no create-create', async () => {
     await h.put('/memories/a.md', 'first');
     await landThenFail();
     expect(remote.byPath('/a.md')?.content).toBe('first');
+    expect(await pushRecords()).toBe(1);
     await h.put('/memories/a.md', 'second');
     const r = await sync();
     expect(r.conflicts).toEqual([]);
@@ -32,6 +41,8 @@ describe('a push whose answer was lost is recognised by what it pushed', () => {
     expect(remote.byPath('/a.md')?.content).toBe('second');
     expect((await h.get('/memories/a.md'))?.content).toBe('second');
     expect((await sync()).pushed).toEqual([]);
+    // Each record is gone once it has served: they do not pile up.
+    expect(await pushRecords()).toBe(0);
   });
 
   it.each([
