@@ -53,6 +53,7 @@ export {
   CommitOutcomeUnknownError,
   CorruptionError,
   EncryptionKeyRequiredError,
+  HostedAnswerError,
   InvalidArgumentError,
   InvalidOptionError,
   IoError,

@@ -1,13 +1,13 @@
 // Fault codes are written once, in Rust (crates/rabosh-node/src/fault_codes.rs and the
 // PostgreSQL kinds' codes); the facade's code types in src/errors.ts must name exactly those,
-// plus the one code the facade raises itself (a host edit's failed precondition, an outcome
-// the binding returns, not a fault).
+// plus the codes the facade raises itself (a host edit's failed precondition, an outcome the
+// binding returns, not a fault; and db.sync's unusable hosted answer, which never crosses the binding).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { faultCodes } from '../binding.cjs';
 
-const FACADE_ONLY = ['RABOSH_PRECONDITION_FAILED'];
+const FACADE_ONLY = ['RABOSH_PRECONDITION_FAILED', 'RABOSH_HOSTED_ANSWER'];
 
 /** The string literals of `export type <name> = | '…' | …;` in src/errors.ts. */
 function unionOf(source: string, name: string): string[] {

@@ -20,6 +20,7 @@ export type RaboshErrorCode =
   | 'RABOSH_WRONG_KEY'
   | 'RABOSH_KEY_REQUIRED'
   | 'RABOSH_NOT_ENCRYPTED'
+  | 'RABOSH_HOSTED_ANSWER'
   | PostgresErrorCode;
 
 /** The codes of a PostgreSQL store's faults (a URL passed to `Rabosh.open`). */
@@ -172,6 +173,18 @@ export class NotEncryptedError extends RaboshError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('RABOSH_NOT_ENCRYPTED', message, options);
     this.name = 'NotEncryptedError';
+  }
+}
+
+/**
+ * `db.sync`: the hosted memory store answered something the sync cannot use (not JSON, a memory
+ * without its fields, a listing whose pages never end). The sync stops; what it committed locally
+ * before stands, and the next sync starts over from the store's records.
+ */
+export class HostedAnswerError extends RaboshError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('RABOSH_HOSTED_ANSWER', message, options);
+    this.name = 'HostedAnswerError';
   }
 }
 

@@ -12,6 +12,7 @@
  * hosted listing.
  */
 
+import { isString, isStringOrNull, parseRecord, writeRecord } from './record-format.js';
 import type { RemoteMemory } from './remote.js';
 import type { SyncConflict } from './types.js';
 
@@ -45,26 +46,37 @@ export interface ConflictRecord {
   resolved: boolean;
 }
 
-/** Format 1: resolved by a local commit; 2: a push announced; 3: a push resolved. */
+/**
+ * The record's bytes (record-format.ts): the conflict as reported, the intent of the push that
+ * resolves it (null: resolved by a local commit) and whether that push is known to have landed.
+ */
 export function encodeConflict(c: SyncConflict, intent: Intent | null, resolved: boolean): string {
-  const fields = [c.kind, c.path, c.remoteId, c.remotePath, c.localSha256, c.remoteSha256, c.winner, c.kept];
-  if (intent === null) return JSON.stringify([1, ...fields]);
-  return JSON.stringify([resolved ? 3 : 2, ...fields, intent.baseId, intent.baseRaw, intent.hostedId, intent.sha]);
+  const conflict = { kind: c.kind, path: c.path, remoteId: c.remoteId, remotePath: c.remotePath, localSha256: c.localSha256, remoteSha256: c.remoteSha256, winner: c.winner, kept: c.kept };
+  return writeRecord('conflict', { resolved: intent === null || resolved, conflict, intent });
 }
 
+/**
+ * Reads a record (format 1: `[1, …8 conflict fields]` resolved locally, `[2 | 3, …8 conflict
+ * fields, baseId, baseRaw, hostedId, sha]` a push announced | resolved). Unreadable: conflict
+ * null (cleared unreported); a version this build does not know throws `UnsupportedFormatError`.
+ */
 export function decodeConflict(tag: string, raw: string): ConflictRecord {
-  try {
-    const v: unknown = JSON.parse(raw);
-    if (Array.isArray(v) && ((v[0] === 1 && v.length === 9) || ((v[0] === 2 || v[0] === 3) && v.length === 13))) {
-      const [, kind, path, remoteId, remotePath, localSha256, remoteSha256, winner, kept, baseId, baseRaw, hostedId, sha] = v as unknown[];
-      const conflict = { kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept } as SyncConflict;
-      const intent = v[0] === 1 ? null : ({ baseId, baseRaw, hostedId, sha } as Intent);
-      return { tag, raw, conflict, intent, resolved: v[0] !== 2 };
-    }
-  } catch {
-    // unreadable: falls through
+  const none = { tag, raw, conflict: null, intent: null, resolved: false };
+  const p = parseRecord(tag, raw, 'conflict', [1, 2, 3]);
+  if (p === null) return none;
+  if (p.version === 1) {
+    const v = p.fields;
+    if (!((v[0] === 1 && v.length === 9) || ((v[0] === 2 || v[0] === 3) && v.length === 13))) return none;
+    const [, kind, path, remoteId, remotePath, localSha256, remoteSha256, winner, kept, baseId, baseRaw, hostedId, sha] = v;
+    const conflict = { kind, path, remotePath, remoteId, localSha256, remoteSha256, winner, kept } as SyncConflict;
+    const intent = v[0] === 1 ? null : ({ baseId, baseRaw, hostedId, sha } as Intent);
+    return { tag, raw, conflict, intent, resolved: v[0] !== 2 };
   }
-  return { tag, raw, conflict: null, intent: null, resolved: false };
+  const { conflict, intent, resolved } = p.body as { conflict?: SyncConflict; intent?: Intent | null; resolved?: unknown };
+  if (typeof conflict !== 'object' || conflict === null || typeof resolved !== 'boolean' || intent === undefined) return none;
+  if (intent !== null && (typeof intent !== 'object' || !isString(intent.baseId) || !isString(intent.sha) || !isStringOrNull(intent.baseRaw) || !isStringOrNull(intent.hostedId))) return none;
+  const c = { kind: conflict.kind, path: conflict.path, remotePath: conflict.remotePath, remoteId: conflict.remoteId, localSha256: conflict.localSha256, remoteSha256: conflict.remoteSha256, winner: conflict.winner, kept: conflict.kept };
+  return { tag, raw, conflict: c, intent: intent === null ? null : { baseId: intent.baseId, baseRaw: intent.baseRaw, hostedId: intent.hostedId, sha: intent.sha }, resolved: intent === null || resolved };
 }
 
 /**

@@ -8,17 +8,19 @@
  */
 
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
-import { actorOption, versions, type Actor } from '../history.js';
+import { actorOption, type Actor } from '../history.js';
 import { NativeMemories } from '../native.js';
-import { randomUUID } from 'node:crypto';
-import { DONE_TAG, decodeBase, encodeBase, tagPrefix, type Base } from './base.js';
+import { createHash, randomUUID } from 'node:crypto';
+import { DONE_TAG, decodeBase, encodeBase, encodeDone, tagPrefix, type Base } from './base.js';
 import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
 import { PathMap } from './mapping.js';
+import { PUSH_MARK, decodePush, encodePush, pushTag, settled, type PushRecord } from './pushes.js';
 import { plan, type Action, type LocalEntry, type NextBase, type PendingConflict, type Skip } from './plan.js';
 import { RemoteStore, RemoteWriteError, type RemoteMemory } from './remote.js';
 import type { SyncConflict, SyncHost, SyncOptions, SyncReport, SyncSide } from './types.js';
 
 const MAX_ROUNDS = 5;
+const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const LOCAL_CHUNK = 256;
 const LOCAL_MAX_BYTES = 1 << 20;
 const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor', 'hostedActors']);
@@ -149,6 +151,11 @@ class Sync {
   #dropped: ConflictRecord[] = [];
   /** This run's intents whose push failed in a way that may hide a landed write. */
   #unsure: ConflictRecord[] = [];
+  /** Push records as the current round read them, and the tags the first round read. */
+  #pushes: PushRecord[] = [];
+  #pushesAtStart = new Set<string>();
+  /** The current round's hosted listing and bases (for the sweep of push records). */
+  #listed: RemoteMemory[] = [];
 
   constructor(
     readonly m: NativeMemories,
@@ -169,8 +176,9 @@ class Sync {
     }
     this.#report.skipped.push(...this.#skips, ...this.#retry);
     if (!this.s.dryRun && this.#report.firstSync) {
-      await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: JSON.stringify({ at: Date.now() }) }]);
+      await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: encodeDone() }]);
     }
+    if (!this.s.dryRun) await this.#sweepPushes();
     if (this.s.dryRun) this.#report.conflicts.push(...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])));
     else await this.#clearConflicts();
     this.#report.requests = this.remote.requests;
@@ -186,10 +194,16 @@ class Sync {
     const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
     const bases = new Map<string, BaseRow>();
     const left: ConflictRecord[] = [];
+    this.#pushes = [];
+    this.#listed = remote;
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
-      else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value), raw: row.value });
+      else if (id.startsWith(PUSH_MARK)) {
+        const p = decodePush(row.tag, row.value);
+        this.#pushes.push(p ?? { tag: row.tag, raw: row.value, id: null, rp: '', sha: '' });
+        if (first) this.#pushesAtStart.add(row.tag);
+      } else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
     }
     // Conflict records are read after the listing: a hosted write it saw landed was announced
     // (its intent committed) before it was sent, so that intent is among them.
@@ -222,7 +236,7 @@ class Sync {
       local: entries,
       remote,
       bases: known,
-      ownHashes: await this.#ownHashes(entries, remote, known),
+      pushed: this.#pushes,
       deletes: {
         enabled: this.s.deletes.enabled,
         max: this.s.deletes.max ?? Math.max(10, Math.ceil(known.length / 4)),
@@ -264,7 +278,7 @@ class Sync {
   }
 
   #base(id: string, n: NextBase, lm: string | null): Base {
-    return { id, rp: n.rp, lp: n.lp, sha: n.sha, lm, rv: n.rv, at: Date.now() };
+    return { id, rp: n.rp, lp: n.lp, sha: n.sha, lm, rv: n.rv };
   }
 
   /** A policy's answer; a local side with no recorded version wins (it is kept nowhere else). */
@@ -285,21 +299,6 @@ class Sync {
     });
     if (answer !== 'local' && answer !== 'remote') throw new InvalidArgumentError(`onConflict returned ${JSON.stringify(answer)} (expected 'local' or 'remote')`);
     return answer;
-  }
-
-  /** For memories changed on both sides: the hashes of their local versions since the base. */
-  async #ownHashes(local: LocalEntry[], remote: RemoteMemory[], bases: Base[]): Promise<Map<string, Set<string>>> {
-    const out = new Map<string, Set<string>>();
-    const byId = new Map(remote.map((r) => [r.id, r]));
-    const byMemory = new Map(local.filter((l) => l.memoryId !== null).map((l) => [l.memoryId as string, l]));
-    for (const b of bases) {
-      const l = (b.lm !== null ? byMemory.get(b.lm) : undefined) ?? local.find((e) => e.path === b.lp);
-      const r = byId.get(b.id);
-      if (l?.memoryId == null || r === undefined || l.sha === b.sha || r.sha === b.sha || l.sha === r.sha) continue;
-      const page = await versions(this.m, { memoryId: l.memoryId, since: new Date(b.at), limit: 1000 });
-      out.set(l.memoryId, new Set(page.data.flatMap((v) => (v.contentSha256 === null ? [] : [v.contentSha256]))));
-    }
-    return out;
   }
 
   #progress(step: number): void {
@@ -357,6 +356,13 @@ class Sync {
           const needs = a.side === 'local' && a.ops.some((o) => o.kind === 'put');
           if (needs && (fetched === undefined || fetched === null)) {
             this.#later(a, 'the hosted memory changed or went away while it was fetched');
+            continue;
+          }
+          // Content whose hash is not the one the hosted store states: written here, its base
+          // would hold the stated hash and the next sync would push it back, forever.
+          const actual = needs && fetched ? sha256(fetched.content ?? '') : null;
+          if (fetched && actual !== null && actual !== fetched.sha) {
+            this.#skip(a, 'hash-mismatch', `the hosted store states hash ${fetched.sha} for content whose hash is ${actual}`);
             continue;
           }
           const k = ready.push(a) - 1;
@@ -443,22 +449,27 @@ class Sync {
 
   /** Hosted requests, `concurrency` at a time; their answers become base records. */
   async #applyRemote(actions: Action[], expect: (id: string) => string | undefined): Promise<void> {
-    const writes: Array<{ a: Action; w: Parameters<NativeMemories['syncApply']>[1][number][] }> = [];
+    const writes: Array<{ a: Action; w: Parameters<NativeMemories['syncApply']>[1][number][]; rec: PushRecord | undefined }> = [];
+    const records = await this.#announcePushes(actions);
+    const answeredPushes: PushRecord[] = [];
     await Promise.all(
       actions.map(async (a) => {
         if (a.side !== 'remote') return;
         // A push that resolves a conflict is announced first (see conflicts.ts).
         const intent = a.conflict === null ? null : await this.#intend(a, expect);
+        const pushRec = records.get(a);
         try {
-          const { w, done, answered } = await this.#push(a, expect);
+          const { w, done, answered, mismatch } = await this.#push(a, expect);
+          if (mismatch !== null) this.#skip(a, 'hash-mismatch', mismatch);
           if (intent === null) {
-            writes.push({ a, w });
+            writes.push({ a, w, rec: pushRec });
             this.#record(done, null, answered);
           } else {
             // Its base and its resolved record now, in one commit, not with the batch after
             // every push: a kill in between is what the intent is for.
             const rec = this.#recordOf(done, null, answered, intent.tag, intent.intent);
             const mine = rec !== undefined && (await this.#commitResolved(w, rec, intent));
+            if (pushRec !== undefined) answeredPushes.push(pushRec);
             this.#record(mine ? done : { ...done, conflict: null }, null, answered, mine ? rec : undefined);
           }
         } catch (e) {
@@ -471,8 +482,13 @@ class Sync {
           // a retry of a write that did land (its first answer lost): the next round tells.
           if (intent !== null && (f.kind === 'refused' || nested)) await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
           else if (intent !== null) this.#unsure.push(intent);
+          // A precondition failed or a path taken may be a retry's answer to a write that landed
+          // (the first answer lost): its push record stays for the next round to recognise it.
+          const unsent = f.kind === 'refused' || f.kind === 'not-found' || f.kind === 'local-changed' || nested;
+          if (pushRec !== undefined && unsent) answeredPushes.push(pushRec);
           if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
           else if (nested) this.#skip(a, 'path-conflict', `the hosted memory ${f.conflictingPath} is above or below ${a.remotePath}`);
+          else if (f.kind === 'local-changed') this.#later(a, 'the local memory changed during the sync');
           else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
         }
         this.#progress(1);
@@ -485,11 +501,70 @@ class Sync {
       while (batch.length > 0) {
         const flat = batch.flatMap((b) => b.w);
         const out = await this.#commit([], flat);
-        if (out.status === 'applied') break;
+        if (out.status === 'applied') {
+          for (const b of batch) if (b.rec !== undefined) answeredPushes.push(b.rec);
+          break;
+        }
         const tag = flat[out.index ?? 0]?.tag;
         batch = batch.filter((b) => !b.w.some((w) => w.tag === tag));
       }
     }
+    // Their answers are recorded (or the request surely never landed): the records have served.
+    await this.#dropPushes(answeredPushes);
+  }
+
+  /**
+   * Commits a push record for each create or update before any is sent (one commit per chunk):
+   * what the hosted memory holds once it lands, so that a lost answer is recognised by content.
+   */
+  async #announcePushes(actions: Action[]): Promise<Map<Action, PushRecord>> {
+    const out = new Map<Action, PushRecord>();
+    for (const a of actions) {
+      if (a.side !== 'remote' || a.op.kind === 'delete') continue;
+      const op = a.op;
+      const rename = op.kind === 'update' && !op.content;
+      const sha = rename ? a.remote?.sha : a.local?.sha;
+      if (sha === undefined) continue;
+      const p = { id: op.kind === 'update' ? (a.remote?.id ?? null) : null, rp: op.remotePath ?? a.remote?.path ?? a.remotePath, sha };
+      const tag = pushTag(this.#prefix, this.#run, this.#seq++);
+      out.set(a, { tag, raw: encodePush(p), ...p });
+    }
+    const all = [...out.values()];
+    for (let i = 0; i < all.length; i += LOCAL_CHUNK) {
+      const res = await this.#commit([], all.slice(i, i + LOCAL_CHUNK).map((r) => ({ tag: r.tag, value: r.raw, expect: undefined })));
+      if (res.status !== 'applied') throw new Error(`syncApply refused a new push record: ${JSON.stringify(res)}`);
+    }
+    return out;
+  }
+
+  /** Deletes push records that still hold what was read (one that changed or went is left). */
+  async #dropPushes(records: PushRecord[]): Promise<void> {
+    for (let i = 0; i < records.length; i += LOCAL_CHUNK) {
+      let batch = records.slice(i, i + LOCAL_CHUNK);
+      while (batch.length > 0) {
+        const out = await this.#commit([], batch.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
+        if (out.status === 'applied') break;
+        batch = batch.filter((_, k) => k !== (out.index ?? 0));
+      }
+    }
+  }
+
+  /**
+   * The run's sweep of push records that have nothing more to tell (pushes.ts `settled`), judged
+   * on the last round's listing and the bases now: own ones read by the last round (pushes of a
+   * round whose listing came before them are left for the next sync), and others' read as this
+   * run started (one written since may belong to a sync still sending it).
+   */
+  async #sweepPushes(): Promise<void> {
+    const rows = await native(() => this.m.syncBases(this.#prefix));
+    const bases = new Map(rows.map((r) => [r.tag.slice(this.#prefix.length), r]));
+    const baseOf = (id: string) => {
+      const row = bases.get(id);
+      return row === undefined ? null : decodeBase(row.value, row.tag);
+    };
+    const mine = `${this.#prefix}${PUSH_MARK}${this.#run}:`;
+    const done = this.#pushes.filter((p) => (p.tag.startsWith(mine) || this.#pushesAtStart.has(p.tag)) && settled(p, this.#listed, baseOf));
+    await this.#dropPushes(done);
   }
 
   /** One hosted request; the base writes that record its answer. */
@@ -504,17 +579,26 @@ class Sync {
     if (op.kind === 'delete') {
       const id = a.remote?.id as string;
       await this.remote.delete(id, op.ifSha);
-      return { w: [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }], done: a, answered: undefined };
+      return { w: [{ tag: this.#prefix + id, value: undefined, expect: expect(id) }], done: a, answered: undefined, mismatch: null };
     }
     const c = await read(op.localPath);
+    const sends = op.kind === 'create' || op.content;
+    const sent = sends ? sha256(c.content) : null;
+    // The push record names the planned content: other bytes now are a change for the next round.
+    if (sent !== null && sent !== a.local?.sha) throw new RemoteWriteError({ kind: 'local-changed' });
     const r =
       op.kind === 'create'
         ? await this.remote.create(op.remotePath, c.content)
         : await this.remote.update(a.remote?.id as string, { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) }, op.ifSha);
-    const base = { id: r.id, rp: r.path, lp: op.localPath, sha: r.sha, lm, rv: r.versionId, at: Date.now() };
+    // A hosted answer whose hash is not that of the bytes sent would, as the base, make the
+    // local memory look edited and pushed again on every sync: the base records the bytes'
+    // hash, and the hosted memory then reads as changed there, where the pull's own check
+    // stops it (see #applyChunks).
+    const mismatch = sent !== null && r.sha !== sent ? `the hosted store answered hash ${r.sha} for content whose hash is ${sent}` : null;
+    const base = { id: r.id, rp: r.path, lp: op.localPath, sha: sent ?? r.sha, lm, rv: r.versionId };
     const w: BaseWrites = [{ tag: this.#prefix + r.id, value: encodeBase(base), expect: expect(r.id) }];
     if (a.base !== null && a.base.id !== r.id) w.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
-    return { w, done: { ...a, remotePath: r.path }, answered: r };
+    return { w, done: { ...a, remotePath: r.path }, answered: r, mismatch };
   }
 
   /** The intent record of a conflict-resolving push, committed before it is sent. */

@@ -9,6 +9,7 @@
 
 import type { Base } from './base.js';
 import { HOSTED_MAX_CONTENT_BYTES, hostedPathProblem, type PathMap } from './mapping.js';
+import { holds, type Pushed } from './pushes.js';
 import type { RemoteMemory } from './remote.js';
 import type { ConflictKind, SkipReason, SyncChange, SyncSide } from './types.js';
 
@@ -81,8 +82,8 @@ export interface PlanInput {
   local: LocalEntry[];
   remote: RemoteMemory[];
   bases: Base[];
-  /** Hashes of the local versions of a memory (by memoryId) written after its base. */
-  ownHashes: Map<string, Set<string>>;
+  /** What this mapping's syncs pushed and have not yet recorded as a base (pushes.ts). */
+  pushed: Pushed[];
   /** Resolves a conflict: which side's content becomes current. */
   choose: (c: PendingConflict, path: string) => SyncSide;
   deletes: { enabled: boolean; max: number; allowEmptySide: boolean };
@@ -141,6 +142,7 @@ export function plan(input: PlanInput): Plan {
     skip(l.path, map.toRemote(l.path), 'local', reason, detail);
   };
   const fromRemote = (r: RemoteMemory, lp: string): NextBase => ({ lp, rp: r.path, sha: r.sha, rv: r.versionId });
+  const ownPush = (r: RemoteMemory) => input.pushed.some((p) => holds(r, p));
 
   // A memory deleted and created again at the same path (new id) on one side is still the memory
   // the base describes there: pair by path when the id finds nothing and no other base owns it.
@@ -209,13 +211,13 @@ export function plan(input: PlanInput): Plan {
 
   function pairAction(b: Base, l: LocalEntry, r: RemoteMemory, rl: string): void {
     const common = { base: b, local: l, remote: r, partial: false };
-    const own = l.memoryId !== null ? input.ownHashes.get(l.memoryId) : undefined;
     const contentL = l.sha !== b.sha;
-    // A hosted hash that is one of this memory's own later local versions is this sync's own
-    // push whose answer was lost (or the same text written there): not a hosted edit.
-    const contentR = r.sha !== b.sha && !(contentL && own?.has(r.sha) === true);
     const pathL = l.path !== b.lp;
-    const pathR = r.path !== b.rp;
+    // The hosted memory holding what a sync pushed (its answer lost, or the sync failed before
+    // recording it) has not been edited there: the local side, edited since, goes over it.
+    const mine = ownPush(r);
+    const contentR = r.sha !== b.sha && !(contentL && mine);
+    const pathR = r.path !== b.rp && !(pathL && mine);
     if (l.sha === r.sha && rl === l.path) {
       const next = { lp: l.path, rp: r.path, sha: r.sha, rv: r.versionId };
       if (b.lp !== next.lp || b.rp !== next.rp || b.sha !== next.sha || b.rv !== next.rv || b.lm !== l.memoryId) {
@@ -292,6 +294,13 @@ export function plan(input: PlanInput): Plan {
     claimedLocal.add(l.path);
     if (l.sha === r.sha) {
       actions.push({ ...common, conflict: null, side: 'base', next: fromRemote(r, rl), path: rl, remotePath: r.path, change: 'modified' });
+      continue;
+    }
+    if (ownPush(r)) {
+      // A sync's own create whose answer never came, the local memory edited since: no conflict.
+      const why = unpushable(l);
+      if (why !== null) skipUnpushable(l, why);
+      else actions.push({ ...common, conflict: null, side: 'remote', op: { kind: 'update', content: true, remotePath: null, ifSha: r.sha, localPath: rl }, path: rl, remotePath: r.path, change: 'modified' });
       continue;
     }
     const c = { kind: 'create-create' as const, localSha: l.sha, remoteSha: r.sha, baseSha: null };

@@ -7,8 +7,15 @@
  * The peer SDK is only duck-typed here: any version that has `beta.memoryStores` works.
  */
 
-import { UnsupportedError } from '../errors.js';
+import { HostedAnswerError, UnsupportedError } from '../errors.js';
 import { Limit } from '../limit.js';
+
+/**
+ * Most pages one listing follows. The cursor is the server's: one that repeats is caught at once,
+ * and this bounds one that never repeats and never ends (10 million memories at 100 a page, far
+ * beyond any hosted store).
+ */
+export const MAX_LIST_PAGES = 100_000;
 
 /** The first `@anthropic-ai/sdk` release with `client.beta.memoryStores` (checked on npm). */
 export const MIN_SDK_VERSION = '0.91.0';
@@ -59,6 +66,8 @@ export type WriteFailure =
   | { kind: 'precondition' }
   | { kind: 'path-conflict'; conflictingPath: string | null }
   | { kind: 'not-found' }
+  /** Not sent: the local memory no longer holds what the plan pushes. */
+  | { kind: 'local-changed' }
   | { kind: 'refused'; status: number; detail: string };
 
 export class RemoteWriteError extends Error {
@@ -142,6 +151,10 @@ export class RemoteStore {
         try {
           return await send();
         } catch (raw) {
+          // An answer that is not JSON (the SDK's parse throws SyntaxError) is not retried: the
+          // server is saying something the sync cannot read, and a write it answered may have
+          // landed (the push records tell, see pushes.ts).
+          if (raw instanceof SyntaxError) throw new HostedAnswerError(`the hosted memory store answered with a body that is not JSON (${raw.message})`, { cause: raw });
           const e = (raw ?? {}) as ApiErrorLike;
           if (typeof e !== 'object' || !transient(e) || attempt >= this.#maxAttempts) throw raw;
           const backoff = Math.min(8000, 200 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
@@ -170,21 +183,39 @@ export class RemoteStore {
     }
   }
 
+  /** A wire memory as the sync reads it; anything without its fields is a typed error, not a crash later. */
   static #memory(w: WireMemory): RemoteMemory {
+    const ok =
+      typeof w === 'object' && w !== null &&
+      typeof w.id === 'string' && typeof w.path === 'string' && typeof w.memory_version_id === 'string' &&
+      typeof w.content_sha256 === 'string' && /^[0-9a-f]{64}$/.test(w.content_sha256) &&
+      Number.isSafeInteger(w.content_size_bytes) && w.content_size_bytes >= 0 &&
+      (w.content === undefined || w.content === null || typeof w.content === 'string');
+    if (!ok) throw new HostedAnswerError(`the hosted memory store answered a memory without its id, path, version, hash or size: ${JSON.stringify(w)?.slice(0, 200)}`);
     return { id: w.id, path: w.path, sha: w.content_sha256, size: w.content_size_bytes, versionId: w.memory_version_id, content: w.content };
   }
 
   /** Every memory of the store, path-ordered pages of `limit`; `full` brings the content (20 a page). */
   async list(full = false): Promise<RemoteMemory[]> {
     const out: RemoteMemory[] = [];
+    const seen = new Set<string>();
     let page: string | undefined;
     do {
+      if (page !== undefined) {
+        // A cursor seen before would list the same pages again, and again: a cycle, not an end.
+        if (seen.has(page)) throw new HostedAnswerError(`the hosted memory store's listing repeats its page cursor ${JSON.stringify(page.slice(0, 80))}: a cycle, not followed`);
+        if (seen.size >= MAX_LIST_PAGES) throw new HostedAnswerError(`the hosted memory store's listing did not end within ${MAX_LIST_PAGES} pages`);
+        seen.add(page);
+      }
       const params: Record<string, unknown> = { limit: full ? 20 : 100, view: full ? 'full' : 'basic' };
       if (page !== undefined) params['page'] = page;
       // Await the page itself (not the SDK's auto-paginating iterator): each page is one counted,
       // retried request.
       const body = await this.#call(() => this.#api.list(this.storeId, params, { maxRetries: 0 }));
-      for (const item of body.data) if (item.type === 'memory') out.push(RemoteStore.#memory(item));
+      if (typeof body !== 'object' || body === null || !Array.isArray(body.data) || (body.next_page != null && typeof body.next_page !== 'string')) {
+        throw new HostedAnswerError(`the hosted memory store answered a listing page without data or with a cursor that is not a string: ${JSON.stringify(body)?.slice(0, 200)}`);
+      }
+      for (const item of body.data) if (item?.type === 'memory') out.push(RemoteStore.#memory(item));
       page = body.next_page ?? undefined;
     } while (page !== undefined);
     return out;

@@ -108,7 +108,12 @@ export type SkipReason =
   /** The other side kept changing under this sync; the next sync takes it up. */
   | 'changed-during-sync'
   /** The hosted store refused the request. */
-  | 'remote-error';
+  | 'remote-error'
+  /**
+   * The hosted store states a content hash that is not the hash of the content it holds (or was
+   * sent): not carried until it does, rather than carried back and forth on every sync.
+   */
+  | 'hash-mismatch';
 
 /** One memory not carried across, and why. */
 export interface SyncSkip {
