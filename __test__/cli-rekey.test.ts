@@ -1,7 +1,8 @@
 // The CLI's re-key (issue 33): `rotate-key --reencrypt` rewrites the store under a fresh data
 // key (a copy of the old KEY file and the old key then open nothing), and a SIGKILL at any
-// moment of it leaves the store opening with the old key or the new one, whole.
-import { spawn } from 'node:child_process';
+// moment of it leaves the store opening with the old key or the new one, whole. Also: a
+// `--key-file` that is not a regular file (a FIFO would block the open forever) is refused.
+import { spawn, spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -106,5 +107,28 @@ describe('rabosh-memory rotate-key --reencrypt', () => {
     // Reported so a run shows where its kills fell (which depends on the machine's speed).
     console.log(`re-key took ${whole} ms whole; kill outcomes: ${outcomes.join(' ')}`);
     expect(outcomes.length).toBe(12);
+  });
+});
+
+describe('--key-file that is not a regular file', () => {
+  it.skipIf(process.platform === 'win32')('is refused at once: a FIFO, a directory, a device', async () => {
+    const t = setup();
+    await seed(t.store, { '/memories/a.md': 'alpha' });
+    const fifo = join(t.root, 'key.fifo');
+    expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+    // Bounded: a CLI that opened the FIFO for reading would wait for a writer forever.
+    const run = (path: string) => spawnSync(process.execPath, [bin, 'view', t.store, '--key-file', path], { encoding: 'utf8', timeout: 20_000 });
+    const r = run(fifo);
+    expect(r.signal, 'the CLI blocked on the FIFO').toBeNull();
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('is a FIFO, not a regular file');
+    const newKey = spawnSync(process.execPath, [bin, 'rotate-key', t.store, '--key-file', fifo, '--new-key-file', fifo], {
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(newKey.signal).toBeNull();
+    expect(newKey.stderr).toContain('FIFO');
+    expect(run(t.root).stderr).toContain('is a directory, not a regular file');
+    expect(run('/dev/zero').stderr).toContain('is a device, not a regular file');
   });
 });
