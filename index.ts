@@ -8,7 +8,7 @@ export type {
   Snapshot,
   VerifyReport,
 } from './src/store.js';
-export type { EncryptionOptions } from './src/encryption.js';
+export type { EncryptionOptions, RekeyOptions } from './src/encryption.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
 export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
 export type {

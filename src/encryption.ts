@@ -92,3 +92,30 @@ export async function withKey<T>(key: Uint8Array | undefined, call: (key: Uint8A
     key?.fill(0);
   }
 }
+
+/** The options of `Rabosh.rekey`: the store's current key, and the key to wrap the new data key. */
+export interface RekeyOptions {
+  /** The store's current key, as at open: `{ key }` or `{ keyProvider }`. */
+  encryption: EncryptionOptions;
+  /** The host key that wraps the fresh data key: 32 bytes (it may be the current key). */
+  newKey: Uint8Array;
+}
+
+const REKEY_KEYS = ['encryption', 'newKey'] as const;
+
+/** Checks `Rabosh.rekey`'s options: the current key's source and a copy of the new key. */
+export function rekeyOptions(value: unknown): { source: KeySource; newKey: Uint8Array } {
+  if (typeof value !== 'object' || value === null || value instanceof Uint8Array) {
+    throw new InvalidOptionError(`invalid options: ${describe(value)} (expected { encryption, newKey })`);
+  }
+  const o = optionRecord(value);
+  for (const k of Object.keys(o)) {
+    // The value is not shown: a misspelt `newKey` holds a key.
+    if (!(REKEY_KEYS as readonly string[]).includes(k)) throw new InvalidOptionError(`invalid option ${k}: unknown option`);
+  }
+  const source = encryptionOption(o['encryption']);
+  if (source === undefined) {
+    throw new InvalidOptionError('invalid option encryption: the current key is needed ({ key } or { keyProvider })');
+  }
+  return { source, newKey: keyBytes(o['newKey'], 'newKey') };
+}

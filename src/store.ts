@@ -1,6 +1,15 @@
 /** `Rabosh`: the store a host opens and owns; handlers are built over it. */
 
-import { encryptionOption, type EncryptionOptions, keyBytes, type KeySource, resolveKey, withKey } from './encryption.js';
+import {
+  encryptionOption,
+  type EncryptionOptions,
+  keyBytes,
+  type KeySource,
+  rekeyOptions,
+  type RekeyOptions,
+  resolveKey,
+  withKey,
+} from './encryption.js';
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
 import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
 import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
@@ -314,6 +323,27 @@ export class Rabosh {
     await withKey(key, (k) => native(() => this.#native.rotateKey(k as Uint8Array)));
   }
 
+  /**
+   * Re-key the closed encrypted store in `dir`: every live memory is rewritten under a fresh data
+   * key, wrapped by `options.newKey` (which may be the current key), and the old data key is gone
+   * from the directory. Unlike {@link Rabosh.rotateKey} (a rewrap), a copy of the old `KEY` file
+   * together with the old key then opens nothing the store holds (docs/encryption.md). Crash-safe:
+   * a kill at any point leaves the store opening with the current key or the new one, whole. The
+   * store must be closed everywhere (`StoreLockedError` otherwise); a wrong current key is
+   * `WrongKeyError` and a plain store `NotEncryptedError`, writing nothing. A `postgres://` URL
+   * is refused (`UnsupportedError`): its rows are re-sealed by export and import.
+   */
+  static async rekey(dir: string, options: RekeyOptions): Promise<void> {
+    if (typeof dir !== 'string' || dir === '') throw new TypeError('Rabosh.rekey needs a store directory');
+    const { source, newKey } = rekeyOptions(options);
+    try {
+      const key = await resolveKey(source);
+      await withKey(key, (k) => rewriteStore(dir, k, newKey));
+    } finally {
+      newKey.fill(0);
+    }
+  }
+
   /** Whether the store is encrypted at rest. */
   get encrypted(): boolean {
     return nativeSync(() => this.#native.isEncrypted());
@@ -405,18 +435,23 @@ export class Rabosh {
   static async reencrypt(dir: string, keys: { from?: Uint8Array; to?: Uint8Array }): Promise<void> {
     if (typeof keys !== 'object' || keys === null) throw new InvalidOptionError('invalid option keys: expected { from?, to? }');
     refuseUnknownKeys(keys as Record<string, unknown>, ['from', 'to']);
-    const f = keys.from === undefined ? undefined : keyBytes(keys.from, 'from');
-    const t = keys.to === undefined ? undefined : keyBytes(keys.to, 'to');
-    try {
-      await native(() => NativeStore.reencrypt(dir, f, t));
-    } finally {
-      f?.fill(0);
-      t?.fill(0);
-    }
+    await rewriteStore(dir, keys.from, keys.to);
   }
 
   /** Same as {@link Rabosh.close}, for `await using db = await Rabosh.open(dir)`. */
   [Symbol.asyncDispose](): Promise<void> {
     return this.close();
+  }
+}
+
+/** The engine's crash-safe rewrite of a closed store from key `from` to key `to` (absent: plain). */
+async function rewriteStore(dir: string, from: Uint8Array | undefined, to: Uint8Array | undefined): Promise<void> {
+  const f = from === undefined ? undefined : keyBytes(from, 'from');
+  const t = to === undefined ? undefined : keyBytes(to, 'to');
+  try {
+    await native(() => NativeStore.reencrypt(dir, f, t));
+  } finally {
+    f?.fill(0);
+    t?.fill(0);
   }
 }

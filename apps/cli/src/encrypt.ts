@@ -2,7 +2,8 @@
  * `encrypt`, `decrypt` and `rotate-key`: moving a store directory between plain and encrypted
  * (the engine's crash-safe rewrite of a closed store: after a kill at any point the directory
  * opens with the old key or the new one, never neither), and replacing the key of an encrypted
- * store (the data key is rewrapped; no data is rewritten). Keys come from files (keyfile.ts).
+ * store: the data key is rewrapped (no data is rewritten) or, with `--reencrypt`, replaced by a
+ * fresh one (the same rewrite, encrypted to encrypted). Keys come from files (keyfile.ts).
  */
 import type { Command } from 'commander';
 import { Rabosh } from 'rabosh-memory';
@@ -14,6 +15,7 @@ interface Common {
   json?: boolean;
   keyFile?: string;
   newKeyFile?: string;
+  reencrypt?: boolean;
 }
 
 type Sub = (name: string, description: string) => Command;
@@ -66,11 +68,26 @@ export function addEncryptionCommands(sub: Sub, out: Out): void {
       out(opts, `decrypted ${dir}`, { encrypted: false, dir });
     });
 
-  sub('rotate-key', "replace an encrypted store's key: the data key is rewrapped, no data rewritten")
+  sub('rotate-key', "replace an encrypted store's key: the data key is rewrapped (no data rewritten), or re-keyed with --reencrypt")
     .argument('<dir>', 'store directory or postgres:// URL')
     .requiredOption('--new-key-file <path>', 'the new key, in the same forms as --key-file')
+    .option('--reencrypt', 'rewrite every memory under a fresh data key, so a copy of the old KEY file opens nothing (crash-safe; the store must be closed)')
     .action(async (dir: string, opts: Common) => {
       const keyFile = needKey(opts, 'rotate-key');
+      if (opts.reencrypt === true) {
+        directoryStore(dir, 'rotate-key --reencrypt');
+        const oldKey = readKeyFile(keyFile);
+        let newKey: Buffer;
+        try {
+          newKey = readKeyFile(opts.newKeyFile as string, '--new-key-file');
+        } catch (e) {
+          oldKey.fill(0);
+          throw e;
+        }
+        await rewrite(dir, oldKey, newKey);
+        out(opts, `re-keyed ${dir}`, { rotated: true, reencrypted: true, dir });
+        return;
+      }
       refuseNonDirectory(dir);
       if (!isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
       const newKey = readKeyFile(opts.newKeyFile as string, '--new-key-file');
@@ -95,6 +112,6 @@ export function addEncryptionCommands(sub: Sub, out: Out): void {
         oldKey?.fill(0);
         newKey.fill(0);
       }
-      out(opts, `rotated the key of ${storeName(dir)}`, { rotated: true, dir: storeName(dir) });
+      out(opts, `rotated the key of ${storeName(dir)}`, { rotated: true, reencrypted: false, dir: storeName(dir) });
     });
 }

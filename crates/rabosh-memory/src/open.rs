@@ -101,7 +101,7 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
 pub fn reencrypt(dir: &str, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
     if is_url(dir) {
         return Err(Error::Unsupported(crate::Unsupported {
-            what: "encrypt and decrypt in place".into(),
+            what: "encrypt, decrypt and re-key in place".into(),
             backend: "PostgreSQL",
             why: "export the store and import it into a schema opened with (or without) a key",
         }));

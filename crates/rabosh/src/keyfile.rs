@@ -214,7 +214,8 @@ impl Store {
     /// Rewraps the data key under `new`: crash-safe (the KEY file is replaced by an atomic
     /// rename, so after a kill the old key or the new one opens the store, never neither); no
     /// data is rewritten. `NotEncrypted` on a plain store. In shared mode the other processes
-    /// keep working (the data key is unchanged); the next open anywhere needs `new`.
+    /// keep working (the data key is unchanged); the next open anywhere needs `new`. A copy of
+    /// the old KEY file still opens the store with the old key: [`crate::reencrypt`] re-keys.
     pub fn rotate_key(&self, new: Encryption) -> Result<()> {
         let Some(dk) = &self.data_key else {
             return Err(Error::NotEncrypted { dir: self.dir.clone() });

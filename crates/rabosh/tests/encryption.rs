@@ -149,3 +149,64 @@ fn a_power_loss_at_any_step_of_a_rotation_leaves_the_old_or_the_new_key() {
     }
     assert_eq!(which.len(), 2, "both outcomes reached: {which:?}");
 }
+
+/// A copy of every file of `from` into `to` (flat: a store directory has no subdirectories).
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, to.join(p.file_name().unwrap())).unwrap();
+    }
+}
+
+/// Issue 33, the attack: someone kept a copy of `KEY` from before the rotation and later learns
+/// the old host key. After a rewrap (`rotate_key`) that pair still unwraps the data key, which
+/// seals everything, including what is written after the rotation. After a re-key (`reencrypt`
+/// to a fresh data key) it unwraps a data key that no longer seals anything in the store.
+#[test]
+fn an_old_key_file_and_the_old_host_key_open_a_rewrapped_store_but_nothing_after_a_rekey() {
+    let tmp = tempfile::tempdir().unwrap();
+    for rekey in [false, true] {
+        let dir = tmp.path().join(if rekey { "rekeyed" } else { "rewrapped" });
+        let s = Store::open(&dir, enc(1)).unwrap();
+        put(&s, "kept", "written before", "m");
+        s.close().unwrap();
+        drop(s);
+        let leaked = std::fs::read(dir.join("KEY")).unwrap();
+        if rekey {
+            rabosh::reencrypt(&dir, Some(key(1)), Some(key(2))).unwrap();
+        } else {
+            let s = Store::open(&dir, enc(1)).unwrap();
+            s.rotate_key(key(2)).unwrap();
+            s.close().unwrap();
+        }
+        let s = Store::open(&dir, enc(2)).unwrap();
+        put(&s, "after", "written after", "m");
+        s.close().unwrap();
+        drop(s);
+        assert_ne!(std::fs::read(dir.join("KEY")).unwrap(), leaked);
+
+        // The attacker's view: the store's files now, with the old KEY put back.
+        let stolen = tmp.path().join(format!("{}-stolen", dir.file_name().unwrap().to_string_lossy()));
+        copy_dir(&dir, &stolen);
+        std::fs::write(stolen.join("KEY"), &leaked).unwrap();
+        let read = Store::open(&stolen, enc(1)).and_then(|s| {
+            let snap = s.snapshot()?;
+            Ok((snap.get(b"kept")?, snap.get(b"after")?))
+        });
+        if rekey {
+            // The old data key opens no segment: the open (or the first read) is refused.
+            let e = read.expect_err("the old KEY and the old host key read a re-keyed store");
+            assert_eq!(e.code(), "RABOSH_CORRUPTION", "{e}");
+        } else {
+            let (kept, after) = read.expect("a rewrapped store opens with its old KEY and old host key");
+            assert_eq!(kept.as_deref(), Some(&b"written before"[..]));
+            assert_eq!(after.as_deref(), Some(&b"written after"[..]));
+        }
+        // The store itself opens with the new key, whole.
+        let s = Store::open(&dir, enc(2)).unwrap();
+        let snap = s.snapshot().unwrap();
+        assert_eq!(snap.get(b"kept").unwrap().as_deref(), Some(&b"written before"[..]));
+        assert_eq!(snap.get(b"after").unwrap().as_deref(), Some(&b"written after"[..]));
+    }
+}
