@@ -94,8 +94,9 @@ try {
     { env, stdio: 'inherit' });
   // From the server's own directory, like every pg() call: the caller's may be one the postgres
   // user cannot enter (a clone under a 0700 parent), and pg_ctl changes into it.
-  const restart = `cd ${shellQuote(dir)} && ` + [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data,
-    '-l', log, '-w', '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  const pgCtl = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
+    '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  const restart = `cd ${shellQuote(dir)} && ${pgCtl}`;
   // SIGSTOP / SIGCONT of this server only: its postmaster (first line of postmaster.pid, read
   // at each use since a restart changes it) and the postmaster's children, never another
   // helper's server. The postmaster stops first (no new backends) and continues last.
