@@ -66,7 +66,9 @@ fn op(o: NativeSyncOp) -> napi::Result<SyncOp> {
     let need =
         |v: Option<String>, what: &str| v.ok_or_else(|| napi::Error::from_reason(format!("sync op needs {what}")));
     Ok(match o.kind {
-        NativeSyncOpKind::Put => SyncOp::Put { path: o.path, content: need(o.content, "content")?, if_match: o.if_match },
+        NativeSyncOpKind::Put => {
+            SyncOp::Put { path: o.path, content: need(o.content, "content")?, if_match: o.if_match }
+        }
         NativeSyncOpKind::Remove => SyncOp::Remove { path: o.path, if_match: need(o.if_match, "ifMatch")? },
         NativeSyncOpKind::Move => {
             SyncOp::Move { from: need(o.from, "from")?, to: o.path, if_match: need(o.if_match, "ifMatch")? }
