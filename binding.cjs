@@ -844,4 +844,5 @@ module.exports.MAX_ACTOR_ID_BYTES = nativeBinding.MAX_ACTOR_ID_BYTES
 module.exports.MAX_ACTOR_TYPE_BYTES = nativeBinding.MAX_ACTOR_TYPE_BYTES
 module.exports.NativeDurability = nativeBinding.NativeDurability
 module.exports.NativeRedact = nativeBinding.NativeRedact
+module.exports.NativeSyncOpKind = nativeBinding.NativeSyncOpKind
 module.exports.nativeVersion = nativeBinding.nativeVersion

@@ -346,12 +346,18 @@ export interface NativeSyncEntry {
 
 /** `kind`: `put` (`ifMatch` absent: the memory must not exist), `remove` or `move` (`from` → `path`). */
 export interface NativeSyncOp {
-  kind: string
+  kind: NativeSyncOpKind
   path: string
   from?: string
   content?: string
   ifMatch?: string
 }
+
+/**
+ * What a sync op does, a closed set like every outcome across the boundary (`'put' | 'remove' |
+ * 'move'` in TypeScript): the compiler refuses any other, and napi refuses it at runtime.
+ */
+export type NativeSyncOpKind = 'put' | 'remove' | 'move'
 
 /** How many memories a scope holds and their total content bytes. */
 export interface NativeUsage {

@@ -16,7 +16,7 @@ afterEach(() => dirs.splice(0).forEach(removeDir));
 
 const OLD = Buffer.alloc(32, 0x41);
 const NEW = Buffer.alloc(32, 0x42);
-const bin = resolve(import.meta.dirname, '..', 'dist', 'esm', 'src', 'cli', 'main.js');
+const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
 
 function setup(): { root: string; store: string; old: string; fresh: string } {
   const root = makeTempDir('rabosh-cli-rekey');

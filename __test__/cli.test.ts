@@ -145,8 +145,10 @@ describe('import says why a file cannot be imported', () => {
   });
 
   it('an unreadable file is "permission denied", not "not valid UTF-8"', () => {
-    // Root reads a chmod 000 file anyway, so as root the CLI runs as `nobody` (uid 65534) over a
-    // tree it can enter; otherwise as this user. On Windows, an ACL denies reading instead.
+    // Root reads a chmod 000 file anyway, so as root the CLI runs as root without the two
+    // capabilities that override file permissions (setpriv): still the owner of the clone and
+    // the tree, so it loads from wherever the repository was cloned (a 0700 parent included),
+    // where another user such as `nobody` could not. On Windows, an ACL denies reading instead.
     const from = join(tmp, 'from');
     writeTree(from, { 'memories/a.md': 'x', 'memories/secret.md': 'y' });
     const secret = join(from, 'memories', 'secret.md');
@@ -156,9 +158,11 @@ describe('import says why a file cannot be imported', () => {
     } else {
       chmodSync(secret, 0o000);
     }
-    if (asRoot) for (const d of [tmp, from, join(from, 'memories')]) chmodSync(d, 0o777);
     const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
-    const r = spawnSync(process.execPath, [bin, 'import', from, store], { encoding: 'utf8', ...(asRoot ? { uid: 65534, gid: 65534 } : {}) });
+    const argv = [process.execPath, bin, 'import', from, store];
+    const noOverride = ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--inh-caps=-all', '--'];
+    const [exe, ...args] = asRoot ? [...noOverride, ...argv] : argv;
+    const r = spawnSync(exe!, args, { encoding: 'utf8' });
     expect(r.stderr).toBe(`rabosh-memory: cannot import ${secret}: permission denied\n`);
     expect(r.status).toBe(1);
     if (process.platform === 'win32') spawnSync('icacls', [secret, '/remove:d', `${process.env['USERNAME']}`]);

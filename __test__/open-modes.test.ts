@@ -2,7 +2,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { IoError, NotAStoreError, Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { InvalidArgumentError, IoError, NotAStoreError, Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { fromNative } from '../src/errors.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
@@ -38,6 +38,22 @@ describe('create: false', () => {
     const again = await RaboshMemoryToolHandler.open(dir, { create: false });
     expect((await again.execute({ command: 'view', path: '/memories/a.md' })).text).toContain('1\tx');
     await again.close();
+  });
+});
+
+describe('a file is not a store', () => {
+  it('is refused with InvalidArgumentError naming it, not the OS text about its MANIFEST', async () => {
+    const file = join(tmp, 'notes.txt');
+    writeFileSync(file, 'not a store');
+    for (const dir of [file, join(file, 'below')]) {
+      for (const create of [false, true]) {
+        const err = await Rabosh.open(dir, { create }).catch((e: unknown) => e);
+        expect(err, `${dir} create ${create}`).toBeInstanceOf(InvalidArgumentError);
+        expect((err as InvalidArgumentError).code).toBe('RABOSH_INVALID_ARGUMENT');
+        expect((err as Error).message).toBe(`${dir} is not a directory: a store is a directory`);
+      }
+    }
+    expect(readdirSync(tmp)).toEqual(['notes.txt']);
   });
 });
 

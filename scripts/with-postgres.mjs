@@ -92,8 +92,11 @@ try {
   const env = { ...process.env, PGPASSWORD: password };
   execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'rabosh_test'],
     { env, stdio: 'inherit' });
-  const restart = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
+  // From the server's own directory, like every pg() call: the caller's may be one the postgres
+  // user cannot enter (a clone under a 0700 parent), and pg_ctl changes into it.
+  const pgCtl = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
     '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  const restart = `cd ${shellQuote(dir)} && ${pgCtl}`;
   // SIGSTOP / SIGCONT of this server only: its postmaster (first line of postmaster.pid, read
   // at each use since a restart changes it) and the postmaster's children, never another
   // helper's server. The postmaster stops first (no new backends) and continues last.
@@ -133,11 +136,15 @@ function run(env) {
   });
 }
 
-/** Runs a PostgreSQL binary, as the postgres user when this script is root. */
+/**
+ * Runs a PostgreSQL binary, as the postgres user when this script is root, in the server's own
+ * directory: this script's working directory may be one the postgres user cannot enter (a clone
+ * under a 0700 parent such as `mktemp -d`), and pg_ctl and initdb change into it.
+ */
 function pg([name, ...rest], options) {
   const exe = join(bin, name);
-  if (owner) return execFileSync('runuser', ['-u', 'postgres', '--', exe, ...rest], options);
-  return execFileSync(exe, rest, options);
+  if (owner) return execFileSync('runuser', ['-u', 'postgres', '--', exe, ...rest], { cwd: dir, ...options });
+  return execFileSync(exe, rest, { cwd: dir, ...options });
 }
 
 /**

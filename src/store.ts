@@ -126,9 +126,10 @@ export interface RaboshStats {
   seq: number;
   /**
    * With `history` on: the versions of every scope and their content bytes, apart from the
-   * memories (`keys` and the byte figures above include them).
+   * memories (`keys` and the byte figures above include them), and `since`, when the store began
+   * recording history (changes before it have no versions).
    */
-  history?: HistoryUsage;
+  history?: HistoryUsage & { since: Date };
 }
 
 /** What {@link Rabosh.checkpoint} wrote. */
@@ -371,7 +372,8 @@ export class Rabosh {
   /** Counters of the work done so far. */
   stats(): RaboshStats {
     const stats: RaboshStats = nativeSync(() => this.#native.stats());
-    return this.#history === null ? stats : { ...stats, history: nativeSync(() => this.#native.historyStats()) };
+    if (this.#history === null) return stats;
+    return { ...stats, history: { ...nativeSync(() => this.#native.historyStats()), since: new Date(this.#history.sinceMs) } };
   }
 
   /** Reclaim space held by overwritten and deleted data (explicit maintenance). */

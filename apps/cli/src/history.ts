@@ -1,5 +1,6 @@
 /**
- * The history subcommands (docs/guide/history.md): `history`, `show`, `revert`, `redact`. Like the other
+ * The history subcommands (docs/guide/history.md): `history-on`, `history`, `show`, `revert`, `redact`.
+ * `history-on` turns the store's history on (it stays on, as for every opener). Like the other
  * read commands they open with `create: false`, so a missing, empty or non-store directory is
  * refused and left as it was; and they refuse a store that does not record history (a revert
  * from the shell is then recorded like any other change, since history is the store's).
@@ -16,29 +17,47 @@ interface Common {
   keyFile?: string;
 }
 
+/** Who the CLI's changes (import, expire, revert) are recorded as, as the inspector and MCP server name theirs. */
+export const CLI_ACTOR = { type: 'user', id: 'cli' } as const;
+
+/**
+ * The versions of the memory at `path`, newest first, following it through renames (its
+ * memoryId) to its earlier names; a path no memory's newest version holds falls back to the
+ * versions recorded at that path. The CLI's `history` and the inspector answer with this one.
+ */
+export async function memoryVersions(h: RaboshMemoryToolHandler, path: string, page: { limit: number; cursor?: string }) {
+  const newest = (await h.versions({ path, limit: 1 })).data[0];
+  return h.versions({ ...(newest === undefined ? { path } : { memoryId: newest.memoryId }), ...page });
+}
+
 type Sub = (name: string, description: string) => Command;
 type Out = (opts: Common, human: string, json: unknown) => void;
 
-async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
+/** Opens an existing store (never creating one); `history: true` turns its history on. */
+async function openStore(dir: string, opts: Common, history: boolean): Promise<Rabosh> {
   refuseNonDirectory(dir);
-  const url = isUrl(dir);
-  if (!url && holdsNothing(dir)) throw noStore(dir);
-  let db: Rabosh;
+  if (!isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
   try {
-    db = await withKeyFile(opts.keyFile, (encryption) => Rabosh.open(dir, { create: false, ...encryption }));
+    return await withKeyFile(opts.keyFile, (encryption) => Rabosh.open(dir, { create: false, ...(history ? { history: true } : {}), ...encryption }));
   } catch (e) {
     if (isNotAStore(e)) throw noStore(dir);
     throw asCliError(e, storeName(dir));
   }
+}
+
+async function withHandler<T>(dir: string, opts: Common, work: (h: RaboshMemoryToolHandler) => Promise<T>): Promise<T> {
+  const db = await openStore(dir, opts, false);
   try {
     if (db.stats().history === undefined) {
+      // A URL may carry a password: the advice spells the command without it.
+      const target = isUrl(dir) ? '<url>' : dir;
       throw new CliError(
-        `${storeName(dir)} does not record history (open it once with history: true to turn it on)`,
+        `${storeName(dir)} does not record history: turn it on with \`rabosh-memory history-on ${target}\` (changes are recorded from then on, not before)`,
         EXIT.failed,
         'CLI_NO_HISTORY',
       );
     }
-    return await work(new RaboshMemoryToolHandler(db, opts.scope === undefined ? {} : { scope: opts.scope }));
+    return await work(new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), actor: CLI_ACTOR }));
   } finally {
     await db.close();
   }
@@ -65,6 +84,18 @@ function positiveInt(raw: string): number {
 }
 
 export function addHistoryCommands(sub: Sub, out: Out): void {
+  sub('history-on', 'turn version history on for a store: every change from now on is recorded (it stays on)')
+    .argument('<dir>', 'store directory or postgres:// URL')
+    .action(async (dir: string, opts: Common) => {
+      const db = await openStore(dir, opts, true);
+      try {
+        const since = (db.stats().history?.since ?? new Date()).toISOString();
+        out(opts, `${storeName(dir)} records history since ${since}: every change from then on is a version; earlier ones have none`, { history: true, since });
+      } finally {
+        await db.close();
+      }
+    });
+
   sub('history', 'list the recorded versions of a memory (or of a directory with --prefix), newest first')
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<path>', 'memory path')
@@ -72,7 +103,8 @@ export function addHistoryCommands(sub: Sub, out: Out): void {
     .option('--limit <n>', 'at most this many versions (default 100)', positiveInt)
     .action(async (dir: string, path: string, opts: Common & { prefix?: boolean; limit?: number }) => {
       await withHandler(dir, opts, async (h) => {
-        const page = await h.versions({ ...(opts.prefix ? { pathPrefix: path } : { path }), limit: opts.limit ?? 100 });
+        const limit = opts.limit ?? 100;
+        const page = opts.prefix ? await h.versions({ pathPrefix: path, limit }) : await memoryVersions(h, path, { limit });
         const human = page.data.length === 0 ? `no versions of ${path}` : page.data.map(line).join('\n');
         out(opts, human, { data: page.data.map(json), nextCursor: page.nextCursor ?? null });
       });

@@ -5,7 +5,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from 'rabosh-memory';
 import { parseBefore } from './dates.js';
-import { addHistoryCommands } from './history.js';
+import { CLI_ACTOR, addHistoryCommands } from './history.js';
 import { addUiCommand } from './inspector/command.js';
 import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
@@ -83,7 +83,7 @@ async function withStore<T>(dir: string, create: boolean, opts: Common, work: (d
 }
 
 function handlerFor(db: Rabosh, opts: Common, extra: Record<string, unknown> = {}): RaboshMemoryToolHandler {
-  return new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), ...extra });
+  return new RaboshMemoryToolHandler(db, { ...(opts.scope === undefined ? {} : { scope: opts.scope }), actor: CLI_ACTOR, ...extra });
 }
 
 function parseRange(raw: string): [number, number] {
@@ -248,14 +248,14 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
         const s = storeFigures(db.stats());
-        const width = Math.max(...Object.keys(s).map((k) => k.length));
-        out(
-          opts,
-          Object.entries(s)
-            .map(([k, v]) => `${k.padEnd(width)}  ${v}`)
-            .join('\n'),
-          s,
-        );
+        const { history, ...figures } = s;
+        // Every figure is a number but history's, which is two: said in words.
+        const lines: [string, string | number][] = Object.entries(figures);
+        if (history !== undefined) {
+          lines.push(['history', `${count(history.versions, 'version', 'versions')}, ${sizeText(history.bytes)} (${count(history.bytes, 'byte', 'bytes')})`]);
+        }
+        const width = Math.max(...lines.map(([k]) => k.length));
+        out(opts, lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'), s);
       });
     });
 

@@ -3,8 +3,8 @@
  * `/memories/a/b.md` is the file `<root>/memories/a/b.md`, bytes = the content's UTF-8.
  */
 import { randomBytes } from 'node:crypto';
-import type { Stats } from 'node:fs';
-import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, writeFile } from 'node:fs/promises';
+import { constants, type Stats } from 'node:fs';
+import { lstat, mkdir, open, readdir, rename, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { MemoryPath } from 'rabosh-memory';
 import { CliError } from './exit.js';
@@ -44,6 +44,10 @@ export function fsReason(e: unknown): string {
       return 'no space left on the device';
     case 'ENAMETOOLONG':
       return 'file name too long for this file system';
+    case 'EROFS':
+      return 'read-only file system';
+    case 'ENOTDIR':
+      return 'a part of the path is not a directory';
     default:
       return err.code ? `${err.code}: ${err.message}` : String(err.message ?? e);
   }
@@ -84,9 +88,14 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
   if ((await lstatOrNull(final)) && (await readdir(final)).length > 0) {
     throw new CliError(`cannot export: ${final} already exists and is not empty`, 1, 'CLI_TARGET_EXISTS');
   }
-  await mkdir(to, { recursive: true });
   const staging = join(to, `.memories.export-${process.pid}-${randomBytes(4).toString('hex')}`);
-  await mkdir(staging);
+  try {
+    await mkdir(to, { recursive: true });
+    await mkdir(staging);
+  } catch (e) {
+    // A read-only or unwritable target, a path through a file: said with the target named.
+    throw new CliError(`cannot export to ${to}: ${fsReason(e)}; nothing was exported`, 1, (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED');
+  }
   let bytes = 0;
   try {
     for (const f of files) {
@@ -106,9 +115,13 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
       bytes += data.length;
       progress.tick();
     }
-    // An empty <to>/memories is replaced (rename cannot replace a directory on every OS).
-    if (await lstatOrNull(final)) await rmdir(final);
-    await rename(staging, final);
+    try {
+      // An empty <to>/memories is replaced (rename cannot replace a directory on every OS).
+      if (await lstatOrNull(final)) await rmdir(final);
+      await rename(staging, final);
+    } catch (e) {
+      throw new CliError(`cannot export to ${final}: ${fsReason(e)}; nothing was exported`, 1, (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED');
+    }
   } catch (e) {
     await rm(staging, { recursive: true, force: true });
     throw e;
@@ -119,6 +132,79 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
 interface SourceFile {
   abs: string;
   memoryPath: string;
+  /** What the walk saw at `abs`: the file read must be this very file. */
+  listed: Stats;
+}
+
+/**
+ * Never follow a link and never wait on a FIFO or device at open (the flags are 0 where the OS
+ * has none: on Windows a name is not swapped for a FIFO, and the identity check below still holds).
+ */
+const OPEN_SOURCE = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0);
+const CHUNK = 64 * 1024;
+
+/**
+ * Reads the file the walk listed at `abs`, judging what was opened rather than the name checked
+ * earlier: between the walk and the read the name may have been replaced by a link to a file
+ * outside the tree, a FIFO or another file. Opened without following a link or blocking, then
+ * refused unless the descriptor is a regular file and the very file (device and inode) listed.
+ * Reads at most `maxBytes + 1` bytes, so a file that grew is told too large without reading it.
+ */
+async function readListed({ abs, listed }: SourceFile, maxBytes: number): Promise<Buffer> {
+  const bad = (why: string) => new CliError(`cannot import ${abs}: ${why}`, 1, 'CLI_BAD_SOURCE');
+  let fh: Awaited<ReturnType<typeof open>>;
+  try {
+    fh = await open(abs, OPEN_SOURCE);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw bad(`it was replaced by a symbolic link after it was listed (links are not followed)`);
+    throw bad(fsReason(e));
+  }
+  try {
+    const st = await fh.stat();
+    if (!st.isFile()) throw bad('it was replaced by something that is not a regular file after it was listed');
+    if (st.dev !== listed.dev || st.ino !== listed.ino) throw bad('it was replaced by another file after it was listed');
+    const chunks: Buffer[] = [];
+    let total = 0;
+    for (;;) {
+      const chunk = Buffer.alloc(CHUNK);
+      const { bytesRead } = await fh.read(chunk, 0, CHUNK, null);
+      if (bytesRead === 0) break;
+      chunks.push(chunk.subarray(0, bytesRead));
+      total += bytesRead;
+      // It may have grown since it was listed.
+      if (total > maxBytes) throw bad(`too large (over ${maxBytes} bytes; a memory holds at most ${maxBytes})`);
+    }
+    return Buffer.concat(chunks, total);
+  } catch (e) {
+    throw e instanceof CliError ? e : bad(fsReason(e));
+  } finally {
+    await fh.close();
+  }
+}
+
+const nameUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A directory's entry names, refusing one that is not UTF-8: it can name no memory. */
+async function entryNames(dir: string): Promise<string[]> {
+  let raw: Buffer[];
+  try {
+    raw = await readdir(dir, { encoding: 'buffer' });
+  } catch (e) {
+    throw new CliError(`cannot import ${dir}: ${fsReason(e)}`, 1, 'CLI_BAD_SOURCE');
+  }
+  const names = raw.map((name) => {
+    try {
+      return nameUtf8.decode(name);
+    } catch {
+      const shown = join(dir, name.toString('utf8'));
+      throw new CliError(
+        `cannot import ${shown}: its file name is not valid UTF-8 (memory paths are text); rename it`,
+        1,
+        'CLI_BAD_SOURCE',
+      );
+    }
+  });
+  return names.sort();
 }
 
 /**
@@ -141,16 +227,15 @@ export async function readTree(
   if (!st.isDirectory()) throw new CliError(`cannot import: ${root} is not a directory`, 1, 'CLI_NO_SOURCE');
   const found: SourceFile[] = [];
   async function walk(dir: string, memoryDir: string): Promise<void> {
-    let names: string[];
-    try {
-      names = (await readdir(dir)).sort();
-    } catch (e) {
-      throw new CliError(`cannot import ${dir}: ${fsReason(e)}`, 1, 'CLI_BAD_SOURCE');
-    }
-    for (const name of names) {
+    for (const name of await entryNames(dir)) {
       const abs = join(dir, name);
       const memoryPath = `${memoryDir}/${name}`;
-      const s = await lstat(abs);
+      let s: Stats;
+      try {
+        s = await lstat(abs);
+      } catch (e) {
+        throw new CliError(`cannot import ${abs}: ${fsReason(e)}`, 1, 'CLI_BAD_SOURCE');
+      }
       if (s.isSymbolicLink()) {
         throw new CliError(`cannot import ${abs}: symbolic links are not followed (they could point outside ${root})`, 1, 'CLI_BAD_SOURCE');
       }
@@ -165,24 +250,16 @@ export async function readTree(
       if (s.size > maxBytes) {
         throw new CliError(`cannot import ${abs}: too large (${s.size} bytes; a memory holds at most ${maxBytes})`, 1, 'CLI_BAD_SOURCE');
       }
-      found.push({ abs, memoryPath });
+      found.push({ abs, memoryPath, listed: s });
     }
   }
   await walk(root, '/memories');
   const bar = progress(found.length);
   const files: MemoryFile[] = [];
   try {
-    for (const { abs, memoryPath } of found) {
-      let data: Buffer;
-      try {
-        data = await readFile(abs);
-      } catch (e) {
-        throw new CliError(`cannot import ${abs}: ${fsReason(e)}`, 1, 'CLI_BAD_SOURCE');
-      }
-      // It may have grown since it was listed.
-      if (data.length > maxBytes) {
-        throw new CliError(`cannot import ${abs}: too large (${data.length} bytes; a memory holds at most ${maxBytes})`, 1, 'CLI_BAD_SOURCE');
-      }
+    for (const source of found) {
+      const { abs, memoryPath } = source;
+      const data = await readListed(source, maxBytes);
       let content: string;
       try {
         content = utf8.decode(data);

@@ -9,10 +9,19 @@ use rabosh_memory::{Actor, BaseWrite, SyncApply, SyncOp, hex, id_hex};
 use crate::history_options::NativeActor;
 use crate::memories::NativeMemories;
 
+/// What a sync op does, a closed set like every outcome across the boundary (`'put' | 'remove' |
+/// 'move'` in TypeScript): the compiler refuses any other, and napi refuses it at runtime.
+#[napi(string_enum = "lowercase")]
+pub enum NativeSyncOpKind {
+    Put,
+    Remove,
+    Move,
+}
+
 /// `kind`: `put` (`ifMatch` absent: the memory must not exist), `remove` or `move` (`from` → `path`).
 #[napi(object)]
 pub struct NativeSyncOp {
-    pub kind: String,
+    pub kind: NativeSyncOpKind,
     pub path: String,
     pub from: Option<String>,
     pub content: Option<String>,
@@ -56,11 +65,14 @@ pub struct NativeSyncApplied {
 fn op(o: NativeSyncOp) -> napi::Result<SyncOp> {
     let need =
         |v: Option<String>, what: &str| v.ok_or_else(|| napi::Error::from_reason(format!("sync op needs {what}")));
-    Ok(match o.kind.as_str() {
-        "put" => SyncOp::Put { path: o.path, content: need(o.content, "content")?, if_match: o.if_match },
-        "remove" => SyncOp::Remove { path: o.path, if_match: need(o.if_match, "ifMatch")? },
-        "move" => SyncOp::Move { from: need(o.from, "from")?, to: o.path, if_match: need(o.if_match, "ifMatch")? },
-        other => return Err(napi::Error::from_reason(format!("unknown sync op {other:?}"))),
+    Ok(match o.kind {
+        NativeSyncOpKind::Put => {
+            SyncOp::Put { path: o.path, content: need(o.content, "content")?, if_match: o.if_match }
+        }
+        NativeSyncOpKind::Remove => SyncOp::Remove { path: o.path, if_match: need(o.if_match, "ifMatch")? },
+        NativeSyncOpKind::Move => {
+            SyncOp::Move { from: need(o.from, "from")?, to: o.path, if_match: need(o.if_match, "ifMatch")? }
+        }
     })
 }
 

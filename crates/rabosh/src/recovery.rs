@@ -45,9 +45,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
     // Checked before anything (directory, LOCK) is created. A checkpoint writes its MANIFEST
     // last, so a killed one is refused here too.
-    if !options.create_if_missing
-        && !vfs.exists(&dir.join(MANIFEST)).map_err(|e| Error::io("stat", dir.join(MANIFEST), e))?
-    {
+    if !options.create_if_missing && !manifest_exists(&*vfs, dir)? {
         return Err(Error::NotAStore { dir: dir.to_path_buf() });
     }
     // A directory that is no store and cannot become one is refused before LOCK or WRITER is
@@ -61,8 +59,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     // The key is judged before anything is created or locked: a wrong key, a missing one or a
     // key for a plain store writes nothing. (Judged again under the lock below, where a
     // `reencrypt` that finished meanwhile is seen.)
-    let is_store =
-        |vfs: &dyn Vfs| vfs.exists(&dir.join(MANIFEST)).map_err(|e| Error::io("stat", dir.join(MANIFEST), e));
+    let is_store = |vfs: &dyn Vfs| manifest_exists(vfs, dir);
     crate::keyfile::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
     crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
@@ -549,6 +546,18 @@ pub(crate) fn sweep_unlisted(vfs: &dyn Vfs, dir: &Path, m: &Manifest) {
 /// A directory without a MANIFEST becomes a store only when it holds nothing of anyone's:
 /// numbered data files there are a half-made checkpoint (`Corruption`), anything else not ours
 /// and not foreign is someone's files (`InvalidArgument`).
+/// Whether `dir` holds a MANIFEST. A `dir` that is a file, or a path through one, is no store and
+/// can never become one: it is refused as a bad argument, not as the OS's "Not a directory" on a
+/// MANIFEST path the caller never named.
+fn manifest_exists(vfs: &dyn Vfs, dir: &Path) -> Result<bool> {
+    vfs.exists(&dir.join(MANIFEST)).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotADirectory => {
+            Error::InvalidArgument(format!("{} is not a directory: a store is a directory", dir.display()))
+        }
+        _ => Error::io("stat", dir.join(MANIFEST), e),
+    })
+}
+
 fn refuse_non_store(dir: &Path, names: &[String]) -> Result<()> {
     if let Some(n) = names.iter().find(|n| parse_numbered(n).is_some_and(|(_, ext)| ext != "hint.tmp")) {
         return Err(Error::Corruption {

@@ -90,3 +90,26 @@ fn a_refused_open_of_a_non_store_directory_writes_nothing() {
     assert!(matches!(Store::open(&cp, Options::default()), Err(Error::Corruption { .. })));
     assert_eq!(names(&cp), before);
 }
+
+/// A regular file (or a path through one) is no store and never becomes one: with or without
+/// `create_if_missing` the open answers a bad argument naming the path, not the OS's "Not a
+/// directory" on a MANIFEST path the caller never named, and the file is left as it was.
+#[test]
+fn a_file_is_refused_as_not_a_directory_and_left_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let file = tmp.path().join("notes.txt");
+    std::fs::write(&file, b"not a store").unwrap();
+    for dir in [file.clone(), file.join("below")] {
+        for options in [no_create(), Options::default()] {
+            match Store::open(&dir, options) {
+                Err(Error::InvalidArgument(m)) => {
+                    assert_eq!(m, format!("{} is not a directory: a store is a directory", dir.display()))
+                }
+                Err(e) => panic!("{}: expected InvalidArgument, got {e:?}", dir.display()),
+                Ok(_) => panic!("{}: opened as a store", dir.display()),
+            }
+        }
+    }
+    assert_eq!(std::fs::read(&file).unwrap(), b"not a store");
+    assert_eq!(names(tmp.path()), ["notes.txt"]);
+}

@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { structuredPatch } from 'diff';
 import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
+import { memoryVersions } from '../history.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
 
 /** What the page is told about the store it looks into. */
@@ -138,16 +139,9 @@ export class Api {
     // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
     memory: async (url) => this.handler.get(param(url, 'path')),
     versions: async (url) => {
-      // A memory's versions follow it through renames (its memoryId); a path history never had
-      // a version of falls back to the versions recorded at that path.
-      const path = param(url, 'path');
+      // The CLI's `history` answers the same: a memory's versions follow it through renames.
       const cursor = url.searchParams.get('cursor') ?? undefined;
-      const newest = (await this.handler.versions({ path, limit: 1 })).data[0];
-      const page = await this.handler.versions({
-        ...(newest === undefined ? { path } : { memoryId: newest.memoryId }),
-        limit: 100,
-        ...(cursor ? { cursor } : {}),
-      });
+      const page = await memoryVersions(this.handler, param(url, 'path'), { limit: 100, ...(cursor ? { cursor } : {}) });
       return { data: page.data.map(versionJson), nextCursor: page.nextCursor ?? null };
     },
     version: async (url) => {
