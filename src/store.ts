@@ -71,7 +71,9 @@ export interface RaboshOptions {
   /**
    * Shared stores: the longest, in milliseconds, any call waits for the cross-process commit
    * lock another process holds (through each of its commits) before it fails with
-   * `StoreBusyError` naming the holder; default 5000. Like SQLite's busy timeout: a process
+   * `StoreBusyError` naming the holder (having committed nothing); default 5000. It counts from
+   * the call, time queued behind this process's other commands included, and starts again
+   * whenever another process's commit lands. Like SQLite's busy timeout: a process
    * stopped in a debugger, a laptop asleep mid-commit, or a program holding the lock file cannot
    * freeze the others. Reads (views, listings) do not wait for it when what is durable answers
    * them. A whole number from 0 to 2147483647; anything else throws `InvalidOptionError`, and so

@@ -12,7 +12,7 @@ use crate::fault_codes as codes;
 
 /// A fault as plain data, built on whichever thread hit it and turned into a JS error on the
 /// JS thread.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Fault {
     pub code: &'static str,
     pub message: String,

@@ -82,9 +82,12 @@ impl NativeMemories {
         let m = self.inner.clone();
         let job = move || -> Result<O, Fault> { Ok(f(&m)?.into()) };
         let (pending, promise) = completion::promise(env)?;
-        queue.submit(Box::new(move || {
+        queue.submit(Box::new(move |refused| {
             // The handler (and with it the store) is let go here, before the command settles.
-            let result = guard(job);
+            let result = match refused {
+                Some(fault) => Err(fault),
+                None => guard(job),
+            };
             Box::new(move |durable| pending.settle(after_fsync(result, durable)))
         }));
         Ok(Object::from_raw(env.raw(), promise))

@@ -13,6 +13,14 @@
 //! on a virtual machine (an idle vCPU halted and woken by an interrupt) was the largest part of
 //! a durable command's time beyond its fdatasync (docs/investigations/durable-commands.md: one caller's durable
 //! str_replace 0.29 → 0.23 ms, medians of five bench invocations).
+//!
+//! Shared mode: a batch first takes the cross-process commit lock, waiting for it at most the
+//! lock timeout counted from when its oldest command was queued. When that passes (another
+//! process holds the lock and moves nothing), no command of the batch runs: those that waited
+//! their whole timeout are answered `RABOSH_STORE_BUSY`, the others go back to the head of the
+//! queue and the next batch waits for them, each answered within its own timeout. Run, a
+//! command would wait a timeout of its own for the lock; one that got it would commit what its
+//! answer, failed with the batch, would deny.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
@@ -24,8 +32,15 @@ use crate::fault::{Fault, FaultResult};
 
 /// How a command is settled once its batch's fsync is known: given that fsync's result.
 pub type Settle = Box<dyn FnOnce(&FaultResult<()>) + Send>;
-/// A command: decides and appends (catching its own panics), then says how to settle it.
-pub type Command = Box<dyn FnOnce() -> Settle + Send>;
+/// A command: decides and appends (catching its own panics), then says how to settle it. Given a
+/// fault, it does not run: it settles with that fault (its batch never got the commit lock).
+pub type Command = Box<dyn FnOnce(Option<Fault>) -> Settle + Send>;
+
+/// A command and when it was queued (what its wait for the commit lock counts from).
+struct Queued {
+    since: Instant,
+    command: Command,
+}
 
 /// An idle writer thread lingers this long for the next command before it exits; it holds no
 /// store, so a lingering thread never keeps a store's lock.
@@ -40,7 +55,7 @@ const SPIN: Duration = Duration::from_micros(200);
 
 #[derive(Default)]
 struct State {
-    commands: Vec<Command>,
+    commands: Vec<Queued>,
     /// A writer thread exists (running a batch, or lingering).
     serving: bool,
     /// The writer waits on `wake`: only then does a submit need to wake it.
@@ -97,7 +112,7 @@ impl WriteQueue {
     /// can be started, runs it here as a batch of one rather than lose it.
     pub fn submit(self: &Arc<Self>, command: Command) {
         let mut s = self.lock();
-        s.commands.push(command);
+        s.commands.push(Queued { since: Instant::now(), command });
         self.queued.store(true, Ordering::Release);
         if s.serving {
             // A writer running a batch finds the command itself when it is done: no wake-up
@@ -118,9 +133,11 @@ impl WriteQueue {
             s.serving = true;
             return;
         }
-        let batch = std::mem::take(&mut s.commands);
+        let mut batch = std::mem::take(&mut s.commands);
         drop(s);
-        self.run(batch);
+        while !batch.is_empty() {
+            batch = self.run(batch);
+        }
     }
 
     fn serve(self: Arc<Self>) {
@@ -130,7 +147,15 @@ impl WriteQueue {
                 let batch = std::mem::take(&mut s.commands);
                 self.queued.store(false, Ordering::Relaxed);
                 drop(s);
-                self.run(batch);
+                let left = self.run(batch);
+                s = self.lock();
+                if !left.is_empty() {
+                    // Still within their timeout: first in the next batch, ahead of newer ones.
+                    let newer = std::mem::replace(&mut s.commands, left);
+                    s.commands.extend(newer);
+                    continue;
+                }
+                drop(s);
                 self.spin_for_more();
                 s = self.lock();
                 continue;
@@ -165,29 +190,50 @@ impl WriteQueue {
         }
     }
 
-    fn run(&self, batch: Vec<Command>) {
-        let (settles, durable) = match self.store.upgrade() {
-            // The store is let go before any command settles: once the last one has, a torn-down
-            // JS environment may expect its store closed and its lock free.
-            Some(store) => run_batch(&store, batch),
+    /// Runs `batch` (oldest first) and settles it; returns the commands to run again: none,
+    /// unless the commit lock could not be had (see the module comment).
+    fn run(&self, batch: Vec<Queued>) -> Vec<Queued> {
+        let Some(store) = self.store.upgrade() else {
             // Unreachable while a command holds a handler (and so the store). Were it reached,
             // each command runs as on the pool: its transaction waits for its own durability.
-            None => (batch.into_iter().map(|command| command()).collect(), Ok(())),
+            let settles = batch.into_iter().map(|q| (q.command)(None)).collect();
+            (self.settling)(Box::new(|| settle(settles, &Ok(()))));
+            return Vec::new();
         };
+        let started = batch.first().map_or_else(Instant::now, |q| q.since);
+        let mut pending = Some(batch);
+        let ran = store.appending(started, || run_commands(pending.take().unwrap_or_default()));
+        let (settles, durable, left) = match ran {
+            Ok((settles, appended)) => (settles, store.wait_durable(appended).map_err(Fault::from), Vec::new()),
+            Err(busy) => {
+                let (settles, left) =
+                    refuse_expired(pending.take().unwrap_or_default(), &busy.into(), store.lock_timeout());
+                (settles, Ok(()), left)
+            }
+        };
+        // The store is let go before any command settles: once the last one has, a torn-down JS
+        // environment may expect its store closed and its lock free.
+        drop(store);
         (self.settling)(Box::new(|| settle(settles, &durable)));
+        left
     }
 }
 
-/// Runs `batch` in order, each command its own commit appended without waiting, then waits once
-/// until all of them are durable: how to settle each, and that wait's result.
-pub fn run_batch(store: &EmbeddedStore, batch: Vec<Command>) -> (Vec<Settle>, FaultResult<()>) {
-    let (settles, appended) = store.appending(|| {
-        batch
-            .into_iter()
-            .filter_map(|command| std::panic::catch_unwind(std::panic::AssertUnwindSafe(command)).ok())
-            .collect::<Vec<Settle>>()
-    });
-    (settles, store.wait_durable(appended).map_err(Fault::from))
+/// Runs each command, in order, catching a panic in one so the others still run.
+fn run_commands(batch: Vec<Queued>) -> Vec<Settle> {
+    batch
+        .into_iter()
+        .filter_map(|q| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (q.command)(None))).ok())
+        .collect()
+}
+
+/// After a batch gave up on the commit lock: `busy` for each command that has waited `timeout`
+/// (the oldest, whose wait the batch's was, at least), and the others to wait on.
+fn refuse_expired(batch: Vec<Queued>, busy: &Fault, timeout: Duration) -> (Vec<Settle>, Vec<Queued>) {
+    let oldest = batch.first().map(|q| q.since);
+    let (expired, left): (Vec<Queued>, Vec<Queued>) =
+        batch.into_iter().partition(|q| Some(q.since) == oldest || q.since.elapsed() >= timeout);
+    (expired.into_iter().map(|q| (q.command)(Some(busy.clone()))).collect(), left)
 }
 
 pub fn settle(settles: Vec<Settle>, durable: &FaultResult<()>) {
@@ -206,5 +252,7 @@ pub fn after_fsync<T>(result: FaultResult<T>, durable: &FaultResult<()>) -> Faul
     }
 }
 
+#[cfg(test)]
+mod busy_tests;
 #[cfg(test)]
 mod tests;

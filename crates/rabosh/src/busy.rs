@@ -15,6 +15,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
+/// How often a waiter looks at the progress it waits on.
+const NAP: Duration = Duration::from_millis(200);
+
 #[derive(Default)]
 struct Slot {
     /// What the helper got, for a caller still waiting.
@@ -35,68 +38,91 @@ pub(crate) struct Waiter {
 #[derive(Default)]
 pub(crate) struct Waiters(Mutex<Option<Arc<Waiter>>>);
 
-impl Waiters {
-    /// Waits for a handle of its own on the commit lock at `path`, until `timeout` passes with no
-    /// progress: `progress` (what the store's synced record says, moved by every durable commit
-    /// of any process) is looked at a few times a second, and each change restarts the timeout —
-    /// many processes taking turns are slow, not stuck, while a stopped holder moves nothing.
-    /// Called by one thread of the process at a time (the caller holds the commit gate).
-    pub fn wait(
-        &self,
-        vfs: &Arc<dyn Vfs>,
-        path: &Path,
-        timeout: Duration,
-        progress: &dyn Fn() -> u64,
-    ) -> Result<Box<dyn CommitLock>> {
-        let started = Instant::now();
-        let mut since = started;
-        let mut seen = progress();
-        let waiter = {
-            let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
-            match &*parked {
-                Some(w) if !w.slot.lock().unwrap_or_else(|p| p.into_inner()).done => w.clone(),
-                _ => {
-                    // Wanted from the start: a helper that gets the lock at once must hand it
-                    // over, not let it go before this caller said it waits.
-                    let w = Arc::new(Waiter::default());
-                    w.slot.lock().unwrap_or_else(|p| p.into_inner()).wanted = true;
-                    spawn_helper(vfs.clone(), path.to_path_buf(), w.clone())?;
-                    *parked = Some(w.clone());
-                    w
-                }
-            }
-        };
-        let mut slot = waiter.slot.lock().unwrap_or_else(|p| p.into_inner());
-        slot.wanted = true;
-        loop {
-            if let Some(got) = slot.got.take() {
-                slot.wanted = false;
-                slot.done = true;
-                return got.map_err(|e| Error::io("lock", path, e));
-            }
-            if slot.done {
-                // Let go while no one waited (a caller before this one gave up just then).
-                drop(slot);
-                let left = timeout.saturating_sub(since.elapsed());
-                return self.wait(vfs, path, left.max(Duration::from_millis(1)), progress);
-            }
-            let now = progress();
-            if now != seen {
-                (seen, since) = (now, Instant::now());
-            }
-            let left = timeout.saturating_sub(since.elapsed());
-            if left.is_zero() {
-                slot.wanted = false;
-                let dir = path.parent().unwrap_or(path).to_path_buf();
-                return Err(Error::Busy {
-                    dir,
-                    holder: holder_of(path),
-                    waited_ms: started.elapsed().as_millis() as u64,
-                });
-            }
-            let nap = left.min(Duration::from_millis(200));
-            slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(|p| p.into_inner()).0;
+/// How long a caller has waited for the commit lock, and whether it may wait on: the timeout
+/// runs from when the caller began to wait (a command queued behind others has waited already),
+/// and restarts whenever `progress` (what the store's synced record says, moved by every durable
+/// commit of any process) changes — many processes taking turns are slow, not stuck, while a
+/// stopped holder moves nothing.
+pub(crate) struct Patience<'a> {
+    started: Instant,
+    since: Instant,
+    seen: u64,
+    timeout: Duration,
+    progress: &'a dyn Fn() -> u64,
+}
+
+impl<'a> Patience<'a> {
+    pub fn new(started: Instant, timeout: Duration, progress: &'a dyn Fn() -> u64) -> Patience<'a> {
+        Patience { started, since: started, seen: progress(), timeout, progress }
+    }
+
+    /// Time left to wait; zero once the timeout passed with no progress.
+    pub fn left(&mut self) -> Duration {
+        let now = (self.progress)();
+        if now != self.seen {
+            (self.seen, self.since) = (now, Instant::now());
         }
+        self.timeout.saturating_sub(self.since.elapsed())
+    }
+
+    /// This process itself holds the lock meanwhile: its own work, not a stuck holder.
+    pub fn moved(&mut self) {
+        self.since = Instant::now();
+    }
+
+    /// `Busy` for the commit lock at `path`, naming its holder as far as the OS tells.
+    pub fn busy(&self, path: &Path) -> Error {
+        let dir = path.parent().unwrap_or(path).to_path_buf();
+        Error::Busy { dir, holder: holder_of(path), waited_ms: self.started.elapsed().as_millis() as u64 }
+    }
+}
+
+impl Waiters {
+    /// Waits for a handle of its own on the commit lock at `path` as long as `patience` lasts
+    /// (`Busy` after that), looking at its progress a few times a second. Called by one thread
+    /// of the process at a time (the caller holds the commit gate).
+    pub fn wait(&self, vfs: &Arc<dyn Vfs>, path: &Path, patience: &mut Patience<'_>) -> Result<Box<dyn CommitLock>> {
+        loop {
+            let waiter = self.helper(vfs, path)?;
+            let mut slot = waiter.slot.lock().unwrap_or_else(|p| p.into_inner());
+            slot.wanted = true;
+            loop {
+                if let Some(got) = slot.got.take() {
+                    slot.wanted = false;
+                    slot.done = true;
+                    return got.map_err(|e| Error::io("lock", path, e));
+                }
+                if slot.done {
+                    // Let go while no one waited (a caller before this one gave up just then):
+                    // wait on with a helper of its own.
+                    break;
+                }
+                let left = patience.left();
+                if left.is_zero() {
+                    slot.wanted = false;
+                    return Err(patience.busy(path));
+                }
+                let nap = left.min(NAP);
+                slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(|p| p.into_inner()).0;
+            }
+        }
+    }
+
+    /// The parked helper, or a new one when there is none (or it finished).
+    fn helper(&self, vfs: &Arc<dyn Vfs>, path: &Path) -> Result<Arc<Waiter>> {
+        let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(w) = &*parked
+            && !w.slot.lock().unwrap_or_else(|p| p.into_inner()).done
+        {
+            return Ok(w.clone());
+        }
+        // Wanted from the start: a helper that gets the lock at once must hand it over, not let
+        // it go before this caller said it waits.
+        let w = Arc::new(Waiter::default());
+        w.slot.lock().unwrap_or_else(|p| p.into_inner()).wanted = true;
+        spawn_helper(vfs.clone(), path.to_path_buf(), w.clone())?;
+        *parked = Some(w.clone());
+        Ok(w)
     }
 }
 
@@ -145,4 +171,83 @@ fn flock_holder(path: &Path) -> Option<u32> {
         let held_ino: u64 = dev_ino.rsplit(':').next()?.parse().ok()?;
         (held_ino == ino).then(|| pid.parse().ok()).flatten()
     })
+}
+
+/// What the thread in the commit gate does there.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum InGate {
+    #[default]
+    Free,
+    /// Waits for another process to let the commit lock go.
+    Waiting,
+    /// Holds the commit lock: this process's own work.
+    Holding,
+}
+
+/// One thread of the process at a time holds or waits for the commit lock (the OS lock is per
+/// open file). Not a plain mutex: a thread behind one that waits for another process's holder
+/// must give up by its own timeout, not by the other's (nor wait on while threads that came
+/// later barge in ahead of it).
+#[derive(Default)]
+pub(crate) struct Gate {
+    state: Mutex<InGate>,
+    freed: Condvar,
+}
+
+/// In the gate until dropped.
+pub(crate) struct GateGuard<'a>(&'a Gate);
+
+impl Gate {
+    fn state(&self) -> std::sync::MutexGuard<'_, InGate> {
+        // Held only to read or set the state: never poisoned in a way that matters.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Enters the gate: behind a thread of this process that holds the commit lock, as long as
+    /// that takes (its own work moves); behind one that waits for another process, as long as
+    /// `patience` lasts — `Busy` for the commit lock at `path` after that.
+    pub fn enter(&self, path: &Path, patience: &mut Patience<'_>) -> Result<GateGuard<'_>> {
+        let mut st = self.state();
+        loop {
+            let nap = match *st {
+                InGate::Free => {
+                    *st = InGate::Waiting;
+                    return Ok(GateGuard(self));
+                }
+                InGate::Holding => {
+                    patience.moved();
+                    NAP
+                }
+                InGate::Waiting => match patience.left() {
+                    left if left.is_zero() => return Err(patience.busy(path)),
+                    left => left.min(NAP),
+                },
+            };
+            st = self.freed.wait_timeout(st, nap).unwrap_or_else(|p| p.into_inner()).0;
+        }
+    }
+
+    /// The gate if it is free now.
+    pub fn try_enter(&self) -> Option<GateGuard<'_>> {
+        let mut st = self.state();
+        (*st == InGate::Free).then(|| {
+            *st = InGate::Waiting;
+            GateGuard(self)
+        })
+    }
+}
+
+impl GateGuard<'_> {
+    /// This thread holds the commit lock now.
+    pub fn holding(&self) {
+        *self.0.state() = InGate::Holding;
+    }
+}
+
+impl Drop for GateGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.state() = InGate::Free;
+        // Every waiter looks: each judges by its own patience.
+        self.0.freed.notify_all();
+    }
 }

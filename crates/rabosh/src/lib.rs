@@ -90,8 +90,10 @@ pub struct Options {
     pub shared: bool,
     /// Shared mode: the longest any call waits for the cross-process commit lock (held by
     /// another process through each of its commits) before it fails with `Error::Busy` naming
-    /// the holder — so a stopped or stuck process cannot freeze the others. Reads do not wait
-    /// for it when what is durable answers them.
+    /// the holder — so a stopped or stuck process cannot freeze the others. Counted from when the
+    /// call began to wait (behind this process's other threads too; see
+    /// [`Store::commit_guard_since`]), restarted whenever another process's commit lands. Reads do
+    /// not wait for it when what is durable answers them.
     pub lock_timeout: std::time::Duration,
     /// Encrypt everything the store writes under a data key wrapped by this host key
     /// (FORMAT.md, "Encryption at rest"). `None`: a plain store. Opening an encrypted store

@@ -70,7 +70,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers. A holder
     // that does not let go within the lock timeout fails the open with `Busy`.
     let held = match &shared {
-        Some(sh) => Some(sh.lock_file()?),
+        Some(sh) => Some(sh.lock_file(std::time::Instant::now())?),
         None => None,
     };
     let counters = Arc::new(Counters::default());

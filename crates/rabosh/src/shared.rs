@@ -16,7 +16,7 @@
 //! process opens only segments named by a MANIFEST read under the lock, and compaction swaps the
 //! MANIFEST under the lock, so a listed segment is never gone when it is opened.
 
-use crate::busy::Waiters;
+use crate::busy::{Gate, GateGuard, Patience, Waiters};
 use crate::keydir::{Version, apply_recs};
 use crate::manifest::{MANIFEST, Manifest};
 use crate::segment::{ScanMode, Scanned, Segment, scan_from};
@@ -27,7 +27,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub const WRITER: &str = "WRITER";
 
@@ -53,8 +53,8 @@ pub(crate) struct SharedState {
     /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder;
     /// `None` once closed (a closed handle the host still references keeps no descriptor).
     synced: Mutex<Option<crate::synced::SyncedFile>>,
-    /// One commit-lock holder per process at a time (the OS lock is per open file).
-    gate: Mutex<()>,
+    /// One commit-lock holder (or waiter) per process at a time (the OS lock is per open file).
+    gate: Gate,
     seen: Mutex<Seen>,
 }
 
@@ -69,24 +69,41 @@ impl SharedState {
             timeout,
             waiters: Waiters::default(),
             synced: Mutex::new(crate::synced::SyncedFile::open(&**vfs, dir).ok()),
-            gate: Mutex::new(()),
+            gate: Gate::default(),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0, known: None }),
         })
     }
 
-    /// Takes the commit lock, waiting for its holder (released by the kernel if that one dies)
-    /// at most the lock timeout: `Busy`, naming the holder, after that. Called with the gate
-    /// held (one thread of the process at a time).
-    pub fn lock_file(&self) -> Result<FileLock> {
+    /// Enters the gate and takes the commit lock, waiting for its holder (released by the kernel
+    /// if that one dies) until the lock timeout has passed since `started` (when the caller began
+    /// to wait) with no commit landing: `Busy`, naming the holder, after that.
+    fn lock(&self, started: Instant) -> Result<(GateGuard<'_>, FileLock)> {
+        let progress = || self.progress();
+        let mut patience = Patience::new(started, self.timeout, &progress);
+        let gate = self.gate.enter(&self.path, &mut patience)?;
+        let file = self.lock_file_with(&mut patience)?;
+        gate.holding();
+        Ok((gate, file))
+    }
+
+    /// The commit lock for an open (no other thread has the store yet), waiting as [`Self::lock`].
+    pub fn lock_file(&self, started: Instant) -> Result<FileLock> {
+        let progress = || self.progress();
+        self.lock_file_with(&mut Patience::new(started, self.timeout, &progress))
+    }
+
+    fn lock_file_with(&self, patience: &mut Patience<'_>) -> Result<FileLock> {
         if let Some(held) = self.try_lock_file()? {
             return Ok(held);
         }
-        let progress = || {
-            let p = self.synced.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|f| f.read());
-            p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
-        };
-        let own = self.waiters.wait(&self.vfs, &self.path, self.timeout, &progress)?;
+        let own = self.waiters.wait(&self.vfs, &self.path, patience)?;
         Ok(FileLock(Arc::from(own)))
+    }
+
+    /// What the synced record says, as one number: every durable commit of any process moves it.
+    fn progress(&self) -> u64 {
+        let p = self.synced.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|f| f.read());
+        p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
     }
 
     /// The commit lock if no one holds it, at once; `None` otherwise.
@@ -192,7 +209,7 @@ thread_local! {
 pub struct CommitGuard<'a> {
     store: &'a Store,
     file: Option<FileLock>,
-    _gate: Option<MutexGuard<'a, ()>>,
+    _gate: Option<GateGuard<'a>>,
     batch: bool,
 }
 
@@ -229,6 +246,12 @@ impl Store {
     /// Takes the commit lock and catches up (shared mode); a no-op guard otherwise. A commit
     /// decided and appended while holding it can lose no other process's update.
     pub fn commit_guard(&self) -> Result<CommitGuard<'_>> {
+        self.commit_guard_since(Instant::now())
+    }
+
+    /// [`Store::commit_guard`] for a caller that began to wait at `started` (a command queued
+    /// behind others): the lock timeout bounds its whole wait, not only this last part of it.
+    pub fn commit_guard_since(&self, started: Instant) -> Result<CommitGuard<'_>> {
         let Some(sh) = &self.shared else {
             return Ok(CommitGuard { store: self, file: None, _gate: None, batch: false });
         };
@@ -239,8 +262,7 @@ impl Store {
             }
             return Err(Error::InvalidArgument("the commit lock is already held by this thread".into()));
         }
-        let gate = sh.gate.lock().unwrap_or_else(|p| p.into_inner());
-        let file = sh.lock_file()?;
+        let (gate, file) = sh.lock(started)?;
         self.guard_with(gate, file)
     }
 
@@ -251,16 +273,13 @@ impl Store {
         if self.held_here() {
             return Ok(None);
         }
-        let gate = match sh.gate.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(None),
-        };
+        let Some(gate) = sh.gate.try_enter() else { return Ok(None) };
         let Some(file) = sh.try_lock_file()? else { return Ok(None) };
+        gate.holding();
         self.guard_with(gate, file).map(Some)
     }
 
-    fn guard_with<'a>(&'a self, gate: MutexGuard<'a, ()>, file: FileLock) -> Result<CommitGuard<'a>> {
+    fn guard_with<'a>(&'a self, gate: GateGuard<'a>, file: FileLock) -> Result<CommitGuard<'a>> {
         let me = self as *const Store as usize;
         HELD.with(|h| h.borrow_mut().push(me));
         let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate), batch: false };
@@ -277,7 +296,12 @@ impl Store {
     /// commits wait meanwhile, as they would behind one commit. Without shared mode, a no-op
     /// guard: appends there never sync inline.
     pub fn batch_guard(&self) -> Result<CommitGuard<'_>> {
-        let mut guard = self.commit_guard()?;
+        self.batch_guard_since(Instant::now())
+    }
+
+    /// [`Store::batch_guard`] for a batch whose oldest command began to wait at `started`.
+    pub fn batch_guard_since(&self, started: Instant) -> Result<CommitGuard<'_>> {
+        let mut guard = self.commit_guard_since(started)?;
         if guard.file.is_some() {
             guard.batch = true;
             let me = self as *const Store as usize;

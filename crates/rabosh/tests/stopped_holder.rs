@@ -186,6 +186,102 @@ fn external_flock() {
     assert_eq!(get(&store, "a").as_deref(), Some("2"));
 }
 
+/// Another handle on the store, in this process, holding the commit lock on a thread of its own
+/// until `release` is sent (its own open file: the OS lock excludes this process's other handles).
+fn hold_elsewhere(dir: &Path) -> (std::sync::mpsc::Sender<()>, std::thread::JoinHandle<()>) {
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (release_tx, release_rx) = std::sync::mpsc::channel::<()>();
+    let dir = dir.to_path_buf();
+    let holder = std::thread::spawn(move || {
+        let other = Store::open(&dir, shared()).unwrap();
+        let guard = other.commit_guard().unwrap();
+        held_tx.send(()).unwrap();
+        let _ = release_rx.recv_timeout(Duration::from_secs(30));
+        drop(guard);
+    });
+    held_rx.recv_timeout(Duration::from_secs(30)).expect("the holder never took the lock");
+    (release_tx, holder)
+}
+
+/// Several threads wait for a lock held elsewhere: each answers `Busy` once its OWN timeout has
+/// passed, not behind the others' waits (a second thread used to wait for the first to give up,
+/// then a timeout of its own). Then a holder that lets go in time: the waiting commit goes through.
+fn each_waiter_answers_within_its_own_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&dir, shared()).unwrap();
+    put(&store, "a", "1").unwrap();
+    let (release, holder) = hold_elsewhere(&dir);
+    let waits: Vec<Duration> = std::thread::scope(|s| {
+        let threads: Vec<_> = (0..3)
+            .map(|i| {
+                let store = &store;
+                s.spawn(move || {
+                    std::thread::sleep(TIMEOUT / 4 * i);
+                    let t = Instant::now();
+                    let r = put(store, &format!("t{i}"), "x");
+                    assert!(matches!(r, Err(Error::Busy { .. })), "thread {i}: {r:?}");
+                    t.elapsed()
+                })
+            })
+            .collect();
+        threads.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for (i, w) in waits.iter().enumerate() {
+        assert!(*w >= TIMEOUT - Duration::from_millis(50), "thread {i} gave up early, after {w:?}");
+        // Behind another's wait it took 1.5 to 2 timeouts; a loaded machine adds far less.
+        assert!(*w < TIMEOUT + TIMEOUT / 2, "thread {i} answered after {w:?} (timeout {TIMEOUT:?})");
+    }
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    for i in 0..3 {
+        assert_eq!(get(&store, &format!("t{i}")), None, "a refused commit did nothing");
+    }
+
+    // Released a third of the way into the wait: the commit succeeds, soon after the release.
+    let (release, holder) = hold_elsewhere(&dir);
+    let t = Instant::now();
+    let letting_go = std::thread::spawn(move || {
+        std::thread::sleep(TIMEOUT / 3);
+        release.send(()).unwrap();
+    });
+    put(&store, "a", "2").unwrap();
+    assert!(t.elapsed() < TIMEOUT, "the commit waited past the release: {:?}", t.elapsed());
+    letting_go.join().unwrap();
+    holder.join().unwrap();
+    assert_eq!(get(&store, "a").as_deref(), Some("2"));
+}
+
+/// A read that needs the lock (another process compacted: the MANIFEST is replaced) while a
+/// commit of this process already waits for it: the read answers `Busy` within its own timeout,
+/// not after the commit's and then its own.
+fn a_read_behind_a_waiting_commit_answers_within_its_timeout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("store");
+    let store = Store::open(&dir, shared()).unwrap();
+    put(&store, "a", "1").unwrap();
+    {
+        let other = Store::open(&dir, shared()).unwrap();
+        put(&other, "b", "1").unwrap();
+        other.compact().unwrap();
+    }
+    let (release, holder) = hold_elsewhere(&dir);
+    std::thread::scope(|s| {
+        let committing = s.spawn(|| put(&store, "c", "1"));
+        std::thread::sleep(TIMEOUT / 4);
+        let t = Instant::now();
+        let read = store.snapshot();
+        let waited = t.elapsed();
+        assert!(matches!(read, Err(Error::Busy { .. })), "the read: {:?}", read.map(|s| s.seq()));
+        assert!(waited < TIMEOUT + TIMEOUT / 2, "the read answered after {waited:?} (timeout {TIMEOUT:?})");
+        assert!(matches!(committing.join().unwrap(), Err(Error::Busy { .. })));
+    });
+    release.send(()).unwrap();
+    holder.join().unwrap();
+    assert_eq!(get(&store, "b").as_deref(), Some("1"));
+    assert_eq!(get(&store, "c"), None);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -194,10 +290,15 @@ fn main() {
         _ => {}
     }
     let filters: Vec<&String> = args[1..].iter().filter(|a| !a.starts_with('-')).collect();
-    let tests: [(&str, fn()); 3] = [
+    let tests: [(&str, fn()); 5] = [
         ("stopped_holder", stopped_holder),
         ("stopped_after_compaction", stopped_after_compaction),
         ("external_flock", external_flock),
+        ("each_waiter_answers_within_its_own_timeout", each_waiter_answers_within_its_own_timeout),
+        (
+            "a_read_behind_a_waiting_commit_answers_within_its_timeout",
+            a_read_behind_a_waiting_commit_answers_within_its_timeout,
+        ),
     ];
     common::run_named(&filters, &tests);
 }

@@ -41,8 +41,11 @@ fn open(sim: &SimFs, fs: Option<&FaultFs>) -> (Arc<EmbeddedStore>, Memories) {
 /// A create on the queue, as memories.rs builds one, whose settled outcome is sent to `done`.
 fn create(m: &Arc<Memories>, i: usize, done: &std::sync::mpsc::Sender<(usize, FaultResult<Create>)>) -> Command {
     let (m, done) = (m.clone(), done.clone());
-    Box::new(move || {
-        let result = guard(move || Ok(m.create(&format!("/memories/n{i}"), &format!("note {i}\n"))?));
+    Box::new(move |refused| {
+        let result = match refused {
+            Some(fault) => Err(fault),
+            None => guard(move || Ok(m.create(&format!("/memories/n{i}"), &format!("note {i}\n"))?)),
+        };
         Box::new(move |durable| done.send((i, super::after_fsync(result, durable))).unwrap())
     })
 }
@@ -151,7 +154,7 @@ fn a_panicking_command_is_a_coded_fault_and_the_rest_of_its_batch_commits() {
     q.submit(create(&m, 0, &tx));
     assert!(fs.wait_held(1, HANG));
     let panics = tx.clone();
-    q.submit(Box::new(move || {
+    q.submit(Box::new(move |_| {
         let result = guard::<Create>(|| panic!("planted"));
         Box::new(move |durable| panics.send((1, super::after_fsync(result, durable))).unwrap())
     }));

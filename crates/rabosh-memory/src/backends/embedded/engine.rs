@@ -5,6 +5,7 @@
 use std::ops::ControlFlow;
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Instant;
 
 use crate::backend::{Visit, WriteOp};
 use crate::{Error, LockHolder, Result};
@@ -72,13 +73,20 @@ impl Engine {
     /// The newest state, including commits appended but not yet durable.
     /// Held from the decision through the append: in shared mode the cross-process commit
     /// lock, taken after catching up with every other process's commits.
-    pub fn commit_guard(&self) -> Result<rabosh::CommitGuard<'_>> {
-        Ok(self.0.commit_guard()?)
+    /// `started`: when the caller began to wait (the lock timeout bounds its whole wait).
+    pub fn commit_guard_since(&self, started: Instant) -> Result<rabosh::CommitGuard<'_>> {
+        Ok(self.0.commit_guard_since(started)?)
     }
 
-    /// [`rabosh::Store::batch_guard`]: the commit lock held across a batch of commits.
-    pub fn batch_guard(&self) -> Result<rabosh::CommitGuard<'_>> {
-        Ok(self.0.batch_guard()?)
+    /// [`rabosh::Store::batch_guard`]: the commit lock held across a batch of commits whose
+    /// oldest began to wait at `started`.
+    pub fn batch_guard_since(&self, started: Instant) -> Result<rabosh::CommitGuard<'_>> {
+        Ok(self.0.batch_guard_since(started)?)
+    }
+
+    /// The longest wait for another process's commit lock (shared mode).
+    pub fn lock_timeout(&self) -> std::time::Duration {
+        self.0.options().lock_timeout
     }
 
     pub fn is_shared(&self) -> bool {

@@ -13,6 +13,7 @@ use std::cell::Cell;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteSet};
 use crate::listing::{scan_summary, scan_usage, summarise};
@@ -277,7 +278,12 @@ impl EmbeddedStore {
     /// covers every one of them with a single fsync. Each transaction is still one atomic commit,
     /// and none is visible to reads before it is durable; what `f` learned from them must not be
     /// acknowledged until `wait_durable` returned `Ok`. A failed fsync then fails all of them.
-    pub fn appending<R>(&self, f: impl FnOnce() -> R) -> (R, Appended) {
+    ///
+    /// Shared mode: `started` is when the oldest of those calls began to wait. When another
+    /// process holds the commit lock until the lock timeout has passed since then, `f` does not
+    /// run and the answer is `Busy` (nothing was decided): the caller answers the calls that
+    /// waited their timeout and may try again for the others, each within its own.
+    pub fn appending<R>(&self, started: Instant, f: impl FnOnce() -> R) -> Result<(R, Appended)> {
         /// Restores the thread's previous setting even when `f` unwinds.
         struct Restore(Option<(usize, u64)>);
         impl Drop for Restore {
@@ -291,25 +297,28 @@ impl EmbeddedStore {
             let r = f();
             let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
             drop(restore);
-            return (r, Appended { seq, settled: None });
+            return Ok((r, Appended { seq, settled: None }));
         }
         // Shared: the whole batch under one hold of the cross-process commit lock (taken after
         // the writer mutex, the order every transaction takes them in), synced before it goes.
         let writer = match s.writer.lock() {
             Ok(w) => w,
             Err(_) => {
-                return (
+                return Ok((
                     f(),
                     Appended { seq: 0, settled: Some(Err(Error::Poisoned("a panic while committing".into()))) },
-                );
+                ));
             }
         };
-        let guard = match s.engine.batch_guard() {
+        let guard = match s.engine.batch_guard_since(started) {
             Ok(g) => g,
+            // Run, the calls would each wait a timeout of their own for the lock (and one that got
+            // it would commit what this answer then calls failed).
+            Err(e @ Error::Busy { .. }) => return Err(e),
             Err(e) => {
                 drop(writer);
                 let failed = s.failed(e);
-                return (f(), Appended { seq: 0, settled: Some(Err(failed)) });
+                return Ok((f(), Appended { seq: 0, settled: Some(Err(failed)) }));
             }
         };
         let restore = Restore(APPENDING.with(|a| a.replace(Some((s.key(), 0)))));
@@ -321,7 +330,13 @@ impl EmbeddedStore {
         let settled = s.durable(seq);
         drop(guard);
         drop(writer);
-        (r, Appended { seq, settled: Some(settled) })
+        Ok((r, Appended { seq, settled: Some(settled) }))
+    }
+
+    /// The longest wait for another process's commit lock (shared mode), from when a call began
+    /// to wait: see [`EmbeddedStore::appending`].
+    pub fn lock_timeout(&self) -> Duration {
+        self.shared.engine.lock_timeout()
     }
 
     /// Waits until every commit [`EmbeddedStore::appending`] reported is durable (one fsync for
@@ -516,6 +531,8 @@ impl Backend for EmbeddedStore {
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         let s = &self.shared;
         s.poison.check()?;
+        // The lock timeout bounds the whole wait, behind this process's other commits too.
+        let started = Instant::now();
         // Inside a shared batch on this thread the writer mutex is already held by it.
         let writer = match WriterHeld::here(s.key()) {
             true => None,
@@ -523,7 +540,7 @@ impl Backend for EmbeddedStore {
         };
         let _on_panic = s.poison.on_panic();
         // Shared mode: no other process commits between this decision and its append.
-        let guard = s.engine.commit_guard().map_err(|e| s.failed(e))?;
+        let guard = s.engine.commit_guard_since(started).map_err(|e| s.failed(e))?;
         // Decide on the newest state, including commits not yet durable, so no update is lost
         // while an fsync is in flight.
         let view = EngineView { snap: s.engine.latest()?, shared: s.clone() };
