@@ -8,6 +8,7 @@ const STEPS = [
   ['typecheck', 'npm run typecheck'],
   ['lint:ts', 'npm run lint:ts'],
   ['lint:rust', 'npm run lint:rust'],
+  ['lint:deny', 'npm run lint:deny'],
   ['lint:workflows', 'npm run lint:workflows'],
   ['cargo test', 'node scripts/with-postgres.mjs "cargo test --workspace"'],
   ['vitest', 'node scripts/with-postgres.mjs "vitest run"'],
