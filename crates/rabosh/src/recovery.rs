@@ -553,14 +553,9 @@ fn unlisted_later_commits(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manif
     }
     match later.as_slice() {
         [] => Ok(None),
-        [(num, first, _, _)] if active.is_none() && *first == covered + 1 => Ok(Some(SegMeta {
-            number: *num,
-            kind: KIND_LOG,
-            sealed: false,
-            first_seq: *first,
-            last_seq: 0,
-            len: 0,
-        })),
+        [(num, first, _, _)] if active.is_none() && *first == covered + 1 => {
+            Ok(Some(SegMeta { number: *num, kind: KIND_LOG, sealed: false, first_seq: *first, last_seq: 0, len: 0 }))
+        }
         [(_, first, path, len), ..] => Err(Error::Corruption {
             file: path.clone(),
             offset: 0,
