@@ -641,6 +641,42 @@ mod tests {
     use crate::keydir::{KeyMap, apply_one};
     use crate::metabuf::MetaBuf;
 
+    /// An unlisted log segment with commits the MANIFEST does not cover is listed again only
+    /// when it continues a MANIFEST without an active segment exactly; otherwise it is reported,
+    /// naming it, never swept (unless the MANIFEST covers its commits).
+    #[test]
+    fn unlisted_later_commits_are_listed_again_or_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let store = Store::open(dir, Options::default()).unwrap();
+        let mut b = crate::Batch::new();
+        b.put(b"k".to_vec(), b"v".to_vec(), Vec::new());
+        store.write(b).unwrap();
+        store.close().unwrap();
+        drop(store);
+        let names = StdFs.list(dir).unwrap();
+        let seg = |number, sealed, first_seq, last_seq| SegMeta {
+            number,
+            kind: KIND_LOG,
+            sealed,
+            first_seq,
+            last_seq,
+            len: 0,
+        };
+        // A checkpoint's MANIFEST of the empty store: segment 1 continues it (from seq 1).
+        let cp = Manifest { next_segment: 2, segments: Vec::new(), encrypted: false };
+        assert_eq!(unlisted_later_commits(&StdFs, dir, &names, &cp).unwrap(), Some(seg(1, false, 1, 0)));
+        // An active segment listed from seq 1: segment 1 holds commits it cannot account for.
+        let active = Manifest { next_segment: 9, segments: vec![seg(8, false, 1, 0)], encrypted: false };
+        match unlisted_later_commits(&StdFs, dir, &names, &active) {
+            Err(Error::Corruption { file, .. }) => assert_eq!(file, dir.join(seg_name(1))),
+            other => panic!("expected corruption naming segment 1, got {other:?}"),
+        }
+        // Covered (a compaction's input left behind): a leftover, not evidence.
+        let covered = Manifest { next_segment: 9, segments: vec![seg(8, true, 0, 1)], encrypted: false };
+        assert_eq!(unlisted_later_commits(&StdFs, dir, &names, &covered).unwrap(), None);
+    }
+
     /// The bulk build gives the same map and live bytes as applying each segment's records in
     /// turn (the way commits landed), whatever the mix of puts, overwrites and deletes.
     #[test]
