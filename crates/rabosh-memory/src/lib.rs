@@ -52,7 +52,7 @@ pub use error::{Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
     Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
-    MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Precondition, Redact, Revert, Version, VersionPage,
+    MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Past, Precondition, Redact, Revert, Version, VersionPage,
     VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;

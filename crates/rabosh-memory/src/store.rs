@@ -181,6 +181,16 @@ impl Store {
         }
     }
 
+    /// After a [`Store::snapshot`] is released: what another process retired while it was held
+    /// is closed here now, not at this handle's next read (never waits for a lock).
+    pub fn release_retired(&self) -> Result<()> {
+        match &self.kind {
+            Kind::Embedded(s) => s.release_retired(),
+            #[cfg(feature = "postgres")]
+            Kind::Postgres(_) => Ok(()),
+        }
+    }
+
     /// Whether the store is encrypted at rest; `Closed` once closed.
     pub fn is_encrypted(&self) -> Result<bool> {
         match &self.kind {

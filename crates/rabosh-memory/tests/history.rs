@@ -160,12 +160,45 @@ fn at_answers_as_the_model_saw_it(f: Fixture) {
     f.set_now(40);
     m.delete("/memories/a.md").unwrap();
     let then = m.at(25).unwrap();
-    assert_eq!((m.view_at(&*then, "/memories").unwrap(), m.view_at(&*then, "/memories/a.md").unwrap()), at_20);
+    assert_eq!(
+        (
+            m.view_at(&m.past(&then).unwrap(), "/memories").unwrap(),
+            m.view_at(&m.past(&then).unwrap(), "/memories/a.md").unwrap()
+        ),
+        at_20
+    );
     let mid = m.at(35).unwrap();
-    assert_eq!(m.view_at(&*mid, "/memories/a.md").unwrap(), common::file("second"));
-    assert_eq!(m.view_at(&*mid, "/memories/d").unwrap(), View::NotFound);
-    assert_eq!(m.view_at(&*m.at(5).unwrap(), "/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
-    assert_eq!(m.view_at(&*m.at(45).unwrap(), "/memories").unwrap(), m.view("/memories").unwrap());
+    assert_eq!(m.view_at(&m.past(&mid).unwrap(), "/memories/a.md").unwrap(), common::file("second"));
+    assert_eq!(m.view_at(&m.past(&mid).unwrap(), "/memories/d").unwrap(), View::NotFound);
+    assert_eq!(
+        m.view_at(&m.past(&m.at(5).unwrap()).unwrap(), "/memories").unwrap(),
+        View::Dir { total: 0, entries: vec![] }
+    );
+    assert_eq!(m.view_at(&m.past(&m.at(45).unwrap()).unwrap(), "/memories").unwrap(), m.view("/memories").unwrap());
+}
+
+/// Issue 33: an `At` built before a redaction answers, after it, as one built after it: the
+/// redacted content is not shown (the file view is not recorded, the listing incomplete).
+fn at_built_before_a_redaction_answers_as_after_it(f: Fixture) {
+    let m = recording(&f);
+    f.set_now(10);
+    m.create("/memories/n.md", "secret: 1234").unwrap();
+    f.set_now(20);
+    m.str_replace("/memories/n.md", "secret: 1234", "nothing").unwrap();
+    let past = m.at(15).unwrap();
+    assert_eq!(m.view_past(&past, "/memories/n.md").unwrap(), common::file("secret: 1234"));
+    let first = m.versions(&VersionQuery::default()).unwrap().data.last().unwrap().id;
+    assert_eq!(m.redact(&id_hex(first)).unwrap(), Redact::Redacted);
+    let fresh = m.at(15).unwrap();
+    for path in ["/memories/n.md", "/memories"] {
+        let view = m.view_past(&past, path).unwrap();
+        assert_eq!(view, m.view_past(&fresh, path).unwrap(), "{path}");
+        assert_eq!(view, View::NotRecorded, "{path}");
+    }
+    // Not frozen either way: a change the instant's state did not depend on changes nothing.
+    let later = m.at(25).unwrap();
+    m.create("/memories/z.md", "z").unwrap();
+    assert_eq!(m.view_past(&later, "/memories/n.md").unwrap(), common::file("nothing"));
 }
 
 fn host_edits_with_preconditions(f: Fixture) {
@@ -275,6 +308,7 @@ over_backends!(
     revert_and_redact,
     retention_keeps_the_newest,
     at_answers_as_the_model_saw_it,
+    at_built_before_a_redaction_answers_as_after_it,
     host_edits_with_preconditions,
     sixteen_conditional_puts_one_winner,
 );
@@ -293,6 +327,26 @@ fn redaction_reaches_every_file_of_the_store() {
     m.redact(&id_hex(created.data[0].id)).unwrap();
     assert!(!grep(&dir, secret.as_bytes()), "redaction left the secret in a file of the store");
     assert_eq!(common::content(&m, "/memories/p.md").as_deref(), Some("note: [removed]"));
+}
+
+/// An `At` built before a redaction pins nothing: the secret leaves every file of the store while
+/// it is still held, and its views do not bring it back.
+#[test]
+fn an_at_held_across_a_redaction_keeps_no_byte_of_it() {
+    let f = fixture_on(common::Kind::Embedded);
+    let m = recording(&f);
+    let secret = "SSN 078-05-1120 of Jane";
+    f.set_now(10);
+    m.create("/memories/p.md", &format!("note: {secret}")).unwrap();
+    f.set_now(20);
+    m.str_replace("/memories/p.md", secret, "[removed]").unwrap();
+    let past = m.at(15).unwrap();
+    let created = m.versions(&VersionQuery { operation: Some(Operation::Created), ..Default::default() }).unwrap();
+    m.redact(&id_hex(created.data[0].id)).unwrap();
+    let dir = f.embedded_dir();
+    assert!(!grep(&dir, secret.as_bytes()), "an at() view held the secret's segment");
+    assert_eq!(m.view_past(&past, "/memories/p.md").unwrap(), View::NotRecorded);
+    drop(past);
 }
 
 fn grep(dir: &std::path::Path, needle: &[u8]) -> bool {

@@ -173,10 +173,11 @@ fn check(kind: Kind, steps: &[Step]) {
         seen.push((1_000 + 10 * n as i64, model.live.clone(), m.view("/memories").unwrap()));
     }
     for (t, live, root) in seen {
-        let past = m.at(t).unwrap();
-        assert_eq!(m.view_at(&*past, "/memories").unwrap(), root, "root listing at {t}");
+        let at = m.at(t).unwrap();
+        let past = m.past(&at).unwrap();
+        assert_eq!(m.view_at(&past, "/memories").unwrap(), root, "root listing at {t}");
         for p in PATHS {
-            let got = match m.view_at(&*past, p).unwrap() {
+            let got = match m.view_at(&past, p).unwrap() {
                 View::File { content, .. } => Some(content),
                 _ => None,
             };

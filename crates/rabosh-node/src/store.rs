@@ -251,7 +251,7 @@ impl NativeStore {
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
         on_js_thread(&env, || {
             let snap = self.inner.snapshot()?;
-            Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap) })
+            Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap), store: self.inner.clone() })
         })
     }
 }
@@ -261,6 +261,8 @@ impl NativeStore {
 pub struct NativeSnapshot {
     seq: f64,
     inner: Option<rabosh_memory::Snapshot>,
+    /// To close, on release, what another process retired while this was held.
+    store: Arc<Store>,
 }
 
 impl NativeSnapshot {
@@ -280,6 +282,9 @@ impl NativeSnapshot {
 
     #[napi]
     pub fn release(&mut self) {
-        self.inner = None;
+        if self.inner.take().is_some() {
+            // Best effort: a failure here (a closed store) leaves it to the next read.
+            let _ = self.store.release_retired();
+        }
     }
 }

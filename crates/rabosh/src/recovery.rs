@@ -106,6 +106,13 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
     let synced_point = synced.read();
     check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
+    if let Some(sm) = unlisted_later_commits(&*vfs, dir, &names, &manifest)? {
+        // The MANIFEST a checkpoint wrote, put back: its active segment is the one the store
+        // kept writing to. Listed again before anything is swept; a crash before this write
+        // leaves the same MANIFEST and the same segment, so the next open does the same.
+        manifest.segments.push(sm);
+        manifest.write(&*vfs, dir, &fsyncs)?;
+    }
     let Loaded { keys, seq, mut disk, mut segments, mut log } =
         load(&vfs, dir, &manifest, &synced, options.strict, &counters, crypt.as_ref())?;
     sweep(&*vfs, dir, &names, &manifest);
@@ -507,6 +514,56 @@ fn check_not_rolled_back(
     Ok(())
 }
 
+/// A log segment the MANIFEST does not list but that holds commits it does not cover. Legitimate
+/// unlisted log segments (a compaction's or a reencrypt's inputs whose unlink did not happen)
+/// hold only commits older than the MANIFEST's active segment, or covered by its sealed ones.
+/// A MANIFEST without an active segment is a checkpoint's (or a reencrypt's): the segment that
+/// continues its last commit exactly is the active one a checkpoint left behind, returned to be
+/// listed again. Any other such segment is later commits this MANIFEST cannot account for:
+/// `Corruption` naming it, never a sweep.
+fn unlisted_later_commits(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) -> Result<Option<SegMeta>> {
+    let listed: HashSet<u64> = m.segments.iter().map(|s| s.number).collect();
+    let active = m.segments.iter().find(|s| !s.sealed).map(|s| s.first_seq);
+    let covered = m.segments.iter().map(|s| s.last_seq).max().unwrap_or(0);
+    let mut later = Vec::new();
+    for n in names {
+        let Some((num, "seg")) = parse_numbered(n) else { continue };
+        if listed.contains(&num) || num >= m.next_segment {
+            continue; // what check_not_rolled_back let through at or past the counter is a leftover
+        }
+        let path = dir.join(n);
+        let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
+        let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+        let mut h = [0u8; SEG_HEADER];
+        let Ok(()) = crate::vfs::read_exact_at(&*f, &mut h, 0) else { continue };
+        let Ok(hd) = crate::format::decode_seg_header(&h) else { continue };
+        if hd.kind != KIND_LOG || len <= SEG_HEADER as u64 || hd.number != num {
+            continue;
+        }
+        let older = match active {
+            Some(first) => hd.first_seq < first,
+            None => hd.first_seq <= covered,
+        };
+        if !older {
+            later.push((num, hd.first_seq, path, len));
+        }
+    }
+    match later.as_slice() {
+        [] => Ok(None),
+        [(num, first, _, _)] if active.is_none() && *first == covered + 1 => {
+            Ok(Some(SegMeta { number: *num, kind: KIND_LOG, sealed: false, first_seq: *first, last_seq: 0, len: 0 }))
+        }
+        [(_, first, path, len), ..] => Err(Error::Corruption {
+            file: path.clone(),
+            offset: 0,
+            reason: format!(
+                "an unlisted segment ({len} bytes) holds commits from seq {first} that the MANIFEST does not cover \
+                 (an older MANIFEST put back?)"
+            ),
+        }),
+    }
+}
+
 /// A MANIFEST that checksums but describes an impossible layout is damage, not a torn write.
 pub(crate) fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
     let bad = |reason: String| Error::Corruption { file: path.to_path_buf(), offset: 0, reason };
@@ -592,6 +649,42 @@ mod tests {
     use super::*;
     use crate::keydir::{KeyMap, apply_one};
     use crate::metabuf::MetaBuf;
+
+    /// An unlisted log segment with commits the MANIFEST does not cover is listed again only
+    /// when it continues a MANIFEST without an active segment exactly; otherwise it is reported,
+    /// naming it, never swept (unless the MANIFEST covers its commits).
+    #[test]
+    fn unlisted_later_commits_are_listed_again_or_reported() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let store = Store::open(dir, Options::default()).unwrap();
+        let mut b = crate::Batch::new();
+        b.put(b"k".to_vec(), b"v".to_vec(), Vec::new());
+        store.write(b).unwrap();
+        store.close().unwrap();
+        drop(store);
+        let names = StdFs.list(dir).unwrap();
+        let seg = |number, sealed, first_seq, last_seq| SegMeta {
+            number,
+            kind: KIND_LOG,
+            sealed,
+            first_seq,
+            last_seq,
+            len: 0,
+        };
+        // A checkpoint's MANIFEST of the empty store: segment 1 continues it (from seq 1).
+        let cp = Manifest { next_segment: 2, segments: Vec::new(), encrypted: false };
+        assert_eq!(unlisted_later_commits(&StdFs, dir, &names, &cp).unwrap(), Some(seg(1, false, 1, 0)));
+        // An active segment listed from seq 1: segment 1 holds commits it cannot account for.
+        let active = Manifest { next_segment: 9, segments: vec![seg(8, false, 1, 0)], encrypted: false };
+        match unlisted_later_commits(&StdFs, dir, &names, &active) {
+            Err(Error::Corruption { file, .. }) => assert_eq!(file, dir.join(seg_name(1))),
+            other => panic!("expected corruption naming segment 1, got {other:?}"),
+        }
+        // Covered (a compaction's input left behind): a leftover, not evidence.
+        let covered = Manifest { next_segment: 9, segments: vec![seg(8, true, 0, 1)], encrypted: false };
+        assert_eq!(unlisted_later_commits(&StdFs, dir, &names, &covered).unwrap(), None);
+    }
 
     /// The bulk build gives the same map and live bytes as applying each segment's records in
     /// turn (the way commits landed), whatever the mix of puts, overwrites and deletes.

@@ -407,16 +407,36 @@ impl Store {
         }
     }
 
+    /// After a snapshot is released (shared mode): when another process replaced the MANIFEST
+    /// (a compaction, a rotation), catch up now if the commit lock is free, so that the segments
+    /// it retired are closed here when their last snapshot lets go, not at this process's next
+    /// read. Never waits: with the lock held elsewhere, the next read catches up as before.
+    pub fn release_retired(&self) -> Result<()> {
+        let Some(sh) = &self.shared else { return Ok(()) };
+        if self.closed.load(Ordering::SeqCst) || !self.manifest_replaced(sh) {
+            return Ok(());
+        }
+        if let Some(guard) = self.try_commit_guard()? {
+            drop(guard);
+        }
+        Ok(())
+    }
+
+    fn manifest_replaced(&self, sh: &SharedState) -> bool {
+        let seen = sh.seen();
+        if cfg!(unix) {
+            manifest_maybe_replaced(&seen)
+        } else {
+            seen.known.as_ref().is_none_or(|m| Manifest::read(&*self.vfs, &self.dir).map_or(true, |d| d != *m))
+        }
+    }
+
     /// Cheap: one fstat and one short read, no lock (on Windows, a read of the small MANIFEST
     /// instead of the fstat; rename is atomic there too, so it is the old file or the new).
     fn files_changed(&self) -> bool {
         let Some(sh) = &self.shared else { return false };
+        let manifest_replaced = self.manifest_replaced(sh);
         let seen = sh.seen();
-        let manifest_replaced = if cfg!(unix) {
-            manifest_maybe_replaced(&seen)
-        } else {
-            seen.known.as_ref().is_none_or(|m| Manifest::read(&*self.vfs, &self.dir).map_or(true, |d| d != *m))
-        };
         let appended = seen.active.as_ref().is_none_or(|a| appended_at(a, seen.len).unwrap_or(true));
         manifest_replaced || appended
     }

@@ -20,7 +20,10 @@
 //! not the whole truth — the binding uses it.
 //!
 //! Lazy: building it reads metadata only (the versions' records and the live memories'); a
-//! view reads the one value it shows.
+//! view reads the one value it shows. It pins nothing: each view reads the store as it is then,
+//! and where the store no longer proves what the `At` was built from (a version redacted or
+//! dropped since, a live memory changed), it answers as an `At` built now would. A redaction is
+//! so never undone by a view built before it, and holds no segment of the erased bytes.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ops::{Bound, ControlFlow};
@@ -46,17 +49,31 @@ struct Source {
     lines_known: bool,
 }
 
-/// The scope at an instant: a read view over the memories known then (content read lazily from
-/// the store's current view), and whether that is all of them.
+/// The scope at an instant: the memories known then (content read at each view from the store
+/// as it is then), and whether that is all of them. Read it through [`Memories::view_past`], or
+/// as a [`ReadView`] through [`Memories::past`].
 pub struct At {
-    now: Box<dyn ReadView>,
+    when_ms: i64,
     map: BTreeMap<Vec<u8>, Source>,
     complete: bool,
+}
+
+impl At {
+    /// Every memory's state at the instant is known: every view answers.
+    pub fn complete(&self) -> bool {
+        self.complete
+    }
+}
+
+/// An [`At`] read through one view of the store now (the content of the memories it knows).
+pub struct Past<'a> {
+    at: &'a At,
+    now: Box<dyn ReadView>,
     /// The last value read by `meta` (a file view asks for the metadata, then the content).
     last: Mutex<Option<(Vec<u8>, Vec<u8>)>>,
 }
 
-impl At {
+impl Past<'_> {
     fn content(&self, s: &Source) -> Result<Vec<u8>> {
         let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((k, v)) = last.take().filter(|(k, _)| *k == s.key) {
@@ -67,20 +84,15 @@ impl At {
         *last = Some((s.key.clone(), value.clone()));
         Ok(value)
     }
-
-    /// Every memory's state at the instant is known: every view answers.
-    pub fn complete(&self) -> bool {
-        self.complete
-    }
 }
 
-impl ReadView for At {
+impl ReadView for Past<'_> {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.map.get(key).map(|s| self.content(s)).transpose()
+        self.at.map.get(key).map(|s| self.content(s)).transpose()
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let Some(s) = self.map.get(key) else { return Ok(None) };
+        let Some(s) = self.at.map.get(key) else { return Ok(None) };
         if s.lines_known {
             return Ok(Some(s.meta.encode()));
         }
@@ -91,7 +103,7 @@ impl ReadView for At {
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        let range = self.map.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded));
+        let range = self.at.map.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded));
         for (key, s) in range.take_while(|(k, _)| k.starts_with(prefix)) {
             // Listings read the size only, which every source knows.
             if visit(key, &s.meta.encode()) == ControlFlow::Break(()) {
@@ -119,19 +131,28 @@ impl Memories {
     /// This scope as history proves it was at `when_ms` (see the module doc); answer views of
     /// it with [`Memories::view_past`].
     pub fn at(&self, when_ms: i64) -> Result<Box<At>> {
-        let now = self.backend.read()?;
+        self.at_in(&*self.backend.read()?, when_ms)
+    }
+
+    /// `at` as a read view over the store now (what [`Memories::view_past`] answers from, without
+    /// its checks that the store still proves it).
+    pub fn past<'a>(&self, at: &'a At) -> Result<Past<'a>> {
+        Ok(Past { at, now: self.backend.read()?, last: Mutex::new(None) })
+    }
+
+    fn at_in(&self, now: &dyn ReadView, when_ms: i64) -> Result<Box<At>> {
         let scope = &self.options.scope;
-        let settings = read_settings(&*now)?;
+        let settings = read_settings(now)?;
         let since = settings.map(|s| s.since_ms);
         let mut versions: HashMap<u128, Vec<Version>> = HashMap::new();
-        try_scan(&*now, &versions_prefix(scope), &mut |key, meta| {
+        try_scan(now, &versions_prefix(scope), &mut |key, meta| {
             let v = Version::decode(key, meta)?;
             versions.entry(v.memory_id).or_default().push(v); // in id (= commit) order
             Ok(())
         })?;
         let mut live_by_id: HashMap<u128, Live> = HashMap::new();
         let mut unrecorded: Vec<Live> = Vec::new();
-        try_scan(&*now, &subtree_prefix(scope, ROOT), &mut |key, meta| {
+        try_scan(now, &subtree_prefix(scope, ROOT), &mut |key, meta| {
             let live = Live { key: key.to_vec(), meta: MemMeta::decode(key, meta)? };
             match live.meta.memory_id {
                 Some(id) => drop(live_by_id.insert(id, live)),
@@ -159,7 +180,7 @@ impl Memories {
         for live in &unrecorded {
             place(self.state_at(when_ms, since, after_since, &[], Some(live)), &mut map);
         }
-        Ok(Box::new(At { now, map, complete, last: Mutex::new(None) }))
+        Ok(Box::new(At { when_ms, map, complete }))
     }
 
     fn state_at(&self, t: i64, since: Option<i64>, after_since: bool, vs: &[Version], live: Option<&Live>) -> State {
@@ -215,11 +236,44 @@ impl Memories {
 
     /// A view of `at` (never records access): the view as the model saw it then, or
     /// [`View::NotRecorded`] where history does not know it.
+    /// Read from the store as it is now: where that no longer proves what `at` was built from
+    /// (a redaction, a version dropped, a live memory changed since), answered as an `At` built
+    /// now would answer.
     pub fn view_past(&self, at: &At, path: &str) -> Result<View> {
         check_normalised(path)?;
-        if at.complete || (path != ROOT && at.map.contains_key(&self.key(path))) {
-            return self.view_at(at, path);
+        let key = self.key(path);
+        let now = self.backend.read()?;
+        let known = path != ROOT && at.map.contains_key(&key);
+        if !known && !at.complete {
+            return Ok(View::NotRecorded); // a rebuild never knows more than the build did
+        }
+        let fresh;
+        let at = match at.map.get(&key).filter(|_| known) {
+            // A file view reads one memory: still proven when its source still holds it.
+            Some(s) if self.still_holds(&*now, s)? => at,
+            // Any other view lists what the instant held: rebuilt from the store now (a
+            // redaction anywhere may have made it incomplete).
+            _ => {
+                fresh = self.at_in(&*now, at.when_ms)?;
+                &*fresh
+            }
+        };
+        if at.complete || (path != ROOT && at.map.contains_key(&key)) {
+            return self.view_at(&Past { at, now, last: Mutex::new(None) }, path);
         }
         Ok(View::NotRecorded)
+    }
+
+    /// The source still holds what `at` was built from: the version unredacted and kept, or the
+    /// live memory unchanged.
+    fn still_holds(&self, now: &dyn ReadView, s: &Source) -> Result<bool> {
+        let Some(meta) = now.meta(&s.key)? else { return Ok(false) };
+        if s.key.starts_with(&versions_prefix(&self.options.scope)) {
+            return Ok(Version::decode(&s.key, &meta)?.redacted_ms.is_none());
+        }
+        let m = MemMeta::decode(&s.key, &meta)?;
+        let was = &s.meta;
+        Ok((m.memory_id, m.version_id, m.updated_ms, m.size)
+            == (was.memory_id, was.version_id, was.updated_ms, was.size))
     }
 }

@@ -21,7 +21,7 @@ use crate::commands::corrupt;
 use crate::listing::try_scan;
 use crate::{Error, Memories, ROOT, ReadView, Result};
 
-pub use at::At;
+pub use at::{At, Past};
 pub use host::{Current, HostRemove, HostWrite, Precondition};
 pub use record::{Actor, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Version, hex, id_hex, parse_id, sha256};
 pub use settings::{HistoryRequest, HistorySettings, settle_history};

@@ -60,6 +60,11 @@ impl Engine {
         Ok(EngineSnap(self.0.snapshot()?))
     }
 
+    /// [`rabosh::Store::release_retired`]: after a snapshot is released.
+    pub fn release_retired(&self) -> Result<()> {
+        Ok(self.0.release_retired()?)
+    }
+
     /// [`Engine::snapshot`] without waiting for another process (`Busy` at once instead).
     pub fn snapshot_without_waiting(&self) -> Result<EngineSnap> {
         Ok(EngineSnap(self.0.snapshot_without_waiting()?))

@@ -273,6 +273,12 @@ impl EmbeddedStore {
         Ok(Snapshot(self.shared.engine.snapshot_without_waiting()?))
     }
 
+    /// After a snapshot of this store is released: closes here the segments another process
+    /// retired meanwhile (if the commit lock is free; never waits).
+    pub fn release_retired(&self) -> Result<()> {
+        self.shared.engine.release_retired()
+    }
+
     /// Runs `f` with this thread's transactions on this store appending their commits without
     /// waiting for them to be durable, so that one [`EmbeddedStore::wait_durable`] afterwards
     /// covers every one of them with a single fsync. Each transaction is still one atomic commit,
