@@ -18,7 +18,14 @@ function bench(name: string, env: Record<string, string> = {}) {
   const out = join(scratch, `${name}.md`);
   const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'postgres.ts')], {
     cwd: repo,
-    env: { ...process.env, RABOSH_PG_URL: pgBaseUrl(), RABOSH_BENCH_PG_N: '5', RABOSH_BENCH_PG_RUNS: '2', RABOSH_BENCH_PG_OUT: out, ...env },
+    env: {
+      ...process.env,
+      RABOSH_PG_URL: pgBaseUrl(),
+      RABOSH_BENCH_PG_N: '5',
+      RABOSH_BENCH_PG_RUNS: '2',
+      RABOSH_BENCH_PG_OUT: out,
+      ...env,
+    },
     encoding: 'utf8',
     timeout: 300_000,
   });

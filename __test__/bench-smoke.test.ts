@@ -28,18 +28,14 @@ const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct', 'rabosh
 describe('npm run bench at a tiny size', () => {
   it('runs every measurement for every handler and finds them agreeing', () => {
     const results = join(scratch, 'results');
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'],
-      {
-        cwd: repo,
-        env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch, RABOSH_BENCH_CLEANUP: 'wait' },
-        encoding: 'utf8',
-        // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny
-        // run took over 280 s (six handlers); only a hang should end it.
-        timeout: 1_500_000,
-      },
-    );
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
+      cwd: repo,
+      env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch, RABOSH_BENCH_CLEANUP: 'wait' },
+      encoding: 'utf8',
+      // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny
+      // run took over 280 s (six handlers); only a hang should end it.
+      timeout: 1_500_000,
+    });
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
       backends: { id: string }[];
       rows: {
@@ -85,43 +81,35 @@ describe('npm run bench at a tiny size', () => {
 
   it('exits non-zero when an alternative answers differently, in whichever runtime it runs', () => {
     const results = join(scratch, 'broken');
-    const run = spawnSync(
-      process.execPath,
-      ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'],
-      {
-        cwd: repo,
-        env: {
-          ...process.env,
-          RABOSH_BENCH_RESULTS: results,
-          RABOSH_BENCH_DIR: scratch,
-          RABOSH_BENCH_CLEANUP: 'wait',
-          RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
-          // The smallest read too: ours under Node 24 and Bun run the reads and the open only.
-          RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',
-          RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
-        },
-        encoding: 'utf8',
-        timeout: 300_000,
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
+      cwd: repo,
+      env: {
+        ...process.env,
+        RABOSH_BENCH_RESULTS: results,
+        RABOSH_BENCH_DIR: scratch,
+        RABOSH_BENCH_CLEANUP: 'wait',
+        RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
+        // The smallest read too: ours under Node 24 and Bun run the reads and the open only.
+        RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',
+        RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
       },
-    );
+      encoding: 'utf8',
+      timeout: 300_000,
+    });
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as { mismatches: string[]; failures: string[] };
     expect(report.failures).toEqual([]);
-    for (const id of SABOTAGED) expect(report.mismatches.some((m) => m.includes(`: ${id} and rabosh differ`)), id).toBe(true);
+    for (const id of SABOTAGED)
+      expect(
+        report.mismatches.some((m) => m.includes(`: ${id} and rabosh differ`)),
+        id,
+      ).toBe(true);
     expect(run.status).toBe(1);
   }, 360_000);
 });
 
 describe('the alternatives speak the contract', () => {
   it('formats sizes with half-to-even tenths', () => {
-    expect([0, 512, 1024, 1280, 1331, 4096, 1536 * 1024].map(formatSize)).toEqual([
-      '0B',
-      '512B',
-      '1K',
-      '1.2K',
-      '1.3K',
-      '4K',
-      '1.5M',
-    ]);
+    expect([0, 512, 1024, 1280, 1331, 4096, 1536 * 1024].map(formatSize)).toEqual(['0B', '512B', '1K', '1.2K', '1.3K', '4K', '1.5M']);
   });
 
   it('blanks only directory sizes when comparing with the SDK', () => {
@@ -134,9 +122,7 @@ describe('the alternatives speak the contract', () => {
       '<dir>\t/memories/d/',
       '4K\t/memories/d/b.md',
     ]);
-    expect(blankDirectorySizes('File created successfully at: /memories/a')).toBe(
-      'File created successfully at: /memories/a',
-    );
+    expect(blankDirectorySizes('File created successfully at: /memories/a')).toBe('File created successfully at: /memories/a');
   });
 
   it('answers a scripted session exactly like ours, failures included', async () => {

@@ -38,8 +38,20 @@ it('refuses a whole import naming the offending path, writing nothing', async ()
   await h.create({ command: 'create', path: '/memories/b.md', file_text: 'old' });
   const before = db.stats().commits;
   const cases: Array<[Array<{ path: string; content: string }>, RegExp]> = [
-    [[{ path: '/memories/a', content: 'x' }, { path: '/memories/b.md', content: 'x' }], /\/memories\/b\.md already exists/],
-    [[{ path: '/memories/a', content: '1' }, { path: '/memories/./a', content: '2' }], /\/memories\/a appears more than once/],
+    [
+      [
+        { path: '/memories/a', content: 'x' },
+        { path: '/memories/b.md', content: 'x' },
+      ],
+      /\/memories\/b\.md already exists/,
+    ],
+    [
+      [
+        { path: '/memories/a', content: '1' },
+        { path: '/memories/./a', content: '2' },
+      ],
+      /\/memories\/a appears more than once/,
+    ],
     [[{ path: '/memories/big', content: '12345' }], /\/memories\/big exceeds the maximum memory size of 4 bytes/],
     [[{ path: '../etc/passwd', content: 'x' }], /"\.\.\/etc\/passwd" is not a memory path/],
     [[{ path: '/memories', content: 'x' }], /\/memories already exists/],
@@ -53,9 +65,7 @@ it('refuses a whole import naming the offending path, writing nothing', async ()
     expect((e as Error).message).toMatch(message);
   }
   expect(db.stats().commits).toBe(before);
-  expect(await h.view({ command: 'view', path: '/memories/a' })).toBe(
-    'The path /memories/a does not exist. Please provide a valid path.',
-  );
+  expect(await h.view({ command: 'view', path: '/memories/a' })).toBe('The path /memories/a does not exist. Please provide a valid path.');
   const r = await h.importMemories([{ path: '/memories/b.md', content: 'new' }], { overwrite: true });
   expect(r).toEqual({ memories: 1, bytes: 3 });
 });

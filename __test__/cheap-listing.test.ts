@@ -25,8 +25,10 @@ describe('listings answered on the calling thread', () => {
     db = await Rabosh.open(dir, { durability: 'buffered' });
     handler = new RaboshMemoryToolHandler(db, { listingIndex: true });
     const creates: Promise<string>[] = [];
-    for (let i = 0; i < SMALL; i++) creates.push(handler.create({ command: 'create', path: `/memories/small/n${i}.md`, file_text: `s${i}\n` }));
-    for (let i = 0; i < LARGE; i++) creates.push(handler.create({ command: 'create', path: `/memories/large/n${i}.md`, file_text: `l${i}\n` }));
+    for (let i = 0; i < SMALL; i++)
+      creates.push(handler.create({ command: 'create', path: `/memories/small/n${i}.md`, file_text: `s${i}\n` }));
+    for (let i = 0; i < LARGE; i++)
+      creates.push(handler.create({ command: 'create', path: `/memories/large/n${i}.md`, file_text: `l${i}\n` }));
     for (const answer of await Promise.all(creates)) expect(answer).toMatch(/^File created/);
     // The first listing builds the index (on the pool); the binding then knows each node's size.
     await handler.view({ command: 'view', path: '/memories' });

@@ -3,7 +3,19 @@
 // file) is refused and nothing outside is read, nor does the import hang; a file name that is not
 // UTF-8 and a target export cannot write are said in words, naming the file.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, closeSync, constants, existsSync, mkdirSync, openSync, readdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Progress } from '../apps/cli/src/progress.js';
@@ -52,7 +64,9 @@ describe.runIf(posix)('a source file swapped between the walk and the read', () 
       unlinkSync(a());
       symlinkSync(join(tmp, 'outside.txt'), a());
     }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe(`cannot import ${a()}: it was replaced by a symbolic link after it was listed (links are not followed)`);
+    expect((err as Error).message).toBe(
+      `cannot import ${a()}: it was replaced by a symbolic link after it was listed (links are not followed)`,
+    );
   });
 
   it('for a FIFO: refused at once, not waited on', { timeout: 20_000 }, async () => {
@@ -61,7 +75,9 @@ describe.runIf(posix)('a source file swapped between the walk and the read', () 
       fifo = a();
       expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     }).catch((e: unknown) => e);
-    expect((err as Error).message).toBe(`cannot import ${a()}: it was replaced by something that is not a regular file after it was listed`);
+    expect((err as Error).message).toBe(
+      `cannot import ${a()}: it was replaced by something that is not a regular file after it was listed`,
+    );
   });
 
   it('for another file: refused', async () => {
@@ -71,7 +87,7 @@ describe.runIf(posix)('a source file swapped between the walk and the read', () 
   });
 
   it('left alone, it is read', async () => {
-    const { files } = await readSwapped(() => {}) as { files: Array<{ path: string; content: string }> };
+    const { files } = (await readSwapped(() => {})) as { files: Array<{ path: string; content: string }> };
     expect(files).toEqual([{ path: '/memories/a.md', content: 'inside' }]);
   });
 });
@@ -84,7 +100,9 @@ describe.runIf(posix)('said in words, naming the file', () => {
     writeFileSync(Buffer.concat([Buffer.from(`${join(from, 'memories')}/f`), Buffer.from([0xff]), Buffer.from('.md')]), 'y');
     const store = join(tmp, 'store');
     const r = cli('import', from, store);
-    expect(r.stderr).toBe(`rabosh-memory: cannot import ${join(from, 'memories', 'f\uFFFD.md')}: its file name is not valid UTF-8 (memory paths are text); rename it\n`);
+    expect(r.stderr).toBe(
+      `rabosh-memory: cannot import ${join(from, 'memories', 'f\uFFFD.md')}: its file name is not valid UTF-8 (memory paths are text); rename it\n`,
+    );
     expect(r.status).toBe(1);
     expect(existsSync(store)).toBe(false);
   });

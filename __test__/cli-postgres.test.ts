@@ -83,7 +83,13 @@ describe('rabosh-memory <command> postgres://…', () => {
 
   it('read-only commands refuse a schema without a store, name it by schema only, and create nothing', async () => {
     const url = freshPgUrl('clinone');
-    for (const args of [['view', url], ['usage', url], ['export', url, join(tmp, 'x')], ['expire', url, '--before', '1d'], ['history', url, '/memories/a']]) {
+    for (const args of [
+      ['view', url],
+      ['usage', url],
+      ['export', url, join(tmp, 'x')],
+      ['expire', url, '--before', '1d'],
+      ['history', url, '/memories/a'],
+    ]) {
       const r = quiet(cli(...args));
       expect(r.status, args[0]).toBe(1);
       expect(r.stderr, args[0]).toBe(`rabosh-memory: no store at the PostgreSQL store (schema ${schemaOf(url)})\n`);
@@ -97,7 +103,10 @@ describe('rabosh-memory <command> postgres://…', () => {
     const url = freshPgUrl('climaint');
     writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
     expect(cli('import', join(tmp, 'from'), url).status).toBe(0);
-    for (const args of [['verify', url], ['checkpoint', url, join(tmp, 'cp')]]) {
+    for (const args of [
+      ['verify', url],
+      ['checkpoint', url, join(tmp, 'cp')],
+    ]) {
       const r = quiet(cli(...args));
       expect(r.status, args[0]).toBe(1);
       expect(r.stderr, args[0]).toBe(

@@ -117,7 +117,8 @@ describe('--key-file that is not a regular file', () => {
     const fifo = join(t.root, 'key.fifo');
     expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
     // Bounded: a CLI that opened the FIFO for reading would wait for a writer forever.
-    const run = (path: string) => spawnSync(process.execPath, [bin, 'view', t.store, '--key-file', path], { encoding: 'utf8', timeout: 20_000 });
+    const run = (path: string) =>
+      spawnSync(process.execPath, [bin, 'view', t.store, '--key-file', path], { encoding: 'utf8', timeout: 20_000 });
     const r = run(fifo);
     expect(r.signal, 'the CLI blocked on the FIFO').toBeNull();
     expect(r.status).toBe(2);

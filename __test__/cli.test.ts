@@ -20,7 +20,11 @@ beforeEach(() => {
 afterEach(() => removeDir(tmp));
 
 describe('--scope', () => {
-  for (const args of [['view', 'STORE'], ['usage', 'STORE'], ['import', 'FROM', 'STORE']]) {
+  for (const args of [
+    ['view', 'STORE'],
+    ['usage', 'STORE'],
+    ['import', 'FROM', 'STORE'],
+  ]) {
     it(`a bad scope exits 2 before any store is opened (${args[0]})`, () => {
       writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
       const r = cli(...args.map((a) => (a === 'STORE' ? store : a === 'FROM' ? join(tmp, 'from') : a)), '--scope', 'bad scope!');
@@ -53,16 +57,25 @@ describe('import progress on a terminal', () => {
     let out = '';
     let err = '';
     // A terminal as cli-progress sees one: isTTY and a width.
-    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+    const tty = {
+      isTTY: true,
+      columns: 100,
+      write: (s: string) => {
         err += s;
         return true;
-      }, on() {}, removeListener() {} };
-    const code = await run(['import', join(tmp, 'from'), store], { stdout: {
+      },
+      on() {},
+      removeListener() {},
+    };
+    const code = await run(['import', join(tmp, 'from'), store], {
+      stdout: {
         isTTY: true,
         write: (s: string) => {
           out += s;
         },
-      }, stderr: tty });
+      },
+      stderr: tty,
+    });
     expect(code).toBe(0);
     expect(out).toBe('imported 30 memories (260 B) in one commit\n');
     expect(err).toMatch(/read \[[^\]]*\] 30\/30 100%/);
@@ -72,10 +85,16 @@ describe('import progress on a terminal', () => {
   it('draws nothing for --json', async () => {
     writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
     let err = '';
-    const tty = { isTTY: true, columns: 100, write: (s: string) => {
+    const tty = {
+      isTTY: true,
+      columns: 100,
+      write: (s: string) => {
         err += s;
         return true;
-      }, on() {}, removeListener() {} };
+      },
+      on() {},
+      removeListener() {},
+    };
     await run(['import', join(tmp, 'from'), store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
     expect(err).toBe('');
   });
@@ -208,7 +227,9 @@ describe('the CLI speaks the CLI’s language', () => {
     expect(cli('import', join(tmp, 'from'), store).status).toBe(0);
     const r = cli('import', join(tmp, 'from'), store);
     expect(r.status).toBe(1);
-    expect(r.stderr).toBe('rabosh-memory: nothing imported: /memories/a.md already exists (pass --overwrite to replace existing memories)\n');
+    expect(r.stderr).toBe(
+      'rabosh-memory: nothing imported: /memories/a.md already exists (pass --overwrite to replace existing memories)\n',
+    );
     const j = cli('import', join(tmp, 'from'), store, '--json');
     expect(JSON.parse(j.stderr).error).toMatchObject({ code: 'RABOSH_INVALID_ARGUMENT' });
     expect(JSON.parse(j.stderr).error.message).toContain('--overwrite');
@@ -220,10 +241,18 @@ describe('the CLI speaks the CLI’s language', () => {
     writeFileSync(file, 'plain file');
     writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
     for (const target of [file, join(file, 'below')]) {
-      for (const args of [['view', target], ['usage', target], ['stats', target], ['import', join(tmp, 'from'), target], ['history', target, '/memories/a.md']]) {
+      for (const args of [
+        ['view', target],
+        ['usage', target],
+        ['stats', target],
+        ['import', join(tmp, 'from'), target],
+        ['history', target, '/memories/a.md'],
+      ]) {
         const r = cli(...args);
         expect(r.status, args.join(' ')).toBe(1);
-        expect(r.stderr, args.join(' ')).toBe(`rabosh-memory: ${target} is not a directory: a store is a directory (or a postgres:// URL)\n`);
+        expect(r.stderr, args.join(' ')).toBe(
+          `rabosh-memory: ${target} is not a directory: a store is a directory (or a postgres:// URL)\n`,
+        );
       }
     }
     expect(JSON.parse(cli('usage', file, '--json').stderr).error.code).toBe('CLI_NOT_A_DIRECTORY');
@@ -252,7 +281,11 @@ describe('the CLI speaks the CLI’s language', () => {
     const noop = cli('revert', store, '/memories/n.md', second!.id);
     expect(noop.status).toBe(0);
     expect(noop.stdout).toBe(`nothing changed: /memories/n.md already holds the content of version ${second!.id}\n`);
-    expect(json(cli('revert', store, '/memories/n.md', second!.id, '--json'))).toEqual({ path: '/memories/n.md', versionId: second!.id, changed: false });
+    expect(json(cli('revert', store, '/memories/n.md', second!.id, '--json'))).toEqual({
+      path: '/memories/n.md',
+      versionId: second!.id,
+      changed: false,
+    });
     expect(json(cli('history', store, '/memories/n.md', '--json')).data).toHaveLength(2);
     const real = json(cli('revert', store, '/memories/n.md', first!.id, '--json'));
     expect(real).toMatchObject({ path: '/memories/n.md', changed: true });
@@ -265,7 +298,9 @@ describe('the CLI speaks the CLI’s language', () => {
       const r = cli(...args);
       expect(r.status, args.join(' ')).toBe(0);
       expect(r.stdout, args.join(' ')).toMatch(/--json/);
-      expect(r.stdout, args.join(' ')).toMatch(/Exit codes:\n\s+0\s+ok\n\s+1\s+.+\n\s+2\s+bad command line.*\n\s+3\s+the store is open exclusively elsewhere/);
+      expect(r.stdout, args.join(' ')).toMatch(
+        /Exit codes:\n\s+0\s+ok\n\s+1\s+.+\n\s+2\s+bad command line.*\n\s+3\s+the store is open exclusively elsewhere/,
+      );
       expect(r.stdout, args.join(' ')).toContain('(default: "default")');
     }
     const view = cli('view', '--help').stdout.replace(/\s+/g, ' '); // commander wraps at 80 columns

@@ -57,7 +57,10 @@ const randomInt = (lo: number, hi: number) => lo + Math.floor(Math.random() * (h
 const createdContent = (i: number) => `memory ${i}\n${'x'.repeat(i % 97)}`;
 const FILE_VIEW = (p: string, content: string) =>
   `Here's the content of ${p} with line numbers:` +
-  content.split('\n').map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`).join('');
+  content
+    .split('\n')
+    .map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`)
+    .join('');
 
 describe('SIGKILL mid-stream of creates', () => {
   it(`${ROUNDS} rounds: every acknowledged create survives, survivors are a contiguous prefix`, async () => {
@@ -165,7 +168,10 @@ describe('SIGKILL mid-rename of a 1,000-memory subtree', () => {
         for (let i = 0; i < N; i++) {
           await h.execute({ command: 'create', path: `/memories/tree${rel(i)}`, file_text: body(i) });
         }
-        expect(await h.usage()).toEqual({ memories: N, bytes: Array.from({ length: N }, (_, i) => body(i).length).reduce((a, b) => a + b) });
+        expect(await h.usage()).toEqual({
+          memories: N,
+          bytes: Array.from({ length: N }, (_, i) => body(i).length).reduce((a, b) => a + b),
+        });
       }
       let renamesSeen = 0;
       for (let round = 0; round < ROUNDS; round++) {
@@ -180,9 +186,7 @@ describe('SIGKILL mid-rename of a 1,000-memory subtree', () => {
         try {
           const atTree = await countUnder(handler, '/memories/tree');
           const atMoved = await countUnder(handler, '/memories/moved');
-          expect([atTree, atMoved], `round ${round}`).toSatisfy(
-            ([a, b]: number[]) => (a === N && b === 0) || (a === 0 && b === N),
-          );
+          expect([atTree, atMoved], `round ${round}`).toSatisfy(([a, b]: number[]) => (a === N && b === 0) || (a === 0 && b === N));
           const root = atTree === N ? '/memories/tree' : '/memories/moved';
           expect(await handler.usage()).toMatchObject({ memories: N });
           // every memory's content, in the last round (listing sizes are checked every round)

@@ -58,7 +58,12 @@ describe('differential: handler vs reference model', () => {
             for (const [b, handler] of handlers.entries()) {
               const got = await handler.execute(input);
               if (got.text !== want.text || got.isError !== want.isError) {
-                expect({ backend: BACKENDS[b]!.name, step: i, input, ...got }).toEqual({ backend: BACKENDS[b]!.name, step: i, input, ...want });
+                expect({ backend: BACKENDS[b]!.name, step: i, input, ...got }).toEqual({
+                  backend: BACKENDS[b]!.name,
+                  step: i,
+                  input,
+                  ...want,
+                });
               }
             }
           }
@@ -106,7 +111,9 @@ describe('differential: handler vs reference model', () => {
     const deep = `/memories/d/${'s'.repeat(200)}/${'t'.repeat(200)}/${'u'.repeat(200)}/${'v'.repeat(200)}`;
     m.execute({ command: 'create', path: deep, file_text: 'deep' });
     const longer = `/memories/${'w'.repeat(250)}`;
-    expect(m.execute({ command: 'rename', old_path: '/memories/nothing', new_path: longer }).text).toBe('Error: The path /memories/nothing does not exist');
+    expect(m.execute({ command: 'rename', old_path: '/memories/nothing', new_path: longer }).text).toBe(
+      'Error: The path /memories/nothing does not exist',
+    );
     expect(m.execute({ command: 'rename', old_path: '/memories/d', new_path: longer })).toEqual({
       text: `Error: The destination ${longer} already exists`,
       isError: true,
@@ -148,7 +155,10 @@ describe('differential: handler vs reference model', () => {
         const dir = makeTempDir('rabosh-diff-scope');
         const db = await Rabosh.open(dir);
         const opts = { maxMemoryBytes: 64, viewMaxChars: 100, createOverwrites: false };
-        const handlers = [new RaboshMemoryToolHandler(db, { ...opts, scope: 'one' }), new RaboshMemoryToolHandler(db, { ...opts, scope: 'two' })];
+        const handlers = [
+          new RaboshMemoryToolHandler(db, { ...opts, scope: 'one' }),
+          new RaboshMemoryToolHandler(db, { ...opts, scope: 'two' }),
+        ];
         const models = [new Model(opts), new Model(opts)];
         try {
           for (const [which, s] of steps) {

@@ -141,7 +141,7 @@ describe('an encrypted store on disk', () => {
 });
 
 describe('everything works encrypted', () => {
-  it('exports plain by the host\'s choice and imports into an encrypted store', async () => {
+  it("exports plain by the host's choice and imports into an encrypted store", async () => {
     const root = tempDir();
     await fill(join(root, 'enc'), { key: KEY });
     const from = await RaboshMemoryToolHandler.open(join(root, 'enc'), { encryption: { key: KEY } });

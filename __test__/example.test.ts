@@ -21,14 +21,17 @@ describe('examples/conversation.ts', () => {
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
     const lines = r.stdout.split('\n');
-    expect(lines[0]).toBe(
-      'LOCAL STAND-IN of the Messages API (no ANTHROPIC_API_KEY set) — scripted replies, not a real model',
+    expect(lines[0]).toBe('LOCAL STAND-IN of the Messages API (no ANTHROPIC_API_KEY set) — scripted replies, not a real model');
+    expect(r.stdout).toContain(
+      '  ← result (is_error: true):\n      The path /memories/user.md does not exist. Please provide a valid path.',
     );
-    expect(r.stdout).toContain('  ← result (is_error: true):\n      The path /memories/user.md does not exist. Please provide a valid path.');
     expect(r.stdout).toContain('  ← result:\n      File created successfully at: /memories/user.md');
     expect(r.stdout).toContain('\nstored: 1 memory, 79 bytes\n');
     // The store outlives the example, and the lines it ends with are commands that show it.
-    const kept = /\nThe store is kept at (.+)\. Look at it with:\n {2}npx rabosh-memory view (.+) \/memories\/user\.md\n {2}npx rabosh-memory usage (.+)\n$/.exec(r.stdout);
+    const kept =
+      /\nThe store is kept at (.+)\. Look at it with:\n {2}npx rabosh-memory view (.+) \/memories\/user\.md\n {2}npx rabosh-memory usage (.+)\n$/.exec(
+        r.stdout,
+      );
     expect(kept, r.stdout).not.toBeNull();
     const dir = kept![1]!;
     try {

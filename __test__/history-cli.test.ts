@@ -57,7 +57,12 @@ describe('rabosh-memory history / show / revert / redact', () => {
     writeFileSync(join(other, 'notes.txt'), 'not a store');
     const id = '0'.repeat(32);
     for (const dir of [empty, other, join(root, 'missing')]) {
-      for (const args of [['history', dir, '/memories/a'], ['show', dir, id], ['revert', dir, '/memories/a', id], ['redact', dir, id]]) {
+      for (const args of [
+        ['history', dir, '/memories/a'],
+        ['show', dir, id],
+        ['revert', dir, '/memories/a', id],
+        ['redact', dir, id],
+      ]) {
         const r = cli(...args, '--json');
         expect(r.status, `${args.join(' ')}`).not.toBe(0);
         expect(r.stdout).toBe('');
@@ -98,7 +103,9 @@ describe('rabosh-memory history / show / revert / redact', () => {
     const later = await RaboshMemoryToolHandler.open(dir);
     await later.execute({ command: 'str_replace', path: '/memories/old.md', old_str: 'before', new_str: 'after' });
     await later.close();
-    expect(json(cli('history', dir, '/memories/old.md', '--json')).data.map((v: { operation: string }) => v.operation)).toEqual(['modified']);
+    expect(json(cli('history', dir, '/memories/old.md', '--json')).data.map((v: { operation: string }) => v.operation)).toEqual([
+      'modified',
+    ]);
     // Asked again, it stays on and says since when.
     expect(json(cli('history-on', dir, '--json')).since).toBe(json(on).since);
   });
@@ -149,13 +156,22 @@ describe('rabosh-memory history / show / revert / redact', () => {
     expect(cli('import', from, dir).status).toBe(0);
     expect(cli('expire', dir, '--before', String(Date.now() + 60_000)).status).toBe(0);
     const cliActor = { type: 'user', id: 'cli' };
-    const byPath = (p: string) => json(cli('history', dir, p, '--json')).data.map((v: { operation: string; actor: unknown }) => [v.operation, v.actor]);
-    expect(byPath('/memories/n.md')).toEqual([['deleted', cliActor], ['modified', cliActor], ['modified', null], ['created', null]]);
-    expect(byPath('/memories/i.md')).toEqual([['deleted', cliActor], ['created', cliActor]]);
+    const byPath = (p: string) =>
+      json(cli('history', dir, p, '--json')).data.map((v: { operation: string; actor: unknown }) => [v.operation, v.actor]);
+    expect(byPath('/memories/n.md')).toEqual([
+      ['deleted', cliActor],
+      ['modified', cliActor],
+      ['modified', null],
+      ['created', null],
+    ]);
+    expect(byPath('/memories/i.md')).toEqual([
+      ['deleted', cliActor],
+      ['created', cliActor],
+    ]);
     expect(cli('history', dir, '/memories/n.md').stdout).toContain('user:cli');
   });
 
-  it("import and expire record versions in a store with history, like every change", async () => {
+  it('import and expire record versions in a store with history, like every change', async () => {
     const root = makeTempDir('rabosh-history-cli-import');
     dirs.push(root);
     const dir = join(root, 'store');

@@ -25,14 +25,12 @@ function sized(n: number): string {
 }
 
 describe('actor limits', () => {
-  it('are the Rust crate\'s numbers', () => {
+  it("are the Rust crate's numbers", () => {
     expect([MAX_ACTOR_TYPE_BYTES, MAX_ACTOR_ID_BYTES]).toEqual([255, 1024]);
   });
 
-  it('refuse the issue\'s actor (an id of 65,535 bytes) at construction', () => {
-    expect(() => new RaboshMemoryToolHandler(db, { actor: { type: 't', id: 'i'.repeat(65_535) } })).toThrow(
-      InvalidOptionError,
-    );
+  it("refuse the issue's actor (an id of 65,535 bytes) at construction", () => {
+    expect(() => new RaboshMemoryToolHandler(db, { actor: { type: 't', id: 'i'.repeat(65_535) } })).toThrow(InvalidOptionError);
   });
 
   it('accept exactly the actors every write can record', async () => {

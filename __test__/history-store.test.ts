@@ -18,7 +18,7 @@ function tmp(): string {
 const create = (h: RaboshMemoryToolHandler, path: string) => h.execute({ command: 'create', path, file_text: path });
 const operations = async (h: RaboshMemoryToolHandler) => (await h.versions()).data.map((v) => v.operation).reverse();
 
-describe('history is the store\'s', () => {
+describe("history is the store's", () => {
   it('once on, every later opener records, and history: false is refused', async () => {
     const dir = tmp();
     const first = await Rabosh.open(dir, { history: { maxVersionsPerMemory: 5 } });

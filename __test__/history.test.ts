@@ -101,9 +101,7 @@ describe('version history', () => {
     const past = await h.at(then);
     expect(await past.execute({ command: 'view', path: '/memories' })).toEqual(before);
     expect(await past.execute({ command: 'view', path: '/memories/a.md', view_range: [2, 2] })).toEqual(file);
-    expect(await past.view({ path: '/memories/b.md' })).toBe(
-      'The path /memories/b.md does not exist. Please provide a valid path.',
-    );
+    expect(await past.view({ path: '/memories/b.md' })).toBe('The path /memories/b.md does not exist. Please provide a valid path.');
     const write = await past.execute({ command: 'create', path: '/memories/c.md', file_text: 'c' });
     expect(write.isError).toBe(true);
     expect(await h.view({ command: 'view', path: '/memories/c.md' })).toMatch(/does not exist/);

@@ -76,7 +76,9 @@ describe('a non-string ifMatch', () => {
 
   it('a string ifMatch still works: the right hash writes, a stale one is a precondition failure', async () => {
     const cur = (await h.get('/memories/kept.md'))!;
-    await expect(h.put('/memories/kept.md', 'changed', { ifMatch: 'f'.repeat(64) })).rejects.toMatchObject({ code: 'RABOSH_PRECONDITION_FAILED' });
+    await expect(h.put('/memories/kept.md', 'changed', { ifMatch: 'f'.repeat(64) })).rejects.toMatchObject({
+      code: 'RABOSH_PRECONDITION_FAILED',
+    });
     expect(await h.put('/memories/kept.md', 'original', { ifMatch: cur.contentSha256 })).toMatchObject({ written: false });
   });
 });

@@ -30,7 +30,8 @@ export function chromiumPath(): string {
     execFileSync('bash', [resolve(root, 'scripts', 'install-chromium.sh')], { stdio: 'inherit', timeout: 900_000 });
   }
   const found = [debian, ...PREINSTALLED].find((p) => existsSync(p));
-  if (found === undefined) throw new Error('chromium is missing: run scripts/install-chromium.sh as root on Debian, or set RABOSH_CHROMIUM');
+  if (found === undefined)
+    throw new Error('chromium is missing: run scripts/install-chromium.sh as root on Debian, or set RABOSH_CHROMIUM');
   return found;
 }
 
@@ -151,14 +152,21 @@ export interface Raw {
 }
 
 /** One request with exactly these headers (fetch would not let us set Host). */
-export function raw(port: number, path: string, options: { method?: string; headers?: Record<string, string>; body?: string } = {}): Promise<Raw> {
+export function raw(
+  port: number,
+  path: string,
+  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+): Promise<Raw> {
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { Host: `127.0.0.1:${port}`, ...options.headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (body += d));
-      res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { Host: `127.0.0.1:${port}`, ...options.headers } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (body += d));
+        res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.setTimeout(30_000, () => req.destroy(new Error(`no answer to ${path} in 30 s`)));
     req.on('error', fail);
     req.end(options.body);

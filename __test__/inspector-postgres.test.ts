@@ -36,25 +36,28 @@ const get = async (rest: string) => {
 /** Resolves with the first `event: <name>` of the page's feed (bounded). */
 function nextEvent(name: string, whileListening: () => void): Promise<string> {
   return new Promise((done, fail) => {
-    const req = request({ host: '127.0.0.1', port: ui.port, path: `/${ui.token}/api/events`, headers: { Host: `127.0.0.1:${ui.port}` } }, (res) => {
-      let text = '';
-      const timer = setTimeout(() => {
-        req.destroy();
-        fail(new Error(`no ${name} event in 60 s; got ${JSON.stringify(text)}`));
-      }, 60_000);
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => {
-        text += d;
-        const m = new RegExp(`event: ${name}\\ndata: (.*)\\n\\n`).exec(text);
-        if (m) {
-          clearTimeout(timer);
+    const req = request(
+      { host: '127.0.0.1', port: ui.port, path: `/${ui.token}/api/events`, headers: { Host: `127.0.0.1:${ui.port}` } },
+      (res) => {
+        let text = '';
+        const timer = setTimeout(() => {
           req.destroy();
-          done(m[1]!);
-        }
-      });
-      // Let the feed take its first look before the other process writes.
-      setTimeout(whileListening, 2_000);
-    });
+          fail(new Error(`no ${name} event in 60 s; got ${JSON.stringify(text)}`));
+        }, 60_000);
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => {
+          text += d;
+          const m = new RegExp(`event: ${name}\\ndata: (.*)\\n\\n`).exec(text);
+          if (m) {
+            clearTimeout(timer);
+            req.destroy();
+            done(m[1]!);
+          }
+        });
+        // Let the feed take its first look before the other process writes.
+        setTimeout(whileListening, 2_000);
+      },
+    );
     req.on('error', () => {});
     req.end();
   });
@@ -75,7 +78,7 @@ describe('rabosh-memory ui on PostgreSQL', () => {
     expect(diff.hunks[0].lines).toEqual(['-one', '+two']);
   });
 
-  it("says in the redact dialog what redaction guarantees on the server, and redacts", async () => {
+  it('says in the redact dialog what redaction guarantees on the server, and redacts', async () => {
     const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-pg-'));
     const problems: string[] = [];
     const { context, page } = await openBrowser(work, problems);

@@ -56,7 +56,11 @@ describe('rabosh-memory ui: who may ask', () => {
         expect((await raw(ui.port, `/${token}/${rest}`)).status, `${token}/${rest}`).toBe(401);
       }
     }
-    const post = await raw(ui.port, `/${same}/api/revert`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: revertBody() });
+    const post = await raw(ui.port, `/${same}/api/revert`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: revertBody(),
+    });
     expect(post.status).toBe(401);
   });
 
@@ -75,7 +79,13 @@ describe('rabosh-memory ui: who may ask', () => {
   });
 
   it('refuses a rebinding Host: 403, even with the token', async () => {
-    for (const host of [`evil.example:${ui.port}`, `127.0.0.1:${ui.port + 1}`, '127.0.0.1', `localhost.evil.example:${ui.port}`, `[::1]:${ui.port}`]) {
+    for (const host of [
+      `evil.example:${ui.port}`,
+      `127.0.0.1:${ui.port + 1}`,
+      '127.0.0.1',
+      `localhost.evil.example:${ui.port}`,
+      `[::1]:${ui.port}`,
+    ]) {
       const r = await raw(ui.port, api('api/tree'), { headers: { Host: host } });
       expect(r.status, host).toBe(403);
       expect(r.body).not.toContain('/memories/a.md');
@@ -107,8 +117,13 @@ describe('rabosh-memory ui: who may ask', () => {
     for (const path of [api(''), api('app.js'), api('api/tree'), '/', api('api/nothing')]) {
       const r = await raw(ui.port, path);
       const names = Object.keys(r.headers);
-      expect(names.filter((n) => n.startsWith('access-control-')), path).toEqual([]);
-      expect(r.headers['content-security-policy'], path).toMatch(/default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'/);
+      expect(
+        names.filter((n) => n.startsWith('access-control-')),
+        path,
+      ).toEqual([]);
+      expect(r.headers['content-security-policy'], path).toMatch(
+        /default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'/,
+      );
       expect(r.headers['content-security-policy'], path).toContain("frame-ancestors 'none'");
       expect(r.headers['x-content-type-options'], path).toBe('nosniff');
       expect(r.headers['referrer-policy'], path).toBe('no-referrer');
@@ -151,16 +166,23 @@ describe('rabosh-memory ui: who may ask', () => {
 
 describe('rabosh-memory ui: hostile input to the API', () => {
   const RUNS = Number(process.env['RABOSH_FC_RUNS'] ?? 150);
-  const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 40 }), fc.constantFrom('', '/memories', '/memories/a.md', '/memories/../etc', '0'.repeat(32), 'f'.repeat(32), '%00', '\u0000'));
+  const text = fc.oneof(
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom('', '/memories', '/memories/a.md', '/memories/../etc', '0'.repeat(32), 'f'.repeat(32), '%00', '\u0000'),
+  );
 
   it('answers every query with JSON and a 200, 400 or 404, never a crash', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('memory', 'versions', 'version', 'diff', 'usage', 'tree', 'info', 'nothing'), fc.dictionary(fc.constantFrom('path', 'id', 'to', 'from', 'cursor'), text), async (name, query) => {
-        const r = await raw(ui.port, api(`api/${name}?${new URLSearchParams(query)}`));
-        expect([200, 400, 404], `${name} ${JSON.stringify(query)}: ${r.body}`).toContain(r.status);
-        expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
-        JSON.parse(r.body);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('memory', 'versions', 'version', 'diff', 'usage', 'tree', 'info', 'nothing'),
+        fc.dictionary(fc.constantFrom('path', 'id', 'to', 'from', 'cursor'), text),
+        async (name, query) => {
+          const r = await raw(ui.port, api(`api/${name}?${new URLSearchParams(query)}`));
+          expect([200, 400, 404], `${name} ${JSON.stringify(query)}: ${r.body}`).toContain(r.status);
+          expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+          JSON.parse(r.body);
+        },
+      ),
       { numRuns: RUNS },
     );
   });
@@ -176,7 +198,11 @@ describe('rabosh-memory ui: hostile input to the API', () => {
       fc.asyncProperty(fc.constantFrom('revert', 'redact'), body, async (name, payload) => {
         // Redacting the seeded version would change what the other tests see.
         fc.pre(!(name === 'redact' && payload.includes(versionId)));
-        const r = await raw(ui.port, api(`api/${name}`), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: payload });
+        const r = await raw(ui.port, api(`api/${name}`), {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: payload,
+        });
         expect([200, 400, 413], `${name} ${payload.slice(0, 200)}: ${r.body}`).toContain(r.status);
         JSON.parse(r.body);
       }),

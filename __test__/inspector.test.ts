@@ -67,7 +67,9 @@ async function seed(): Promise<void> {
   await db.close();
 }
 
-async function versionsOf(path: string): Promise<{ id: string; operation: string; actor: { type: string; id: string } | null; redactedAt: string | null }[]> {
+async function versionsOf(
+  path: string,
+): Promise<{ id: string; operation: string; actor: { type: string; id: string } | null; redactedAt: string | null }[]> {
   const r = await fetch(`${ui.url}api/versions?path=${encodeURIComponent(path)}`);
   return ((await r.json()) as { data: never[] }).data;
 }
@@ -104,7 +106,9 @@ describe('rabosh-memory ui in chromium', () => {
 
     // The filter keeps the matching memories (and their directories) only.
     await page.locator('#filter').fill('pref');
-    await poll(() => page.locator('.tree button.row.file').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-path')))).toEqual(['/memories/user/preferences.md']);
+    await poll(() => page.locator('.tree button.row.file').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-path')))).toEqual([
+      '/memories/user/preferences.md',
+    ]);
     await page.locator('#filter').fill('');
     await row('/memories/notes/hostile.md').waitFor();
 

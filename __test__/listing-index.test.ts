@@ -74,7 +74,8 @@ describe('listing index', () => {
             const via = o.viaIndexed ? indexed : plain;
             const other = o.viaIndexed ? plain : indexed;
             const done = await via.execute(input(o));
-            if (!done.isError) for (const p of [o.kind === 'rename' ? o.to : o.path, o.kind === 'rename' ? o.from : '']) if (p) touched.add(p);
+            if (!done.isError)
+              for (const p of [o.kind === 'rename' ? o.to : o.path, o.kind === 'rename' ? o.from : '']) if (p) touched.add(p);
             const probe = o.kind === 'rename' ? o.to : o.path;
             const parent = probe.slice(0, probe.lastIndexOf('/'));
             for (const d of [parent, '/memories']) {

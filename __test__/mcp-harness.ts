@@ -100,7 +100,11 @@ const wire = (input: unknown): unknown => {
 const isRecord = (v: unknown) => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Runs `inputs` through the server and the model side by side; returns how many answers compared. */
-export async function agree(s: Served, model: ContractModel, inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[]): Promise<number> {
+export async function agree(
+  s: Served,
+  model: ContractModel,
+  inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[],
+): Promise<number> {
   let n = 0;
   for (const raw of inputs) {
     const input = wire(typeof raw === 'function' ? (raw as (m: ContractModel) => unknown)(model) : raw);

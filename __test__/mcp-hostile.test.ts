@@ -51,7 +51,9 @@ describe('hostile tool arguments over MCP', () => {
           refused++;
           continue;
         }
-        const bytes = Buffer.byteLength(JSON.stringify({ method: 'tools/call', params: { name: 'memory', arguments: v }, jsonrpc: '2.0', id: n }));
+        const bytes = Buffer.byteLength(
+          JSON.stringify({ method: 'tools/call', params: { name: 'memory', arguments: v }, jsonrpc: '2.0', id: n }),
+        );
         if (bytes > limit + 64) {
           // Larger than any command could accept: skipped unread, answered with a protocol error.
           await expect(memory(s.client, v), where).rejects.toThrow(/MCP error -32600: message too large/);
@@ -59,8 +61,11 @@ describe('hostile tool arguments over MCP', () => {
           continue;
         }
         const want = expectedAnswer(v, model, lim);
-        const got = await memory(s.client, v).catch((e: unknown) => expect.fail(`${where}\n  threw ${String(e)}\n  server stderr: ${s.stderr()}`));
-        if (!sameAnswer(got, want)) expect.fail(`${where}\n  expected ${show({ text: want.text, isError: want.isError })}\n  got ${show(got)}`);
+        const got = await memory(s.client, v).catch((e: unknown) =>
+          expect.fail(`${where}\n  threw ${String(e)}\n  server stderr: ${s.stderr()}`),
+        );
+        if (!sameAnswer(got, want))
+          expect.fail(`${where}\n  expected ${show({ text: want.text, isError: want.isError })}\n  got ${show(got)}`);
         want.apply?.(model);
         answered++;
       }

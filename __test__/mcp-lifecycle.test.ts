@@ -116,7 +116,10 @@ describe('the MCP server process', () => {
     r.proc.stdin!.end();
     expect(await exitOf(r)).toEqual({ code: 0, signal: null });
     expect(r.messages().map((m) => m['id'])).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-    await closedHolding(dir, Array.from({ length: 10 }, (_, i) => `/memories/e${i + 1}`));
+    await closedHolding(
+      dir,
+      Array.from({ length: 10 }, (_, i) => `/memories/e${i + 1}`),
+    );
   });
 
   it('exits 0 at SIGTERM with calls under way: each answered one is in the store', async () => {

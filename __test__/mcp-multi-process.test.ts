@@ -88,7 +88,11 @@ describe('several MCP servers on one store', () => {
   });
 
   it('--exclusive on a PostgreSQL URL is refused as a usage error (such a store is always shared)', () => {
-    const r = spawnSync(process.execPath, [bin, 'mcp', 'postgres://u@127.0.0.1:1/db', '--exclusive'], { encoding: 'utf8', input: '', timeout: 120_000 });
+    const r = spawnSync(process.execPath, [bin, 'mcp', 'postgres://u@127.0.0.1:1/db', '--exclusive'], {
+      encoding: 'utf8',
+      input: '',
+      timeout: 120_000,
+    });
     expect(r.status).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('--exclusive is for a store directory');

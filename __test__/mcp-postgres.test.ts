@@ -34,7 +34,7 @@ function quiet(text: string): void {
 }
 
 describe('the MCP server on PostgreSQL', () => {
-  it('answers every contract outcome with the model\'s string and isError', async () => {
+  it("answers every contract outcome with the model's string and isError", async () => {
     const s = await started(freshPgUrl('mcp'), ['--max-memory-bytes', '4096', '--view-max-chars', '120']);
     const model = new ContractModel({ maxMemoryBytes: 4096, viewMaxChars: 120 });
     expect(await agree(s, model, OUTCOMES)).toBe(OUTCOMES.length);

@@ -54,7 +54,7 @@ describe('the memory tool over MCP', () => {
     expect(s.client.getServerCapabilities()?.resources).toEqual({ subscribe: true, listChanged: true });
   });
 
-  it('answers every contract outcome with the model\'s string and isError', async () => {
+  it("answers every contract outcome with the model's string and isError", async () => {
     const lim: Limits = { maxMemoryBytes: 4096, viewMaxChars: 120 };
     const s = await started(store(), ['--max-memory-bytes', '4096', '--view-max-chars', '120']);
     const model = new ContractModel(lim);
@@ -64,7 +64,7 @@ describe('the memory tool over MCP', () => {
     expect(model.memories.has('/memories/moved/a.md')).toBe(true);
   });
 
-  it('answers the differential test\'s generated scripts exactly as the model does', async () => {
+  it("answers the differential test's generated scripts exactly as the model does", async () => {
     const runs = Number(process.env['RABOSH_MCP_FC_RUNS'] ?? 12);
     const caps = fc.record({ maxMemoryBytes: fc.constantFrom(24, 64, 1 << 20), viewMaxChars: fc.constantFrom(12, 40, 16_000) });
     await fc.assert(
@@ -73,7 +73,11 @@ describe('the memory tool over MCP', () => {
         const s = await serve(dir, ['--max-memory-bytes', String(lim.maxMemoryBytes), '--view-max-chars', String(lim.viewMaxChars)]);
         try {
           const model = new ContractModel(lim);
-          await agree(s, model, steps.map((st) => (m: ContractModel) => toInput(st, m)));
+          await agree(
+            s,
+            model,
+            steps.map((st) => (m: ContractModel) => toInput(st, m)),
+          );
         } finally {
           await s.close();
           removeDir(dir);
@@ -104,11 +108,13 @@ describe('the memory tool over MCP', () => {
     }
   });
 
-  it('starts from the README\'s configuration: its mcpServers entry, its command line for claude mcp add', async () => {
+  it("starts from the README's configuration: its mcpServers entry, its command line for claude mcp add", async () => {
     const readme = readFileSync(join(import.meta.dirname, '..', 'README.md'), 'utf8');
     const from = readme.indexOf('\n## MCP server\n');
     const section = readme.slice(from, readme.indexOf('\n## ', from + 1));
-    const json = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as { mcpServers: Record<string, { command: string; args: string[] }> };
+    const json = JSON.parse(/```json\n([\s\S]*?)```/.exec(section)![1]!) as {
+      mcpServers: Record<string, { command: string; args: string[] }>;
+    };
     const entry = json.mcpServers['memory']!;
     expect(entry.command).toBe('npx');
     expect(entry.args.slice(0, 3)).toEqual(['-y', 'rabosh-memory-cli', 'mcp']);

@@ -94,9 +94,7 @@ describe('several processes, one store (default options)', () => {
     expect(await observer.next()).toBe('READY');
     expect(await ask(observer)).toEqual(Array(COUNTERS).fill(0));
 
-    const children = Array.from({ length: PROCS }, () =>
-      start(['counter', dir, String(CALLERS), String(TIMES), String(COUNTERS)]),
-    );
+    const children = Array.from({ length: PROCS }, () => start(['counter', dir, String(CALLERS), String(TIMES), String(COUNTERS)]));
     const acks: number[] = Array(COUNTERS).fill(0);
     const [victim, ...survivors] = children;
     const finished = await countAcks(victim!, acks, Math.floor((CALLERS * TIMES) / 3));
@@ -123,9 +121,7 @@ describe('several processes, one store (default options)', () => {
     for (let k = 0; k < COUNTERS; k++) {
       expect(finals[k], `counter c${k}: ${acks[k]} acknowledged increments`).toBeGreaterThanOrEqual(acks[k]!);
     }
-    expect(total, `${total} counted, ${acked} acknowledged, at most ${CALLERS} in flight`).toBeLessThanOrEqual(
-      acked + CALLERS,
-    );
+    expect(total, `${total} counted, ${acked} acknowledged, at most ${CALLERS} in flight`).toBeLessThanOrEqual(acked + CALLERS);
     expect(acked).toBeGreaterThanOrEqual((PROCS - 1) * CALLERS * TIMES);
     expect(await ask(observer), 'the long-lived observer sees the final values').toEqual(finals);
     observer.proc.stdin.end();

@@ -22,7 +22,10 @@ const binaries = new Map<string, string>();
 const engines = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
 /** The lowest version the engines range names, e.g. `22.12.0` from `^22.12.0 || ^24.0.0 || …`. */
 const floor = /^\^(\d+\.\d+\.\d+) /.exec(engines)![1]!;
-const lines: Array<[string, number]> = [...SUPPORTED_NODE_MAJORS.map((m): [string, number] => [String(m), m]), [floor, Number(floor.split('.')[0])]];
+const lines: Array<[string, number]> = [
+  ...SUPPORTED_NODE_MAJORS.map((m): [string, number] => [String(m), m]),
+  [floor, Number(floor.split('.')[0])],
+];
 
 beforeAll(() => {
   for (const [spec] of lines) binaries.set(spec, nodeBinary(spec));
@@ -95,7 +98,11 @@ describe.each(lines)('Node %s', (spec, major) => {
   it("serves MCP: the built CLI's mcp command under this Node, driven by the MCP SDK's client", async () => {
     mkdirSync(dir, { recursive: true });
     const bin = join(root, 'apps', 'cli', 'dist', 'main.js');
-    const transport = new StdioClientTransport({ command: binaries.get(spec)!, args: [bin, 'mcp', join(dir, 'mcp-store')], stderr: 'pipe' });
+    const transport = new StdioClientTransport({
+      command: binaries.get(spec)!,
+      args: [bin, 'mcp', join(dir, 'mcp-store')],
+      stderr: 'pipe',
+    });
     const client = new Client({ name: `node-${major}`, version: '0.0.0' });
     await client.connect(transport, { timeout: 120_000 });
     try {

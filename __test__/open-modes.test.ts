@@ -58,7 +58,7 @@ describe('a file is not a store', () => {
 });
 
 describe('typed faults', () => {
-  it("an expiry whose reclaim failed keeps its count on the IoError", () => {
+  it('an expiry whose reclaim failed keeps its count on the IoError', () => {
     const e = fromNative({ code: 'RABOSH_IO', message: 'expired 3 memories …', expired: 3 });
     expect(e).toBeInstanceOf(IoError);
     expect((e as IoError).expired).toBe(3);

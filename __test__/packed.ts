@@ -12,7 +12,8 @@ const root = resolve(import.meta.dirname, '..');
 function hostAddon(): { file: string; abi: string } {
   const prefix = `${process.platform}-${process.arch}`;
   const found = readdirSync(root).filter((f) => f.startsWith(`rabosh-memory.${prefix}`) && f.endsWith('.node'));
-  if (found.length !== 1) throw new Error(`expected one built addon for ${prefix} in the repo root, found ${JSON.stringify(found)}; run npm run build`);
+  if (found.length !== 1)
+    throw new Error(`expected one built addon for ${prefix} in the repo root, found ${JSON.stringify(found)}; run npm run build`);
   const file = found[0]!;
   return { file, abi: file.slice('rabosh-memory.'.length, -'.node'.length) };
 }
@@ -39,9 +40,16 @@ export function packTarballs(work: string): Packed {
   const platformDir = join(work, abi);
   cpSync(join(root, 'npm', abi), platformDir, { recursive: true });
   cpSync(join(root, file), join(platformDir, file));
-  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], root)) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  const platformPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], platformDir)) as Array<{ filename: string }>;
-  const appPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], join(root, 'apps', 'cli'))) as Array<{ filename: string; files: Array<{ path: string }> }>;
+  const packed = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], root)) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  const platformPacked = JSON.parse(npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], platformDir)) as Array<{
+    filename: string;
+  }>;
+  const appPacked = JSON.parse(
+    npm(['pack', '--json', '--ignore-scripts', '--pack-destination', tarballs], join(root, 'apps', 'cli')),
+  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
   return {
     rootTarball: join(tarballs, packed[0]!.filename),
     platformTarball: join(tarballs, platformPacked[0]!.filename),

@@ -143,8 +143,31 @@ describe('length limits count UTF-8 bytes', () => {
 // Pieces chosen so random joins hit every rule: separators, dot segments, the root word, forbidden
 // characters, percent spellings, surrogates and multi-byte characters.
 const piece = fc.constantFrom(
-  '/', '/', '/', 'memories', 'memories', '.', '..', 'a', 'b.md', '.h', 'node_modules', '\\', '%2e',
-  '%2E', '%2e%2E', '\u0000', '\u007F', '\t', '\uD800', '\uDE00', '\uD83D\uDE00', 'é', ' ', 'C:', '~',
+  '/',
+  '/',
+  '/',
+  'memories',
+  'memories',
+  '.',
+  '..',
+  'a',
+  'b.md',
+  '.h',
+  'node_modules',
+  '\\',
+  '%2e',
+  '%2E',
+  '%2e%2E',
+  '\u0000',
+  '\u007F',
+  '\t',
+  '\uD800',
+  '\uDE00',
+  '\uD83D\uDE00',
+  'é',
+  ' ',
+  'C:',
+  '~',
 );
 const pathish = fc.oneof(
   fc.array(piece, { maxLength: 14 }).map((ps) => `/memories${ps.join('')}`),

@@ -101,19 +101,22 @@ describe('PostgreSQL off the libuv pool', () => {
       );
       const started = performance.now();
       const edits = Array.from({ length: IN_FLIGHT }, (_, i) =>
-        h
-          .execute({ command: 'str_replace', path: `/memories/slow/${i}.md`, old_str: 'a', new_str: 'b' })
-          .then((out) => {
-            expect(out.isError).toBe(false);
-            return performance.now() - started;
-          }),
+        h.execute({ command: 'str_replace', path: `/memories/slow/${i}.md`, old_str: 'a', new_str: 'b' }).then((out) => {
+          expect(out.isError).toBe(false);
+          return performance.now() - started;
+        }),
       );
       // Reads too (usage is a read on its own connection): they queue behind nothing here, but
       // on the old code they would wait for a free libuv thread like readFile.
       const usages = Array.from({ length: 8 }, () => h.usage());
       const { busy, probedFor, took } = await probedWhile(started, edits);
       await Promise.all(usages);
-      const figures = { idle, busy, probedForMs: Math.round(probedFor), editMs: { min: Math.round(Math.min(...took)), max: Math.round(Math.max(...took)) } };
+      const figures = {
+        idle,
+        busy,
+        probedForMs: Math.round(probedFor),
+        editMs: { min: Math.round(Math.min(...took)), max: Math.round(Math.max(...took)) },
+      };
       console.log(`postgres-off-pool figures: ${JSON.stringify(figures)}`);
       // Generous bound: a readFile behind four 3 s calls would take seconds (24 s on the old
       // code, where the calls held the libuv pool).
@@ -165,7 +168,12 @@ describe('PostgreSQL off the libuv pool', () => {
       for (let i = 0; i < 2; i++) calls.push(settled(sync.syncBases('')));
       const { busy, probedFor, took } = await probedWhile(started, calls);
       await released;
-      const figures = { idle, busy, probedForMs: Math.round(probedFor), callMs: { min: Math.round(Math.min(...took)), max: Math.round(Math.max(...took)) } };
+      const figures = {
+        idle,
+        busy,
+        probedForMs: Math.round(probedFor),
+        callMs: { min: Math.round(Math.min(...took)), max: Math.round(Math.max(...took)) },
+      };
       console.log(`postgres-off-pool history figures: ${JSON.stringify(figures)}`);
       expect(busy.readFile.max).toBeLessThan(1000);
       expect(busy.dnsLookup.max).toBeLessThan(1000);

@@ -199,7 +199,10 @@ describe('PostgreSQL store by URL', () => {
           child.on('close', () => resolve({ lines, err }));
         });
         expect(killed.err, `round ${round}`).toBe('');
-        expect(killed.lines.some((l) => l.startsWith(`R ${target} `)), `round ${round}`).toBe(true);
+        expect(
+          killed.lines.some((l) => l.startsWith(`R ${target} `)),
+          `round ${round}`,
+        ).toBe(true);
         const paths = (await setup.exportMemories()).map((m) => m.path);
         const under = (root: string) => paths.filter((p) => p.startsWith(`${root}/`)).length;
         expect([paths.length, under('/memories/tree'), under('/memories/moved')], `round ${round}`).toSatisfy(
@@ -218,17 +221,19 @@ describe('PostgreSQL store by URL', () => {
     const counters = ['/memories/c0', '/memories/c1'];
     const setup = await RaboshMemoryToolHandler.open(url);
     for (const path of counters) await setup.execute({ command: 'create', path, file_text: 'n=0;' });
-    const children = Array.from({ length: PROCS }, (_, i) =>
-      new Promise<string>((resolve, reject) => {
-        const child = spawn(process.execPath, [fixture('pg-counter.mjs'), url, counters[i % 2]!, String(TIMES)], {
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-        let out = '';
-        let err = '';
-        child.stdout.on('data', (d) => (out += d));
-        child.stderr.on('data', (d) => (err += d));
-        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child ${i} exited ${code}: ${err}`))));
-      }),
+    const children = Array.from(
+      { length: PROCS },
+      (_, i) =>
+        new Promise<string>((resolve, reject) => {
+          const child = spawn(process.execPath, [fixture('pg-counter.mjs'), url, counters[i % 2]!, String(TIMES)], {
+            stdio: ['ignore', 'pipe', 'pipe'],
+          });
+          let out = '';
+          let err = '';
+          child.stdout.on('data', (d) => (out += d));
+          child.stderr.on('data', (d) => (err += d));
+          child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`child ${i} exited ${code}: ${err}`))));
+        }),
     );
     try {
       expect(await Promise.all(children)).toEqual(Array(PROCS).fill(`DONE ${TIMES}\n`));

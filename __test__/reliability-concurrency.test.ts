@@ -26,7 +26,7 @@ import { makeTempDir, removeDir } from './tmp-dir.ts';
 
 const CALLERS = 64;
 const STEPS = Number(process.env['RABOSH_CONC_STEPS'] ?? 40);
-const SEED = Number(process.env['RABOSH_CONC_SEED'] ?? (Date.now() >>> 0));
+const SEED = Number(process.env['RABOSH_CONC_SEED'] ?? Date.now() >>> 0);
 const SLOTS = 6;
 const TOGGLES = 4;
 const CALL_MS = 60_000;
@@ -99,7 +99,9 @@ async function caller(id: number, exec: Exec, rec: Record_): Promise<void> {
       lastSeen = n;
       const o = await exec({ command: 'str_replace', path: '/memories/counter', old_str: `n=${n}`, new_str: `n=${n + 1}` });
       if (!o.isError) {
-        expect(o.text).toBe(`The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tn=${n + 1}`);
+        expect(o.text).toBe(
+          `The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\tn=${n + 1}`,
+        );
         rec.counter.push(n);
         lastSeen = n + 1;
       } else {
@@ -134,7 +136,9 @@ async function caller(id: number, exec: Exec, rec: Record_): Promise<void> {
         expect(o.text).toBe(`Successfully renamed ${slotPath(from)} to ${slotPath(to)}`);
         rec.moves.push([from, to]);
       } else {
-        expect([`Error: The path ${slotPath(from)} does not exist`, `Error: The destination ${slotPath(to)} already exists`]).toContain(o.text);
+        expect([`Error: The path ${slotPath(from)} does not exist`, `Error: The destination ${slotPath(to)} already exists`]).toContain(
+          o.text,
+        );
       }
     } else {
       // A listing taken mid-storm is one snapshot: exactly one baton, every file present.
@@ -174,7 +178,8 @@ function serialOrder(rec: Record_, logLines: string[]): Input[] {
   // Inserted at line 0: the last commit is the first line.
   for (const line of [...logLines].reverse()) cmds.push({ command: 'insert', path: '/memories/log', insert_line: 0, insert_text: line });
   rec.markBumps.forEach((bumps, id) => {
-    for (let k = 0; k < bumps; k++) cmds.push({ command: 'str_replace', path: '/memories/marks', old_str: `<m${id}:${k}>`, new_str: `<m${id}:${k + 1}>` });
+    for (let k = 0; k < bumps; k++)
+      cmds.push({ command: 'str_replace', path: '/memories/marks', old_str: `<m${id}:${k}>`, new_str: `<m${id}:${k + 1}>` });
   });
   for (let t = 0; t < TOGGLES; t++) {
     const ops = rec.toggles.filter((x) => x.t === t);
@@ -182,7 +187,9 @@ function serialOrder(rec: Record_, logLines: string[]): Input[] {
     const deletes = ops.length - creates;
     expect([0, 1], `toggle ${t}: creates and deletes alternate`).toContain(creates - deletes);
     for (let i = 0; i < ops.length; i++) {
-      cmds.push(i % 2 === 0 ? { command: 'create', path: togglePath(t), file_text: toggleText(t) } : { command: 'delete', path: togglePath(t) });
+      cmds.push(
+        i % 2 === 0 ? { command: 'create', path: togglePath(t), file_text: toggleText(t) } : { command: 'delete', path: togglePath(t) },
+      );
     }
   }
   for (const [from, to] of trail(rec.moves)) cmds.push({ command: 'rename', old_path: slotPath(from), new_path: slotPath(to) });
@@ -222,7 +229,9 @@ describe('concurrent callers on one handler', () => {
       const log = await handler.execute({ command: 'view', path: '/memories/log' });
       const logLines = fileLines(log.text).filter((l) => l !== '');
       expect([...logLines].sort()).toEqual([...rec.inserts].sort());
-      expect((await handler.execute({ command: 'view', path: '/memories/counter' })).text).toMatch(new RegExp(`\\tn=${rec.counter.length}$`));
+      expect((await handler.execute({ command: 'view', path: '/memories/counter' })).text).toMatch(
+        new RegExp(`\\tn=${rec.counter.length}$`),
+      );
       // Toggles are stored in the store's own order; the record here is in resolution order,
       // which only has to agree on counts (serialOrder checks they alternate).
       const order = serialOrder(rec, logLines);

@@ -60,7 +60,9 @@ async function assertStoreIs(db: Rabosh, model: Memories, where: string): Promis
   for (const v of model.values()) bytes += bytesOf(v);
   expect(await reader.usage(), `${where}: usage`).toEqual({ memories: model.size, bytes });
   const root = await reader.execute({ command: 'view', path: ROOT });
-  expect(root.text, `${where}: root listing`).toBe(expect1({ command: 'view', path: ROOT }, model, { maxMemoryBytes: 1, viewMaxChars: 1 }).text);
+  expect(root.text, `${where}: root listing`).toBe(
+    expect1({ command: 'view', path: ROOT }, model, { maxMemoryBytes: 1, viewMaxChars: 1 }).text,
+  );
   for (const p of model.keys()) {
     const want = expect1({ command: 'view', path: p }, model, wide);
     const got = await reader.execute({ command: 'view', path: p });
@@ -118,7 +120,10 @@ async function hostileRun(target: string, inputs: number, durability: 'sync' | '
     expect(Object.getOwnPropertyNames(Object.prototype).sort()).toEqual(protoBefore);
     expect(({} as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(({} as Record<string, unknown>)['path']).toBeUndefined();
-    const summary = [...tally].sort().map(([k, c]) => `${k}=${c}`).join(' ');
+    const summary = [...tally]
+      .sort()
+      .map(([k, c]) => `${k}=${c}`)
+      .join(' ');
     console.log(`hostile (${label}): seed ${SEED}, ${n} inputs; ${summary}; model holds ${model.size} memories`);
     expect(n).toBe(INPUTS);
   }

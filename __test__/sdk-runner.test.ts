@@ -35,7 +35,11 @@ const steps: Array<[Record<string, unknown>, string, boolean]> = [
     "Here're the files and directories up to 2 levels deep in /memories, excluding hidden items and node_modules:\n0B\t/memories",
     false,
   ],
-  [{ command: 'create', path: '/memories/notes.md', file_text: 'hello\nworld\n' }, 'File created successfully at: /memories/notes.md', false],
+  [
+    { command: 'create', path: '/memories/notes.md', file_text: 'hello\nworld\n' },
+    'File created successfully at: /memories/notes.md',
+    false,
+  ],
   [{ command: 'create', path: '/memories/notes.md', file_text: 'again' }, 'Error: File /memories/notes.md already exists', true],
   [{ command: 'view', path: '/memories/missing' }, 'The path /memories/missing does not exist. Please provide a valid path.', true],
   [
@@ -58,15 +62,31 @@ const steps: Array<[Record<string, unknown>, string, boolean]> = [
     'No replacement was performed. Multiple occurrences of old_str `l` in lines: 1, 1. Please ensure it is unique',
     true,
   ],
-  [{ command: 'insert', path: '/memories/notes.md', insert_line: 0, insert_text: 'top' }, 'The file /memories/notes.md has been edited.', false],
+  [
+    { command: 'insert', path: '/memories/notes.md', insert_line: 0, insert_text: 'top' },
+    'The file /memories/notes.md has been edited.',
+    false,
+  ],
   [
     { command: 'insert', path: '/memories/notes.md', insert_line: 99, insert_text: 'x' },
     'Error: Invalid `insert_line` parameter: 99. It should be within the range of lines of the file: [0, 3]',
     true,
   ],
-  [{ command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' }, 'Error: The path /memories/none.md does not exist', true],
-  [{ command: 'rename', old_path: '/memories/notes.md', new_path: '/memories/archive/notes.md' }, 'Successfully renamed /memories/notes.md to /memories/archive/notes.md', false],
-  [{ command: 'rename', old_path: '/memories/archive', new_path: '/memories/archive/inner' }, 'Error: Cannot rename /memories/archive to /memories/archive/inner, which is inside it', true],
+  [
+    { command: 'insert', path: '/memories/none.md', insert_line: 0, insert_text: 'x' },
+    'Error: The path /memories/none.md does not exist',
+    true,
+  ],
+  [
+    { command: 'rename', old_path: '/memories/notes.md', new_path: '/memories/archive/notes.md' },
+    'Successfully renamed /memories/notes.md to /memories/archive/notes.md',
+    false,
+  ],
+  [
+    { command: 'rename', old_path: '/memories/archive', new_path: '/memories/archive/inner' },
+    'Error: Cannot rename /memories/archive to /memories/archive/inner, which is inside it',
+    true,
+  ],
   [{ command: 'delete', path: '/memories/' }, 'Error: Cannot delete the /memories directory itself', true],
   [{ command: 'delete', path: '/memories/archive' }, 'Successfully deleted /memories/archive', false],
   [{ command: 'frobnicate' }, 'Error: unknown command frobnicate', true],
@@ -195,7 +215,9 @@ describe('a hand-driven loop with memoryResult()', () => {
         const [result] = toolResults(standIn.requests[i + 1]);
         expectResult(result, calls[i]!.id, text, isError);
         // the block is exactly what the API takes: no stray fields
-        expect(Object.keys(result!).sort()).toEqual(isError ? ['content', 'is_error', 'tool_use_id', 'type'] : ['content', 'tool_use_id', 'type']);
+        expect(Object.keys(result!).sort()).toEqual(
+          isError ? ['content', 'is_error', 'tool_use_id', 'type'] : ['content', 'tool_use_id', 'type'],
+        );
       }
     });
   }

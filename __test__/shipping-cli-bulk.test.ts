@@ -91,4 +91,3 @@ describe('import and export', () => {
     expect(ok.stdout + ok.stderr).not.toMatch(/\u001b\[/);
   });
 });
-

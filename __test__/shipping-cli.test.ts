@@ -90,7 +90,6 @@ describe('import refusals (before any store is touched)', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('symbolic links are not followed');
   });
-
 });
 
 describe('expire', () => {

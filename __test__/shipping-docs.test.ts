@@ -56,7 +56,18 @@ describe('API documentation (typedoc)', () => {
 
   it('refuses an undocumented export', () => {
     const tree = join(work, 'tree');
-    for (const p of ['index.ts', 'src', 'binding.cjs', 'binding.d.cts', 'package.json', 'typedoc.json', 'tsconfig.json', 'tsconfig.esm.json', 'README.md', 'docs']) {
+    for (const p of [
+      'index.ts',
+      'src',
+      'binding.cjs',
+      'binding.d.cts',
+      'package.json',
+      'typedoc.json',
+      'tsconfig.json',
+      'tsconfig.esm.json',
+      'README.md',
+      'docs',
+    ]) {
       cpSync(join(root, p), join(tree, p), { recursive: true });
     }
     symlinkSync(join(root, 'node_modules'), join(tree, 'node_modules'), 'junction');
@@ -91,7 +102,9 @@ describe('docs/performance.md', () => {
 /** README, CONTRIBUTING and every markdown file under docs/. */
 function userDocs(): string[] {
   const under = (dir: string): string[] =>
-    readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? under(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : []));
+    readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? under(join(dir, e.name)) : e.name.endsWith('.md') ? [join(dir, e.name)] : [],
+    );
   return [join(root, 'README.md'), join(root, 'CONTRIBUTING.md'), join(root, 'CHANGELOG.md'), ...under(join(root, 'docs'))];
 }
 
@@ -115,6 +128,9 @@ describe('markdown links', () => {
   });
 
   it('the check sees a broken link', () => {
-    expect(relativeLinks('see [a](missing.md#x), `[b](code.md)`, [c](https://x.y/z) and ![d](img/d.png)')).toEqual(['missing.md', 'img/d.png']);
+    expect(relativeLinks('see [a](missing.md#x), `[b](code.md)`, [c](https://x.y/z) and ![d](img/d.png)')).toEqual([
+      'missing.md',
+      'img/d.png',
+    ]);
   });
 });

@@ -23,7 +23,9 @@ interface Locked {
   libc?: string[];
   engines?: { node?: string } | string[];
 }
-const locked = Object.entries((JSON.parse(read('package-lock.json')) as { packages: Record<string, Locked> }).packages).filter(([p]) => p !== '');
+const locked = Object.entries((JSON.parse(read('package-lock.json')) as { packages: Record<string, Locked> }).packages).filter(
+  ([p]) => p !== '',
+);
 
 /** What npm installs here: optional platform packages only for this os/cpu. */
 function installedHere(m: Locked): boolean {
@@ -78,7 +80,9 @@ describe('a fresh npm ci stays fast', () => {
   // prebuilt binary from their optional packages).
   it('runs only the install scripts package.json allows, none of them a compile', () => {
     const allow = (JSON.parse(read('package.json')) as { allowScripts: Record<string, boolean> }).allowScripts;
-    const scripted = locked.filter(([, m]) => (m as { hasInstallScript?: boolean }).hasInstallScript).map(([p]) => p.slice(p.lastIndexOf('node_modules/') + 13));
+    const scripted = locked
+      .filter(([, m]) => (m as { hasInstallScript?: boolean }).hasInstallScript)
+      .map(([p]) => p.slice(p.lastIndexOf('node_modules/') + 13));
     expect(scripted.filter((name) => allow[name] !== false).sort()).toEqual(['bun', 'esbuild']);
     expect(locked.some(([p]) => p.endsWith('node_modules/better-sqlite3'))).toBe(false);
     const peers = JSON.parse(read('bench/peers/package.json')) as { dependencies: Record<string, string> };

@@ -117,10 +117,17 @@ describe('loader error when no prebuilt addon matches', () => {
     // Where Node's resolution from the package finds it: the node_modules one level up.
     const fake = join(dir, '..', 'node_modules', `rabosh-memory-${expectedSuffix()}`);
     mkdirSync(fake, { recursive: true });
-    writeFileSync(join(fake, 'package.json'), JSON.stringify({ name: `rabosh-memory-${expectedSuffix()}`, version: '0.1.0', main: 'index.js' }));
+    writeFileSync(
+      join(fake, 'package.json'),
+      JSON.stringify({ name: `rabosh-memory-${expectedSuffix()}`, version: '0.1.0', main: 'index.js' }),
+    );
     writeFileSync(join(fake, 'index.js'), "throw new Error('planted: not an addon');\n");
     const r = load('require', {}, dir);
-    expect(r.message).toMatch(new RegExp(`^rabosh-memory: the native addon rabosh-memory-${expectedSuffix()} is installed but failed to load \\(planted: not an addon\\)`));
+    expect(r.message).toMatch(
+      new RegExp(
+        `^rabosh-memory: the native addon rabosh-memory-${expectedSuffix()} is installed but failed to load \\(planted: not an addon\\)`,
+      ),
+    );
     expect(r.loadErrorMessage).toMatch(/^Cannot find native binding/);
   });
 
@@ -132,7 +139,9 @@ describe('loader error when no prebuilt addon matches', () => {
   it('on a platform nothing is published for, says so instead of naming a package that does not exist', () => {
     const dir = layout('unsupported', { 'rabosh-memory-other-os': '0.1.0', 'rabosh-memory-another-os': '0.1.0' });
     expect(load('require', {}, dir).message).toMatch(
-      new RegExp(`^rabosh-memory: no prebuilt native addon for ${expectedSuffix()}: none is published for this platform \\(published: other-os, another-os\\)`),
+      new RegExp(
+        `^rabosh-memory: no prebuilt native addon for ${expectedSuffix()}: none is published for this platform \\(published: other-os, another-os\\)`,
+      ),
     );
   });
 

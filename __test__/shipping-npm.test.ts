@@ -40,9 +40,7 @@ describe('npm/<platform> packages', () => {
   it('cover all six promised platforms with the right os/cpu/libc', () => {
     expect(releaseProblems(root)).toEqual([]);
     const names = readdirSync(join(root, 'npm')).sort();
-    expect(names).toEqual(
-      ['darwin-arm64', 'darwin-x64', 'linux-arm64-gnu', 'linux-x64-gnu', 'linux-x64-musl', 'win32-x64-msvc'],
-    );
+    expect(names).toEqual(['darwin-arm64', 'darwin-x64', 'linux-arm64-gnu', 'linux-x64-gnu', 'linux-x64-musl', 'win32-x64-msvc']);
   });
 
   it('the release gate rejects a stale version, a missing binary and missing optionalDependencies', () => {
@@ -51,13 +49,9 @@ describe('npm/<platform> packages', () => {
     const m = JSON.parse(readFileSync(manifest, 'utf8'));
     writeFileSync(manifest, JSON.stringify({ ...m, version: '0.0.0-stale' }));
     const problems = releaseProblems(dir, { binaries: true, optionalDependencies: true });
-    expect(problems).toContain(
-      `npm/linux-x64-musl/package.json: version is "0.0.0-stale", expected ${JSON.stringify(m.version)}`,
-    );
+    expect(problems).toContain(`npm/linux-x64-musl/package.json: version is "0.0.0-stale", expected ${JSON.stringify(m.version)}`);
     expect(problems.some((p) => p.includes('rabosh-memory.linux-x64-gnu.node is missing'))).toBe(true);
-    expect(problems.some((p) => p.includes('root optionalDependencies entry for rabosh-memory-darwin-arm64'))).toBe(
-      true,
-    );
+    expect(problems.some((p) => p.includes('root optionalDependencies entry for rabosh-memory-darwin-arm64'))).toBe(true);
   });
 
   it('the release gate rejects an app package that depends on another version of the library', () => {
@@ -65,7 +59,9 @@ describe('npm/<platform> packages', () => {
     const manifest = join(dir, 'apps', 'cli', 'package.json');
     const app = JSON.parse(readFileSync(manifest, 'utf8'));
     writeFileSync(manifest, JSON.stringify({ ...app, dependencies: { ...app.dependencies, 'rabosh-memory': '^0.0.1' } }));
-    expect(releaseProblems(dir)).toEqual([`apps/cli/package.json: dependency rabosh-memory is "^0.0.1", expected ${JSON.stringify(app.version)}`]);
+    expect(releaseProblems(dir)).toEqual([
+      `apps/cli/package.json: dependency rabosh-memory is "^0.0.1", expected ${JSON.stringify(app.version)}`,
+    ]);
   });
 
   it('a fresh clone declares no optionalDependencies (napi pre-publish writes them at release)', () => {

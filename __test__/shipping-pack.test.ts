@@ -33,7 +33,9 @@ let appFiles: string[] = [];
 const alone = join(work, 'alone');
 const appBin = join(consumer, 'node_modules', 'rabosh-memory-cli', 'dist', 'main.js');
 /** The SDK version this repository tests against, installed beside the library as a user of memoryTool does. */
-const sdk = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies['@anthropic-ai/sdk']!;
+const sdk = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { devDependencies: Record<string, string> }).devDependencies[
+  '@anthropic-ai/sdk'
+]!;
 
 function emptyProject(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
@@ -50,14 +52,35 @@ beforeAll(() => {
   emptyProject(alone);
   npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, packed.platformTarball], alone);
   emptyProject(consumer);
-  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', rootTarball, packed.platformTarball, packed.appTarball, `@anthropic-ai/sdk@${sdk}`], consumer);
+  npm(
+    [
+      'install',
+      '--prefer-offline',
+      '--no-save',
+      '--ignore-scripts',
+      rootTarball,
+      packed.platformTarball,
+      packed.appTarball,
+      `@anthropic-ai/sdk@${sdk}`,
+    ],
+    consumer,
+  );
 }, 180_000);
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 describe('npm pack → install into a clean directory', () => {
   it('ships the facade, both builds, the loader and no addon binary', () => {
-    for (const f of ['package.json', 'LICENSE', 'dist/esm/index.js', 'dist/esm/index.d.ts', 'dist/cjs/index.js', 'dist/cjs/index.d.ts', 'binding.cjs', 'binding.d.cts']) {
+    for (const f of [
+      'package.json',
+      'LICENSE',
+      'dist/esm/index.js',
+      'dist/esm/index.d.ts',
+      'dist/cjs/index.js',
+      'dist/cjs/index.d.ts',
+      'binding.cjs',
+      'binding.d.cts',
+    ]) {
       expect(rootFiles, f).toContain(f);
     }
     expect(rootFiles.filter((f) => f.endsWith('.node'))).toEqual([]);
@@ -73,9 +96,14 @@ describe('npm pack → install into a clean directory', () => {
   it('installs the library with nothing but its platform package', () => {
     // What is on disk, not what npm ls lists (it names the optional peer SDK, absent, too).
     const modules = join(alone, 'node_modules');
-    expect(readdirSync(modules).filter((n) => !n.startsWith('.')).sort()).toEqual(['rabosh-memory', `rabosh-memory-${hostAbi()}`]);
+    expect(
+      readdirSync(modules)
+        .filter((n) => !n.startsWith('.'))
+        .sort(),
+    ).toEqual(['rabosh-memory', `rabosh-memory-${hostAbi()}`]);
     expect(existsSync(join(modules, 'rabosh-memory', 'node_modules'))).toBe(false);
-    const code = "import('rabosh-memory').then((m) => m.RaboshMemoryToolHandler.open(process.argv[1]).then((h) => h.execute({ command: 'view', path: '/memories' }).then((r) => { console.log(r.text); return h.close(); })))";
+    const code =
+      "import('rabosh-memory').then((m) => m.RaboshMemoryToolHandler.open(process.argv[1]).then((h) => h.execute({ command: 'view', path: '/memories' }).then((r) => { console.log(r.text); return h.close(); })))";
     expect(node(['-e', code, join(work, 'alone-store')], alone)).toContain('/memories');
   });
 
@@ -90,7 +118,12 @@ describe('npm pack → install into a clean directory', () => {
       require('node:fs').rmSync(dir, { recursive: true, force: true });
       console.log(JSON.stringify([created.isError, viewed.text, MemoryPath.normalise('/memories/a/../b'), typeof StoreLockedError]));
     })().catch((e) => { console.error(e); process.exit(1); });`;
-  const expected = JSON.stringify([false, "Here's the content of /memories/x.md with line numbers:\n     1\thi", '/memories/b', 'function']);
+  const expected = JSON.stringify([
+    false,
+    "Here's the content of /memories/x.md with line numbers:\n     1\thi",
+    '/memories/b',
+    'function',
+  ]);
 
   it('works with require() from CommonJS', () => {
     writeFileSync(join(consumer, 'cjs.cjs'), roundTrip("require('rabosh-memory')"));
@@ -112,8 +145,13 @@ describe('npm pack → install into a clean directory', () => {
     expect(out.trim()).toBe(JSON.parse(node(['-p', "JSON.stringify(require('rabosh-memory-cli/package.json').version)"])));
   });
 
-  it('serves MCP from the installed bin, its SDK installed with it (the MCP SDK\'s client over stdio)', async () => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [appBin, 'mcp', join(work, 'mcp-store')], cwd: consumer, stderr: 'pipe' });
+  it("serves MCP from the installed bin, its SDK installed with it (the MCP SDK's client over stdio)", async () => {
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [appBin, 'mcp', join(work, 'mcp-store')],
+      cwd: consumer,
+      stderr: 'pipe',
+    });
     const client = new Client({ name: 'shipping-pack', version: '0.0.0' });
     await client.connect(transport, { timeout: 120_000 });
     try {
@@ -127,10 +165,17 @@ describe('npm pack → install into a clean directory', () => {
 
   it('serves the inspector page from the installed package', async () => {
     const store = join(work, 'ui-store');
-    node(['-e', `require('rabosh-memory').RaboshMemoryToolHandler.open(${JSON.stringify(store)}).then((h) => h.execute({ command: 'create', path: '/memories/x.md', file_text: 'hi' }).then(() => h.close()))`]);
+    node([
+      '-e',
+      `require('rabosh-memory').RaboshMemoryToolHandler.open(${JSON.stringify(store)}).then((h) => h.execute({ command: 'create', path: '/memories/x.md', file_text: 'hi' }).then(() => h.close()))`,
+    ]);
     const ui = await startUiWith({ cwd: consumer, bin: appBin }, store);
     try {
-      for (const [rest, text] of [['', 'rabosh-memory inspector'], ['app.js', 'EventSource'], ['api/tree', '/memories/x.md']] as const) {
+      for (const [rest, text] of [
+        ['', 'rabosh-memory inspector'],
+        ['app.js', 'EventSource'],
+        ['api/tree', '/memories/x.md'],
+      ] as const) {
         const r = await raw(ui.port, `/${ui.token}/${rest}`);
         expect(r.status, rest).toBe(200);
         expect(r.body, rest).toContain(text);

@@ -51,8 +51,7 @@ describe('compact( only in expireBefore and maintenance APIs', () => {
   it('catches a call in a write path, not definitions, allowed callers or test modules', () => {
     const dir = plant({
       'crates/rabosh/src/lib.rs': 'pub fn compact(&self) -> Result<()> {\n    Ok(())\n}\n',
-      'crates/rabosh-memory/src/expiry.rs':
-        'pub fn expire_before(&self) {\n    self.store.engine().compact()?;\n}\n',
+      'crates/rabosh-memory/src/expiry.rs': 'pub fn expire_before(&self) {\n    self.store.engine().compact()?;\n}\n',
       'crates/rabosh-memory/src/commands.rs':
         'pub fn delete(&self) {\n    // compact() here would be wrong\n    self.engine.compact()?;\n}\n#[cfg(test)]\nmod tests {\n    fn t() { s.compact().unwrap(); }\n}\n',
       'crates/rabosh/tests/compaction.rs': 'fn t() { store.compact().unwrap(); }\n',
@@ -73,7 +72,8 @@ describe('no runtime dependency in the library', () => {
   it('catches a static import of a package, not type-only or dynamic ones, builtins or the apps', () => {
     const dir = plant({
       'index.ts': "export { run } from 'commander';\n",
-      'src/a.ts': "import type { X } from '@anthropic-ai/sdk';\nimport { join } from 'node:path';\nimport {\n  Server,\n} from '@modelcontextprotocol/sdk/server/index.js';\n",
+      'src/a.ts':
+        "import type { X } from '@anthropic-ai/sdk';\nimport { join } from 'node:path';\nimport {\n  Server,\n} from '@modelcontextprotocol/sdk/server/index.js';\n",
       'src/b.ts': "const m = await import('@anthropic-ai/sdk/resources/beta/messages');\nimport './side-effect.js';\nimport 'zod';\n",
       'apps/cli/src/main.ts': "import { Command } from 'commander';\n",
     });
@@ -101,6 +101,9 @@ describe('no import cycle in index.ts and src/', () => {
       'apps/cli/src/main.ts': "import '../../../index.js';\n",
       'src/leaf.ts': "import { Store } from './store.js';\n",
     });
-    expect(importCycles(dir)).toEqual(['src/a.ts -> src/b.ts -> src/a.ts', 'src/handler.ts -> src/store.ts -> src/history.ts -> src/handler.ts']);
+    expect(importCycles(dir)).toEqual([
+      'src/a.ts -> src/b.ts -> src/a.ts',
+      'src/handler.ts -> src/store.ts -> src/history.ts -> src/handler.ts',
+    ]);
   });
 });

@@ -42,7 +42,19 @@ function app(sdk: string): string {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: `app-${sdk}`, private: true }));
   // SDK 0.72.0's root module loads `zod`, an optional peer of its own (0.73.0 stopped that), so an
   // app on it has zod installed; the same for every version keeps the apps alike.
-  npm(['install', '--prefer-offline', '--no-save', '--ignore-scripts', packed.rootTarball, packed.platformTarball, `@anthropic-ai/sdk@${sdk}`, `zod@${ZOD}`], dir);
+  npm(
+    [
+      'install',
+      '--prefer-offline',
+      '--no-save',
+      '--ignore-scripts',
+      packed.rootTarball,
+      packed.platformTarball,
+      `@anthropic-ai/sdk@${sdk}`,
+      `zod@${ZOD}`,
+    ],
+    dir,
+  );
   return dir;
 }
 
@@ -88,14 +100,19 @@ async function converse(dir: string, flavour: string): Promise<void> {
   const file = join(dir, `${flavour}-${Math.random().toString(36).slice(2)}.${flavour === 'cjs' ? 'cjs' : 'mjs'}`);
   writeFileSync(file, script(flavours[flavour]!));
   try {
-    await run(process.execPath, [file, join(mkdtempSync(join(work, 'store-')), 's')], { cwd: dir, env: { ...process.env, STAND_IN: standIn.baseURL } });
+    await run(process.execPath, [file, join(mkdtempSync(join(work, 'store-')), 's')], {
+      cwd: dir,
+      env: { ...process.env, STAND_IN: standIn.baseURL },
+    });
   } finally {
     await standIn.close();
   }
   for (const [i, [, text, isError]] of steps.entries()) {
     const results = toolResults(standIn.requests[i + 1]);
     // byte-exact, and is_error present exactly on failures
-    expect(results, `step ${i}`).toEqual([{ type: 'tool_result', tool_use_id: calls[i]!.id, content: text, ...(isError ? { is_error: true } : {}) }]);
+    expect(results, `step ${i}`).toEqual([
+      { type: 'tool_result', tool_use_id: calls[i]!.id, content: text, ...(isError ? { is_error: true } : {}) },
+    ]);
   }
 }
 
@@ -117,25 +134,37 @@ async function pastedLoop(dir: string): Promise<void> {
   writeFileSync(join(at, 'loop.mts'), readmeLoop());
   writeFileSync(
     join(at, 'tsconfig.json'),
-    JSON.stringify({ compilerOptions: { strict: true, module: 'nodenext', target: 'esnext', types: [], outDir: 'out' }, files: ['loop.mts'] }),
+    JSON.stringify({
+      compilerOptions: { strict: true, module: 'nodenext', target: 'esnext', types: [], outDir: 'out' },
+      files: ['loop.mts'],
+    }),
   );
   const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  const checked = await run(process.execPath, [tsc, '-p', at], { cwd: at }).catch((e: { stdout: string }) => ({ stdout: e.stdout, failed: true }));
+  const checked = await run(process.execPath, [tsc, '-p', at], { cwd: at }).catch((e: { stdout: string }) => ({
+    stdout: e.stdout,
+    failed: true,
+  }));
   expect(checked.stdout).toBe('');
   expect('failed' in checked).toBe(false);
   const call = memoryCall({ command: 'create', path: '/memories/prefs.md', file_text: 'short answers' });
   const standIn = await startStandIn([{ content: [call] }, { content: [say('Noted.')] }]);
   try {
-    await run(process.execPath, [join(at, 'out', 'loop.mjs')], { cwd: at, env: { ...process.env, ANTHROPIC_BASE_URL: standIn.baseURL, ANTHROPIC_API_KEY: 'test' } });
+    await run(process.execPath, [join(at, 'out', 'loop.mjs')], {
+      cwd: at,
+      env: { ...process.env, ANTHROPIC_BASE_URL: standIn.baseURL, ANTHROPIC_API_KEY: 'test' },
+    });
   } finally {
     await standIn.close();
   }
   expect(standIn.requests).toHaveLength(2);
-  expect(toolResults(standIn.requests[1])).toEqual([{ type: 'tool_result', tool_use_id: call.id, content: 'File created successfully at: /memories/prefs.md' }]);
+  expect(toolResults(standIn.requests[1])).toEqual([
+    { type: 'tool_result', tool_use_id: call.id, content: 'File created successfully at: /memories/prefs.md' },
+  ]);
 }
 
 function installedSdk(dir: string, under = ''): string {
-  return (JSON.parse(readFileSync(join(dir, under, 'node_modules', '@anthropic-ai', 'sdk', 'package.json'), 'utf8')) as { version: string }).version;
+  return (JSON.parse(readFileSync(join(dir, under, 'node_modules', '@anthropic-ai', 'sdk', 'package.json'), 'utf8')) as { version: string })
+    .version;
 }
 
 describe.each([[oldest], [newest]])('the packed package in an app on @anthropic-ai/sdk %s', (sdk) => {
@@ -170,7 +199,10 @@ try {
     );
     try {
       hosted.put('/a.md', 'a');
-      const out = await run(process.execPath, [file, mkdtempSync(join(work, 'sync-store-'))], { cwd: dir, env: { ...process.env, HOSTED: hosted.baseURL, STORE: hosted.storeId } });
+      const out = await run(process.execPath, [file, mkdtempSync(join(work, 'sync-store-'))], {
+        cwd: dir,
+        env: { ...process.env, HOSTED: hosted.baseURL, STORE: hosted.storeId },
+      });
       const answer = JSON.parse(out.stdout) as { pulled?: number; code?: string; message?: string };
       const [major, minor] = sdk.split('.').map(Number) as [number, number];
       if (major === 0 && minor < 91) {

@@ -19,8 +19,7 @@ afterEach(async () => {
 });
 
 const FILE = (p: string) => `Here's the content of ${p} with line numbers:`;
-const DIR = (p: string) =>
-  `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
+const DIR = (p: string) => `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
 
 it('a snapshot view shows the old text after the memory changed, and the new view the new', async () => {
   await handler.execute({ command: 'create', path: '/memories/a.md', file_text: 'old\nline two' });
@@ -60,9 +59,7 @@ it('a released snapshot, or one of another store, is refused', async () => {
   try {
     const foreign = other.snapshot();
     await expect(handler.viewAt(foreign, { path: '/memories' })).rejects.toBeInstanceOf(InvalidArgumentError);
-    await expect(handler.viewAt({ seq: 0 } as never, { path: '/memories' })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
-    );
+    await expect(handler.viewAt({ seq: 0 } as never, { path: '/memories' })).rejects.toBeInstanceOf(InvalidArgumentError);
     foreign.release();
   } finally {
     await other.close();

@@ -41,8 +41,7 @@ async function create(path: string, file_text: string) {
 const view = (path: string, view_range?: unknown) =>
   view_range === undefined ? { command: 'view', path } : { command: 'view', path, view_range };
 
-const DIR_HEADER = (p: string) =>
-  `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
+const DIR_HEADER = (p: string) => `Here're the files and directories up to 2 levels deep in ${p}, excluding hidden items and node_modules:`;
 const FILE_HEADER = (p: string) => `Here's the content of ${p} with line numbers:`;
 
 describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
@@ -297,10 +296,7 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     it('a directory sorts by its name, not by its key (a/ before a.b although "/" > ".")', async () => {
       await create('/memories/a.b', '1');
       await create('/memories/a/x', '22');
-      await ok(
-        view('/memories'),
-        `${DIR_HEADER('/memories')}\n3B\t/memories\n2B\t/memories/a/\n2B\t/memories/a/x\n1B\t/memories/a.b`,
-      );
+      await ok(view('/memories'), `${DIR_HEADER('/memories')}\n3B\t/memories\n2B\t/memories/a/\n2B\t/memories/a/x\n1B\t/memories/a.b`);
     });
 
     it('hidden names and node_modules are excluded everywhere, also from totals', async () => {
@@ -336,10 +332,7 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     it('a memory and a directory at the same path both list; the memory line first', async () => {
       await create('/memories/a', 'file');
       await create('/memories/a/b.md', 'xy');
-      await ok(
-        view('/memories'),
-        `${DIR_HEADER('/memories')}\n6B\t/memories\n4B\t/memories/a\n2B\t/memories/a/\n2B\t/memories/a/b.md`,
-      );
+      await ok(view('/memories'), `${DIR_HEADER('/memories')}\n6B\t/memories\n4B\t/memories/a\n2B\t/memories/a/\n2B\t/memories/a/b.md`);
     });
 
     it('viewing a path that is both a memory and a directory shows the memory (file first)', async () => {
@@ -351,10 +344,7 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     it('a depth-2 name that is both a memory and a directory lists both', async () => {
       await create('/memories/p/q', '1');
       await create('/memories/p/q/r', '22');
-      await ok(
-        view('/memories'),
-        `${DIR_HEADER('/memories')}\n3B\t/memories\n3B\t/memories/p/\n1B\t/memories/p/q\n2B\t/memories/p/q/`,
-      );
+      await ok(view('/memories'), `${DIR_HEADER('/memories')}\n3B\t/memories\n3B\t/memories/p/\n1B\t/memories/p/q\n2B\t/memories/p/q/`);
     });
 
     it('directory listings are not truncated', async () => {
@@ -517,10 +507,7 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     it('the edited content over maxMemoryBytes is refused; exactly the limit is allowed', async () => {
       await reopen({ maxMemoryBytes: 10 });
       await create('/memories/a.md', 'abc');
-      await fails(
-        sr('/memories/a.md', 'b', 'x'.repeat(9)),
-        'Error: File /memories/a.md exceeds the maximum memory file size of 10 bytes',
-      );
+      await fails(sr('/memories/a.md', 'b', 'x'.repeat(9)), 'Error: File /memories/a.md exceeds the maximum memory file size of 10 bytes');
       await ok(
         sr('/memories/a.md', 'b', 'x'.repeat(8)),
         'The memory file has been edited. Here is the snippet showing the change (with line numbers):\n     1\taxxxxxxxxc',
@@ -555,7 +542,7 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
       await ok(sr('/memories/a.md', 'l3\nl4\nl5', 'X'), `${EDITED}\n     1\tl1\n     2\tl2\n     3\tX\n     4\tl6\n     5\tl7`);
     });
 
-    it('$&, $\', $` and $1 in new_str are inserted literally', async () => {
+    it("$&, $', $` and $1 in new_str are inserted literally", async () => {
       await create('/memories/a.md', 'pre X post');
       await ok(sr('/memories/a.md', 'X', "$&$'$`$1$$"), `${EDITED}\n     1\tpre $&$'$\`$1$$ post`);
       await ok(view('/memories/a.md'), `${FILE_HEADER('/memories/a.md')}\n     1\tpre $&$'$\`$1$$ post`);
@@ -636,7 +623,10 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     const expectAfter = async (before: string, line: number, text: string, after: string) => {
       await create('/memories/a.md', before);
       await ok(ins('/memories/a.md', line, text), 'The file /memories/a.md has been edited.');
-      const numbered = after.split('\n').map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`).join('');
+      const numbered = after
+        .split('\n')
+        .map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`)
+        .join('');
       await ok(view('/memories/a.md'), `${FILE_HEADER('/memories/a.md')}${numbered}`);
     };
 
@@ -855,7 +845,9 @@ describe.each(BACKENDS)('over the $backend store', ({ fresh, cleanup }) => {
     });
 
     it('the typed methods answer the same strings as execute', async () => {
-      expect(await handler.create({ command: 'create', path: '/memories/t', file_text: 'abc' })).toBe('File created successfully at: /memories/t');
+      expect(await handler.create({ command: 'create', path: '/memories/t', file_text: 'abc' })).toBe(
+        'File created successfully at: /memories/t',
+      );
       expect(await handler.view({ command: 'view', path: '/memories/t' })).toBe(`${FILE_HEADER('/memories/t')}\n     1\tabc`);
       expect(await handler.view({ command: 'view', path: '/memories/nope' })).toBe(
         'The path /memories/nope does not exist. Please provide a valid path.',

@@ -43,14 +43,26 @@ describe('rabosh-memory sync', () => {
     const env = { ANTHROPIC_API_KEY: 'test', ANTHROPIC_BASE_URL: remote.baseURL };
     const dry = await cli(['sync', dir, '--store', remote.storeId, '--prefix', 'team', '--dry-run', '--json'], env);
     expect(dry.status).toBe(0);
-    expect(JSON.parse(dry.stdout)).toMatchObject({ firstSync: true, pushed: [{ remotePath: '/a.md' }], pulled: [{ path: '/memories/team/b.md' }] });
+    expect(JSON.parse(dry.stdout)).toMatchObject({
+      firstSync: true,
+      pushed: [{ remotePath: '/a.md' }],
+      pulled: [{ path: '/memories/team/b.md' }],
+    });
     expect(remote.snapshot()).toEqual(new Map([['/b.md', 'b']]));
     const real = await cli(['sync', dir, '--store', remote.storeId, '--prefix', 'team'], env);
     expect(real.status).toBe(0);
     expect(real.stdout).toMatch(/^synced memstore_standin01 \(first sync\): 1 pushed, 1 pulled, 0 deleted, 0 conflicts, 0 skipped/);
     expect(real.stderr).not.toContain('\u001b'); // not a terminal: no bar
-    expect(remote.snapshot()).toEqual(new Map([['/a.md', 'a'], ['/b.md', 'b']]));
-    const noKey = await cli(['sync', dir, '--store', remote.storeId, '--json'], { ANTHROPIC_API_KEY: '', ANTHROPIC_BASE_URL: remote.baseURL });
+    expect(remote.snapshot()).toEqual(
+      new Map([
+        ['/a.md', 'a'],
+        ['/b.md', 'b'],
+      ]),
+    );
+    const noKey = await cli(['sync', dir, '--store', remote.storeId, '--json'], {
+      ANTHROPIC_API_KEY: '',
+      ANTHROPIC_BASE_URL: remote.baseURL,
+    });
     expect(noKey.status).toBe(2);
     expect(JSON.parse(noKey.stderr).error.code).toBe('CLI_NO_API_KEY');
     const badStore = await cli(['sync', dir, '--store', 'not a store'], env);
@@ -88,7 +100,11 @@ describe('rabosh-memory sync', () => {
       const io = () => {
         const err: string[] = [];
         const out: string[] = [];
-        return { err, out, io: { stdout: { write: (s: string) => out.push(s), isTTY: true }, stderr: { write: (s: string) => err.push(s), isTTY: true } } };
+        return {
+          err,
+          out,
+          io: { stdout: { write: (s: string) => out.push(s), isTTY: true }, stderr: { write: (s: string) => err.push(s), isTTY: true } },
+        };
       };
       const first = io();
       expect(await run(['sync', dir, '--store', remote.storeId], first.io)).toBe(0);

@@ -22,7 +22,11 @@ function childReport(out: string): SyncReport | null {
   return line === undefined ? null : (JSON.parse(line.slice('DONE '.length)) as SyncReport);
 }
 
-function child(dir: string, remote: MemoryStoresStandIn, policy: SyncSide): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
+function child(
+  dir: string,
+  remote: MemoryStoresStandIn,
+  policy: SyncSide,
+): { proc: ChildProcess; done: Promise<string>; ready: Promise<void> } {
   const proc = spawn(process.execPath, [CHILD, dir, remote.baseURL, remote.storeId, policy], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -34,7 +38,9 @@ function child(dir: string, remote: MemoryStoresStandIn, policy: SyncSide): { pr
   });
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
   const done = new Promise<string>((resolve, reject) =>
-    proc.on('exit', (code, signal) => (code === 0 || signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child exited ${code}: ${err}`)))),
+    proc.on('exit', (code, signal) =>
+      code === 0 || signal === 'SIGKILL' ? resolve(out) : reject(new Error(`child exited ${code}: ${err}`)),
+    ),
   );
   void done.finally(onReady);
   return { proc, done, ready };
@@ -91,7 +97,16 @@ describe('sync under SIGKILL and two processes', () => {
                 r = undefined;
               }
               if (e === 'both') (policy === 'remote' ? keptLocal : keptRemote).set(p, (policy === 'remote' ? l : r) as string);
-              const final = e === 'both' ? (policy === 'remote' ? r : l) : e === 'localDelete' || e === 'remoteDelete' ? undefined : l !== `base ${i}` ? l : r;
+              const final =
+                e === 'both'
+                  ? policy === 'remote'
+                    ? r
+                    : l
+                  : e === 'localDelete' || e === 'remoteDelete'
+                    ? undefined
+                    : l !== `base ${i}`
+                      ? l
+                      : r;
               if (final !== undefined) want.set(p, final);
             }
             await h.put('/memories/new-local.md', 'new local');

@@ -24,7 +24,13 @@ async function landThenFail(): Promise<void> {
 
 /** The push records the store holds for the default mapping (pushes.ts). */
 async function pushRecords(): Promise<number> {
-  const m = new NativeMemories(storeNative(db), { scope: 'default', maxMemoryBytes: 1 << 20, createOverwrites: false, trackAccess: false, listingIndex: false });
+  const m = new NativeMemories(storeNative(db), {
+    scope: 'default',
+    maxMemoryBytes: 1 << 20,
+    createOverwrites: false,
+    trackAccess: false,
+    listingIndex: false,
+  });
   return (await m.syncBases(`${remote.storeId}\0/memories\0>`)).length;
 }
 
@@ -74,7 +80,9 @@ describe('a push whose answer was lost is recognised by what it pushed', () => {
     remote.put('/a.md', 'theirs');
     const mine = await h.put('/memories/a.md', 'edit 2');
     const r = await sync();
-    expect(r.conflicts.map((c) => [c.kind, c.winner, c.kept])).toEqual([['edit-edit', 'remote', { side: 'local', versionId: mine.versionId }]]);
+    expect(r.conflicts.map((c) => [c.kind, c.winner, c.kept])).toEqual([
+      ['edit-edit', 'remote', { side: 'local', versionId: mine.versionId }],
+    ]);
     expect((await h.get('/memories/a.md'))?.content).toBe('theirs');
   });
 });

@@ -49,9 +49,7 @@ describe('a conflict resolved by a sync that never returned', () => {
     expect((await h.get('/memories/a.md'))?.content).toBe('remote a');
 
     const next = await sync();
-    expect(next.conflicts).toEqual([
-      carriedA('remote', { side: 'local', versionId: mine }),
-    ]);
+    expect(next.conflicts).toEqual([carriedA('remote', { side: 'local', versionId: mine })]);
     expect(next.pushed.map((c) => c.path)).toEqual(['/memories/b.md']);
     expect((await h.version(mine as string))?.content).toBe('local a');
     const last = await sync();
@@ -115,9 +113,7 @@ describe('a conflict resolved by a sync that never returned', () => {
     expect(remote.byPath('/a.md')?.content).toBe('local a');
     remote.faults.length = 0;
     const next = await sync();
-    expect(next.conflicts).toEqual([
-      carriedA('local', { side: 'remote', memoryVersionId: lost }),
-    ]);
+    expect(next.conflicts).toEqual([carriedA('local', { side: 'remote', memoryVersionId: lost })]);
     expect(remote.versions.find((v) => v.id === lost)?.content).toBe('remote a');
     expect((await sync()).conflicts).toEqual([]);
   });
@@ -129,7 +125,9 @@ describe('a conflict resolved by a sync that never returned', () => {
     remote.put('/a.md', 'remote a');
     remote.faults.push({ method: 'POST', url: '/memories/', kind: 'lost', times: 1 });
     const r = await sync({ onConflict: 'local' });
-    expect(r.conflicts.map((c) => [c.kind, c.path, c.winner, c.carriedOver])).toEqual([['edit-edit', '/memories/a.md', 'local', undefined]]);
+    expect(r.conflicts.map((c) => [c.kind, c.path, c.winner, c.carriedOver])).toEqual([
+      ['edit-edit', '/memories/a.md', 'local', undefined],
+    ]);
     expect(r.skipped).toEqual([]);
     expect(remote.byPath('/a.md')?.content).toBe('local a');
     expect((await sync()).conflicts).toEqual([]);
@@ -143,7 +141,9 @@ describe('a conflict resolved by a sync that never returned', () => {
     remote.faults.push({ method: 'POST', kind: 'lost', times: 1 });
     const r = await sync();
     expect(remote.byPath('/a.md')?.content).toBe('local a');
-    expect(r.conflicts.map((c) => [c.kind, c.path, c.remoteId, c.carriedOver])).toEqual([['edit-delete', '/memories/a.md', remote.byPath('/a.md')?.id, undefined]]);
+    expect(r.conflicts.map((c) => [c.kind, c.path, c.remoteId, c.carriedOver])).toEqual([
+      ['edit-delete', '/memories/a.md', remote.byPath('/a.md')?.id, undefined],
+    ]);
     expect((await sync()).conflicts).toEqual([]);
   });
 });

@@ -38,7 +38,9 @@ describe('live hosted memory store sync', () => {
       await client.beta.memoryStores.memories.update(hosted, { memory_store_id: store.id, content: 'edited remotely' });
       await h.remove('/memories/local.md');
       const second = await db.sync(client, opts);
-      expect(second.conflicts).toEqual([expect.objectContaining({ kind: 'edit-edit', winner: 'remote', kept: { side: 'local', versionId: mine.versionId } })]);
+      expect(second.conflicts).toEqual([
+        expect.objectContaining({ kind: 'edit-edit', winner: 'remote', kept: { side: 'local', versionId: mine.versionId } }),
+      ]);
       expect(second.deleted).toEqual([expect.objectContaining({ side: 'remote', remotePath: '/local.md' })]);
       expect((await h.get('/memories/hosted.md'))?.content).toBe('edited remotely');
       const third = await db.sync(client, opts);

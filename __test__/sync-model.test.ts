@@ -12,10 +12,7 @@ import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const PATHS = ['a.md', 'b.md', 'd/c.md', 'd/e.md'];
 
-type Step =
-  | { t: 'localPut' | 'remotePut'; i: number }
-  | { t: 'localRemove' | 'remoteRemove'; i: number }
-  | { t: 'sync' };
+type Step = { t: 'localPut' | 'remotePut'; i: number } | { t: 'localRemove' | 'remoteRemove'; i: number } | { t: 'sync' };
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ t: fc.constantFrom('localPut' as const, 'remotePut' as const), i: fc.nat(PATHS.length - 1) }),

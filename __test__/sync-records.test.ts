@@ -14,7 +14,13 @@ useSyncFixture('rabosh-sync-records');
 
 /** The sync's records of the default mapping, read and written as src/sync/engine.ts does. */
 function records() {
-  const m = new NativeMemories(storeNative(db), { scope: 'default', maxMemoryBytes: 1 << 20, createOverwrites: false, trackAccess: false, listingIndex: false });
+  const m = new NativeMemories(storeNative(db), {
+    scope: 'default',
+    maxMemoryBytes: 1 << 20,
+    createOverwrites: false,
+    trackAccess: false,
+    listingIndex: false,
+  });
   const prefix = `${remote.storeId}\0/memories\0`;
   return {
     prefix,
@@ -41,11 +47,23 @@ describe('sync record format', () => {
     const v = JSON.parse(raw);
     expect(v).toMatchObject({ v: 2, kind: 'base', rp: '/a.md', lp: '/memories/a.md', sha: sha('base') });
     expect(decodeBase(raw)).toEqual({ id: v.id, rp: v.rp, lp: v.lp, sha: v.sha, lm: v.lm, rv: v.rv });
-    const c = { kind: 'edit-edit', path: '/memories/a.md', remotePath: '/a.md', remoteId: 'mem_1', localSha256: 'l', remoteSha256: 'r', winner: 'remote', kept: null } as const;
+    const c = {
+      kind: 'edit-edit',
+      path: '/memories/a.md',
+      remotePath: '/a.md',
+      remoteId: 'mem_1',
+      localSha256: 'l',
+      remoteSha256: 'r',
+      winner: 'remote',
+      kept: null,
+    } as const;
     const rec = decodeConflict('t', encodeConflict(c, null, true));
     expect(rec.conflict).toEqual(c);
     expect(rec.resolved).toBe(true);
-    expect(JSON.parse(encodeBase({ id: 'mem_1', rp: '/a', lp: '/memories/a', sha: 's', lm: null, rv: 'v' }))).toMatchObject({ v: 2, kind: 'base' });
+    expect(JSON.parse(encodeBase({ id: 'mem_1', rp: '/a', lp: '/memories/a', sha: 's', lm: null, rv: 'v' }))).toMatchObject({
+      v: 2,
+      kind: 'base',
+    });
   });
 
   it('reads a base written in format 1 (a store synced by an earlier build keeps working)', async () => {
@@ -67,7 +85,17 @@ describe('sync record format', () => {
     await records().write('!oldrun:0', JSON.stringify([1, ...conflict]), undefined);
     const r = await sync();
     expect(r.conflicts).toEqual([
-      { kind: 'edit-edit', path: '/memories/a.md', remoteId: 'mem_x', remotePath: '/a.md', localSha256: sha('l'), remoteSha256: sha('r'), winner: 'remote', kept: { side: 'local', versionId: null }, carriedOver: true },
+      {
+        kind: 'edit-edit',
+        path: '/memories/a.md',
+        remoteId: 'mem_x',
+        remotePath: '/a.md',
+        localSha256: sha('l'),
+        remoteSha256: sha('r'),
+        winner: 'remote',
+        kept: { side: 'local', versionId: null },
+        carriedOver: true,
+      },
     ]);
     expect((await records().read()).has('!oldrun:0')).toBe(false);
   });

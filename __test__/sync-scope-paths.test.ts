@@ -19,8 +19,18 @@ describe('db.sync scope and path conflicts', () => {
     remote.put('/c.md', 'hosted c');
     const r = await db.sync(client, { memoryStoreId: remote.storeId, scope: 'team' });
     expect(r.pushed.map((c) => c.path)).toEqual(['/memories/a.md']);
-    expect(remote.snapshot()).toEqual(new Map([['/a.md', 'team a'], ['/c.md', 'hosted c']]));
-    expect(await contents(mine)).toEqual(new Map([['/memories/a.md', 'team a'], ['/memories/c.md', 'hosted c']]));
+    expect(remote.snapshot()).toEqual(
+      new Map([
+        ['/a.md', 'team a'],
+        ['/c.md', 'hosted c'],
+      ]),
+    );
+    expect(await contents(mine)).toEqual(
+      new Map([
+        ['/memories/a.md', 'team a'],
+        ['/memories/c.md', 'hosted c'],
+      ]),
+    );
     expect(await contents(other)).toEqual(new Map([['/memories/b.md', 'default b']]));
     // The other scope's first sync of the same store: its own base, so it pulls both and pushes b.
     const d = await db.sync(client, { memoryStoreId: remote.storeId, scope: 'default' });

@@ -21,8 +21,20 @@ describe('db.sync', () => {
     expect(first.firstSync).toBe(true);
     expect(first.pushed.map((c) => c.remotePath).sort()).toEqual(['/a.md', '/d/b.md']);
     expect(first.pulled.map((c) => c.path)).toEqual(['/memories/r.md']);
-    expect(remote.snapshot()).toEqual(new Map([['/a.md', 'local a'], ['/d/b.md', 'local b'], ['/r.md', 'remote r']]));
-    expect(await localFiles()).toEqual(new Map([['/memories/a.md', 'local a'], ['/memories/d/b.md', 'local b'], ['/memories/r.md', 'remote r']]));
+    expect(remote.snapshot()).toEqual(
+      new Map([
+        ['/a.md', 'local a'],
+        ['/d/b.md', 'local b'],
+        ['/r.md', 'remote r'],
+      ]),
+    );
+    expect(await localFiles()).toEqual(
+      new Map([
+        ['/memories/a.md', 'local a'],
+        ['/memories/d/b.md', 'local b'],
+        ['/memories/r.md', 'remote r'],
+      ]),
+    );
     const before = remote.requests;
     const second = await sync();
     expect(second.firstSync).toBe(false);
@@ -140,8 +152,18 @@ describe('db.sync', () => {
       ['delete-edit', '/memories/3.md', 'remote'],
       ['edit-delete', '/memories/4.md', 'local'],
     ]);
-    expect(remote.snapshot()).toEqual(new Map([['/3.md', 'edited there'], ['/4.md', 'edited here']]));
-    expect(await localFiles()).toEqual(new Map([['/memories/3.md', 'edited there'], ['/memories/4.md', 'edited here']]));
+    expect(remote.snapshot()).toEqual(
+      new Map([
+        ['/3.md', 'edited there'],
+        ['/4.md', 'edited here'],
+      ]),
+    );
+    expect(await localFiles()).toEqual(
+      new Map([
+        ['/memories/3.md', 'edited there'],
+        ['/memories/4.md', 'edited here'],
+      ]),
+    );
     expect((await sync()).pushed).toEqual([]);
   });
 
@@ -205,9 +227,14 @@ describe('db.sync', () => {
     await h.put('/memories/private.md', 'mine');
     remote.put('/b.md', 'b');
     await sync({ prefix: 'team' });
-    expect(remote.snapshot()).toEqual(new Map([['/a.md', 'a'], ['/b.md', 'b']]));
+    expect(remote.snapshot()).toEqual(
+      new Map([
+        ['/a.md', 'a'],
+        ['/b.md', 'b'],
+      ]),
+    );
     expect((await h.get('/memories/team/b.md'))?.content).toBe('b');
-    expect((await h.get('/memories/b.md'))).toBeNull();
+    expect(await h.get('/memories/b.md')).toBeNull();
   });
 
   it('skips what the hosted rules refuse, reported and never truncated', async () => {

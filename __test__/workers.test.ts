@@ -42,7 +42,10 @@ async function holds(dir: string, tag: string, count: number): Promise<void> {
     expect(await h.usage()).toMatchObject({ memories: count });
     for (let i = 0; i < count; i++) {
       const v = await h.execute({ command: 'view', path: `/memories/${tag}/${i}` });
-      expect(v.text.startsWith(`Here's the content of /memories/${tag}/${i} with line numbers:\n     1\t${tag} memory ${i}`), `${tag}/${i}`).toBe(true);
+      expect(
+        v.text.startsWith(`Here's the content of /memories/${tag}/${i} with line numbers:\n     1\t${tag} memory ${i}`),
+        `${tag}/${i}`,
+      ).toBe(true);
     }
   } finally {
     await h.close();
@@ -126,7 +129,8 @@ describe('worker_threads', () => {
         const v = await h.execute({ command: 'view', path: `/memories/w/${i}` });
         expect(v.text.split('\n')[1], `w/${i}`).toBe(`     1\tw memory ${i}`);
       }
-      for (let i = 0; i < memories; i++) expect((await h.execute({ command: 'view', path: `/memories/w/${i}` })).isError, `w/${i}`).toBe(false);
+      for (let i = 0; i < memories; i++)
+        expect((await h.execute({ command: 'view', path: `/memories/w/${i}` })).isError, `w/${i}`).toBe(false);
     } finally {
       await h.close();
     }

@@ -20,7 +20,10 @@ const CALLERS = 64;
 const content = (c: number, i: number) => `caller ${c} memory ${i}\n${'y'.repeat((c * 7 + i) % 89)}`;
 const FILE_VIEW = (p: string, text: string) =>
   `Here's the content of ${p} with line numbers:` +
-  text.split('\n').map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`).join('');
+  text
+    .split('\n')
+    .map((l, i) => `\n${String(i + 1).padStart(6, ' ')}\t${l}`)
+    .join('');
 
 describe('the write queue is not bounded by the libuv pool', () => {
   it('64 durable creates complete while every libuv pool thread is blocked', { timeout: 60_000 }, async () => {
@@ -129,7 +132,9 @@ describe('SIGKILL while 64 callers create through the write queue', () => {
                 isError: false,
               });
             }
-            expect(i, `round ${round} caller ${c}: only its create in flight may survive unacknowledged`).toBeLessThanOrEqual(ackedHere + 1);
+            expect(i, `round ${round} caller ${c}: only its create in flight may survive unacknowledged`).toBeLessThanOrEqual(
+              ackedHere + 1,
+            );
             survivors += i;
           }
           expect(await handler.usage()).toMatchObject({ memories: survivors });

@@ -29,7 +29,9 @@ const num = (name: string, fallback: number) => {
 const count = num('RABOSH_CALLGRIND_COUNT', 5000);
 const lists = num('RABOSH_CALLGRIND_LISTS', 10);
 const views = num('RABOSH_CALLGRIND_VIEWS', 200);
-const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean);
+const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 const backends = BACKENDS.filter((b) => (wanted ? wanted.includes(b.id) : b.id !== 'sdk-fs' && b.runtime !== 'bun'));
 if (backends.some((b) => b.runtime === 'bun')) throw new Error('bun:sqlite cannot be counted: valgrind does not run Bun');
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));

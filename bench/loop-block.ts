@@ -69,7 +69,22 @@ function threadProbe(): ThreadProbe | null {
   if (long !== 8) throw new Error(`the busy-turn probe reads 64-bit longs; this libc's long is ${long} bytes`);
   const timespec = koffi.struct({ tv_sec: 'long', tv_nsec: 'long' });
   const timeval = koffi.struct({ tv_sec: 'long', tv_usec: 'long' });
-  const longs = ['maxrss', 'ixrss', 'idrss', 'isrss', 'minflt', 'majflt', 'nswap', 'inblock', 'oublock', 'msgsnd', 'msgrcv', 'nsignals', 'nvcsw', 'nivcsw'];
+  const longs = [
+    'maxrss',
+    'ixrss',
+    'idrss',
+    'isrss',
+    'minflt',
+    'majflt',
+    'nswap',
+    'inblock',
+    'oublock',
+    'msgsnd',
+    'msgrcv',
+    'nsignals',
+    'nvcsw',
+    'nivcsw',
+  ];
   const rusage = koffi.struct({ ru_utime: timeval, ru_stime: timeval, ...Object.fromEntries(longs.map((f) => [`ru_${f}`, 'long'])) });
   const clockGettime = libc.func('int clock_gettime(int clk, void *ts)');
   const getrusage = libc.func('int getrusage(int who, void *usage)');

@@ -80,9 +80,7 @@ async function main(): Promise<void> {
   const target = process.argv[2] ? pathToFileURL(resolve(process.argv[2])).href : '../index.js';
   const mod = (await import(target)) as RaboshModule;
   const r = await manyViews(mod, 20_000, 1_000);
-  console.log(
-    JSON.stringify({ maxBlockMs: r.maxBlockMs, rssGrowthMiB: r.rssGrowthMiB, totalMs: r.totalMs, lengths: [...r.lengths] }),
-  );
+  console.log(JSON.stringify({ maxBlockMs: r.maxBlockMs, rssGrowthMiB: r.rssGrowthMiB, totalMs: r.totalMs, lengths: [...r.lengths] }));
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === resolve(import.meta.dirname ?? '', 'many-views.ts')) {

@@ -78,10 +78,26 @@ async function measure(open: () => Promise<Target>): Promise<{ row: Record<strin
   const h = await open();
   try {
     const paths = Array.from({ length: N }, (_, i) => `/memories/lat/m${i}.md`);
-    row['create'] = await timed(h, paths.map((path, i) => ({ command: 'create', path, file_text: body(i) })), answers);
-    row['str_replace'] = await timed(h, paths.map((path, i) => ({ command: 'str_replace', path, old_str: `MARK${i}\n`, new_str: `EDIT${i}\n` })), answers);
-    row['insert'] = await timed(h, paths.map((path) => ({ command: 'insert', path, insert_line: 1, insert_text: 'inserted' })), answers);
-    row['view'] = await timed(h, paths.map((path) => ({ command: 'view', path })), answers);
+    row['create'] = await timed(
+      h,
+      paths.map((path, i) => ({ command: 'create', path, file_text: body(i) })),
+      answers,
+    );
+    row['str_replace'] = await timed(
+      h,
+      paths.map((path, i) => ({ command: 'str_replace', path, old_str: `MARK${i}\n`, new_str: `EDIT${i}\n` })),
+      answers,
+    );
+    row['insert'] = await timed(
+      h,
+      paths.map((path) => ({ command: 'insert', path, insert_line: 1, insert_text: 'inserted' })),
+      answers,
+    );
+    row['view'] = await timed(
+      h,
+      paths.map((path) => ({ command: 'view', path })),
+      answers,
+    );
 
     const t0 = performance.now();
     let commands = 0;
@@ -126,7 +142,9 @@ async function measure(open: () => Promise<Target>): Promise<{ row: Record<strin
     answers.push(...creators.flat());
     answers.push((await h.execute({ command: 'view', path: '/memories/burst' })).text);
 
-    await h.importMemories(Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/list/n${String(i).padStart(5, '0')}.md`, content: 'x'.repeat(64) })));
+    await h.importMemories(
+      Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/list/n${String(i).padStart(5, '0')}.md`, content: 'x'.repeat(64) })),
+    );
     const listing: number[] = [];
     for (let round = 0; round < 7; round++) {
       const t = performance.now();
@@ -145,7 +163,8 @@ async function measure(open: () => Promise<Target>): Promise<{ row: Record<strin
 /** Where `b` first differs from `a`, or null. */
 function firstDifference(a: Answers, b: Answers): string | null {
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
-    if (a[i] !== b[i]) return `answer ${i + 1} of ${a.length}: ${JSON.stringify(b[i]?.slice(0, 160))} vs ${JSON.stringify(a[i]?.slice(0, 160))}`;
+    if (a[i] !== b[i])
+      return `answer ${i + 1} of ${a.length}: ${JSON.stringify(b[i]?.slice(0, 160))} vs ${JSON.stringify(a[i]?.slice(0, 160))}`;
   }
   return null;
 }
@@ -157,16 +176,20 @@ const RUNS = Math.max(1, Number(process.env['RABOSH_BENCH_PG_RUNS'] ?? 3));
 async function machineLine(url: string): Promise<string> {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  const server = (await c.query<{ v: string; f: string; s: string }>(
-    "SELECT split_part(version(), ' ', 2) AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s",
-  )).rows[0]!;
+  const server = (
+    await c.query<{ v: string; f: string; s: string }>(
+      "SELECT split_part(version(), ' ', 2) AS v, current_setting('fsync') AS f, current_setting('synchronous_commit') AS s",
+    )
+  ).rows[0]!;
   await c.end();
   const head = spawnSync('git', ['rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() || 'unknown';
   const cpu = cpus();
   return (
     `${new Date().toISOString()} · commit ${head} · ${cpu[0]?.model.trim() ?? 'unknown CPU'} × ${cpu.length}, ` +
     `${Math.round(totalmem() / 2 ** 30)} GiB, ${type()} ${release()}, Node ${process.version} · PostgreSQL ${server.v} ` +
-    `on the same machine (fsync ${server.f}, synchronous_commit ${server.s}) · load average ${loadavg().map((l) => l.toFixed(1)).join(' ')} at the end · ` +
+    `on the same machine (fsync ${server.f}, synchronous_commit ${server.s}) · load average ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')} at the end · ` +
     `${RUNS} round(s), each measuring the three one after another`
   );
 }

@@ -45,9 +45,7 @@ export function renderTable(rows: TableRow[], backends: readonly BackendInfo[]):
   const lines = [`| ${head.join(' | ')} |`, `|${head.map((_, i) => (i === 0 ? '---' : '---:')).join('|')}|`];
   for (const { row, floor, cells } of rows) {
     const values = shown.map((b) => cell(floor ? cells['none'] : cells[b.id], row.unit));
-    const ratios = alts.map((a) =>
-      floor || ours.length === 0 ? '—' : ours.map((o) => ratio(cells[o.id], cells[a.id])).join(' / '),
-    );
+    const ratios = alts.map((a) => (floor || ours.length === 0 ? '—' : ours.map((o) => ratio(cells[o.id], cells[a.id])).join(' / ')));
     lines.push(`| ${[row.label, ...values, ...ratios].join(' | ')} |`);
   }
   return lines.join('\n');
@@ -73,7 +71,7 @@ export function renderRuntimeTable(rows: TableRow[], backends: readonly BackendI
   return [
     `Ours with its children under the other runtimes, on the rows those columns run; ratios given as "${names}", ` +
       'against each peer in the runtime it runs in (node:sqlite under Node 24 and bun:sqlite under Bun are the same-runtime ' +
-      'pairs; the other peers run under the bench\'s Node). The peers\' own cells are in the table above.',
+      "pairs; the other peers run under the bench's Node). The peers' own cells are in the table above.",
     '',
     ...lines,
   ].join('\n');

@@ -43,7 +43,9 @@ const scale = envNumber('RABOSH_BENCH_SCALE', 1, '--scale');
 const runs = Math.round(envNumber('RABOSH_BENCH_RUNS', 3, '--runs'));
 const jobTimeoutMs = envNumber('RABOSH_BENCH_JOB_TIMEOUT_S', 300) * 1000;
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
-const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',').map((s) => s.trim()).filter(Boolean);
+const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 for (const id of wanted ?? []) {
   if (!BACKENDS.some((b) => b.id === id)) throw new Error(`RABOSH_BENCH_BACKENDS: unknown backend ${id}`);
 }
@@ -107,7 +109,9 @@ async function main(): Promise<number> {
   const started = nowMs();
   const loadBefore = loadavg()[0]!;
   const plan = makePlan(scale);
-  const only = process.env.RABOSH_BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
+  const only = process.env.RABOSH_BENCH_ONLY?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (only) {
     const unknown = only.filter((id) => !plan.instances.some((i) => i.id === id || i.id.startsWith(`${id}/`)));
     if (unknown.length) throw new Error(`RABOSH_BENCH_ONLY: no measurement named ${unknown.join(', ')}`);
@@ -206,9 +210,13 @@ async function main(): Promise<number> {
     legend(backends),
     '',
     ...(runtimeTable ? [runtimeTable, ''] : []),
-    `Versions: ${Object.entries(machine.versions).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+    `Versions: ${Object.entries(machine.versions)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}.`,
     '',
-    mismatches.length ? `**Answers disagreed:**\n${mismatches.map((m) => `- ${m}`).join('\n')}` : 'All handlers gave the same answers for every measured operation (SDK directory sizes blanked, see bench/agreement.ts).',
+    mismatches.length
+      ? `**Answers disagreed:**\n${mismatches.map((m) => `- ${m}`).join('\n')}`
+      : 'All handlers gave the same answers for every measured operation (SDK directory sizes blanked, see bench/agreement.ts).',
     failures.length ? `\n**Failures:**\n${failures.map((f) => `- ${f}`).join('\n')}` : '',
   ].join('\n');
   mkdirSync(resultsDir, { recursive: true });
@@ -292,7 +300,12 @@ function checkAgreement(instances: Instance[], results: Map<string, Map<string, 
         }
       });
       const found = problems.length - before;
-      if (found > MAX_REPORTED) problems.splice(before + MAX_REPORTED, found - MAX_REPORTED, `${inst.id}: … and ${found - MAX_REPORTED} more differences from ${id}`);
+      if (found > MAX_REPORTED)
+        problems.splice(
+          before + MAX_REPORTED,
+          found - MAX_REPORTED,
+          `${inst.id}: … and ${found - MAX_REPORTED} more differences from ${id}`,
+        );
     }
   }
   return problems;

@@ -31,9 +31,11 @@ say('READY');
 for await (const line of createInterface({ input: process.stdin })) {
   if (line.startsWith('LOOP ')) {
     const n = Number(line.slice(5));
-    await Promise.all(Array.from({ length: callers }, async (_, c) => {
-      for (let i = 0; i < n; i++) await bump(c);
-    }));
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let i = 0; i < n; i++) await bump(c);
+      }),
+    );
     say(`DONE ${n * callers}`);
   } else if (line === 'C') {
     await bump(0);

@@ -58,7 +58,11 @@ async function sdkRuns(rows: Row[]): Promise<void> {
     const work = makeTempDir('bench-sync-sdk');
     const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'bench', ...quiet });
     const s = new SessionMemoryStores(client, { workdir: work });
-    rows.push({ scenario: `first sync, pull ${N}`, tool: 'SDK SessionMemoryStores', ...(await measure(remote, () => s.download(session))) });
+    rows.push({
+      scenario: `first sync, pull ${N}`,
+      tool: 'SDK SessionMemoryStores',
+      ...(await measure(remote, () => s.download(session))),
+    });
     rows.push({ scenario: 'no-change sync', tool: 'SDK SessionMemoryStores', ...(await measure(remote, () => s.finish())) });
     await s.dispose();
     await remote.close();
@@ -103,9 +107,15 @@ async function raboshRuns(rows: Row[]): Promise<void> {
     const remote = await standIn(false);
     const dir = makeTempDir('bench-sync-rabosh');
     const db = await Rabosh.open(dir, { history: true });
-    await new RaboshMemoryToolHandler(db).importMemories(Array.from({ length: N }, (_, i) => ({ path: `/memories${path(i)}`, content: content(i) })));
+    await new RaboshMemoryToolHandler(db).importMemories(
+      Array.from({ length: N }, (_, i) => ({ path: `/memories${path(i)}`, content: content(i) })),
+    );
     const client = new Anthropic({ baseURL: remote.baseURL, apiKey: 'bench', ...quiet });
-    rows.push({ scenario: `first sync, push ${N}`, tool: 'rabosh db.sync', ...(await measure(remote, () => db.sync(client, { memoryStoreId: remote.storeId, concurrency: 32 }))) });
+    rows.push({
+      scenario: `first sync, push ${N}`,
+      tool: 'rabosh db.sync',
+      ...(await measure(remote, () => db.sync(client, { memoryStoreId: remote.storeId, concurrency: 32 }))),
+    });
     if (remote.memories.size !== N) throw new Error(`rabosh pushed ${remote.memories.size} of ${N}`);
     await db.close();
     await remote.close();

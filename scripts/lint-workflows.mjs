@@ -42,9 +42,7 @@ function policyFindings(file, text) {
     findings.push(`${file}: no top-level "permissions" (the default token would get write access)`);
   } else {
     const top = doc.permissions;
-    const ok =
-      (top && typeof top === 'object' && Object.entries(top).every(([k, v]) => k === 'contents' && v === 'read')) ||
-      top === null;
+    const ok = (top && typeof top === 'object' && Object.entries(top).every(([k, v]) => k === 'contents' && v === 'read')) || top === null;
     if (!ok) findings.push(`${file}: top-level permissions must be {} or contents: read, got ${JSON.stringify(top)}`);
   }
   for (const [name, job] of Object.entries(doc.jobs ?? {})) {
@@ -66,7 +64,9 @@ function policyFindings(file, text) {
 async function lintWorkflows(dir) {
   const lint = await createLinter();
   const findings = [];
-  const files = readdirSync(dir).filter((f) => /\.ya?ml$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
   if (files.length === 0) findings.push(`${dir}: no workflow files found`);
   for (const f of files) {
     const path = join(dir, f);

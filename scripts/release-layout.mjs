@@ -57,11 +57,15 @@ export function releaseProblems(root, want = {}) {
   const appPath = join(root, 'apps', 'cli', 'package.json');
   if (existsSync(appPath)) {
     const app = JSON.parse(readFileSync(appPath, 'utf8'));
-    if (app.version !== pkg.version) problems.push(`apps/cli/package.json: version is ${JSON.stringify(app.version)}, expected ${JSON.stringify(pkg.version)}`);
+    if (app.version !== pkg.version)
+      problems.push(`apps/cli/package.json: version is ${JSON.stringify(app.version)}, expected ${JSON.stringify(pkg.version)}`);
     if (app.dependencies?.[pkg.name] !== pkg.version) {
-      problems.push(`apps/cli/package.json: dependency ${pkg.name} is ${JSON.stringify(app.dependencies?.[pkg.name])}, expected ${JSON.stringify(pkg.version)}`);
+      problems.push(
+        `apps/cli/package.json: dependency ${pkg.name} is ${JSON.stringify(app.dependencies?.[pkg.name])}, expected ${JSON.stringify(pkg.version)}`,
+      );
     }
-    if (JSON.stringify(app.engines) !== JSON.stringify(pkg.engines)) problems.push('apps/cli/package.json: engines differ from the library\'s');
+    if (JSON.stringify(app.engines) !== JSON.stringify(pkg.engines))
+      problems.push("apps/cli/package.json: engines differ from the library's");
   } else {
     problems.push('apps/cli/package.json is missing');
   }

@@ -64,7 +64,7 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
   process.on(sig, () => {
     current?.kill(sig);
     cleanup();
-    process.exit(128 + ({ SIGHUP: 1, SIGINT: 2, SIGTERM: 15 })[sig]);
+    process.exit(128 + { SIGHUP: 1, SIGINT: 2, SIGTERM: 15 }[sig]);
   });
 }
 
@@ -75,8 +75,9 @@ try {
   const pwfile = join(dir, 'pw');
   writeFileSync(pwfile, `${password}\n`, { mode: 0o600 });
   if (owner) chownSync(pwfile, owner.uid, owner.gid);
-  pg(['initdb', '-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8',
-    '--locale=C', '--no-sync'], { stdio: 'ignore' });
+  pg(['initdb', '-D', data, '-U', 'postgres', '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--locale=C', '--no-sync'], {
+    stdio: 'ignore',
+  });
   rmSync(pwfile);
   const tls = makeCertificates();
   const port = await freePort();
@@ -84,26 +85,41 @@ try {
   // RABOSH_PG_FSYNC=on (for latency figures); enough connections for parallel tests that each
   // hold a pool.
   const durable = process.env.RABOSH_PG_FSYNC === 'on';
-  const opts = `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} ` +
-    (durable ? '' : '-c fsync=off -c full_page_writes=off ') + '-c max_connections=300' +
+  const opts =
+    `-c listen_addresses=127.0.0.1 -p ${port} -c unix_socket_directories=${dir} ` +
+    (durable ? '' : '-c fsync=off -c full_page_writes=off ') +
+    '-c max_connections=300' +
     (tls ? ` -c ssl=on -c ssl_cert_file=${tls.cert} -c ssl_key_file=${tls.key}` : '');
   started = true;
   pg(['pg_ctl', '-D', data, '-l', log, '-w', '-t', '60', '-o', opts, 'start'], { stdio: 'ignore' });
   const env = { ...process.env, PGPASSWORD: password };
-  execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'rabosh_test'],
-    { env, stdio: 'inherit' });
+  execFileSync(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', 'rabosh_test'], { env, stdio: 'inherit' });
   // From the server's own directory, like every pg() call: the caller's may be one the postgres
   // user cannot enter (a clone under a 0700 parent), and pg_ctl changes into it.
-  const pgCtl = [...(owner ? ['runuser', '-u', 'postgres', '--'] : []), join(bin, 'pg_ctl'), '-D', data, '-l', log, '-w',
-    '-t', '60', '-m', 'fast', 'restart'].map(shellQuote).join(' ');
+  const pgCtl = [
+    ...(owner ? ['runuser', '-u', 'postgres', '--'] : []),
+    join(bin, 'pg_ctl'),
+    '-D',
+    data,
+    '-l',
+    log,
+    '-w',
+    '-t',
+    '60',
+    '-m',
+    'fast',
+    'restart',
+  ]
+    .map(shellQuote)
+    .join(' ');
   const restart = `cd ${shellQuote(dir)} && ${pgCtl}`;
   // SIGSTOP / SIGCONT of this server only: its postmaster (first line of postmaster.pid, read
   // at each use since a restart changes it) and the postmaster's children, never another
   // helper's server. The postmaster stops first (no new backends) and continues last.
   const pidFile = shellQuote(join(data, 'postmaster.pid'));
-  const signal = (sig, order) => `pm=$(head -n 1 ${pidFile}) && ` +
-    (order === 'parent-first' ? `kill -${sig} "$pm" && pkill -${sig} -P "$pm"; true`
-      : `pkill -${sig} -P "$pm"; kill -${sig} "$pm"`);
+  const signal = (sig, order) =>
+    `pm=$(head -n 1 ${pidFile}) && ` +
+    (order === 'parent-first' ? `kill -${sig} "$pm" && pkill -${sig} -P "$pm"; true` : `pkill -${sig} -P "$pm"; kill -${sig} "$pm"`);
   code = await run({
     ...process.env,
     RABOSH_PG_URL: `postgres://postgres:${password}@127.0.0.1:${port}/rabosh_test`,
@@ -124,9 +140,8 @@ process.exit(code);
 
 function run(env) {
   return new Promise((resolve) => {
-    const child = args.length === 1
-      ? spawn(args[0], { env, stdio: 'inherit', shell: true })
-      : spawn(args[0], args.slice(1), { env, stdio: 'inherit' });
+    const child =
+      args.length === 1 ? spawn(args[0], { env, stdio: 'inherit', shell: true }) : spawn(args[0], args.slice(1), { env, stdio: 'inherit' });
     current = child;
     child.on('error', (e) => {
       console.error(`with-postgres: ${e.message}`);
@@ -162,13 +177,45 @@ function makeCertificates() {
   const f = (name) => join(dir, name);
   const ssl = (...a) => execFileSync('openssl', a, { stdio: 'ignore' });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=rabosh test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=rabosh test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=127.0.0.1');
-  writeFileSync(f('server.ext'), 'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' +
-    'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n');
-  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial',
-    '-out', f('server.crt'), '-days', '2', '-extfile', f('server.ext'));
+  writeFileSync(
+    f('server.ext'),
+    'subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n' + 'keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n',
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    f('server.ext'),
+  );
   if (owner) {
     chownSync(f('server.key'), owner.uid, owner.gid);
     chownSync(f('server.crt'), owner.uid, owner.gid);
@@ -192,15 +239,17 @@ function findBin() {
   if (process.env.RABOSH_PG_BIN) return process.env.RABOSH_PG_BIN;
   const root = '/usr/lib/postgresql';
   if (existsSync(root)) {
-    const versions = readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
       .sort((a, b) => Number(b) - Number(a));
     if (versions.length > 0) return join(root, versions[0], 'bin');
   }
   for (const p of (process.env.PATH ?? '').split(':')) {
     if (p && existsSync(join(p, 'initdb'))) return p;
   }
-  throw new Error('no PostgreSQL binaries found (install Debian\'s postgresql package, set RABOSH_PG_BIN, ' +
-    'or set RABOSH_PG_URL to a server to use)');
+  throw new Error(
+    "no PostgreSQL binaries found (install Debian's postgresql package, set RABOSH_PG_BIN, " + 'or set RABOSH_PG_URL to a server to use)',
+  );
 }
 
 function userIds(name) {

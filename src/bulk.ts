@@ -51,11 +51,7 @@ export async function exportFrom(m: NativeMemories): Promise<ExportedMemory[]> {
 /** The conflict's advice to a caller of the API; the CLI restates it as its own flag. */
 export const OVERWRITE_HINT = 'pass overwrite: true to replace existing memories';
 
-export async function importInto(
-  m: NativeMemories,
-  files: readonly MemoryFile[],
-  options: ImportOptions = {},
-): Promise<ImportResult> {
+export async function importInto(m: NativeMemories, files: readonly MemoryFile[], options: ImportOptions = {}): Promise<ImportResult> {
   const normalised = files.map((f, i) => {
     const path = typeof f?.path === 'string' ? MemoryPath.normalise(f.path) : null;
     if (path === null) {
@@ -71,9 +67,7 @@ export async function importInto(
     case 'Imported':
       return { memories: r.memories, bytes: r.bytes };
     case 'Exists':
-      throw new InvalidArgumentError(
-        `nothing imported: ${r.path} already exists (${OVERWRITE_HINT})`,
-      );
+      throw new InvalidArgumentError(`nothing imported: ${r.path} already exists (${OVERWRITE_HINT})`);
     case 'Duplicate':
       throw new InvalidArgumentError(`nothing imported: ${r.path} appears more than once`);
     case 'TooLarge':

@@ -53,9 +53,7 @@ export type KeySource = { key: Uint8Array } | { keyProvider: () => Promise<Uint8
 export function encryptionOption(value: unknown): KeySource | undefined {
   if (value === undefined) return undefined;
   if (typeof value !== 'object' || value === null || value instanceof Uint8Array) {
-    throw new InvalidOptionError(
-      `invalid option encryption: ${describe(value)} (expected { key } or { keyProvider })`,
-    );
+    throw new InvalidOptionError(`invalid option encryption: ${describe(value)} (expected { key } or { keyProvider })`);
   }
   const o = optionRecord(value);
   for (const k of Object.keys(o)) {

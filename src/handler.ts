@@ -21,15 +21,7 @@ import { NativeMemories } from './native.js';
 import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
 import { viewRange, viewed } from './view-answer.js';
-import {
-  Rabosh,
-  STORE_OPTION_KEYS,
-  snapshotNative,
-  storeHistory,
-  storeNative,
-  type RaboshOptions,
-  type Snapshot,
-} from './store.js';
+import { Rabosh, STORE_OPTION_KEYS, snapshotNative, storeHistory, storeNative, type RaboshOptions, type Snapshot } from './store.js';
 import * as S from './strings.js';
 import type { ToolOutput } from './tool-output.js';
 
@@ -203,15 +195,16 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     this.#db = db;
     this.#owned = false;
     const store = storeNative(db);
-    this.#memories = nativeSync(() =>
-      new NativeMemories(store, {
-        scope: s.scope,
-        maxMemoryBytes: s.maxMemoryBytes,
-        createOverwrites: s.createOverwrites,
-        trackAccess: s.trackAccess,
-        listingIndex: s.listingIndex,
-        actor: s.actor,
-      }),
+    this.#memories = nativeSync(
+      () =>
+        new NativeMemories(store, {
+          scope: s.scope,
+          maxMemoryBytes: s.maxMemoryBytes,
+          createOverwrites: s.createOverwrites,
+          trackAccess: s.trackAccess,
+          listingIndex: s.listingIndex,
+          actor: s.actor,
+        }),
     );
     this.#viewMaxChars = s.viewMaxChars;
     this.#history = storeHistory(db) !== null;
@@ -553,10 +546,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const line = input['insert_line'];
     // Not an integer: the store answers invalid_line (after its own path check). An integer past
     // what the binding carries exactly is out of range either way.
-    const insertLine =
-      typeof line === 'number' && Number.isInteger(line)
-        ? Math.min(Math.max(line, -1), Number.MAX_SAFE_INTEGER)
-        : null;
+    const insertLine = typeof line === 'number' && Number.isInteger(line) ? Math.min(Math.max(line, -1), Number.MAX_SAFE_INTEGER) : null;
     const o = await this.#outcome(() => this.#memories.insert(path, insertLine, text(input['insert_text'])));
     switch (o.type) {
       case 'Edited':

@@ -383,7 +383,10 @@ export async function at(m: NativeMemories, when: Date, viewMaxChars: number): P
       const command = i['command'];
       if (command === 'view') return answer(text(i['path']), i['view_range']);
       if (typeof command === 'string' && ['create', 'str_replace', 'insert', 'delete', 'rename'].includes(command)) {
-        return { text: `Error: the memory directory is read-only as of ${new Date(ms).toISOString()}; ${command} is refused`, isError: true };
+        return {
+          text: `Error: the memory directory is read-only as of ${new Date(ms).toISOString()}; ${command} is refused`,
+          isError: true,
+        };
       }
       return { text: S.unknownCommand(String(command)), isError: true };
     },

@@ -191,9 +191,7 @@ export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
  * Validated store options, without the key (see {@link storeKeySource}); `InvalidOptionError`
  * names the option and the value.
  */
-export function storeOptions(
-  options: RaboshOptions | undefined,
-): NativeStoreOptions {
+export function storeOptions(options: RaboshOptions | undefined): NativeStoreOptions {
   const o = optionRecord(options);
   encryptionOption(o['encryption']);
   refuseUnknownKeys(o, STORE_OPTION_KEYS);
@@ -204,9 +202,7 @@ export function storeOptions(
   }
   const exclusive = o['exclusive'] ?? false;
   if (typeof exclusive !== 'boolean') {
-    throw new InvalidOptionError(
-      `invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`,
-    );
+    throw new InvalidOptionError(`invalid option exclusive: ${JSON.stringify(exclusive) ?? String(exclusive)} (expected true or false)`);
   }
   if (durability !== 'sync' && durability !== 'buffered') {
     throw new InvalidOptionError(

@@ -24,8 +24,7 @@ export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum 
 // ---- create ---------------------------------------------------------------------------------
 
 export const createExists = (path: string) => `Error: File ${path} already exists`;
-export const tooLarge = (path: string, limit: number) =>
-  `Error: File ${path} exceeds the maximum memory file size of ${limit} bytes`;
+export const tooLarge = (path: string, limit: number) => `Error: File ${path} exceeds the maximum memory file size of ${limit} bytes`;
 export const created = (path: string) => `File created successfully at: ${path}`;
 
 // ---- str_replace ----------------------------------------------------------------------------
@@ -49,8 +48,7 @@ export const deleted = (path: string) => `Successfully deleted ${path}`;
 
 export const destinationExists = (path: string) => `Error: The destination ${path} already exists`;
 export const renameRoot = 'Error: Cannot rename the /memories directory itself';
-export const renameInside = (oldPath: string, newPath: string) =>
-  `Error: Cannot rename ${oldPath} to ${newPath}, which is inside it`;
+export const renameInside = (oldPath: string, newPath: string) => `Error: Cannot rename ${oldPath} to ${newPath}, which is inside it`;
 export const renamed = (oldPath: string, newPath: string) => `Successfully renamed ${oldPath} to ${newPath}`;
 
 // ---- anything else --------------------------------------------------------------------------

@@ -69,10 +69,7 @@ export interface MemoryToolUse {
  *
  * @group Start here
  */
-export async function memoryResult(
-  toolUse: MemoryToolUse,
-  handler: RaboshMemoryToolHandler,
-): Promise<ToolResultBlockParam> {
+export async function memoryResult(toolUse: MemoryToolUse, handler: RaboshMemoryToolHandler): Promise<ToolResultBlockParam> {
   const { text, isError } = await handler.execute(toolUse.input);
   return {
     type: 'tool_result',

@@ -75,21 +75,44 @@ describe('release rehearsal against a local registry', () => {
   it('installs the library alone by name: nothing but this platform package comes with it', () => {
     const app = installApp(registry, ['rabosh-memory']);
     apps.push(app);
-    const modules = readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')).sort();
+    const modules = readdirSync(join(app, 'node_modules'))
+      .filter((n) => !n.startsWith('.'))
+      .sort();
     expect(modules).toEqual(['rabosh-memory', 'rabosh-memory-linux-x64-gnu']);
   });
 
   it('runs the app by name as npx does, and serves MCP from it over stdio', () => {
-    expect(npmExec(registry, ['rabosh-memory-cli', '--version']).trim()).toBe(JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version);
+    expect(npmExec(registry, ['rabosh-memory-cli', '--version']).trim()).toBe(
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).version,
+    );
     const app = installApp(registry, ['rabosh-memory-cli']);
     apps.push(app);
     const store = join(app, 'store');
-    const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rehearsal', version: '0' } } };
-    const call = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'memory', arguments: { command: 'create', path: '/memories/x.md', file_text: 'hi' } } };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'rehearsal', version: '0' } },
+    };
+    const call = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'memory', arguments: { command: 'create', path: '/memories/x.md', file_text: 'hi' } },
+    };
     const input = `${[init, { jsonrpc: '2.0', method: 'notifications/initialized' }, call].map((m) => JSON.stringify(m)).join('\n')}\n`;
-    const out = execFileSync(supportedNode(22), [join(app, 'node_modules', '.bin', 'rabosh-memory'), 'mcp', store], { cwd: app, input, encoding: 'utf8' });
-    const answers = out.trim().split('\n').map((l) => JSON.parse(l));
-    expect(answers.find((a) => a.id === 2)?.result?.content).toEqual([{ type: 'text', text: 'File created successfully at: /memories/x.md' }]);
+    const out = execFileSync(supportedNode(22), [join(app, 'node_modules', '.bin', 'rabosh-memory'), 'mcp', store], {
+      cwd: app,
+      input,
+      encoding: 'utf8',
+    });
+    const answers = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(answers.find((a) => a.id === 2)?.result?.content).toEqual([
+      { type: 'text', text: 'File created successfully at: /memories/x.md' },
+    ]);
   });
 
   it.each([

@@ -14,11 +14,7 @@ export interface Run {
  * Builds the test binaries for `triple` (timed), runs each with `run`, prints a line per binary
  * and asserts every one exited 0 having run at least one test.
  */
-export async function runRustSuites(
-  triple: string,
-  buildEnv: Record<string, string>,
-  run: (exe: string, name: string) => Promise<Run>,
-) {
+export async function runRustSuites(triple: string, buildEnv: Record<string, string>, run: (exe: string, name: string) => Promise<Run>) {
   const built = Date.now();
   const bins: { name: string; exe: string }[] = buildRustTests(triple, buildEnv);
   console.log(`${triple}: ${bins.length} test binaries built in ${((Date.now() - built) / 1000).toFixed(0)} s`);
@@ -31,7 +27,8 @@ export async function runRustSuites(
     const { passed, failed } = summarise(output);
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`${triple} ${name}: ${passed} passed, ${failed} failed, exit ${r.code}, ${secs} s`);
-    if (r.code !== 0 || failed > 0 || (passed === 0 && !EMPTY_ELSEWHERE.includes(name))) failures.push(`${name} (exit ${r.code}):\n${output.slice(-3000)}`);
+    if (r.code !== 0 || failed > 0 || (passed === 0 && !EMPTY_ELSEWHERE.includes(name)))
+      failures.push(`${name} (exit ${r.code}):\n${output.slice(-3000)}`);
   }
   expect(failures, failures.join('\n\n')).toEqual([]);
 }

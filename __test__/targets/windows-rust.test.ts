@@ -19,10 +19,10 @@ describe('Rust suites on Windows x64 under Wine', () => {
     env['RABOSH_PG_CONTROL'] = control.address;
     try {
       await runRustSuites(
-      'x86_64-pc-windows-gnu',
-      { CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: process.env['CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER'] ?? 'x86_64-w64-mingw32-gcc' },
-      (exe, name) =>
-        runForeign('win32-x64', exe, ['--test-threads=2'], { env, timeoutMs: 900_000, tag: `rust-${name.replace('/', '-')}` }),
+        'x86_64-pc-windows-gnu',
+        { CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER: process.env['CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER'] ?? 'x86_64-w64-mingw32-gcc' },
+        (exe, name) =>
+          runForeign('win32-x64', exe, ['--test-threads=2'], { env, timeoutMs: 900_000, tag: `rust-${name.replace('/', '-')}` }),
       );
     } finally {
       await control.close();

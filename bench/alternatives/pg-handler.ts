@@ -134,12 +134,23 @@ export async function openPgHandler(url: string, schema: string, poolSize = 10):
       return inTx(async (c) => {
         await c.query(`LOCK TABLE ${t} IN SHARE ROW EXCLUSIVE MODE`);
         const under = (p: string) => [p, `${p}/`, upper(`${p}/`)];
-        const moving = (await c.query<{ path: string }>(`SELECT path FROM ${t} WHERE path = $1 OR (path >= $2 AND path < $3)`, under(from))).rows;
+        const moving = (await c.query<{ path: string }>(`SELECT path FROM ${t} WHERE path = $1 OR (path >= $2 AND path < $3)`, under(from)))
+          .rows;
         if (moving.length === 0) return `Error: The path ${from} does not exist`;
-        if (renameTooLong(from, to, moving.map((r) => r.path))) return `Error: The destination ${to} already exists`;
+        if (
+          renameTooLong(
+            from,
+            to,
+            moving.map((r) => r.path),
+          )
+        )
+          return `Error: The destination ${to} already exists`;
         const taken = await c.query(`SELECT 1 FROM ${t} WHERE path = $1 OR (path >= $2 AND path < $3) LIMIT 1`, under(to));
         if (taken.rowCount !== 0) return `Error: The destination ${to} already exists`;
-        await c.query(`UPDATE ${t} SET path = $4 || substr(path, length($1) + 1) WHERE path = $1 OR (path >= $2 AND path < $3)`, [...under(from), to]);
+        await c.query(`UPDATE ${t} SET path = $4 || substr(path, length($1) + 1) WHERE path = $1 OR (path >= $2 AND path < $3)`, [
+          ...under(from),
+          to,
+        ]);
         return `Successfully renamed ${from} to ${to}`;
       });
     },

@@ -8,7 +8,9 @@ type SqlParam = null | number | bigint | string | NodeJS.ArrayBufferView;
 export function openNodeSqlite(file: string): SqlDriver {
   // createRequire, not a static import: this repo's @types/node predates node:sqlite.
   const { DatabaseSync } = createRequire(import.meta.url)('node:sqlite') as {
-    DatabaseSync: new (file: string) => {
+    DatabaseSync: new (
+      file: string,
+    ) => {
       exec(sql: string): void;
       prepare(sql: string): {
         setReturnArrays(on: boolean): void;

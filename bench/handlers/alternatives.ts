@@ -31,27 +31,27 @@ export function sqliteBackend(driver: Driver): Backend {
  */
 export function sqliteTunedBackend(driver: Driver): Backend {
   return {
-  family: 'sqlite',
-  async open(dir) {
-    const store = openSqliteStore(dir, driver);
-    const kv = new KvMemoryHandler(store);
-    const view: BenchHandler['view'] = async (input) => {
-      const path = normalise(input.path);
-      if (path === null || (path !== ROOT && store.has(path))) return kv.view(input);
-      const text = store.read(() => tunedListing(path, path === ROOT, store.sizesUnderAll(`${path}/`)));
-      return text ?? kv.view(input);
-    };
-    return {
-      view,
-      create: (i) => kv.create(i),
-      str_replace: (i) => kv.str_replace(i),
-      insert: (i) => kv.insert(i),
-      delete: (i) => kv.delete(i),
-      rename: (i) => kv.rename(i),
-      close: () => kv.close(),
-    };
-  },
-  seed: sqliteBackend(driver).seed,
+    family: 'sqlite',
+    async open(dir) {
+      const store = openSqliteStore(dir, driver);
+      const kv = new KvMemoryHandler(store);
+      const view: BenchHandler['view'] = async (input) => {
+        const path = normalise(input.path);
+        if (path === null || (path !== ROOT && store.has(path))) return kv.view(input);
+        const text = store.read(() => tunedListing(path, path === ROOT, store.sizesUnderAll(`${path}/`)));
+        return text ?? kv.view(input);
+      };
+      return {
+        view,
+        create: (i) => kv.create(i),
+        str_replace: (i) => kv.str_replace(i),
+        insert: (i) => kv.insert(i),
+        delete: (i) => kv.delete(i),
+        rename: (i) => kv.rename(i),
+        close: () => kv.close(),
+      };
+    },
+    seed: sqliteBackend(driver).seed,
   };
 }
 

@@ -29,7 +29,14 @@ export const BACKENDS: readonly BackendInfo[] = [
   { id: 'rabosh', label: 'ours (listingIndex off)', family: 'rabosh', ours: true },
   { id: 'rabosh-index', label: 'ours (listingIndex on)', family: 'rabosh', ours: true },
   // The same handler and addon, its children under the other runtimes a user embeds it in.
-  { id: 'rabosh-node24', label: 'ours under Node 24 (listingIndex on)', family: 'rabosh', ours: true, runtime: 'node24', only: ['read', 'open'] },
+  {
+    id: 'rabosh-node24',
+    label: 'ours under Node 24 (listingIndex on)',
+    family: 'rabosh',
+    ours: true,
+    runtime: 'node24',
+    only: ['read', 'open'],
+  },
   { id: 'rabosh-bun', label: 'ours under Bun (listingIndex on)', family: 'rabosh', ours: true, runtime: 'bun', only: ['read', 'open'] },
   { id: 'sdk-fs', label: 'SDK filesystem tool', family: 'sdk-fs', ours: false },
   { id: 'sqlite', label: 'SQLite (better-sqlite3)', family: 'sqlite', ours: false },
@@ -54,7 +61,9 @@ export async function loadBackend(id: string): Promise<Backend> {
     case 'sqlite':
       return (await import('./alternatives.js')).sqliteBackend((await import('../alternatives/sql-better-sqlite3.js')).openBetterSqlite3);
     case 'sqlite-tuned':
-      return (await import('./alternatives.js')).sqliteTunedBackend((await import('../alternatives/sql-better-sqlite3.js')).openBetterSqlite3);
+      return (await import('./alternatives.js')).sqliteTunedBackend(
+        (await import('../alternatives/sql-better-sqlite3.js')).openBetterSqlite3,
+      );
     case 'node-sqlite':
       return (await import('./alternatives.js')).sqliteTunedBackend((await import('../alternatives/sql-node-sqlite.js')).openNodeSqlite);
     case 'bun-sqlite':

@@ -76,9 +76,11 @@ async function opened(mod: RaboshModule, dir: string, exclusive: boolean, caller
   /** Every caller makes `n` commands at once; returns commands per second. */
   const throughput = async (n: number) => {
     const t0 = nowMs();
-    await Promise.all(Array.from({ length: callers }, async (_, c) => {
-      for (let i = 0; i < n; i++) await bump(c);
-    }));
+    await Promise.all(
+      Array.from({ length: callers }, async (_, c) => {
+        for (let i = 0; i < n; i++) await bump(c);
+      }),
+    );
     return (callers * n) / ((nowMs() - t0) / 1000);
   };
   return { db, h, path, latencies, throughput };

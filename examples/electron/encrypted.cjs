@@ -20,10 +20,13 @@ async function main() {
   }
 }
 
-app.whenReady().then(main).then(
-  () => app.exit(0),
-  (error) => {
-    console.error(error);
-    app.exit(1);
-  },
-);
+app
+  .whenReady()
+  .then(main)
+  .then(
+    () => app.exit(0),
+    (error) => {
+      console.error(error);
+      app.exit(1);
+    },
+  );

@@ -99,7 +99,13 @@ export function winePrefix() {
     const built = join(cache, 'bcryptprimitives.dll');
     const src = join(root, 'scripts', 'wine');
     sh('x86_64-w64-mingw32-gcc', [
-      '-shared', '-O2', '-o', built, join(src, 'bcryptprimitives.c'), join(src, 'bcryptprimitives.def'), '-ladvapi32',
+      '-shared',
+      '-O2',
+      '-o',
+      built,
+      join(src, 'bcryptprimitives.c'),
+      join(src, 'bcryptprimitives.def'),
+      '-ladvapi32',
     ]);
     copyFileSync(built, shim);
   }

@@ -39,8 +39,7 @@ export function hostImports(file) {
 
 /** The DT_NEEDED libraries of `file`. */
 export function neededLibraries(file) {
-  return [...readelf(['-d', '-W'], file).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)]
-    .map((m) => m[1]);
+  return [...readelf(['-d', '-W'], file).matchAll(/\(NEEDED\)\s+Shared library: \[([^\]]+)\]/g)].map((m) => m[1]);
 }
 
 /** The program interpreter of `file` (its PT_INTERP), or null for a library. */

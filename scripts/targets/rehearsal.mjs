@@ -210,5 +210,7 @@ export function npmExec(registry, args) {
 /** The rabosh-memory platform packages present in `app`'s node_modules. */
 export function platformPackagesIn(app) {
   const nm = join(app, 'node_modules');
-  return readdirSync(nm).filter((n) => n.startsWith('rabosh-memory-') && n !== 'rabosh-memory-cli').sort();
+  return readdirSync(nm)
+    .filter((n) => n.startsWith('rabosh-memory-') && n !== 'rabosh-memory-cli')
+    .sort();
 }

@@ -51,7 +51,16 @@ export interface ConflictRecord {
  * resolves it (null: resolved by a local commit) and whether that push is known to have landed.
  */
 export function encodeConflict(c: SyncConflict, intent: Intent | null, resolved: boolean): string {
-  const conflict = { kind: c.kind, path: c.path, remoteId: c.remoteId, remotePath: c.remotePath, localSha256: c.localSha256, remoteSha256: c.remoteSha256, winner: c.winner, kept: c.kept };
+  const conflict = {
+    kind: c.kind,
+    path: c.path,
+    remoteId: c.remoteId,
+    remotePath: c.remotePath,
+    localSha256: c.localSha256,
+    remoteSha256: c.remoteSha256,
+    winner: c.winner,
+    kept: c.kept,
+  };
   return writeRecord('conflict', { resolved: intent === null || resolved, conflict, intent });
 }
 
@@ -74,9 +83,32 @@ export function decodeConflict(tag: string, raw: string): ConflictRecord {
   }
   const { conflict, intent, resolved } = p.body as { conflict?: SyncConflict; intent?: Intent | null; resolved?: unknown };
   if (typeof conflict !== 'object' || conflict === null || typeof resolved !== 'boolean' || intent === undefined) return none;
-  if (intent !== null && (typeof intent !== 'object' || !isString(intent.baseId) || !isString(intent.sha) || !isStringOrNull(intent.baseRaw) || !isStringOrNull(intent.hostedId))) return none;
-  const c = { kind: conflict.kind, path: conflict.path, remotePath: conflict.remotePath, remoteId: conflict.remoteId, localSha256: conflict.localSha256, remoteSha256: conflict.remoteSha256, winner: conflict.winner, kept: conflict.kept };
-  return { tag, raw, conflict: c, intent: intent === null ? null : { baseId: intent.baseId, baseRaw: intent.baseRaw, hostedId: intent.hostedId, sha: intent.sha }, resolved: intent === null || resolved };
+  if (
+    intent !== null &&
+    (typeof intent !== 'object' ||
+      !isString(intent.baseId) ||
+      !isString(intent.sha) ||
+      !isStringOrNull(intent.baseRaw) ||
+      !isStringOrNull(intent.hostedId))
+  )
+    return none;
+  const c = {
+    kind: conflict.kind,
+    path: conflict.path,
+    remotePath: conflict.remotePath,
+    remoteId: conflict.remoteId,
+    localSha256: conflict.localSha256,
+    remoteSha256: conflict.remoteSha256,
+    winner: conflict.winner,
+    kept: conflict.kept,
+  };
+  return {
+    tag,
+    raw,
+    conflict: c,
+    intent: intent === null ? null : { baseId: intent.baseId, baseRaw: intent.baseRaw, hostedId: intent.hostedId, sha: intent.sha },
+    resolved: intent === null || resolved,
+  };
 }
 
 /**

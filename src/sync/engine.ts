@@ -23,7 +23,19 @@ const MAX_ROUNDS = 5;
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const LOCAL_CHUNK = 256;
 const LOCAL_MAX_BYTES = 1 << 20;
-const SYNC_OPTION_KEYS = new Set(['memoryStoreId', 'scope', 'prefix', 'deletes', 'onConflict', 'dryRun', 'concurrency', 'maxAttempts', 'onProgress', 'actor', 'hostedActors']);
+const SYNC_OPTION_KEYS = new Set([
+  'memoryStoreId',
+  'scope',
+  'prefix',
+  'deletes',
+  'onConflict',
+  'dryRun',
+  'concurrency',
+  'maxAttempts',
+  'onProgress',
+  'actor',
+  'hostedActors',
+]);
 
 /** One sync at a time per store handle and mapping in this process (others wait their turn). */
 const running = new WeakMap<object, Map<string, Promise<unknown>>>();
@@ -70,7 +82,8 @@ function settings(options: SyncOptions): Settings {
     deletes = { enabled: true, max: d.max ?? null, allowEmptySide: d.allowEmptySide ?? false };
   } else return bad('deletes', 'expected a boolean or { max, allowEmptySide }');
   const onConflict = options.onConflict ?? 'remote';
-  if (onConflict !== 'local' && onConflict !== 'remote' && typeof onConflict !== 'function') bad('onConflict', "expected 'local', 'remote' or a function");
+  if (onConflict !== 'local' && onConflict !== 'remote' && typeof onConflict !== 'function')
+    bad('onConflict', "expected 'local', 'remote' or a function");
   const positive = (name: string, v: unknown, dflt: number) => {
     if (v === undefined) return dflt;
     if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1 || v > 64) bad(name, 'expected an integer 1–64');
@@ -100,14 +113,17 @@ export async function syncStore(db: SyncHost, client: unknown, options: SyncOpti
     throw new InvalidOptionError('db.sync needs a store opened with history: true (a conflict keeps the losing edit as a version)');
   }
   const remote = new RemoteStore(client, s.storeId, s.concurrency, s.maxAttempts);
-  const m = nativeSync(() => new NativeMemories(db.native, {
-      scope: s.scope,
-      maxMemoryBytes: LOCAL_MAX_BYTES,
-      createOverwrites: false,
-      trackAccess: false,
-      listingIndex: false,
-      actor: s.actor,
-    }));
+  const m = nativeSync(
+    () =>
+      new NativeMemories(db.native, {
+        scope: s.scope,
+        maxMemoryBytes: LOCAL_MAX_BYTES,
+        createOverwrites: false,
+        trackAccess: false,
+        listingIndex: false,
+        actor: s.actor,
+      }),
+  );
   const key = `${s.scope}\0${tagPrefix(s.storeId, s.map.dir)}`;
   const mine = running.get(db.key) ?? new Map<string, Promise<unknown>>();
   running.set(db.key, mine);
@@ -163,7 +179,17 @@ class Sync {
     readonly s: Settings,
   ) {
     this.#prefix = tagPrefix(s.storeId, s.map.dir);
-    this.#report = { memoryStoreId: s.storeId, firstSync: true, pushed: [], pulled: [], deleted: [], conflicts: [], skipped: [], requests: 0, rounds: 0 };
+    this.#report = {
+      memoryStoreId: s.storeId,
+      firstSync: true,
+      pushed: [],
+      pulled: [],
+      deleted: [],
+      conflicts: [],
+      skipped: [],
+      requests: 0,
+      rounds: 0,
+    };
   }
 
   async run(): Promise<SyncReport> {
@@ -179,7 +205,10 @@ class Sync {
       await this.#commit([], [{ tag: this.#prefix + DONE_TAG, value: encodeDone() }]);
     }
     if (!this.s.dryRun) await this.#sweepPushes();
-    if (this.s.dryRun) this.#report.conflicts.push(...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])));
+    if (this.s.dryRun)
+      this.#report.conflicts.push(
+        ...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])),
+      );
     else await this.#clearConflicts();
     this.#report.requests = this.remote.requests;
     return this.#report;
@@ -191,7 +220,10 @@ class Sync {
     // A first sync pulls (nearly) everything the hosted store holds: list it with the content
     // (20 a page) instead of listing hashes and fetching the content after.
     const never = !rows.some((r) => r.tag === this.#prefix + DONE_TAG);
-    const [local, remote] = await Promise.all([native(() => this.m.syncEntries(this.s.map.dir)), this.remote.list(never && first && !this.s.dryRun)]);
+    const [local, remote] = await Promise.all([
+      native(() => this.m.syncEntries(this.s.map.dir)),
+      this.remote.list(never && first && !this.s.dryRun),
+    ]);
     const bases = new Map<string, BaseRow>();
     const left: ConflictRecord[] = [];
     this.#pushes = [];
@@ -260,14 +292,20 @@ class Sync {
     const work = actions.filter((a) => a.side !== 'base' || this.#baseDiffers(a, bases));
     if (work.length === 0) return false;
     if (this.s.dryRun) {
-      for (const a of work) this.#record(a, a.side === 'remote' ? null : a.local?.versionId ?? null);
+      for (const a of work) this.#record(a, a.side === 'remote' ? null : (a.local?.versionId ?? null));
       return false;
     }
     this.#total += work.length;
     this.#progress(0);
     const expect = (id: string) => bases.get(id)?.raw;
-    await this.#applyLocal(work.filter((a) => a.side !== 'remote'), expect);
-    await this.#applyRemote(work.filter((a) => a.side === 'remote'), expect);
+    await this.#applyLocal(
+      work.filter((a) => a.side !== 'remote'),
+      expect,
+    );
+    await this.#applyRemote(
+      work.filter((a) => a.side === 'remote'),
+      expect,
+    );
     return this.#retry.length > 0 || work.some((a) => a.partial);
   }
 
@@ -297,7 +335,8 @@ class Sync {
       remoteSha256: c.remoteSha ?? '',
       baseSha256: c.baseSha,
     });
-    if (answer !== 'local' && answer !== 'remote') throw new InvalidArgumentError(`onConflict returned ${JSON.stringify(answer)} (expected 'local' or 'remote')`);
+    if (answer !== 'local' && answer !== 'remote')
+      throw new InvalidArgumentError(`onConflict returned ${JSON.stringify(answer)} (expected 'local' or 'remote')`);
     return answer;
   }
 
@@ -307,14 +346,24 @@ class Sync {
   }
 
   #later(a: Action, detail: string): void {
-    this.#retry.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason: 'changed-during-sync', detail });
+    this.#retry.push({
+      path: a.path,
+      remotePath: a.remotePath,
+      side: a.side === 'remote' ? 'local' : 'remote',
+      reason: 'changed-during-sync',
+      detail,
+    });
   }
 
   #skip(a: Action, reason: Skip['reason'], detail: string): void {
     this.#skips.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason, detail });
   }
 
-  async #commit(ops: Parameters<NativeMemories['syncApply']>[0], bases: Parameters<NativeMemories['syncApply']>[1], actor: Actor = this.s.actor) {
+  async #commit(
+    ops: Parameters<NativeMemories['syncApply']>[0],
+    bases: Parameters<NativeMemories['syncApply']>[1],
+    actor: Actor = this.s.actor,
+  ) {
     return native(() => this.m.syncApply(ops, bases, { type: actor.type, id: actor.id }));
   }
 
@@ -341,7 +390,12 @@ class Sync {
     for (const [actor, actions] of await this.#byAuthor(all, contents)) await this.#applyChunks(actor, actions, contents, expect);
   }
 
-  async #applyChunks(actor: Actor, actions: Action[], contents: Map<string, RemoteMemory | null>, expect: (id: string) => string | undefined): Promise<void> {
+  async #applyChunks(
+    actor: Actor,
+    actions: Action[],
+    contents: Map<string, RemoteMemory | null>,
+    expect: (id: string) => string | undefined,
+  ): Promise<void> {
     for (let i = 0; i < actions.length; i += LOCAL_CHUNK) {
       let chunk = actions.slice(i, i + LOCAL_CHUNK);
       while (chunk.length > 0) {
@@ -369,7 +423,8 @@ class Sync {
           if (a.side === 'local') {
             for (const o of a.ops) {
               opOwner.push(k);
-              if (o.kind === 'put') ops.push({ kind: 'put', path: o.path, content: fetched?.content ?? '', ifMatch: o.ifMatch ?? undefined });
+              if (o.kind === 'put')
+                ops.push({ kind: 'put', path: o.path, content: fetched?.content ?? '', ifMatch: o.ifMatch ?? undefined });
               else if (o.kind === 'move') ops.push({ kind: 'move', from: o.from, path: o.to, ifMatch: o.ifMatch });
               else ops.push({ kind: 'remove', path: o.path, ifMatch: o.ifMatch });
             }
@@ -387,7 +442,11 @@ class Sync {
           // A pull writes what was fetched, which may be newer than what was listed.
           const next = n !== null && fetched && needs ? { ...n, sha: fetched.sha, rv: fetched.versionId } : n;
           baseOwner.push(k);
-          baseWrites.push({ tag: this.#prefix + id, value: next === null ? undefined : encodeBase(this.#base(id, next, a.local?.memoryId ?? null)), expect: expect(id) });
+          baseWrites.push({
+            tag: this.#prefix + id,
+            value: next === null ? undefined : encodeBase(this.#base(id, next, a.local?.memoryId ?? null)),
+            expect: expect(id),
+          });
           if (a.base !== null && a.base.id !== id) {
             baseOwner.push(k);
             baseWrites.push({ tag: this.#prefix + a.base.id, value: undefined, expect: expect(a.base.id) });
@@ -413,7 +472,9 @@ class Sync {
 
   /** Hosted contents for the pulls: one by one, or the whole store in pages of 20 when cheaper. */
   async #fetch(actions: Action[]): Promise<Map<string, RemoteMemory | null>> {
-    const ids = actions.flatMap((a) => (a.side === 'local' && a.remote !== null && a.ops.some((o) => o.kind === 'put') ? [a.remote.id] : []));
+    const ids = actions.flatMap((a) =>
+      a.side === 'local' && a.remote !== null && a.ops.some((o) => o.kind === 'put') ? [a.remote.id] : [],
+    );
     const out = new Map<string, RemoteMemory | null>();
     for (const a of actions) if (a.remote?.content != null) out.set(a.remote.id, a.remote);
     const missing = ids.filter((id) => !out.has(id));
@@ -480,7 +541,8 @@ class Sync {
           const nested = f.kind === 'path-conflict' && f.conflictingPath !== null && nestedPaths(f.conflictingPath, a.remotePath);
           // Refused: it did not land, the intent goes. A failed precondition may be the answer to
           // a retry of a write that did land (its first answer lost): the next round tells.
-          if (intent !== null && (f.kind === 'refused' || nested)) await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
+          if (intent !== null && (f.kind === 'refused' || nested))
+            await this.#commit([], [{ tag: intent.tag, value: undefined, expect: intent.raw }]);
           else if (intent !== null) this.#unsure.push(intent);
           // A precondition failed or a path taken may be a retry's answer to a write that landed
           // (the first answer lost): its push record stays for the next round to recognise it.
@@ -489,7 +551,13 @@ class Sync {
           if (f.kind === 'refused') this.#skip(a, 'remote-error', `the hosted store refused it (${f.status}): ${f.detail}`);
           else if (nested) this.#skip(a, 'path-conflict', `the hosted memory ${f.conflictingPath} is above or below ${a.remotePath}`);
           else if (f.kind === 'local-changed') this.#later(a, 'the local memory changed during the sync');
-          else this.#later(a, f.kind === 'path-conflict' ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})` : `the hosted memory changed (${f.kind})`);
+          else
+            this.#later(
+              a,
+              f.kind === 'path-conflict'
+                ? `the hosted path is taken (${f.conflictingPath ?? 'unknown'})`
+                : `the hosted memory changed (${f.kind})`,
+            );
         }
         this.#progress(1);
       }),
@@ -531,7 +599,10 @@ class Sync {
     }
     const all = [...out.values()];
     for (let i = 0; i < all.length; i += LOCAL_CHUNK) {
-      const res = await this.#commit([], all.slice(i, i + LOCAL_CHUNK).map((r) => ({ tag: r.tag, value: r.raw, expect: undefined })));
+      const res = await this.#commit(
+        [],
+        all.slice(i, i + LOCAL_CHUNK).map((r) => ({ tag: r.tag, value: r.raw, expect: undefined })),
+      );
       if (res.status !== 'applied') throw new Error(`syncApply refused a new push record: ${JSON.stringify(res)}`);
     }
     return out;
@@ -542,7 +613,10 @@ class Sync {
     for (let i = 0; i < records.length; i += LOCAL_CHUNK) {
       let batch = records.slice(i, i + LOCAL_CHUNK);
       while (batch.length > 0) {
-        const out = await this.#commit([], batch.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
+        const out = await this.#commit(
+          [],
+          batch.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })),
+        );
         if (out.status === 'applied') break;
         batch = batch.filter((_, k) => k !== (out.index ?? 0));
       }
@@ -589,7 +663,11 @@ class Sync {
     const r =
       op.kind === 'create'
         ? await this.remote.create(op.remotePath, c.content)
-        : await this.remote.update(a.remote?.id as string, { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) }, op.ifSha);
+        : await this.remote.update(
+            a.remote?.id as string,
+            { ...(op.content ? { content: c.content } : {}), ...(op.remotePath !== null ? { path: op.remotePath } : {}) },
+            op.ifSha,
+          );
     // A hosted answer whose hash is not that of the bytes sent would, as the base, make the
     // local memory look edited and pushed again on every sync: the base records the bytes'
     // hash, and the hosted memory then reads as changed there, where the pull's own check
@@ -606,8 +684,19 @@ class Sync {
     const conflict = this.#conflictOf(a, null) as SyncConflict;
     const baseId = a.base?.id ?? (a.remote?.id as string);
     const sha = a.op.kind === 'update' && !a.op.content ? (a.remote?.sha as string) : (a.local?.sha as string);
-    const intent: Intent = { baseId, baseRaw: expect(baseId) ?? null, hostedId: a.op.kind === 'update' ? (a.remote?.id as string) : null, sha };
-    const rec = { tag: conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent, false), conflict, intent, resolved: false };
+    const intent: Intent = {
+      baseId,
+      baseRaw: expect(baseId) ?? null,
+      hostedId: a.op.kind === 'update' ? (a.remote?.id as string) : null,
+      sha,
+    };
+    const rec = {
+      tag: conflictTag(this.#prefix, this.#run, this.#seq++),
+      raw: encodeConflict(conflict, intent, false),
+      conflict,
+      intent,
+      resolved: false,
+    };
     const out = await this.#commit([], [{ tag: rec.tag, value: rec.raw, expect: undefined }]);
     if (out.status !== 'applied') throw new Error(`syncApply refused a new conflict record: ${JSON.stringify(out)}`);
     return rec;
@@ -634,7 +723,10 @@ class Sync {
   async #clearConflicts(): Promise<void> {
     let records = [...this.#own, ...this.#carried, ...this.#dropped];
     while (records.length > 0) {
-      const out = await this.#commit([], records.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })));
+      const out = await this.#commit(
+        [],
+        records.map((r) => ({ tag: r.tag, value: undefined, expect: r.raw })),
+      );
       if (out.status === 'applied') break;
       const lost = out.status === 'base_changed' ? records[out.index ?? 0] : undefined;
       if (lost === undefined) throw new Error(`syncApply refused an unknown index: ${JSON.stringify(out)}`);
@@ -652,10 +744,17 @@ class Sync {
     const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     const pushed = a.side === 'remote';
     if (a.side !== 'base') {
-      if (a.change === 'deleted') this.#report.deleted.push({ side: pushed ? 'remote' : 'local', path: a.path, remotePath: a.remotePath, remoteId });
+      if (a.change === 'deleted')
+        this.#report.deleted.push({ side: pushed ? 'remote' : 'local', path: a.path, remotePath: a.remotePath, remoteId });
       else {
         const sha = pushed ? (answered?.sha ?? a.local?.sha ?? null) : (a.remote?.sha ?? null);
-        (pushed ? this.#report.pushed : this.#report.pulled).push({ path: a.path, remotePath: a.remotePath, remoteId, operation: a.change, contentSha256: sha });
+        (pushed ? this.#report.pushed : this.#report.pulled).push({
+          path: a.path,
+          remotePath: a.remotePath,
+          remoteId,
+          operation: a.change,
+          contentSha256: sha,
+        });
       }
     }
     const conflict = rec?.conflict ?? this.#conflictOf(a, localVersion, answered);
@@ -670,15 +769,37 @@ class Sync {
     const remoteId = answered?.id ?? a.remote?.id ?? a.base?.id ?? '';
     let kept: SyncConflict['kept'] = null;
     if (c.kind === 'edit-edit' || c.kind === 'create-create') {
-      kept = c.winner === 'remote' ? { side: 'local', versionId: localVersion } : { side: 'remote', memoryVersionId: a.remote?.versionId ?? '' };
+      kept =
+        c.winner === 'remote' ? { side: 'local', versionId: localVersion } : { side: 'remote', memoryVersionId: a.remote?.versionId ?? '' };
     }
-    return { kind: c.kind, path: a.path, remotePath: a.remotePath, remoteId, localSha256: c.localSha, remoteSha256: c.remoteSha, winner: c.winner, kept };
+    return {
+      kind: c.kind,
+      path: a.path,
+      remotePath: a.remotePath,
+      remoteId,
+      localSha256: c.localSha,
+      remoteSha256: c.remoteSha,
+      winner: c.winner,
+      kept,
+    };
   }
 
   /** `a`'s conflict as a record under a fresh tag, for the commit that resolves it; undefined when none. */
-  #recordOf(a: Action, localVersion: string | null, answered?: RemoteMemory, tag?: string, intent?: Intent | null): ConflictRecord | undefined {
+  #recordOf(
+    a: Action,
+    localVersion: string | null,
+    answered?: RemoteMemory,
+    tag?: string,
+    intent?: Intent | null,
+  ): ConflictRecord | undefined {
     const conflict = this.#conflictOf(a, localVersion, answered);
     if (conflict === null) return undefined;
-    return { tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++), raw: encodeConflict(conflict, intent ?? null, true), conflict, intent: intent ?? null, resolved: true };
+    return {
+      tag: tag ?? conflictTag(this.#prefix, this.#run, this.#seq++),
+      raw: encodeConflict(conflict, intent ?? null, true),
+      conflict,
+      intent: intent ?? null,
+      resolved: true,
+    };
   }
 }

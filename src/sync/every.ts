@@ -18,7 +18,10 @@ export function syncEvery(db: SyncHost, ms: number, client: unknown, options: Sy
   const tick = () => {
     timer = null;
     current = syncStore(db, client, syncOptions)
-      .then((report) => onReport?.(report), (e: unknown) => (onError ? onError(e) : undefined))
+      .then(
+        (report) => onReport?.(report),
+        (e: unknown) => (onError ? onError(e) : undefined),
+      )
       .finally(() => {
         if (!stopped) timer = setTimeout(tick, ms);
       });

@@ -39,7 +39,8 @@ export class PathMap {
     }
     const trimmed = prefix.replace(/^\/+|\/+$/g, '');
     const dir = MemoryPath.normalise(trimmed.startsWith('memories/') ? `/${trimmed}` : `/memories/${trimmed}`);
-    if (dir === null || dir === '/memories') throw new TypeError(`sync prefix ${JSON.stringify(prefix)} is not a directory below /memories`);
+    if (dir === null || dir === '/memories')
+      throw new TypeError(`sync prefix ${JSON.stringify(prefix)} is not a directory below /memories`);
     this.dir = dir;
   }
 

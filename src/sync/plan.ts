@@ -175,7 +175,15 @@ export function plan(input: PlanInput): Plan {
       const touched = l.sha !== b.sha || l.path !== b.lp;
       if (!touched) {
         if (mayDelete('local', l.path, b.rp)) {
-          actions.push({ ...common, side: 'local', ops: [{ kind: 'remove', path: l.path, ifMatch: l.sha }], next: null, path: l.path, remotePath: b.rp, change: 'deleted' });
+          actions.push({
+            ...common,
+            side: 'local',
+            ops: [{ kind: 'remove', path: l.path, ifMatch: l.sha }],
+            next: null,
+            path: l.path,
+            remotePath: b.rp,
+            change: 'deleted',
+          });
         }
         continue;
       }
@@ -185,7 +193,15 @@ export function plan(input: PlanInput): Plan {
         continue;
       }
       const conflict = { kind: 'edit-delete' as const, localSha: l.sha, remoteSha: null, baseSha: b.sha, winner: 'local' as const };
-      actions.push({ ...common, conflict, side: 'remote', op: { kind: 'create', remotePath: map.toRemote(l.path), localPath: l.path }, path: l.path, remotePath: map.toRemote(l.path), change: 'created' });
+      actions.push({
+        ...common,
+        conflict,
+        side: 'remote',
+        op: { kind: 'create', remotePath: map.toRemote(l.path), localPath: l.path },
+        path: l.path,
+        remotePath: map.toRemote(l.path),
+        change: 'created',
+      });
       continue;
     }
     const rem = r as RemoteMemory;
@@ -198,12 +214,28 @@ export function plan(input: PlanInput): Plan {
       const touched = rem.sha !== b.sha || rem.path !== b.rp;
       if (!touched) {
         if (mayDelete('remote', b.lp, rem.path)) {
-          actions.push({ ...common, side: 'remote', op: { kind: 'delete', ifSha: rem.sha }, path: b.lp, remotePath: rem.path, change: 'deleted' });
+          actions.push({
+            ...common,
+            side: 'remote',
+            op: { kind: 'delete', ifSha: rem.sha },
+            path: b.lp,
+            remotePath: rem.path,
+            change: 'deleted',
+          });
         }
         continue;
       }
       const conflict = { kind: 'delete-edit' as const, localSha: null, remoteSha: rem.sha, baseSha: b.sha, winner: 'remote' as const };
-      actions.push({ ...common, conflict, side: 'local', ops: [{ kind: 'put', path: rl, ifMatch: null }], next: fromRemote(rem, rl), path: rl, remotePath: rem.path, change: 'created' });
+      actions.push({
+        ...common,
+        conflict,
+        side: 'local',
+        ops: [{ kind: 'put', path: rl, ifMatch: null }],
+        next: fromRemote(rem, rl),
+        path: rl,
+        remotePath: rem.path,
+        change: 'created',
+      });
       continue;
     }
     pairAction(b, l, rem, rl);
@@ -252,7 +284,17 @@ export function plan(input: PlanInput): Plan {
         sha: cw === 'local' ? b.sha : r.sha,
         rv: cw === 'local' ? b.rv : r.versionId,
       };
-      actions.push({ ...common, conflict, partial, side: 'local', ops, next, path: at, remotePath: r.path, change: cw === 'remote' ? 'modified' : 'renamed' });
+      actions.push({
+        ...common,
+        conflict,
+        partial,
+        side: 'local',
+        ops,
+        next,
+        path: at,
+        remotePath: r.path,
+        change: cw === 'remote' ? 'modified' : 'renamed',
+      });
       return;
     }
     // Only local changes win: one update carries content and path.
@@ -288,7 +330,16 @@ export function plan(input: PlanInput): Plan {
     const l = claimedLocal.has(rl) ? null : (localByPath.get(rl) ?? null);
     const common = { base: null, local: l, remote: r, partial: false };
     if (l === null) {
-      actions.push({ ...common, conflict: null, side: 'local', ops: [{ kind: 'put', path: rl, ifMatch: null }], next: fromRemote(r, rl), path: rl, remotePath: r.path, change: 'created' });
+      actions.push({
+        ...common,
+        conflict: null,
+        side: 'local',
+        ops: [{ kind: 'put', path: rl, ifMatch: null }],
+        next: fromRemote(r, rl),
+        path: rl,
+        remotePath: r.path,
+        change: 'created',
+      });
       continue;
     }
     claimedLocal.add(l.path);
@@ -300,18 +351,44 @@ export function plan(input: PlanInput): Plan {
       // A sync's own create whose answer never came, the local memory edited since: no conflict.
       const why = unpushable(l);
       if (why !== null) skipUnpushable(l, why);
-      else actions.push({ ...common, conflict: null, side: 'remote', op: { kind: 'update', content: true, remotePath: null, ifSha: r.sha, localPath: rl }, path: rl, remotePath: r.path, change: 'modified' });
+      else
+        actions.push({
+          ...common,
+          conflict: null,
+          side: 'remote',
+          op: { kind: 'update', content: true, remotePath: null, ifSha: r.sha, localPath: rl },
+          path: rl,
+          remotePath: r.path,
+          change: 'modified',
+        });
       continue;
     }
     const c = { kind: 'create-create' as const, localSha: l.sha, remoteSha: r.sha, baseSha: null };
     const winner = input.choose(c, rl);
     const conflict = { ...c, winner };
     if (winner === 'remote') {
-      actions.push({ ...common, conflict, side: 'local', ops: [{ kind: 'put', path: rl, ifMatch: l.sha }], next: fromRemote(r, rl), path: rl, remotePath: r.path, change: 'modified' });
+      actions.push({
+        ...common,
+        conflict,
+        side: 'local',
+        ops: [{ kind: 'put', path: rl, ifMatch: l.sha }],
+        next: fromRemote(r, rl),
+        path: rl,
+        remotePath: r.path,
+        change: 'modified',
+      });
     } else if (l.size > HOSTED_MAX_CONTENT_BYTES) {
       skipUnpushable(l, `too-large:${l.size} bytes (the hosted limit is ${HOSTED_MAX_CONTENT_BYTES})`);
     } else {
-      actions.push({ ...common, conflict, side: 'remote', op: { kind: 'update', content: true, remotePath: null, ifSha: r.sha, localPath: rl }, path: rl, remotePath: r.path, change: 'modified' });
+      actions.push({
+        ...common,
+        conflict,
+        side: 'remote',
+        op: { kind: 'update', content: true, remotePath: null, ifSha: r.sha, localPath: rl },
+        path: rl,
+        remotePath: r.path,
+        change: 'modified',
+      });
     }
   }
 
@@ -324,7 +401,18 @@ export function plan(input: PlanInput): Plan {
       continue;
     }
     const remotePath = map.toRemote(l.path);
-    actions.push({ base: null, local: l, remote: null, conflict: null, partial: false, side: 'remote', op: { kind: 'create', remotePath, localPath: l.path }, path: l.path, remotePath, change: 'created' });
+    actions.push({
+      base: null,
+      local: l,
+      remote: null,
+      conflict: null,
+      partial: false,
+      side: 'remote',
+      op: { kind: 'create', remotePath, localPath: l.path },
+      path: l.path,
+      remotePath,
+      change: 'created',
+    });
   }
   return { actions, skipped };
 }

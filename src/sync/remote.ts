@@ -112,7 +112,7 @@ function errorType(e: ApiErrorLike): string | null {
 /** 429, 5xx and connection failures (no status: the response never arrived) are retried. */
 function transient(e: ApiErrorLike): boolean {
   const s = e.status;
-  return s === undefined || s === 408 || s === 409 && errorType(e) === 'conflict_error' || s === 429 || s >= 500;
+  return s === undefined || s === 408 || (s === 409 && errorType(e) === 'conflict_error') || s === 429 || s >= 500;
 }
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -137,7 +137,12 @@ export class RemoteStore {
   readonly #maxAttempts: number;
   requests = 0;
 
-  constructor(client: unknown, readonly storeId: string, concurrency: number, maxAttempts: number) {
+  constructor(
+    client: unknown,
+    readonly storeId: string,
+    concurrency: number,
+    maxAttempts: number,
+  ) {
     this.#api = memoriesOf(client);
     this.#versions = (client as { beta: { memoryStores: { memoryVersions?: VersionsApi } } }).beta.memoryStores.memoryVersions ?? null;
     this.#limit = new Limit(concurrency);
@@ -154,7 +159,8 @@ export class RemoteStore {
           // An answer that is not JSON (the SDK's parse throws SyntaxError) is not retried: the
           // server is saying something the sync cannot read, and a write it answered may have
           // landed (the push records tell, see pushes.ts).
-          if (raw instanceof SyntaxError) throw new HostedAnswerError(`the hosted memory store answered with a body that is not JSON (${raw.message})`, { cause: raw });
+          if (raw instanceof SyntaxError)
+            throw new HostedAnswerError(`the hosted memory store answered with a body that is not JSON (${raw.message})`, { cause: raw });
           const e = (raw ?? {}) as ApiErrorLike;
           if (typeof e !== 'object' || !transient(e) || attempt >= this.#maxAttempts) throw raw;
           const backoff = Math.min(8000, 200 * 2 ** (attempt - 1)) * (0.5 + Math.random() / 2);
@@ -186,13 +192,28 @@ export class RemoteStore {
   /** A wire memory as the sync reads it; anything without its fields is a typed error, not a crash later. */
   static #memory(w: WireMemory): RemoteMemory {
     const ok =
-      typeof w === 'object' && w !== null &&
-      typeof w.id === 'string' && typeof w.path === 'string' && typeof w.memory_version_id === 'string' &&
-      typeof w.content_sha256 === 'string' && /^[0-9a-f]{64}$/.test(w.content_sha256) &&
-      Number.isSafeInteger(w.content_size_bytes) && w.content_size_bytes >= 0 &&
+      typeof w === 'object' &&
+      w !== null &&
+      typeof w.id === 'string' &&
+      typeof w.path === 'string' &&
+      typeof w.memory_version_id === 'string' &&
+      typeof w.content_sha256 === 'string' &&
+      /^[0-9a-f]{64}$/.test(w.content_sha256) &&
+      Number.isSafeInteger(w.content_size_bytes) &&
+      w.content_size_bytes >= 0 &&
       (w.content === undefined || w.content === null || typeof w.content === 'string');
-    if (!ok) throw new HostedAnswerError(`the hosted memory store answered a memory without its id, path, version, hash or size: ${JSON.stringify(w)?.slice(0, 200)}`);
-    return { id: w.id, path: w.path, sha: w.content_sha256, size: w.content_size_bytes, versionId: w.memory_version_id, content: w.content };
+    if (!ok)
+      throw new HostedAnswerError(
+        `the hosted memory store answered a memory without its id, path, version, hash or size: ${JSON.stringify(w)?.slice(0, 200)}`,
+      );
+    return {
+      id: w.id,
+      path: w.path,
+      sha: w.content_sha256,
+      size: w.content_size_bytes,
+      versionId: w.memory_version_id,
+      content: w.content,
+    };
   }
 
   /** Every memory of the store, path-ordered pages of `limit`; `full` brings the content (20 a page). */
@@ -203,8 +224,12 @@ export class RemoteStore {
     do {
       if (page !== undefined) {
         // A cursor seen before would list the same pages again, and again: a cycle, not an end.
-        if (seen.has(page)) throw new HostedAnswerError(`the hosted memory store's listing repeats its page cursor ${JSON.stringify(page.slice(0, 80))}: a cycle, not followed`);
-        if (seen.size >= MAX_LIST_PAGES) throw new HostedAnswerError(`the hosted memory store's listing did not end within ${MAX_LIST_PAGES} pages`);
+        if (seen.has(page))
+          throw new HostedAnswerError(
+            `the hosted memory store's listing repeats its page cursor ${JSON.stringify(page.slice(0, 80))}: a cycle, not followed`,
+          );
+        if (seen.size >= MAX_LIST_PAGES)
+          throw new HostedAnswerError(`the hosted memory store's listing did not end within ${MAX_LIST_PAGES} pages`);
         seen.add(page);
       }
       const params: Record<string, unknown> = { limit: full ? 20 : 100, view: full ? 'full' : 'basic' };
@@ -212,8 +237,15 @@ export class RemoteStore {
       // Await the page itself (not the SDK's auto-paginating iterator): each page is one counted,
       // retried request.
       const body = await this.#call(() => this.#api.list(this.storeId, params, { maxRetries: 0 }));
-      if (typeof body !== 'object' || body === null || !Array.isArray(body.data) || (body.next_page != null && typeof body.next_page !== 'string')) {
-        throw new HostedAnswerError(`the hosted memory store answered a listing page without data or with a cursor that is not a string: ${JSON.stringify(body)?.slice(0, 200)}`);
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        !Array.isArray(body.data) ||
+        (body.next_page != null && typeof body.next_page !== 'string')
+      ) {
+        throw new HostedAnswerError(
+          `the hosted memory store answered a listing page without data or with a cursor that is not a string: ${JSON.stringify(body)?.slice(0, 200)}`,
+        );
       }
       for (const item of body.data) if (item?.type === 'memory') out.push(RemoteStore.#memory(item));
       page = body.next_page ?? undefined;

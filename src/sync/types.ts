@@ -49,7 +49,7 @@ export type KeptVersion =
       side: 'remote';
       /** The hosted version holding it. */
       memoryVersionId: string;
-    }
+    };
 
 /** One conflict and how it was resolved. */
 export interface SyncConflict {

@@ -34,4 +34,3 @@ export function missingPackage(e: unknown): CliError | null {
     { package: name },
   );
 }
-

@@ -71,7 +71,10 @@ export function addEncryptionCommands(sub: Sub, out: Out): void {
   sub('rotate-key', "replace an encrypted store's key: the data key is rewrapped (no data rewritten), or re-keyed with --reencrypt")
     .argument('<dir>', 'store directory or postgres:// URL')
     .requiredOption('--new-key-file <path>', 'the new key, in the same forms as --key-file')
-    .option('--reencrypt', 'rewrite every memory under a fresh data key, so a copy of the old KEY file opens nothing (crash-safe; the store must be closed)')
+    .option(
+      '--reencrypt',
+      'rewrite every memory under a fresh data key, so a copy of the old KEY file opens nothing (crash-safe; the store must be closed)',
+    )
     .action(async (dir: string, opts: Common) => {
       const keyFile = needKey(opts, 'rotate-key');
       if (opts.reencrypt === true) {

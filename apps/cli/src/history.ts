@@ -38,7 +38,9 @@ async function openStore(dir: string, opts: Common, history: boolean): Promise<R
   refuseNonDirectory(dir);
   if (!isUrl(dir) && holdsNothing(dir)) throw noStore(dir);
   try {
-    return await withKeyFile(opts.keyFile, (encryption) => Rabosh.open(dir, { create: false, ...(history ? { history: true } : {}), ...encryption }));
+    return await withKeyFile(opts.keyFile, (encryption) =>
+      Rabosh.open(dir, { create: false, ...(history ? { history: true } : {}), ...encryption }),
+    );
   } catch (e) {
     if (isNotAStore(e)) throw noStore(dir);
     throw asCliError(e, storeName(dir));
@@ -90,7 +92,10 @@ export function addHistoryCommands(sub: Sub, out: Out): void {
       const db = await openStore(dir, opts, true);
       try {
         const since = (db.stats().history?.since ?? new Date()).toISOString();
-        out(opts, `${storeName(dir)} records history since ${since}: every change from then on is a version; earlier ones have none`, { history: true, since });
+        out(opts, `${storeName(dir)} records history since ${since}: every change from then on is a version; earlier ones have none`, {
+          history: true,
+          since,
+        });
       } finally {
         await db.close();
       }
@@ -133,11 +138,15 @@ export function addHistoryCommands(sub: Sub, out: Out): void {
         const before = (await h.versions({ path, limit: 1 })).data[0]?.id ?? null;
         const r = await h.revert(path, id);
         const changed = r.versionId !== null && r.versionId !== before;
-        out(opts, changed ? `reverted ${path}: version ${r.versionId}` : `nothing changed: ${path} already holds the content of version ${id}`, {
-          path,
-          ...r,
-          changed,
-        });
+        out(
+          opts,
+          changed ? `reverted ${path}: version ${r.versionId}` : `nothing changed: ${path} already holds the content of version ${id}`,
+          {
+            path,
+            ...r,
+            changed,
+          },
+        );
       });
     });
 

@@ -8,7 +8,10 @@ import { readKeyFile } from './keyfile.js';
  * and zeroes the key once `open` settles, opened or refused: the store validated its own copy,
  * and the one read from the file must not stay in the process's memory for the command's life.
  */
-export async function withKeyFile<T>(keyFile: string | undefined, open: (encryption: Pick<RaboshOptions, 'encryption'>) => Promise<T>): Promise<T> {
+export async function withKeyFile<T>(
+  keyFile: string | undefined,
+  open: (encryption: Pick<RaboshOptions, 'encryption'>) => Promise<T>,
+): Promise<T> {
   const key = keyFile === undefined ? undefined : readKeyFile(keyFile);
   try {
     return await open(key === undefined ? {} : { encryption: { key } });

@@ -18,7 +18,11 @@ const HEX = /^[0-9a-fA-F]{64}$/;
 const BASE64 = /^[A-Za-z0-9+/]{43}=$/;
 
 function refuse(flag: string, path: string, why: string): never {
-  throw new CliError(`invalid ${flag} ${JSON.stringify(path)}: ${why} (expected 32 raw bytes, 64 hex characters, or 44 base64 characters)`, EXIT.usage, 'CLI_USAGE');
+  throw new CliError(
+    `invalid ${flag} ${JSON.stringify(path)}: ${why} (expected 32 raw bytes, 64 hex characters, or 44 base64 characters)`,
+    EXIT.usage,
+    'CLI_USAGE',
+  );
 }
 
 /** Longer than any of the three forms: refused before a byte is read. */

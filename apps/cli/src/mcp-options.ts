@@ -12,4 +12,3 @@ export interface McpOptions {
   pollMs?: number;
   keyFile?: string;
 }
-

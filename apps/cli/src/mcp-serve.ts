@@ -76,7 +76,13 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
     try {
       // Bad handler options are the command line's fault: refuse them before serving anything.
       new RaboshMemoryToolHandler(db, handlerOptions(opts));
-      const server = new MemoryServer(db, { handler: handlerOptions(opts), version, pollMs: opts.pollMs ?? POLL_MS, sharedSeq: !isUrl(dir), log });
+      const server = new MemoryServer(db, {
+        handler: handlerOptions(opts),
+        version,
+        pollMs: opts.pollMs ?? POLL_MS,
+        sharedSeq: !isUrl(dir),
+        log,
+      });
       const done = untilDone(server);
       await server.watch();
       await server.server.connect(new StdioTransport(process.stdin, wire, requestLimit(opts.maxMemoryBytes ?? MAX_MEMORY_BYTES)));

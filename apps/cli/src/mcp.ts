@@ -21,7 +21,7 @@ export function addMcpCommand(program: Command, args: McpArgs): void {
     .description('serve the memory tool and the memories (as resources) over MCP on stdin/stdout')
     .argument('<dir>', 'store directory or postgres:// URL (created if absent)')
     .option('--scope <scope>', 'memory scope inside the store (default "default")', args.scope)
-    .option('--history', 'record every change in version history (who: the MCP client\'s name)')
+    .option('--history', "record every change in version history (who: the MCP client's name)")
     .option('--key-file <path>', "the encrypted store's key: 32 raw bytes, 64 hex or 44 base64 characters")
     .option('--exclusive', 'hold the store alone: refuse to start while another process has it open, and keep others out')
     .option('--max-memory-bytes <n>', 'cap on one memory in UTF-8 bytes (default 1048576)', args.positiveInt('--max-memory-bytes'))

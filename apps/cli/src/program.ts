@@ -88,7 +88,8 @@ function handlerFor(db: Rabosh, opts: Common, extra: Record<string, unknown> = {
 
 function parseRange(raw: string): [number, number] {
   const m = /^(-?\d+)[,:](-?\d+)$/.exec(raw.trim());
-  if (!m) throw new CliError(`invalid --range ${JSON.stringify(raw)}: use START,END (1-based; END -1 = to the end)`, EXIT.usage, 'CLI_USAGE');
+  if (!m)
+    throw new CliError(`invalid --range ${JSON.stringify(raw)}: use START,END (1-based; END -1 = to the end)`, EXIT.usage, 'CLI_USAGE');
   return [Number(m[1]), Number(m[2])];
 }
 
@@ -142,7 +143,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
       .description(description)
       .option('--json', 'print one JSON document on stdout instead of text (errors as JSON on stderr)')
       .addOption(new Option('--scope <scope>', 'memory scope inside the store (default: "default")').argParser(scopeArg))
-      .option('--key-file <path>', 'the encrypted store\'s key: 32 raw bytes, 64 hex or 44 base64 characters')
+      .option('--key-file <path>', "the encrypted store's key: 32 raw bytes, 64 hex or 44 base64 characters")
       .addHelpText('after', HELP_FOOTER);
 
   sub('view', 'print what the model sees for a path (default /memories)')
@@ -178,7 +179,11 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         try {
           const bytes = await writeTree(to, files, bar);
           bar.stop();
-          out(opts, `exported ${count(files.length, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, { memories: files.length, bytes, to });
+          out(opts, `exported ${count(files.length, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
+            memories: files.length,
+            bytes,
+            to,
+          });
         } finally {
           bar.stop();
         }
@@ -230,7 +235,10 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
         const info = await db.checkpoint(to);
-        out(opts, `checkpoint at commit ${info.seq} written to ${to}${info.hardLinked ? ' (data files hard-linked)' : ''}`, { ...info, to });
+        out(opts, `checkpoint at commit ${info.seq} written to ${to}${info.hardLinked ? ' (data files hard-linked)' : ''}`, {
+          ...info,
+          to,
+        });
       });
     });
 
@@ -239,7 +247,11 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
         const r = await db.verify();
-        out(opts, `ok: ${count(r.records, 'record', 'records')} in ${count(r.files, 'file', 'files')}, ${count(r.keys, 'live key', 'live keys')}`, { ok: true, ...r });
+        out(
+          opts,
+          `ok: ${count(r.records, 'record', 'records')} in ${count(r.files, 'file', 'files')}, ${count(r.keys, 'live key', 'live keys')}`,
+          { ok: true, ...r },
+        );
       });
     });
 
@@ -252,7 +264,10 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         // Every figure is a number but history's, which is two: said in words.
         const lines: [string, string | number][] = Object.entries(figures);
         if (history !== undefined) {
-          lines.push(['history', `${count(history.versions, 'version', 'versions')}, ${sizeText(history.bytes)} (${count(history.bytes, 'byte', 'bytes')})`]);
+          lines.push([
+            'history',
+            `${count(history.versions, 'version', 'versions')}, ${sizeText(history.bytes)} (${count(history.bytes, 'byte', 'bytes')})`,
+          ]);
         }
         const width = Math.max(...lines.map(([k]) => k.length));
         out(opts, lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n'), s);

@@ -30,7 +30,11 @@ async function anthropicClient(): Promise<unknown> {
   try {
     sdk = (await import('@anthropic-ai/sdk')) as typeof sdk;
   } catch {
-    throw new CliError('sync needs the @anthropic-ai/sdk package (0.91.0 or later) installed next to rabosh-memory', EXIT.failed, 'CLI_NO_SDK');
+    throw new CliError(
+      'sync needs the @anthropic-ai/sdk package (0.91.0 or later) installed next to rabosh-memory',
+      EXIT.failed,
+      'CLI_NO_SDK',
+    );
   }
   return new sdk.default();
 }
@@ -41,7 +45,12 @@ function summary(r: SyncReport, dryRun: boolean): string {
     `${dryRun ? 'would sync' : 'synced'} ${r.memoryStoreId}${r.firstSync ? ' (first sync)' : ''}: ${n(r.pushed.length, 'pushed')}, ${n(r.pulled.length, 'pulled')}, ${n(r.deleted.length, 'deleted')}, ${n(r.conflicts.length, 'conflicts')}, ${n(r.skipped.length, 'skipped')} (${n(r.requests, 'requests')})`,
   ];
   for (const c of r.conflicts) {
-    const kept = c.kept === null ? '' : c.kept.side === 'local' ? `; local edit kept as version ${c.kept.versionId}` : `; hosted content kept as ${c.kept.memoryVersionId}`;
+    const kept =
+      c.kept === null
+        ? ''
+        : c.kept.side === 'local'
+          ? `; local edit kept as version ${c.kept.versionId}`
+          : `; hosted content kept as ${c.kept.memoryVersionId}`;
     const carried = c.carriedOver === true ? ' (resolved by an earlier sync that never returned)' : '';
     lines.push(`  conflict ${c.kind} ${c.path}: ${c.winner} wins${kept}${carried}`);
   }
@@ -87,7 +96,8 @@ export function addSyncCommand(sub: Sub, out: Out, stderr: ProgressStream, stdou
         out(opts, summary(report, opts.dryRun === true), report);
       } catch (e) {
         (bar as Progress | null)?.stop();
-        if (e instanceof Error && /memoryStoreId/.test(e.message)) throw new CliError(`invalid --store ${JSON.stringify(opts.store)}: expected a memstore_… id`, EXIT.usage, 'CLI_USAGE');
+        if (e instanceof Error && /memoryStoreId/.test(e.message))
+          throw new CliError(`invalid --store ${JSON.stringify(opts.store)}: expected a memstore_… id`, EXIT.usage, 'CLI_USAGE');
         throw e;
       } finally {
         await db.close();

@@ -82,7 +82,8 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
   const final = join(to, 'memories');
   for (const p of [to, final]) {
     const st = await lstatOrNull(p);
-    if (st?.isSymbolicLink()) throw new CliError(`cannot export: ${p} is a symbolic link (an export never writes through one)`, 1, 'CLI_TARGET_SYMLINK');
+    if (st?.isSymbolicLink())
+      throw new CliError(`cannot export: ${p} is a symbolic link (an export never writes through one)`, 1, 'CLI_TARGET_SYMLINK');
     if (st && !st.isDirectory()) throw new CliError(`cannot export: ${p} exists and is not a directory`, 1, 'CLI_TARGET_EXISTS');
   }
   if ((await lstatOrNull(final)) && (await readdir(final)).length > 0) {
@@ -94,7 +95,11 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
     await mkdir(staging);
   } catch (e) {
     // A read-only or unwritable target, a path through a file: said with the target named.
-    throw new CliError(`cannot export to ${to}: ${fsReason(e)}; nothing was exported`, 1, (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED');
+    throw new CliError(
+      `cannot export to ${to}: ${fsReason(e)}; nothing was exported`,
+      1,
+      (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED',
+    );
   }
   let bytes = 0;
   try {
@@ -120,7 +125,11 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
       if (await lstatOrNull(final)) await rmdir(final);
       await rename(staging, final);
     } catch (e) {
-      throw new CliError(`cannot export to ${final}: ${fsReason(e)}; nothing was exported`, 1, (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED');
+      throw new CliError(
+        `cannot export to ${final}: ${fsReason(e)}; nothing was exported`,
+        1,
+        (e as NodeJS.ErrnoException).code ?? 'CLI_FAILED',
+      );
     }
   } catch (e) {
     await rm(staging, { recursive: true, force: true });
@@ -156,7 +165,8 @@ async function readListed({ abs, listed }: SourceFile, maxBytes: number): Promis
   try {
     fh = await open(abs, OPEN_SOURCE);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ELOOP') throw bad(`it was replaced by a symbolic link after it was listed (links are not followed)`);
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP')
+      throw bad(`it was replaced by a symbolic link after it was listed (links are not followed)`);
     throw bad(fsReason(e));
   }
   try {

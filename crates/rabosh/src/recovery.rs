@@ -499,19 +499,27 @@ fn check_not_rolled_back(
         if num < m.next_segment {
             continue;
         }
-        let path = dir.join(n);
-        let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
-        let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
-        let mut h = [0u8; SEG_HEADER];
         // Only a real segment is evidence; a crashed rotation's header may be incomplete, and
         // anything else named like a segment is a leftover to sweep.
-        let Ok(()) = crate::vfs::read_exact_at(&*f, &mut h, 0) else { continue };
-        let Ok(hd) = crate::format::decode_seg_header(&h) else { continue };
+        let Some((hd, len)) = segment_header(vfs, dir, n)? else { continue };
         if num > m.next_segment || (hd.kind == KIND_LOG && len > SEG_HEADER as u64) {
             return Err(rolled_back(format!("segment {n} ({len} bytes) is newer than the MANIFEST")));
         }
     }
     Ok(())
+}
+
+/// The header and length of the segment file `name`; `None` when its header does not read or
+/// decode (a crashed rotation's, or a file that only looks like a segment).
+fn segment_header(vfs: &dyn Vfs, dir: &Path, name: &str) -> Result<Option<(crate::format::SegHeader, u64)>> {
+    let path = dir.join(name);
+    let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
+    let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
+    let mut h = [0u8; SEG_HEADER];
+    if crate::vfs::read_exact_at(&*f, &mut h, 0).is_err() {
+        return Ok(None);
+    }
+    Ok(crate::format::decode_seg_header(&h).ok().map(|hd| (hd, len)))
 }
 
 /// A log segment the MANIFEST does not list but that holds commits it does not cover. Legitimate
@@ -531,12 +539,7 @@ fn unlisted_later_commits(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manif
         if listed.contains(&num) || num >= m.next_segment {
             continue; // what check_not_rolled_back let through at or past the counter is a leftover
         }
-        let path = dir.join(n);
-        let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
-        let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
-        let mut h = [0u8; SEG_HEADER];
-        let Ok(()) = crate::vfs::read_exact_at(&*f, &mut h, 0) else { continue };
-        let Ok(hd) = crate::format::decode_seg_header(&h) else { continue };
+        let Some((hd, len)) = segment_header(vfs, dir, n)? else { continue };
         if hd.kind != KIND_LOG || len <= SEG_HEADER as u64 || hd.number != num {
             continue;
         }

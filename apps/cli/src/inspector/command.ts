@@ -21,7 +21,8 @@ const ACTOR = { type: 'user', id: 'inspector' } as const;
 
 function portArg(raw: string): number {
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n > 65_535) throw new CliError(`invalid --port ${JSON.stringify(raw)}: 0 to 65535 (0 picks a free one)`, EXIT.usage, 'CLI_USAGE');
+  if (!/^\d+$/.test(raw) || n > 65_535)
+    throw new CliError(`invalid --port ${JSON.stringify(raw)}: 0 to 65535 (0 picks a free one)`, EXIT.usage, 'CLI_USAGE');
   return n;
 }
 
@@ -47,7 +48,10 @@ async function open(dir: string, keyFile: string | undefined): Promise<Rabosh> {
   }
 }
 
-export function addUiCommand(sub: (name: string, description: string) => Command, out: (opts: { json?: boolean }, human: string, json: unknown) => void): void {
+export function addUiCommand(
+  sub: (name: string, description: string) => Command,
+  out: (opts: { json?: boolean }, human: string, json: unknown) => void,
+): void {
   sub('ui', 'serve a local web page to inspect the store (tree, content, history, revert, redact) until Ctrl+C')
     .argument('<dir>', 'store directory or postgres:// URL')
     .option('--port <n>', 'port on 127.0.0.1 (default: a free one)', portArg, 0)
@@ -70,7 +74,8 @@ export function addUiCommand(sub: (name: string, description: string) => Command
             },
           });
         } catch (e) {
-          if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE') throw new CliError(`port ${opts.port} on 127.0.0.1 is in use`, EXIT.failed, 'CLI_PORT_IN_USE');
+          if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE')
+            throw new CliError(`port ${opts.port} on 127.0.0.1 is in use`, EXIT.failed, 'CLI_PORT_IN_USE');
           throw e;
         }
         // Listen for the signal before telling anyone where to send it.

@@ -44,7 +44,8 @@ function loadPage(): Map<string, { body: Buffer; type: string }> {
     if (type === undefined) continue;
     files.set(name === 'index.html' ? '' : name, { body: readFileSync(new URL(name, PAGE_DIR)), type });
   }
-  if (!files.has('') || !files.has('app.js')) throw new Error(`the inspector's page is missing from ${PAGE_DIR.pathname} (run npm run build:ts)`);
+  if (!files.has('') || !files.has('app.js'))
+    throw new Error(`the inspector's page is missing from ${PAGE_DIR.pathname} (run npm run build:ts)`);
   return files;
 }
 

@@ -16,7 +16,15 @@ import {
   type CallToolResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import { MemoryPath, RaboshError, faultAnswer, RaboshMemoryToolHandler, type MemoryToolOptions, type Rabosh, type ToolOutput } from 'rabosh-memory';
+import {
+  MemoryPath,
+  RaboshError,
+  faultAnswer,
+  RaboshMemoryToolHandler,
+  type MemoryToolOptions,
+  type Rabosh,
+  type ToolOutput,
+} from 'rabosh-memory';
 import { mimeTypeOf, pathOf, uriOf } from './uri.js';
 import { StoreWatch, type Change } from './watch.js';
 
@@ -113,7 +121,8 @@ export class MemoryServer {
       { name: 'rabosh-memory', version: options.version },
       {
         capabilities: { tools: {}, resources: { subscribe: true, listChanged: true } },
-        instructions: 'Memories live under /memories: use the memory tool to view and edit them; each memory is also a resource (memory:///memories/…).',
+        instructions:
+          'Memories live under /memories: use the memory tool to view and edit them; each memory is also a resource (memory:///memories/…).',
       },
     );
     this.server.onerror = (e) => options.log(`rabosh-memory mcp: ${e.message}`);
@@ -192,7 +201,8 @@ export class MemoryServer {
   }
 
   #known(uri: string): string {
-    if (pathOf(uri) === null) throw rpcError(RESOURCE_NOT_FOUND, `not a memory URI: ${JSON.stringify(uri)} (memory:///memories/…)`, { uri });
+    if (pathOf(uri) === null)
+      throw rpcError(RESOURCE_NOT_FOUND, `not a memory URI: ${JSON.stringify(uri)} (memory:///memories/…)`, { uri });
     return uri;
   }
 

@@ -28,7 +28,12 @@ const tree = new TreeView(byId('tree'), (path) => void select(path));
 /** Bumped by every render of the main view, so a slow answer never paints over a newer one. */
 let generation = 0;
 
-const OPERATION_LABEL: Record<Version['operation'], string> = { created: 'Created', modified: 'Modified', renamed: 'Renamed', deleted: 'Deleted' };
+const OPERATION_LABEL: Record<Version['operation'], string> = {
+  created: 'Created',
+  modified: 'Modified',
+  renamed: 'Renamed',
+  deleted: 'Deleted',
+};
 
 function toast(text: string, kind: 'ok' | 'error' = 'ok'): void {
   const el = byId('toast');
@@ -54,10 +59,7 @@ async function loadTree(): Promise<void> {
 async function loadMemory(): Promise<void> {
   const path = state.path;
   if (path === null) return;
-  const [memory, page] = await Promise.all([
-    api.memory(path),
-    api.versions(path),
-  ]);
+  const [memory, page] = await Promise.all([api.memory(path), api.versions(path)]);
   if (path !== state.path) return;
   state.memory = memory;
   state.versions = page.data;
@@ -117,7 +119,10 @@ async function render(): Promise<void> {
   if (state.tab === 'content') {
     const v = shownVersion();
     if (v === undefined) {
-      next = state.memory === null ? h('div', { class: 'note' }, 'No memory at this path now; its history is on the right.') : contentView(state.memory.content);
+      next =
+        state.memory === null
+          ? h('div', { class: 'note' }, 'No memory at this path now; its history is on the right.')
+          : contentView(state.memory.content);
     } else {
       extra.append(h('span', { class: 'muted' }, 'As of version ', h('code', {}, v.id.slice(0, 12)), ' · ', when(v.createdAt)));
       const full = await api.version(v.id);
@@ -148,7 +153,11 @@ function comparePicker(target: Version, base: Version | null): HTMLElement {
   select.append(h('option', { value: '' }, '(nothing: the whole content)'));
   for (const v of state.versions) {
     if (v.id === target.id) continue;
-    const opt = h('option', { value: v.id }, `${OPERATION_LABEL[v.operation]} ${new Date(v.createdAt).toLocaleString()}`) as HTMLOptionElement;
+    const opt = h(
+      'option',
+      { value: v.id },
+      `${OPERATION_LABEL[v.operation]} ${new Date(v.createdAt).toLocaleString()}`,
+    ) as HTMLOptionElement;
     opt.selected = base?.id === v.id;
     select.append(opt);
   }
@@ -192,9 +201,24 @@ function renderTimeline(): void {
     const current = state.memory !== null && v.id === state.memory.versionId;
     const item = h(
       'li',
-      { class: `event ${v.operation}${selected ? ' selected' : ''}${v.redactedAt ? ' redacted' : ''}`, 'data-version': v.id, tabindex: '0' },
-      h('div', { class: 'event-head' }, h('span', { class: `badge ${v.operation}` }, OPERATION_LABEL[v.operation]), current ? h('span', { class: 'badge current' }, 'current') : null, when(v.createdAt)),
-      h('div', { class: 'event-meta' }, h('span', { class: 'actor' }, actorText(v)), h('span', {}, v.redactedAt ? 'redacted' : size(v.sizeBytes))),
+      {
+        class: `event ${v.operation}${selected ? ' selected' : ''}${v.redactedAt ? ' redacted' : ''}`,
+        'data-version': v.id,
+        tabindex: '0',
+      },
+      h(
+        'div',
+        { class: 'event-head' },
+        h('span', { class: `badge ${v.operation}` }, OPERATION_LABEL[v.operation]),
+        current ? h('span', { class: 'badge current' }, 'current') : null,
+        when(v.createdAt),
+      ),
+      h(
+        'div',
+        { class: 'event-meta' },
+        h('span', { class: 'actor' }, actorText(v)),
+        h('span', {}, v.redactedAt ? 'redacted' : size(v.sizeBytes)),
+      ),
       v.path !== null && v.path !== state.path ? h('div', { class: 'event-path' }, v.path) : null,
       v.redactedAt ? h('div', { class: 'event-path' }, 'Redacted ', when(v.redactedAt)) : null,
     );
@@ -215,7 +239,11 @@ function renderTimeline(): void {
 }
 
 function actions(v: Version): HTMLElement {
-  const revert = h('button', { type: 'button', class: 'small', disabled: v.redactedAt !== null || v.operation === 'deleted' }, 'Revert to this');
+  const revert = h(
+    'button',
+    { type: 'button', class: 'small', disabled: v.redactedAt !== null || v.operation === 'deleted' },
+    'Revert to this',
+  );
   const redact = h('button', { type: 'button', class: 'small danger-outline', disabled: v.redactedAt !== null }, 'Redact…');
   const content = h('button', { type: 'button', class: 'small link' }, 'View content');
   revert.addEventListener('click', (e) => {

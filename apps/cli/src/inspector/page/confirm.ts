@@ -67,7 +67,11 @@ export function redactionGuarantee(info: StoreInfo): HTMLElement[] {
     h(
       'ul',
       {},
-      h('li', {}, 'change the live memory, even when this version is its current content: rewrite or delete the memory, then redact every version holding the text;'),
+      h(
+        'li',
+        {},
+        'change the live memory, even when this version is its current content: rewrite or delete the memory, then redact every version holding the text;',
+      ),
       h('li', {}, 'reach other versions holding the same text: redact each of them;'),
       h(
         'li',

@@ -19,15 +19,23 @@ export function contentView(text: string): HTMLElement {
 /** A unified diff: hunk headers, two line-number gutters, added and removed lines marked. */
 export function diffView(d: Diff): HTMLElement {
   if (d.to.redactedAt !== null) return h('div', { class: 'note' }, 'This version is redacted: its content is gone.');
-  if (d.from !== null && d.from.redactedAt !== null) return h('div', { class: 'note' }, 'The version compared with is redacted: its content is gone.');
+  if (d.from !== null && d.from.redactedAt !== null)
+    return h('div', { class: 'note' }, 'The version compared with is redacted: its content is gone.');
   if (d.identical) return h('div', { class: 'note' }, 'No change in content between these versions.');
-  if (d.hunks === null) return h('div', { class: 'note' }, 'These versions are too far apart to diff quickly; compare their contents instead.');
+  if (d.hunks === null)
+    return h('div', { class: 'note' }, 'These versions are too far apart to diff quickly; compare their contents instead.');
   const body = h('tbody');
   let added = 0;
   let removed = 0;
   for (const hunk of d.hunks) {
     body.append(
-      h('tr', { class: 'hunk' }, h('td', { class: 'ln' }, '…'), h('td', { class: 'ln' }, '…'), h('td', { class: 'tx' }, `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`)),
+      h(
+        'tr',
+        { class: 'hunk' },
+        h('td', { class: 'ln' }, '…'),
+        h('td', { class: 'ln' }, '…'),
+        h('td', { class: 'tx' }, `@@ -${hunk.oldStart},${hunk.oldLines} +${hunk.newStart},${hunk.newLines} @@`),
+      ),
     );
     let oldLine = hunk.oldStart;
     let newLine = hunk.newStart;
@@ -38,19 +46,38 @@ export function diffView(d: Diff): HTMLElement {
         body.append(h('tr', { class: 'eof' }, h('td', { class: 'ln' }), h('td', { class: 'ln' }), h('td', { class: 'tx' }, text.trim())));
       } else if (mark === '+') {
         added++;
-        body.append(h('tr', { class: 'add' }, h('td', { class: 'ln' }), h('td', { class: 'ln' }, String(newLine++)), h('td', { class: 'tx' }, text)));
+        body.append(
+          h('tr', { class: 'add' }, h('td', { class: 'ln' }), h('td', { class: 'ln' }, String(newLine++)), h('td', { class: 'tx' }, text)),
+        );
       } else if (mark === '-') {
         removed++;
-        body.append(h('tr', { class: 'del' }, h('td', { class: 'ln' }, String(oldLine++)), h('td', { class: 'ln' }), h('td', { class: 'tx' }, text)));
+        body.append(
+          h('tr', { class: 'del' }, h('td', { class: 'ln' }, String(oldLine++)), h('td', { class: 'ln' }), h('td', { class: 'tx' }, text)),
+        );
       } else {
-        body.append(h('tr', {}, h('td', { class: 'ln' }, String(oldLine++)), h('td', { class: 'ln' }, String(newLine++)), h('td', { class: 'tx' }, text)));
+        body.append(
+          h(
+            'tr',
+            {},
+            h('td', { class: 'ln' }, String(oldLine++)),
+            h('td', { class: 'ln' }, String(newLine++)),
+            h('td', { class: 'tx' }, text),
+          ),
+        );
       }
     }
   }
   return h(
     'div',
     { class: 'diff' },
-    h('div', { class: 'diff-stat' }, h('span', { class: 'plus' }, `+${added}`), ' ', h('span', { class: 'minus' }, `−${removed}`), ' lines'),
+    h(
+      'div',
+      { class: 'diff-stat' },
+      h('span', { class: 'plus' }, `+${added}`),
+      ' ',
+      h('span', { class: 'minus' }, `−${removed}`),
+      ' lines',
+    ),
     h('table', { class: 'code' }, body),
   );
 }

@@ -81,7 +81,13 @@ export class TreeView {
     const open = this.#filter !== '' || !this.#folded.has(dir.path);
     const toggle = h(
       'button',
-      { type: 'button', class: 'row dir', 'data-path': dir.path, 'aria-expanded': String(open), title: `${dir.path} — ${count(dir.memories, 'memory', 'memories')}` },
+      {
+        type: 'button',
+        class: 'row dir',
+        'data-path': dir.path,
+        'aria-expanded': String(open),
+        title: `${dir.path} — ${count(dir.memories, 'memory', 'memories')}`,
+      },
       h('span', { class: 'twisty' }, open ? '▾' : '▸'),
       h('span', { class: 'label' }, `${dir.name}/`),
       h('span', { class: 'size' }, size(dir.bytes)),
