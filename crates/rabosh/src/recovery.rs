@@ -548,7 +548,7 @@ fn unlisted_later_commits(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manif
             None => hd.first_seq <= covered,
         };
         if !older {
-            later.push((num, hd.first_seq, path, len));
+            later.push((num, hd.first_seq, dir.join(n), len));
         }
     }
     match later.as_slice() {
