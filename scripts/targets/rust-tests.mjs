@@ -1,5 +1,6 @@
-// Builds the engine's, the memory crate's and its PostgreSQL backend's test binaries for a target (`cargo test --no-run`)
-// and lists them, so a foreign platform's runner (Wine) or the musl build can run each one.
+// Builds the test binaries of the engine, the memory crate and its PostgreSQL backend for a
+// target (`cargo test --no-run`) and lists them, so a foreign platform's runner (Wine) or the
+// musl build can run each one.
 import { execFileSync } from 'node:child_process';
 import { root } from './foreign.mjs';
 
