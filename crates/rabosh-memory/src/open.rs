@@ -61,8 +61,10 @@ pub trait UrlOpener: Sync {
 /// the scheme is named: the rest may hold a password.
 fn refuse_unclaimed_url(target: &str) -> Result<()> {
     let Some((scheme, _)) = target.split_once("://") else { return Ok(()) };
+    // Two characters at least: `C://x` is a Windows drive, not a URL.
     let mut chars = scheme.chars();
-    let is_scheme = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+    let is_scheme = scheme.len() >= 2
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
         && chars.all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
     if !is_scheme {
         return Ok(());
@@ -151,7 +153,10 @@ mod tests {
             assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
         }
         assert!(!cwd.join("postgres:").exists() && !cwd.join("mysql:").exists());
-        // A directory whose name merely holds `://` further in is still a directory.
+        // A directory whose name merely holds `://` further in is still a directory, and so is a
+        // Windows drive spelt with two slashes.
+        let e = open("C://no/such/dir", StoreOptions { create: false, ..Default::default() }).err();
+        assert!(!matches!(e, Some(Error::InvalidArgument(_))), "{e:?}");
         let inner = dir.path().join("a://b");
         open(inner.to_str().unwrap(), StoreOptions::default()).expect("a directory").close().unwrap();
     }
