@@ -15,7 +15,7 @@ use crate::{DirEntry, Result, Usage};
 /// them apart from the keys commands write, so that reading one does not lock their
 /// neighbourhood: PostgreSQL's SERIALIZABLE read of a key locks the whole index page it lies on,
 /// and in kv's primary key that page also takes the rows of new memories (issue 24), so the
-/// PostgreSQL backend reads settings through an index of their own (`backends/postgres/sql.rs`).
+/// PostgreSQL backend reads settings through an index of their own (`rabosh-memory-postgres`, `sql.rs`).
 pub const SETTINGS_PREFIX: &[u8] = b"c:";
 
 /// One staged change of a transaction.

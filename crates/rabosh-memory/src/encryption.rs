@@ -1,7 +1,7 @@
 //! The host's key, as every backend takes it: 32 bytes, wiped when dropped, never printed. The
 //! embedded backend hands it to the engine (which seals every frame with a data key this key
 //! wraps); the PostgreSQL backend seals each row's value and metadata itself
-//! (`backends/postgres/seal.rs`).
+//! (`rabosh-memory-postgres`, `seal.rs`).
 
 use std::fmt;
 

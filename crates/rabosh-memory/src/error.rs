@@ -58,10 +58,29 @@ pub enum Error {
     KeyRequired(String),
     /// A key was given for a plain store (or a key operation asked of one); nothing was written.
     NotEncrypted(String),
-    /// The PostgreSQL backend failed: a typed kind with a stable code, and no host name or
-    /// password in the message.
-    #[cfg(feature = "postgres")]
-    Postgres(crate::postgres::PgError),
+    /// A backend of a crate of its own failed in a way of its own (PostgreSQL's connection
+    /// faults, say): a stable code of that backend's, and a message with no secret in it.
+    Backend(Box<dyn BackendError>),
+}
+
+/// A backend's own fault, carried by [`Error::Backend`]. The binding answers its [`code`]
+/// (`RABOSH_<BACKEND>_*`) and its message; the backend's crate finds its own type again with
+/// `downcast_ref` on `&dyn std::error::Error`.
+///
+/// [`code`]: BackendError::code
+pub trait BackendError: std::error::Error + Send + Sync + 'static {
+    /// The fault's stable machine-readable code.
+    fn code(&self) -> &'static str;
+}
+
+impl Error {
+    /// The backend's own fault of type `E`, when this is one.
+    pub fn backend_error<E: BackendError>(&self) -> Option<&E> {
+        match self {
+            Error::Backend(e) => (e.as_ref() as &dyn std::error::Error).downcast_ref::<E>(),
+            _ => None,
+        }
+    }
 }
 
 /// What a store's backend cannot do, in the one wording every such refusal has.
@@ -104,8 +123,7 @@ impl fmt::Display for Error {
             Error::Unsupported(refusal) => refusal.fmt(f),
             Error::OptionUnsupported { option, refusal } => write!(f, "invalid option {option}: {refusal}"),
             Error::NotNormalised(p) => write!(f, "path is not normalised: {p:?}"),
-            #[cfg(feature = "postgres")]
-            Error::Postgres(e) => e.fmt(f),
+            Error::Backend(e) => e.fmt(f),
         }
     }
 }

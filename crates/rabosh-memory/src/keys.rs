@@ -37,12 +37,12 @@ pub(crate) fn is_memory_key(key: &[u8]) -> bool {
 }
 
 /// Prefix of every memory strictly under `path`.
-pub(crate) fn subtree_prefix(scope: &str, path: &str) -> Vec<u8> {
+pub fn subtree_prefix(scope: &str, path: &str) -> Vec<u8> {
     format!("m:{scope}:{path}/").into_bytes()
 }
 
 /// Splits a key into its scope and its path; None for keys that are not memory keys.
-pub(crate) fn parse(key: &[u8]) -> Option<(&str, &str)> {
+pub fn parse(key: &[u8]) -> Option<(&str, &str)> {
     let rest = key.strip_prefix(b"m:")?;
     let colon = rest.iter().position(|&b| b == b':')?;
     let scope = std::str::from_utf8(&rest[..colon]).ok()?;
@@ -51,7 +51,7 @@ pub(crate) fn parse(key: &[u8]) -> Option<(&str, &str)> {
 }
 
 /// The segments of a path below the root (`/memories/a/b` → `["a", "b"]`, the root → `[]`).
-pub(crate) fn segments(path: &str) -> Vec<&str> {
+pub fn segments(path: &str) -> Vec<&str> {
     match path.strip_prefix("/memories/") {
         Some(rest) => rest.split('/').collect(),
         None => Vec::new(),
@@ -59,7 +59,7 @@ pub(crate) fn segments(path: &str) -> Vec<&str> {
 }
 
 /// A segment that hides a memory from listings of any directory above it.
-pub(crate) fn hidden(segment: &str) -> bool {
+pub fn hidden(segment: &str) -> bool {
     segment.starts_with('.') || segment == "node_modules"
 }
 

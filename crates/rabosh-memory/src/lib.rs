@@ -5,7 +5,8 @@
 //! The commands are written against the [`Backend`] seam only: each decides inside one
 //! transaction, so read-modify-write commands are atomic, and each command that changes anything
 //! is exactly one commit. [`EmbeddedStore`] (the rabosh engine) and [`InMemoryBackend`] implement
-//! it.
+//! it here; a backend in a crate of its own (`rabosh-memory-postgres`) implements it with
+//! [`backend_kit`], the one public module of what a backend needs.
 //!
 //! A store that records history (its `c:history` setting, see `history/settings.rs`) has every
 //! handler over it record a version of every change in the same commit as the change
@@ -13,10 +14,12 @@
 //! SHA-256 preconditions), however the handler was built.
 
 mod backend;
+pub mod backend_kit;
 mod backends;
 mod bulk;
 mod clock;
 mod commands;
+mod dir_rows;
 mod edit;
 mod encryption;
 mod error;
@@ -35,10 +38,9 @@ mod sync_base;
 mod tree;
 mod workers;
 
-// The backends live under `backends/`; their module paths stay `crate::embedded`,
-// `crate::in_memory` and (public) `rabosh_memory::postgres`.
-#[cfg(feature = "postgres")]
-pub use backends::postgres;
+// The backends of this crate live under `backends/`; their module paths stay `crate::embedded`
+// and `crate::in_memory`. Backends of crates of their own (`rabosh-memory-postgres`) are built
+// on `backend_kit` alone.
 use backends::{embedded, in_memory};
 
 pub use backend::{Backend, Committed, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
@@ -48,7 +50,7 @@ pub use embedded::{
     Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
 };
 pub use encryption::{EncryptionKey, KEY_BYTES};
-pub use error::{Error, LockHolder, Result, Unsupported};
+pub use error::{BackendError, Error, LockHolder, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
     Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
@@ -56,8 +58,8 @@ pub use history::{
     VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history, sha256,
 };
 pub use in_memory::InMemoryBackend;
-pub use open::{StoreOptions, is_url, open, reencrypt};
-pub use store::{Capabilities, Store};
+pub use open::{StoreOptions, UrlOpener, open, open_with, reencrypt, reencrypt_with};
+pub use store::{Capabilities, OpenStore, Store};
 pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 pub use workers::{Job, Workers};
 

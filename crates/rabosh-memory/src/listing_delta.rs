@@ -16,7 +16,7 @@ use crate::{Error, Result};
 
 /// One memory key a commit changes: its size before and after (None: no memory).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct SizeChange {
+pub struct SizeChange {
     pub key: Vec<u8>,
     pub before: Option<u64>,
     pub after: Option<u64>,
@@ -26,7 +26,7 @@ pub(crate) struct SizeChange {
 /// row's, read on the transaction's state like every other) and the one it leaves (the last
 /// row's). Keys whose size stays the same (an access stamp, an edit of the same length) change
 /// no listing and are left out.
-pub(crate) fn size_changes(ws: &WriteSet) -> Result<Vec<SizeChange>> {
+pub fn size_changes(ws: &WriteSet) -> Result<Vec<SizeChange>> {
     let mut net: BTreeMap<&[u8], Sizes> = BTreeMap::new();
     for (op, mark) in ws.rows() {
         let key = match op {

@@ -1,23 +1,13 @@
-//! [`open`]: from a target (a directory, or a `postgres://` / `postgresql://` URL) and the store
-//! options to an open [`Store`]. The backend is decided here, once; the URL is parsed here, once
-//! (this crate's parameters taken out of its query, every other one known to the client or
-//! refused by name); every option is checked against what the backend can do before anything
-//! is opened.
-//!
-//! Parameters of a URL's query, besides the server's own (`sslmode`, `sslrootcert`,
-//! `connect_timeout` in seconds, `application_name` …):
-//!
-//! | parameter | meaning | default |
-//! | --- | --- | --- |
-//! | `schema` | schema holding the table, a lower-case identifier | `rabosh` |
-//! | `pool_size` | most connections held open at once, and the store's worker threads | 8 |
-//! | `statement_timeout` | server-side bound on one statement, seconds | 30 |
-//! | `client_timeout` | client-side bound on every call, COMMIT included, seconds: a stopped or cut-off server fails the call (`RABOSH_PG_TIMEOUT`, or `RABOSH_PG_COMMIT_OUTCOME_UNKNOWN` for an unanswered COMMIT) instead of hanging | `statement_timeout` + 5 |
-//! | `max_attempts` | most runs of one command on serialization failures | 64 |
+//! [`open`]: from a target (a directory, or a URL some backend crate claims) and the store
+//! options to an open [`Store`]. The backend is decided here, once: a [`UrlOpener`] the caller
+//! passes that claims the target opens it, a directory opens the embedded engine. Every option
+//! is checked against what the backend can do before anything is opened. This crate knows no URL
+//! scheme: a backend crate brings its own opener (the binding lists them, `rabosh-node`'s
+//! `backends.rs`), and its URL's parameters are its own business.
 
 use crate::embedded::{Durability, EmbeddedOptions, EmbeddedStore};
 use crate::store::{Capabilities, Store};
-use crate::{Error, Result};
+use crate::{EncryptionKey, Error, Result};
 
 /// How to open a store, whatever its backend.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,9 +42,34 @@ impl Default for StoreOptions {
     }
 }
 
-/// True when `target` names a database rather than a directory.
-pub fn is_url(target: &str) -> bool {
-    target.starts_with("postgres://") || target.starts_with("postgresql://")
+/// How a backend of a crate of its own is opened: the binding hands [`open_with`] a list of these.
+pub trait UrlOpener: Sync {
+    /// Whether `target` is this backend's (`postgres://…`, say); a target no opener claims is a
+    /// directory.
+    fn claims(&self, target: &str) -> bool;
+    /// What stores of this backend can do; [`open_with`] refuses what the options ask and these
+    /// lack before calling [`UrlOpener::open`].
+    fn capabilities(&self) -> &Capabilities;
+    /// Opens (creating when `options.create`) the store at `target`, on the calling thread.
+    fn open(&self, target: &str, options: StoreOptions) -> Result<Store>;
+    /// [`reencrypt`] of a store of this backend: usually refused, as [`Error::Unsupported`].
+    fn reencrypt(&self, target: &str, from: Option<&EncryptionKey>, to: Option<&EncryptionKey>) -> Result<()>;
+}
+
+/// A URL no opener claims is refused rather than taken for a directory named `scheme:` (a
+/// database URL handed to a build without its backend must not create a store on disk). Only
+/// the scheme is named: the rest may hold a password.
+fn refuse_unclaimed_url(target: &str) -> Result<()> {
+    let Some((scheme, _)) = target.split_once("://") else { return Ok(()) };
+    // Two characters at least: `C://x` is a Windows drive, not a URL.
+    let mut chars = scheme.chars();
+    let is_scheme = scheme.len() >= 2
+        && chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || "+.-".contains(c));
+    if !is_scheme {
+        return Ok(());
+    }
+    Err(Error::InvalidArgument(format!("no backend of this build opens {scheme}:// URLs")))
 }
 
 /// Refuses what `options` ask and `capabilities` lack, naming the option.
@@ -72,13 +87,20 @@ fn check(capabilities: &Capabilities, options: &StoreOptions) -> Result<()> {
     Ok(())
 }
 
-/// Opens the store at `target` on the calling thread (which may wait: on a lock file, on a
-/// connection).
+/// Opens the directory `target` with the embedded engine, on the calling thread (which may wait
+/// on a lock file). [`open_with`] opens the URLs of backend crates too.
 pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
-    if is_url(target) {
-        check(&Capabilities::POSTGRES, &options)?;
-        return open_url(target, options);
+    open_with(target, options, &[])
+}
+
+/// Opens the store at `target` on the calling thread (which may wait: on a lock file, on a
+/// connection): with the first of `openers` that claims it, else as a directory.
+pub fn open_with(target: &str, options: StoreOptions, openers: &[&dyn UrlOpener]) -> Result<Store> {
+    if let Some(opener) = openers.iter().find(|o| o.claims(target)) {
+        check(opener.capabilities(), &options)?;
+        return opener.open(target, options);
     }
+    refuse_unclaimed_url(target)?;
     check(&Capabilities::EMBEDDED, &options)?;
     let store = EmbeddedStore::open(
         target,
@@ -96,174 +118,46 @@ pub fn open(target: &str, options: StoreOptions) -> Result<Store> {
 
 /// Rewrites the closed store in directory `dir` from `from` to `to` (None: plain) — encrypt,
 /// decrypt or a fresh data key — crash-safely: after a kill at any point it opens with `from`
-/// or with `to`, never neither. A PostgreSQL URL is refused (its rows are sealed from the first
-/// encrypted open of an empty schema; a plain one is moved by export and import).
-pub fn reencrypt(dir: &str, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
-    if is_url(dir) {
-        return Err(Error::Unsupported(crate::Unsupported {
-            what: "encrypt, decrypt and re-key in place".into(),
-            backend: "PostgreSQL",
-            why: "export the store and import it into a schema opened with (or without) a key",
-        }));
+/// or with `to`, never neither. [`reencrypt_with`] answers the URLs of backend crates too.
+pub fn reencrypt(dir: &str, from: Option<&EncryptionKey>, to: Option<&EncryptionKey>) -> Result<()> {
+    reencrypt_with(dir, from, to, &[])
+}
+
+/// [`reencrypt`], where a target one of `openers` claims is that backend's to answer.
+pub fn reencrypt_with(
+    target: &str,
+    from: Option<&EncryptionKey>,
+    to: Option<&EncryptionKey>,
+    openers: &[&dyn UrlOpener],
+) -> Result<()> {
+    if let Some(opener) = openers.iter().find(|o| o.claims(target)) {
+        return opener.reencrypt(target, from, to);
     }
-    EmbeddedStore::reencrypt(dir, from, to)
+    refuse_unclaimed_url(target)?;
+    EmbeddedStore::reencrypt(target, from, to)
 }
 
-#[cfg(feature = "postgres")]
-fn open_url(url: &str, options: StoreOptions) -> Result<Store> {
-    let (url, mut pg) = split_options(url)?;
-    pg.create = options.create;
-    pg.encryption = options.encryption;
-    let threads = pg.pool_size as usize;
-    Ok(Store::postgres(crate::postgres::PgHandle::open(&url, pg)?, threads))
-}
-
-#[cfg(not(feature = "postgres"))]
-fn open_url(_url: &str, _options: StoreOptions) -> Result<Store> {
-    Err(Error::InvalidArgument("this build has no PostgreSQL backend (the `postgres` feature)".into()))
-}
-
-/// The client's own URL parameters (libpq's, as far as the client implements them); any other
-/// parameter that is not this crate's is refused by name rather than by the client's "could not
-/// parse".
-#[cfg(feature = "postgres")]
-const SERVER_PARAMETERS: &[&str] = &[
-    "user",
-    "password",
-    "dbname",
-    "options",
-    "application_name",
-    "sslmode",
-    "sslrootcert",
-    "sslnegotiation",
-    "host",
-    "hostaddr",
-    "port",
-    "connect_timeout",
-    "tcp_user_timeout",
-    "keepalives",
-    "keepalives_idle",
-    "keepalives_interval",
-    "keepalives_retries",
-    "target_session_attrs",
-    "channel_binding",
-    "load_balance_hosts",
-];
-
-/// Takes this crate's parameters out of the URL's query; the rest goes to the client.
-#[cfg(feature = "postgres")]
-fn split_options(url: &str) -> Result<(String, crate::postgres::PgOptions)> {
-    use std::time::Duration;
-    let mut options = crate::postgres::PgOptions::default();
-    let (base, query) = url.split_once('?').unwrap_or((url, ""));
-    let mut kept = Vec::new();
-    for pair in query.split('&').filter(|p| !p.is_empty()) {
-        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let count = |option: &'static str| -> Result<u32> {
-            v.parse::<u32>()
-                .ok()
-                .filter(|n| *n > 0)
-                .ok_or_else(|| Error::InvalidOption { option, value: v.to_string() })
-        };
-        match k {
-            "schema" => options.schema = v.to_string(),
-            "pool_size" => options.pool_size = count("pool_size")?,
-            "max_attempts" => options.max_attempts = count("max_attempts")?,
-            "statement_timeout" => {
-                options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
-            }
-            "client_timeout" => options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?))),
-            k if SERVER_PARAMETERS.contains(&k) => kept.push(pair),
-            // The name only: a mistyped `password` must not be echoed, and the name is all a
-            // caller needs to find the typo.
-            k => return Err(Error::UnknownOption(name_only(k))),
-        }
-    }
-    let url = if kept.is_empty() { base.to_string() } else { format!("{base}?{}", kept.join("&")) };
-    Ok((url, options))
-}
-
-/// A query key as an error may show it: at most 64 characters, nothing but `[A-Za-z0-9_.-]`.
-#[cfg(feature = "postgres")]
-fn name_only(key: &str) -> String {
-    key.chars().take(64).map(|c| if c.is_ascii_alphanumeric() || "_.-".contains(c) { c } else { '?' }).collect()
-}
-
-#[cfg(all(test, feature = "postgres"))]
+#[cfg(test)]
 mod tests {
-    use std::time::Duration;
-
     use super::*;
-    use crate::postgres::PgOptions;
 
     #[test]
-    fn this_crates_options_leave_the_url_and_the_rest_stays() {
-        let (url, o) = split_options(
-            "postgres://u:p@h/db?sslmode=require&schema=team_a&pool_size=3&connect_timeout=5&statement_timeout=7&max_attempts=9&client_timeout=11",
-        )
-        .unwrap();
-        assert_eq!(url, "postgres://u:p@h/db?sslmode=require&connect_timeout=5");
-        assert_eq!(
-            (o.schema.as_str(), o.pool_size, o.statement_timeout, o.max_attempts, o.client_timeout),
-            ("team_a", 3, Duration::from_secs(7), 9, Some(Duration::from_secs(11)))
-        );
-        let (url, o) = split_options("postgresql://h/db").unwrap();
-        assert_eq!((url.as_str(), o), ("postgresql://h/db", PgOptions::default()));
-    }
-
-    #[test]
-    fn a_bad_count_names_the_parameter_and_not_the_url() {
-        for bad in ["pool_size=0", "pool_size=x", "max_attempts=-1", "statement_timeout=", "client_timeout=0"] {
-            let e = split_options(&format!("postgres://user:secret@host/db?{bad}")).unwrap_err();
+    fn a_url_no_opener_claims_is_refused_and_touches_no_disk() {
+        let dir = tempfile::tempdir().unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        for url in ["postgres://u:secret@127.0.0.1:1/db", "postgresql://h/db", "mysql://h/db"] {
+            let e = open(url, StoreOptions::default()).err().expect("refused");
             let m = e.to_string();
-            assert!(matches!(e, Error::InvalidOption { .. }), "{m}");
-            assert!(m.contains(bad.split('=').next().unwrap()), "{m}");
-            assert!(!m.contains("secret") && !m.contains("host"), "{m}");
+            assert!(matches!(e, Error::InvalidArgument(_)) && m.contains("://") && !m.contains("secret"), "{m}");
+            let e = reencrypt(url, None, None).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
         }
-    }
-
-    #[test]
-    fn only_postgres_urls_select_the_server() {
-        assert!(is_url("postgres://h/db") && is_url("postgresql://h/db"));
-        assert!(!is_url("/var/lib/memories") && !is_url("postgres") && !is_url("./postgres://x"));
-    }
-
-    #[test]
-    fn options_the_server_lacks_are_refused_before_connecting() {
-        // Nothing listens at this address: a refusal that names the option came before any
-        // connection was tried.
-        let url = "postgres://u:secret@127.0.0.1:1/db";
-        let buffered = StoreOptions { durability: Durability::Buffered, ..Default::default() };
-        let exclusive = StoreOptions { exclusive: true, ..Default::default() };
-        for (options, option) in [(buffered, "durability"), (exclusive, "exclusive")] {
-            let e = open(url, options).err().expect("refused");
-            assert!(matches!(e, Error::OptionUnsupported { option: o, .. } if o == option), "{e}");
-            assert!(e.to_string().contains("is not supported by PostgreSQL stores"), "{e}");
-        }
-    }
-
-    proptest::proptest! {
-        /// The URL is parsed once, here: a misspelt parameter is refused naming it (and not
-        /// the URL's secrets), before the client sees it.
-        #[test]
-        fn a_misspelt_parameter_is_refused_by_name(
-            known in proptest::sample::select(
-                ["schema", "pool_size", "statement_timeout", "max_attempts", "sslmode", "connect_timeout"].as_slice()
-            ),
-            at in 0usize..32,
-            extra in "[a-z_]",
-        ) {
-            let mut typo = known.to_string();
-            let at = at % (typo.len() + 1);
-            typo.insert_str(at, &extra);
-            proptest::prop_assume!(!SERVER_PARAMETERS.contains(&typo.as_str())
-                && !["schema", "pool_size", "statement_timeout", "max_attempts"].contains(&typo.as_str()));
-            let e = open(&format!("postgres://u:secret@127.0.0.1:1/db?{typo}=3"), StoreOptions::default())
-                .err()
-                .expect("refused");
-            proptest::prop_assert!(matches!(&e, Error::UnknownOption(name) if *name == typo), "{}", e);
-            let m = e.to_string();
-            proptest::prop_assert!(m.contains(&typo) && !m.contains("secret") && !m.contains("127.0.0.1"), "{}", m);
-        }
+        assert!(!cwd.join("postgres:").exists() && !cwd.join("mysql:").exists());
+        // A directory whose name merely holds `://` further in is still a directory, and so is a
+        // Windows drive spelt with two slashes.
+        let e = open("C://no/such/dir", StoreOptions { create: false, ..Default::default() }).err();
+        assert!(!matches!(e, Some(Error::InvalidArgument(_))), "{e:?}");
+        let inner = dir.path().join("a://b");
+        open(inner.to_str().unwrap(), StoreOptions::default()).expect("a directory").close().unwrap();
     }
 }

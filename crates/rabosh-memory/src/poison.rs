@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use crate::{Error, Result};
 
 #[derive(Debug, Default)]
-pub(crate) struct Poison(Mutex<Option<String>>);
+pub struct Poison(Mutex<Option<String>>);
 
 impl Poison {
     pub fn check(&self) -> Result<()> {
@@ -32,7 +32,7 @@ impl Poison {
 
 /// Held across a commit: a panic unwinding through it poisons, so no later call continues on
 /// state the panic may have left half-updated.
-pub(crate) struct PanicGuard<'a>(&'a Poison);
+pub struct PanicGuard<'a>(&'a Poison);
 
 impl Drop for PanicGuard<'_> {
     fn drop(&mut self) {

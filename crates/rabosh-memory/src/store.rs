@@ -48,18 +48,6 @@ impl Capabilities {
         own_workers: false,
     };
 
-    pub const POSTGRES: Capabilities = Capabilities {
-        backend: "PostgreSQL",
-        why: "the server owns storage, durability and who may connect",
-        buffered: false,
-        exclusive: false,
-        snapshots: false,
-        maintenance: false,
-        reads_in_process: false,
-        group_commit: false,
-        own_workers: true,
-    };
-
     fn refusal(&self, what: impl Into<String>) -> Unsupported {
         Unsupported { what: what.into(), backend: self.backend, why: self.why }
     }
@@ -75,10 +63,27 @@ impl Capabilities {
     }
 }
 
+/// An open store of a backend that lives in a crate of its own (what its
+/// [`UrlOpener`](crate::backend_kit::UrlOpener) opens): the seam plus the calls every store
+/// answers. Such a store has no snapshots, maintenance or group commit; its capabilities say
+/// what else it lacks.
+pub trait OpenStore: Backend {
+    /// Ends the store: later calls answer `Closed`, calls in flight finish. Idempotent.
+    fn close(&self) -> Result<()>;
+    /// Makes every commit so far durable (at once where each commit is durable when
+    /// acknowledged); `Closed` once closed.
+    fn sync(&self) -> Result<()>;
+    /// Whether the store is encrypted at rest; `Closed` once closed.
+    fn is_encrypted(&self) -> Result<bool>;
+    /// Rewraps the data key under `new`, as [`Store::rotate_key`] promises.
+    fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()>;
+    /// Counters kept in memory (no IO); the ones the backend does not keep are zero.
+    fn stats(&self) -> Stats;
+}
+
 enum Kind {
     Embedded(Arc<EmbeddedStore>),
-    #[cfg(feature = "postgres")]
-    Postgres(Arc<crate::postgres::PgHandle>),
+    Other(Arc<dyn OpenStore>),
 }
 
 /// One open store. Cheap to share behind an `Arc`; every handler over it uses [`Store::backend`].
@@ -93,13 +98,11 @@ impl Store {
         Store { kind: Kind::Embedded(store), capabilities: Capabilities::EMBEDDED, workers: None }
     }
 
-    #[cfg(feature = "postgres")]
-    pub(crate) fn postgres(handle: crate::postgres::PgHandle, threads: usize) -> Store {
-        Store {
-            kind: Kind::Postgres(Arc::new(handle)),
-            capabilities: Capabilities::POSTGRES,
-            workers: Some(Workers::new("rabosh-pg", threads)),
-        }
+    /// A store of a backend crate of its own. `workers`: the store's own threads, where every
+    /// call that reaches it runs (for a backend that waits on something outside the process,
+    /// with `own_workers` in its capabilities); None: calls run on the caller's threads.
+    pub fn other(store: Arc<dyn OpenStore>, capabilities: Capabilities, workers: Option<Arc<Workers>>) -> Store {
+        Store { kind: Kind::Other(store), capabilities, workers }
     }
 
     pub fn capabilities(&self) -> &Capabilities {
@@ -110,8 +113,7 @@ impl Store {
     pub fn backend(&self) -> Arc<dyn Backend> {
         match &self.kind {
             Kind::Embedded(s) => s.clone(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => s.clone(),
+            Kind::Other(s) => s.clone(),
         }
     }
 
@@ -120,8 +122,7 @@ impl Store {
     pub fn group_commit(&self) -> Option<&Arc<EmbeddedStore>> {
         match &self.kind {
             Kind::Embedded(s) => Some(s),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(_) => None,
+            Kind::Other(_) => None,
         }
     }
 
@@ -136,11 +137,7 @@ impl Store {
     pub fn close(&self) -> Result<()> {
         match &self.kind {
             Kind::Embedded(s) => s.close(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => {
-                s.close();
-                Ok(())
-            }
+            Kind::Other(s) => s.close(),
         }
     }
 
@@ -149,8 +146,7 @@ impl Store {
     pub fn sync(&self) -> Result<()> {
         match &self.kind {
             Kind::Embedded(s) => s.sync(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => s.check_open(),
+            Kind::Other(s) => s.sync(),
         }
     }
 
@@ -176,8 +172,7 @@ impl Store {
         match &self.kind {
             // Never waits for another process's commit lock: callers pin views on the JS thread.
             Kind::Embedded(s) => s.snapshot_without_waiting(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(_) => Err(Error::Unsupported(self.capabilities.refusal("snapshot"))),
+            Kind::Other(_) => Err(Error::Unsupported(self.capabilities.refusal("snapshot"))),
         }
     }
 
@@ -186,8 +181,8 @@ impl Store {
     pub fn release_retired(&self) -> Result<()> {
         match &self.kind {
             Kind::Embedded(s) => s.release_retired(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(_) => Ok(()),
+            // Other backends hold no files a snapshot pins.
+            Kind::Other(_) => Ok(()),
         }
     }
 
@@ -195,8 +190,7 @@ impl Store {
     pub fn is_encrypted(&self) -> Result<bool> {
         match &self.kind {
             Kind::Embedded(s) => s.is_encrypted(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => s.is_encrypted(),
+            Kind::Other(s) => s.is_encrypted(),
         }
     }
 
@@ -206,8 +200,7 @@ impl Store {
     pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
         match &self.kind {
             Kind::Embedded(s) => s.rotate_key(new),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => s.rotate_key(new),
+            Kind::Other(s) => s.rotate_key(new),
         }
     }
 
@@ -215,11 +208,7 @@ impl Store {
     pub fn stats(&self) -> Stats {
         match &self.kind {
             Kind::Embedded(s) => s.stats(),
-            #[cfg(feature = "postgres")]
-            Kind::Postgres(s) => {
-                let c = s.counters();
-                Stats { commits: c.commits, values_read: c.values_read, ..Stats::default() }
-            }
+            Kind::Other(s) => s.stats(),
         }
     }
 }

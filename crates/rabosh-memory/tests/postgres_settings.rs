@@ -8,8 +8,8 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use common::{Kind, fixture_on};
-use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Clock, Create, HistoryOptions, Memories, MemoryOptions, Operation, VersionQuery};
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 
 #[test]
 fn postgres_history_turned_on_elsewhere_records_the_next_create() {

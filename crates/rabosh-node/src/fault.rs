@@ -98,7 +98,7 @@ impl From<Error> for Fault {
                 codes::INVALID_OPTION
             }
             Error::Unsupported(_) => codes::UNSUPPORTED,
-            Error::Postgres(pg) => pg.code(),
+            Error::Backend(e) => e.code(),
         };
         let message = e.to_string();
         let holder = match e {

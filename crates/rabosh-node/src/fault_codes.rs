@@ -3,7 +3,7 @@
 //! to the facade's test (__test__/fault-codes.test.ts), which checks src/errors.ts against it.
 
 use napi_derive::napi;
-use rabosh_memory::postgres::PgErrorKind;
+use rabosh_memory_postgres::PgErrorKind;
 
 pub const IO: &str = "RABOSH_IO";
 pub const CORRUPTION: &str = "RABOSH_CORRUPTION";

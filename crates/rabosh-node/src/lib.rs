@@ -6,6 +6,7 @@
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
 mod answer_text;
+mod backends;
 mod bulk;
 mod completion;
 mod fault;

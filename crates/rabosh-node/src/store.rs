@@ -152,7 +152,7 @@ impl NativeStore {
                 lock_timeout: options.lock_timeout_ms.map(|ms| std::time::Duration::from_millis(ms.into())),
                 encryption,
             };
-            let store = Arc::new(rabosh_memory::open(&dir, options)?);
+            let store = Arc::new(rabosh_memory::open_with(&dir, options, crate::backends::URL_BACKENDS)?);
             let history = crate::history_options::settle(&*store.backend(), history)?;
             let writes = store.group_commit().map(WriteQueue::new);
             Ok(NativeStore { inner: store, writes, history })
@@ -182,7 +182,9 @@ impl NativeStore {
     )]
     pub fn reencrypt(dir: String, from: Option<Buffer>, to: Option<Buffer>) -> AsyncTask<Work<()>> {
         let (from, to) = (key_of("from", from.as_deref()), key_of("to", to.as_deref()));
-        work(move || Ok(rabosh_memory::reencrypt(&dir, from?.as_ref(), to?.as_ref())?))
+        work(move || {
+            Ok(rabosh_memory::reencrypt_with(&dir, from?.as_ref(), to?.as_ref(), crate::backends::URL_BACKENDS)?)
+        })
     }
 
     /// Release the lock and every file; idempotent.

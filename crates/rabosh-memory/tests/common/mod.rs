@@ -6,10 +6,10 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Barrier};
 
-use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{
     Backend, Clock, Durability, EmbeddedOptions, EmbeddedStore, InMemoryBackend, Memories, MemoryOptions,
 };
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 use tempfile::TempDir;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,8 +4,9 @@
 use std::sync::{Arc, Mutex};
 
 use super::{PgBackend, PgOptions};
-use crate::backend::{Backend, Committed, ReadView, TxBody};
-use crate::{Error, Result};
+use rabosh_memory::backend_kit::{
+    Backend, Committed, EncryptionKey, Error, OpenStore, ReadView, Result, Stats, TxBody,
+};
 
 /// Counters that outlive the connection pool.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -52,7 +53,7 @@ impl PgHandle {
     }
 
     /// See [`PgBackend::rotate_key`].
-    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+    pub fn rotate_key(&self, new: &EncryptionKey) -> Result<()> {
         self.backend()?.rotate_key(new)
     }
 
@@ -82,5 +83,30 @@ impl Backend for PgHandle {
     // VACUUM after a redaction, a prune or an expiry (the trait's default does nothing).
     fn reclaim(&self) -> Result<()> {
         self.backend()?.reclaim()
+    }
+}
+
+impl OpenStore for PgHandle {
+    fn close(&self) -> Result<()> {
+        PgHandle::close(self);
+        Ok(())
+    }
+
+    // Every commit is durable when acknowledged (the server's durability): only `Closed`.
+    fn sync(&self) -> Result<()> {
+        self.check_open()
+    }
+
+    fn is_encrypted(&self) -> Result<bool> {
+        PgHandle::is_encrypted(self)
+    }
+
+    fn rotate_key(&self, new: &EncryptionKey) -> Result<()> {
+        PgHandle::rotate_key(self, new)
+    }
+
+    fn stats(&self) -> Stats {
+        let c = self.counters();
+        Stats { commits: c.commits, values_read: c.values_read, ..Stats::default() }
     }
 }

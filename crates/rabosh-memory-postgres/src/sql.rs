@@ -5,7 +5,7 @@
 
 use postgres::types::Type;
 
-use crate::backend::SETTINGS_PREFIX;
+use rabosh_memory::backend_kit::SETTINGS_PREFIX;
 
 /// Rows per page of a prefix scan (keyset pagination: portable, and bounded client memory).
 pub const SCAN_PAGE: i64 = 512;

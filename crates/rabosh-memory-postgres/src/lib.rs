@@ -1,5 +1,7 @@
-//! The backend seam over PostgreSQL (and the Postgres-wire databases that accept the same SQL:
-//! CockroachDB, YugabyteDB).
+//! The PostgreSQL backend of rabosh-memory (and of the Postgres-wire databases that accept the
+//! same SQL: CockroachDB, YugabyteDB), built on `rabosh_memory::backend_kit` alone. A binding
+//! opens its URLs by passing [`PostgresOpener`] to `rabosh_memory::open_with` (`url.rs` holds the
+//! URL's parameters).
 //!
 //! Per schema, `kv (k BYTEA PRIMARY KEY, v BYTEA, m BYTEA)`: bytea compares as bytes, which is
 //! the trait's key order, and a prefix scan is a range on the primary key reading only `k` and
@@ -61,10 +63,12 @@ mod settings_cache;
 mod sql;
 mod summary;
 mod tls;
+mod url;
 mod view;
 
 pub use error::{PgError, PgErrorKind};
 pub use handle::{PgCounters, PgHandle};
+pub use url::{CAPABILITIES, PostgresOpener, is_url};
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -73,12 +77,12 @@ use std::time::Duration;
 
 use postgres::config::Host;
 
-use crate::Result;
-use crate::backend::{Backend, Committed, ReadView, SETTINGS_PREFIX, TxBody, WriteOp, WriteSet};
-use crate::listing_delta::size_changes;
-use crate::poison::Poison;
 use error::{Phase, Redactor};
 use pool::{Conn, Manager};
+use rabosh_memory::backend_kit::{
+    Backend, Committed, EncryptionKey, Error, Poison, ReadView, Result, SETTINGS_PREFIX, TxBody, WriteOp, WriteSet,
+    size_changes,
+};
 use retry::Backoff;
 use sql::{Q, Sql, WRITE_CHUNK_BYTES, WRITE_CHUNK_ROWS};
 use view::ConnView;
@@ -104,12 +108,12 @@ pub struct PgOptions {
     /// Most runs of one transaction body before answering Conflict.
     pub max_attempts: u32,
     /// Create the schema and its tables when the store is not there yet; false answers
-    /// [`crate::Error::NotAStore`] instead, having created nothing. An existing store of an older
-    /// version is migrated either way (it is a store; this build cannot read it unmigrated).
+    /// [`Error::NotAStore`] instead, having created nothing. An existing store of an older version
+    /// is migrated either way (it is a store; this build cannot read it unmigrated).
     pub create: bool,
     /// Seal every row's value and metadata client-side under a data key this host key wraps
     /// (`seal.rs`); None: a plain store.
-    pub encryption: Option<crate::EncryptionKey>,
+    pub encryption: Option<EncryptionKey>,
 }
 
 impl Default for PgOptions {
@@ -199,7 +203,7 @@ impl PgBackend {
     /// the pool.
     pub fn open(url: &str, options: PgOptions) -> Result<PgBackend> {
         if !sql::valid_schema(&options.schema) {
-            return Err(crate::Error::InvalidOption { option: "schema", value: options.schema.clone() });
+            return Err(Error::InvalidOption { option: "schema", value: options.schema.clone() });
         }
         if options.pool_size == 0 || options.max_attempts == 0 {
             let (option, value) = if options.pool_size == 0 {
@@ -207,7 +211,7 @@ impl PgBackend {
             } else {
                 ("max_attempts", options.max_attempts)
             };
-            return Err(crate::Error::InvalidOption { option, value: value.to_string() });
+            return Err(Error::InvalidOption { option, value: value.to_string() });
         }
         let request = tls::split_url(url)?;
         let mut config: tokio_postgres::Config = request
@@ -231,7 +235,7 @@ impl PgBackend {
         let last_error = Arc::new(Mutex::new(None));
         let client_timeout = options.client_timeout.unwrap_or(options.statement_timeout + Duration::from_secs(5));
         if client_timeout.is_zero() {
-            return Err(crate::Error::InvalidOption { option: "client_timeout", value: "0".into() });
+            return Err(Error::InvalidOption { option: "client_timeout", value: "0".into() });
         }
         let manager = Manager {
             tls: tls::connector(&request)?,
@@ -324,10 +328,10 @@ impl PgBackend {
     }
 
     /// Rewraps the data key under `new` (one row, one statement); `NotEncrypted` for a plain store.
-    pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
+    pub fn rotate_key(&self, new: &EncryptionKey) -> Result<()> {
         self.poison.check()?;
         let Some(sealer) = &self.shared.sealer else {
-            return Err(crate::Error::NotEncrypted(format!(
+            return Err(Error::NotEncrypted(format!(
                 "the PostgreSQL store in schema {} is not encrypted: it has no key to rotate",
                 self.shared.schema
             )));
@@ -510,8 +514,8 @@ impl PgBackend {
     }
 
     /// A plain handle's write refused because the schema was encrypted meanwhile.
-    fn key_required(&self) -> crate::Error {
-        crate::Error::KeyRequired(format!(
+    fn key_required(&self) -> Error {
+        Error::KeyRequired(format!(
             "the PostgreSQL store in schema {} was encrypted after this handle opened it without a key: \
              nothing was written; reopen it with the encryption option",
             self.shared.schema
@@ -698,7 +702,7 @@ impl PgBackend {
                 Ok(None) => continue,
                 Err(e) => e,
             };
-            if let crate::Error::Postgres(pe) = &e
+            if let Some(pe) = PgError::of(&e)
                 && pe.kind() == PgErrorKind::CommitOutcomeUnknown
             {
                 // As the trait asks of a commit whose outcome is unknown; reopening answers
@@ -712,8 +716,8 @@ impl PgBackend {
             drop(conn);
             // Not held through the backoff: the next rerun in line goes meanwhile.
             drop(held);
-            match &e {
-                crate::Error::Postgres(pe) if pe.is_retryable() && attempt < self.max_attempts => {
+            match PgError::of(&e) {
+                Some(pe) if pe.is_retryable() && attempt < self.max_attempts => {
                     self.conflicts.fetch_add(1, Ordering::Relaxed);
                     backoff.sleep()
                 }
@@ -721,7 +725,7 @@ impl PgBackend {
                 // transaction died with it, so running the body again on a new connection is
                 // the same as a serialization retry. Bounded: a server that keeps dropping
                 // connections is answered, not chased.
-                crate::Error::Postgres(pe)
+                Some(pe)
                     if pe.kind() == PgErrorKind::ConnectionLost
                         && lost < LOST_RETRIES
                         && attempt < self.max_attempts =>

@@ -7,8 +7,8 @@ mod postgres_util;
 use std::sync::Arc;
 
 use postgres_util::{Schema, url};
-use rabosh_memory::postgres::PgBackend;
 use rabosh_memory::{Create, Error, Memories, MemoryOptions, Result, View};
+use rabosh_memory_postgres::PgBackend;
 
 fn handler(b: &Arc<PgBackend>, listing_index: bool) -> Memories {
     Memories::new(b.clone(), MemoryOptions { listing_index, ..MemoryOptions::default() }).unwrap()

@@ -8,8 +8,8 @@ mod postgres_util;
 use std::sync::Arc;
 
 use postgres_util::{Schema, counted, url};
-use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Create, Memories, MemoryOptions, Usage, View};
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 
 fn handler(b: &Arc<PgBackend>, listing_index: bool) -> Memories {
     Memories::new(b.clone(), MemoryOptions { listing_index, ..MemoryOptions::default() }).unwrap()

@@ -25,12 +25,8 @@ use postgres::types::ToSql;
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
 use super::sql::{Q, Sql, WRITE_CHUNK_ROWS};
-use crate::backend::DirSummary;
-use crate::keys::{hidden, parse, segments, subtree_prefix};
-use crate::listing::summarise;
-use crate::listing_delta::SizeChange;
-use crate::tree::Dir;
-use crate::{ROOT, Result, Usage};
+use rabosh_memory::backend_kit::keys::{hidden, parse, segments, subtree_prefix};
+use rabosh_memory::backend_kit::{DirRow, ROOT, Result, SizeChange, Usage};
 
 /// What a commit's size changes (`listing_delta.rs`, from what its commands read in this
 /// transaction) do to the summary rows: no old size is read back.
@@ -178,57 +174,6 @@ impl Deltas {
     pub fn into_rows(self) -> Vec<(RowKey, Delta)> {
         self.0.into_iter().filter(|(_, d)| !d.is_zero()).collect()
     }
-}
-
-/// One row of a directory as the listing reads it: `r`, `f`, `n`, `b`, `vn`, `vb`.
-pub struct DirRow {
-    pub r: String,
-    pub f: bool,
-    pub n: u64,
-    pub b: u64,
-    pub vn: u64,
-    pub vb: u64,
-}
-
-/// The directory two levels deep, from its rows, as the scan would have built it.
-pub fn summary(rows: &[DirRow]) -> DirSummary {
-    let mut root = Dir::default();
-    for row in rows {
-        let mut segs = row.r.splitn(2, '/');
-        let c = segs.next().unwrap_or_default();
-        let Some(g) = segs.next() else {
-            // A memory directly in the directory.
-            root.set_memory(c, row.b);
-            root.count_below(row.b, !hidden(c));
-            continue;
-        };
-        if row.f {
-            root.count_below(row.b, !hidden(c) && !hidden(g));
-            let child = root.dir_mut(c);
-            child.count_below(row.b, !hidden(g));
-            child.set_memory(g, row.b);
-            continue;
-        }
-        root.all_count += row.n;
-        root.all_bytes += row.b;
-        if !hidden(g) && !hidden(c) {
-            root.vis_count += row.vn;
-            root.vis_bytes += row.vb;
-        }
-        let child = root.dir_mut(c);
-        child.all_count += row.n;
-        child.all_bytes += row.b;
-        if !hidden(g) {
-            child.vis_count += row.vn;
-            child.vis_bytes += row.vb;
-        }
-        let grandchild = child.dir_mut(g);
-        grandchild.all_count += row.n;
-        grandchild.all_bytes += row.b;
-        grandchild.vis_count += row.vn;
-        grandchild.vis_bytes += row.vb;
-    }
-    summarise(Some(&root), &mut 0)
 }
 
 /// Every memory of a scope, hidden ones included: the root directory's rows.

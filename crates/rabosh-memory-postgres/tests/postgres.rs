@@ -7,8 +7,8 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, Barrier};
 
 use postgres_util::{Schema, url};
-use rabosh_memory::postgres::{PgBackend, PgErrorKind, PgOptions};
 use rabosh_memory::{Backend, Error, ReadView, WriteSet};
+use rabosh_memory_postgres::{PgBackend, PgError, PgErrorKind, PgOptions};
 
 fn put(b: &PgBackend, key: &[u8], value: &[u8], meta: &[u8]) {
     b.transact(&mut |_, w| {
@@ -33,9 +33,9 @@ fn keys(rows: &[(Vec<u8>, Vec<u8>)]) -> Vec<Vec<u8>> {
 }
 
 fn pg_kind(e: &Error) -> PgErrorKind {
-    match e {
-        Error::Postgres(p) => p.kind(),
-        other => panic!("not a PostgreSQL error: {other}"),
+    match PgError::of(e) {
+        Some(p) => p.kind(),
+        None => panic!("not a PostgreSQL error: {e}"),
     }
 }
 

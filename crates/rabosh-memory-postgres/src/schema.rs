@@ -15,8 +15,7 @@ use super::pool::Conn;
 use super::retry::Backoff;
 use super::sql::{self, Sql};
 use super::summary::{self, Deltas};
-use crate::Error;
-use crate::meta::MemMeta;
+use rabosh_memory::backend_kit::{Error, Result, memory_size};
 
 /// The version this build writes and reads.
 pub const CURRENT: i32 = 3;
@@ -40,14 +39,14 @@ const MIGRATIONS: [(&str, Option<Fill>); CURRENT as usize] = [
     ("CREATE INDEX kv_settings ON {s}.kv (k) WHERE {settings}", None),
 ];
 
-type Fill = fn(&mut Conn, &str, &Redactor) -> crate::Result<()>;
+type Fill = fn(&mut Conn, &str, &Redactor) -> Result<()>;
 
 /// Rows per page when reading the existing memories for the summary.
 const FILL_PAGE: i64 = 4096;
 
 /// Builds the summary table from every memory key already in `kv`, inside the migration's
 /// transaction (no commit can land in between: writers of this version wait for the schema).
-fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<()> {
+fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<()> {
     let page = format!("SELECT k, m FROM \"{schema}\".kv WHERE k >= $1 AND k < 'm;'::BYTEA ORDER BY k LIMIT $2");
     let mut deltas = Deltas::default();
     let mut from = b"m:".to_vec();
@@ -58,7 +57,7 @@ fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> cra
         for row in &rows {
             let key: &[u8] = columns::get(row, 0, "kv", &|| format!("a key after {}", columns::key_name(&from)))?;
             let meta: &[u8] = columns::get(row, 1, "kv", &|| columns::key_name(key))?;
-            deltas.memory(key, MemMeta::decode(key, meta)?.size, 1);
+            deltas.memory(key, memory_size(key, meta)?, 1);
             last = key;
         }
         if rows.len() as i64 != FILL_PAGE {
@@ -70,7 +69,7 @@ fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> cra
     summary::apply(conn, &Sql::new(schema, false), redactor, deltas)
 }
 
-fn version(row: &postgres::Row) -> crate::Result<i32> {
+fn version(row: &postgres::Row) -> Result<i32> {
     columns::get(row, 0, "rabosh_schema", &|| "id 1".to_string())
 }
 
@@ -79,7 +78,7 @@ fn raced(e: &PgError) -> bool {
     e.is_retryable() || matches!(e.sqlstate(), Some("23505") | Some("42P06") | Some("42P07") | Some("42710"))
 }
 
-pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) -> crate::Result<()> {
+pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) -> Result<()> {
     let s = format!("\"{schema}\"");
     // Fast path: an up-to-date schema needs no DDL (and no CREATE privilege).
     let probe = conn.client.query_opt(&format!("SELECT version FROM {s}.rabosh_schema WHERE id = 1"), &[]);
@@ -104,7 +103,7 @@ pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) 
             Ok(()) => return columns::check(conn, schema, redactor),
             Err(e) => {
                 let _ = conn.client.batch_execute("ROLLBACK");
-                if !matches!(&e, Error::Postgres(pe) if raced(pe)) || conn.broken {
+                if !PgError::of(&e).is_some_and(raced) || conn.broken {
                     return Err(e);
                 }
                 backoff.sleep();
@@ -114,7 +113,7 @@ pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) 
     Err(PgError::new(PgErrorKind::Conflict, "the schema migration kept conflicting with another opener").into())
 }
 
-fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> crate::Result<()> {
+fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<()> {
     let s = &format!("\"{schema}\"");
     let exec = |conn: &mut Conn, sql: &str| {
         conn.client.batch_execute(sql).map_err(|e| conn.fail(&e, Phase::Statement, redactor))

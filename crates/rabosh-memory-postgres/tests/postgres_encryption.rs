@@ -8,8 +8,8 @@ mod postgres_util;
 use std::sync::Arc;
 
 use postgres_util::{Schema, url};
-use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Create, EncryptionKey, Error, Memories, MemoryOptions, View};
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 
 const KEY: [u8; 32] = [0x31; 32];
 const OTHER: [u8; 32] = [0x32; 32];

@@ -16,10 +16,10 @@ use super::pool::Conn;
 use super::seal::Column;
 use super::settings_cache::Assumed;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
-use super::summary::{self, DirRow};
-use crate::backend::{DirSummary, ReadView, SETTINGS_PREFIX, Visit};
-use crate::keys::subtree_prefix;
-use crate::{ROOT, Result, Usage};
+use super::summary;
+use rabosh_memory::backend_kit::keys::subtree_prefix;
+use rabosh_memory::backend_kit::{DirRow, DirSummary, ReadView, SETTINGS_PREFIX, Visit, summary_of_rows};
+use rabosh_memory::backend_kit::{ROOT, Result, Usage};
 
 /// Begins a new snapshot on a new connection.
 pub type Reopen<C> = Box<dyn Fn() -> std::result::Result<C, PgError> + Send + Sync>;
@@ -210,7 +210,7 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
 
     /// From the summary table: the directory's depth-1 and depth-2 rows, never what is below.
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
-        Ok(summary::summary(&self.dir_rows(scope, dir)?))
+        Ok(summary_of_rows(&self.dir_rows(scope, dir)?))
     }
 
     fn usage(&self, scope: &str) -> Result<Usage> {

@@ -8,6 +8,7 @@ use std::fmt;
 use std::io;
 
 use postgres::error::SqlState;
+use rabosh_memory::backend_kit::{BackendError, Error};
 
 /// What went wrong, as a caller can act on it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -142,9 +143,22 @@ impl fmt::Display for PgError {
 
 impl StdError for PgError {}
 
-impl From<PgError> for crate::Error {
+impl BackendError for PgError {
+    fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+}
+
+impl From<PgError> for Error {
     fn from(e: PgError) -> Self {
-        if e.tampered { crate::Error::Corruption(e.message) } else { crate::Error::Postgres(e) }
+        if e.tampered { Error::Corruption(e.message) } else { Error::Backend(Box::new(e)) }
+    }
+}
+
+impl PgError {
+    /// The PostgreSQL fault `e` carries, when it is one.
+    pub fn of(e: &Error) -> Option<&PgError> {
+        e.backend_error::<PgError>()
     }
 }
 

@@ -1,12 +1,18 @@
-//! `rabosh_memory::open`: the target decides the backend, the store says what it can do, and
-//! every call or option it lacks is refused in one wording, before anything is opened. The
-//! PostgreSQL half runs against the real server of with-postgres.mjs (RABOSH_PG_URL).
+//! `rabosh_memory::open_with` as the binding calls it (with `PostgresOpener`): the target decides
+//! the backend, the store says what it can do, and every call or option it lacks is refused in
+//! one wording, before anything is opened. The PostgreSQL half runs against the real server of
+//! with-postgres.mjs (RABOSH_PG_URL).
 
 mod postgres_util;
 
 use std::sync::Arc;
 
-use rabosh_memory::{Capabilities, Durability, Error, Memories, MemoryOptions, StoreOptions, Workers, open};
+use rabosh_memory::{Capabilities, Durability, Error, Memories, MemoryOptions, Store, StoreOptions, Workers};
+use rabosh_memory_postgres::{CAPABILITIES, PostgresOpener};
+
+fn open(target: &str, options: StoreOptions) -> rabosh_memory::Result<Store> {
+    rabosh_memory::open_with(target, options, &[&PostgresOpener])
+}
 
 fn url_with_schema(schema: &str, extra: &str) -> String {
     let base = postgres_util::url();
@@ -55,7 +61,7 @@ fn create_false_on_an_empty_directory_is_not_a_store() {
 fn a_url_opens_postgres_on_workers_of_its_own_and_refuses_the_engines_calls() {
     let schema = postgres_util::Schema::new("open");
     let store = open(&url_with_schema(&schema.name, "&pool_size=3"), StoreOptions::default()).expect("open a URL");
-    assert_eq!(*store.capabilities(), Capabilities::POSTGRES);
+    assert_eq!(*store.capabilities(), CAPABILITIES);
     assert!(store.group_commit().is_none());
     let workers: &Arc<Workers> = store.workers().expect("PostgreSQL calls run on the store's own threads");
     let m = Arc::new(Memories::new(store.backend(), MemoryOptions::default()).unwrap());

@@ -1,5 +1,5 @@
-//! The rows under [`crate::backend::SETTINGS_PREFIX`] a handle has read, to answer a transaction
-//! body's reads of them without a round trip (issue 24: a create reads the store's history
+//! The rows under [`SETTINGS_PREFIX`](rabosh_memory::backend_kit::SETTINGS_PREFIX) a handle has
+//! read, to answer a transaction body's reads of them without a round trip (issue 24: a create reads the store's history
 //! setting, and that read was a round trip of its own).
 //!
 //! A cached row is a guess, never an answer on its own: each one a body is answered from is

@@ -8,7 +8,7 @@ use std::net::TcpStream;
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use rabosh_memory::postgres::{PgBackend, PgOptions};
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 
 /// The server the tests use. Absent, the tests fail: they are part of the suite, not optional.
 pub fn url() -> String {

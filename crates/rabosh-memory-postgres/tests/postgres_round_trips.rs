@@ -14,8 +14,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use postgres_util::{Schema, counted, url};
-use rabosh_memory::postgres::{PgBackend, PgOptions};
 use rabosh_memory::{Create, Memories, MemoryOptions, View};
+use rabosh_memory_postgres::{PgBackend, PgOptions};
 
 /// Round trips `b` made while `f` ran.
 fn trips<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {

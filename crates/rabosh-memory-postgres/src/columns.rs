@@ -9,7 +9,7 @@ use postgres::types::{FromSql, WasNull};
 
 use super::error::{Phase, Redactor};
 use super::pool::Conn;
-use crate::{Error, Result};
+use rabosh_memory::backend_kit::{Error, Result};
 
 /// Column `i` of `row` (from `table`) as `T`; `row_name` says which row, for the error.
 pub fn get<'a, T: FromSql<'a>>(row: &'a Row, i: usize, table: &str, row_name: &dyn Fn() -> String) -> Result<T> {

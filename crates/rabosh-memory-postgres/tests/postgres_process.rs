@@ -12,8 +12,8 @@ use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use postgres_util::{Schema, server_command, url};
-use rabosh_memory::postgres::{PgBackend, PgErrorKind, PgOptions};
 use rabosh_memory::{Backend, Error};
+use rabosh_memory_postgres::{PgBackend, PgError, PgErrorKind, PgOptions};
 
 const SUBTREE: usize = 1_000;
 
@@ -216,8 +216,8 @@ fn server_restart_reruns_in_flight_then_reconnects() {
     // The unread view begins again on a new connection; the answered one cannot (its snapshot
     // was seen) and says so.
     assert_eq!(unread.get(b"acked").unwrap(), Some(b"before".to_vec()));
-    match answered.get(b"acked") {
-        Err(Error::Postgres(e)) => {
+    match answered.get(b"acked").as_ref().map_err(PgError::of) {
+        Err(Some(e)) => {
             assert_eq!(e.kind(), PgErrorKind::ConnectionLost, "{e}");
             assert!(!e.to_string().contains("127.0.0.1"), "{e}");
         }
@@ -319,7 +319,9 @@ impl Drop for Stopped {
 fn expect_timeout<T>(what: &str, started: Instant, r: Result<T, Error>) {
     let waited = started.elapsed();
     match r {
-        Err(Error::Postgres(e)) => assert_eq!(e.kind(), PgErrorKind::Timeout, "{what}: {e}"),
+        Err(e) if PgError::of(&e).is_some() => {
+            assert_eq!(PgError::of(&e).unwrap().kind(), PgErrorKind::Timeout, "{what}: {e}")
+        }
         Err(e) => panic!("{what}: {e}"),
         Ok(_) => panic!("{what}: succeeded against a stopped server"),
     }

@@ -16,13 +16,13 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
-use rabosh::crypt::{Crypt, OVERHEAD, random};
+use rabosh_memory::backend_kit::crypt::{Crypt, OVERHEAD, random};
 use zeroize::Zeroizing;
 
-use super::error::{Phase, Redactor};
+use super::error::{PgError, Phase, Redactor};
 use super::pool::Conn;
 use super::retry::Backoff;
-use crate::{EncryptionKey, Error, KEY_BYTES, Result};
+use rabosh_memory::backend_kit::{EncryptionKey, Error, KEY_BYTES, Result};
 
 const FORMAT: u8 = 1;
 /// Associated data of the wrapped data key: a host key opens this row and nothing else.
@@ -156,8 +156,9 @@ pub fn settle(
                     Err(e) => {
                         let _ = conn.client.batch_execute("ROLLBACK");
                         // Two first opens racing on CREATE TABLE: the loser reruns and finds the row.
-                        let raced = matches!(&e, Error::Postgres(pe)
-                            if pe.is_retryable() || matches!(pe.sqlstate(), Some("23505") | Some("42P07")));
+                        let raced = PgError::of(&e).is_some_and(|pe| {
+                            pe.is_retryable() || matches!(pe.sqlstate(), Some("23505") | Some("42P07"))
+                        });
                         if !raced || conn.broken {
                             return Err(e);
                         }
@@ -255,8 +256,9 @@ mod tests {
     #[test]
     fn every_seal_draws_a_new_nonce() {
         let s = sealer();
-        let nonces: std::collections::HashSet<Vec<u8>> =
-            (0..1000).map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + rabosh::crypt::NONCE].to_vec()).collect();
+        let nonces: std::collections::HashSet<Vec<u8>> = (0..1000)
+            .map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + rabosh_memory::backend_kit::crypt::NONCE].to_vec())
+            .collect();
         assert_eq!(nonces.len(), 1000);
     }
 
