@@ -3,7 +3,8 @@
 //! string, where `napi_create_string_utf8` first decodes them (callgrind, one 4 KiB file view:
 //! docs/investigations/view-instructions.md). Other text crosses as UTF-8, as a `String` does.
 //!
-//! `to_napi_value` is an unsafe trait method; its body uses only napi-rs's safe calls.
+//! `to_napi_value` is an unsafe trait method (its caller vouches for `env`); its body hands that
+//! same `env` on to napi-rs's own conversions.
 #![allow(unsafe_code)]
 
 use napi::bindgen_prelude::{ToNapiValue, TypeName};
@@ -57,10 +58,11 @@ impl ToNapiValue for Text {
             Text::Ascii(bytes) => {
                 let env_ref = Env::from_raw(env);
                 let s = env_ref.create_string_latin1(&bytes)?;
-                // SAFETY: the string was just made in `env`, the environment it is returned to.
+                // SAFETY: `env` is live and this is its JS thread (this method's contract, kept by
+                // its caller); the string was just made in `env`, the environment it returns to.
                 unsafe { ToNapiValue::to_napi_value(env, s) }
             }
-            // SAFETY: as napi-rs converts any String field, in the environment it was called in.
+            // SAFETY: the same `env` under the same contract, as napi-rs converts any String.
             Text::Utf8(s) => unsafe { String::to_napi_value(env, s) },
         }
     }

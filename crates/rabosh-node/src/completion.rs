@@ -46,16 +46,34 @@ pub struct Channel {
     idle: Condvar,
 }
 
-// The threadsafe function is made to be called from any thread; the deferreds are only touched
-// on the JS thread that made them (in `drain`).
+// SAFETY: `state` and `idle` are a Mutex and a Condvar. Of the raw handles, other threads use
+// only `tsfn`, and only in `napi_call_threadsafe_function`, which Node-API lets any thread call
+// while the function lives: `deliver` makes that call with its outcomes still counted in
+// `running`, and the environment's teardown (which frees the function) waits in the cleanup
+// hook until `running` is 0. Its ref/unref calls, and every deferred queued in `state.ready`,
+// are used on the JS thread only (`promise`, `channel`, `settle_ready`).
 unsafe impl Send for Channel {}
+// SAFETY: as for Send: shared references reach the state through its Mutex, and `tsfn` only in
+// the any-thread call above; nothing else in `Channel` is used through `&Channel`.
 unsafe impl Sync for Channel {}
+// SAFETY: `outcome` is Send; `deferred` is an opaque handle that is only carried, never used,
+// off the JS thread: `settle_ready` resolves it on the thread of the environment that made it.
 unsafe impl Send for Ready {}
 
 impl Channel {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding it; a poisoned lock still holds a consistent queue.
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `posted` outcomes are delivered: no longer running.
+    fn count_down(&self, s: &mut State, posted: usize) {
+        s.running -= posted;
+        // std's Condvar makes a futex call on every notify, waiter or not: one syscall per
+        // batch saved when no environment is tearing down.
+        if s.running == 0 && s.awaiting_idle > 0 {
+            self.idle.notify_all();
+        }
     }
 }
 
@@ -67,6 +85,8 @@ pub struct Pending {
     settled: bool,
 }
 
+// SAFETY: `channel` is an Arc of a Send + Sync Channel; `deferred` is only copied into a
+// `Ready` (Send, above) and resolved on the JS thread by `settle_ready`.
 unsafe impl Send for Pending {}
 
 impl Pending {
@@ -74,6 +94,8 @@ impl Pending {
     pub fn settle<T: ToNapiValue + Send + 'static>(mut self, result: FaultResult<T>) {
         self.settled = true;
         self.post(Box::new(move |env| match result {
+            // SAFETY: an `Outcome` is called only by `settle_ready`, on the JS thread, with the
+            // live environment of the drain it runs in, which made this promise.
             Ok(value) => unsafe { T::to_napi_value(env, value) },
             Err(fault) => Err(fault.into_napi(&Env::from_raw(env))),
         }));
@@ -126,26 +148,38 @@ pub fn together(f: impl FnOnce()) {
 }
 
 fn deliver(channel: &Channel, ready: Vec<Ready>) {
+    deliver_with(channel, ready, |tsfn| {
+        // SAFETY: Node-API lets any thread call a threadsafe function until it is freed, and
+        // it is freed only by the environment's teardown, after the cleanup hook registered in
+        // `channel` saw `running` reach 0: `deliver_with` counts these outcomes as running until
+        // this call has returned. The data pointer is null (`drain` ignores it); the queue is
+        // unbounded, so a nonblocking call never waits.
+        unsafe {
+            sys::napi_call_threadsafe_function(tsfn, ptr::null_mut(), sys::ThreadsafeFunctionCallMode::nonblocking)
+        };
+    });
+}
+
+/// Queues `ready` and, unless a drain is already scheduled, wakes the JS thread with `wake`
+/// (the threadsafe function's call; a stand-in in tests). The outcomes stay counted in
+/// `running` until that call has returned: a teardown waiting for `running == 0` then frees the
+/// threadsafe function, so counting them down first would let it be freed under the call.
+fn deliver_with(channel: &Channel, ready: Vec<Ready>, wake: impl FnOnce(sys::napi_threadsafe_function)) {
+    let posted = ready.len();
     let call = {
         let mut s = channel.lock();
-        s.running -= ready.len();
         s.ready.extend(ready);
-        // std's Condvar makes a futex call on every notify, waiter or not: one syscall per
-        // batch saved when no environment is tearing down.
-        if s.running == 0 && s.awaiting_idle > 0 {
-            channel.idle.notify_all();
+        let call = !std::mem::replace(&mut s.scheduled, true);
+        if !call {
+            channel.count_down(&mut s, posted);
         }
-        !std::mem::replace(&mut s.scheduled, true)
+        call
     };
     if call {
-        // Refused only while the environment tears down; its teardown drops what is queued.
-        unsafe {
-            sys::napi_call_threadsafe_function(
-                channel.tsfn,
-                ptr::null_mut(),
-                sys::ThreadsafeFunctionCallMode::nonblocking,
-            )
-        };
+        // Refused (napi_closing) only while the environment tears down; its teardown drops
+        // what is queued.
+        wake(channel.tsfn);
+        channel.count_down(&mut channel.lock(), posted);
     }
 }
 
@@ -168,6 +202,8 @@ pub fn promise(env: &Env) -> napi::Result<(Pending, sys::napi_value)> {
     let channel = channel(env)?;
     let mut deferred = ptr::null_mut();
     let mut promise = ptr::null_mut();
+    // SAFETY: an `Env` is not Send, so this runs on its JS thread, in a call from JS where the
+    // environment is live; both out pointers are locals.
     napi::check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
     let first = {
         let mut s = channel.lock();
@@ -176,6 +212,8 @@ pub fn promise(env: &Env) -> napi::Result<(Pending, sys::napi_value)> {
         s.unsettled == 1
     };
     if first {
+        // SAFETY: on `env`'s JS thread (as above); `channel.tsfn` is this environment's
+        // threadsafe function, freed only at its teardown.
         napi::check_status!(unsafe { sys::napi_ref_threadsafe_function(env.raw(), channel.tsfn) })?;
     }
     Ok((Pending { channel, deferred, settled: false }, promise))
@@ -192,6 +230,8 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     }
     let mut name = ptr::null_mut();
     let label = "rabosh-completions";
+    // SAFETY: on `env`'s JS thread (an `Env` is not Send); `label` is valid UTF-8 of the length
+    // given (which fits an isize); `name` is a local out pointer.
     napi::check_status!(unsafe {
         sys::napi_create_string_utf8(env.raw(), label.as_ptr().cast(), label.len() as isize, &mut name)
     })?;
@@ -199,6 +239,11 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     let slot: Arc<Slot> = Arc::new(Mutex::new(None));
     let context = Arc::into_raw(slot.clone()) as *mut c_void;
     let mut tsfn = ptr::null_mut();
+    // SAFETY: on `env`'s JS thread. No JS function (allowed with a `call_js_cb`) nor async
+    // resource; `name` was just made in `env`; an unbounded queue, one thread reference (never
+    // released: the function lives as long as the environment). `context` is the leaked Arc:
+    // Node hands it to `drain` and `next_turn` until teardown, then to `finalize`, which
+    // reclaims it once; `tsfn` is a local out pointer.
     let made = napi::check_status!(unsafe {
         sys::napi_create_threadsafe_function(
             env.raw(),
@@ -215,12 +260,15 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
         )
     });
     if let Err(e) = made {
+        // SAFETY: `context` came from `Arc::into_raw` above; a failed creation made no function
+        // (so no `finalize` will run), and this takes back the one reference it was given.
         drop(unsafe { Arc::from_raw(context as *const Slot) });
         return Err(e);
     }
     let channel = Arc::new(Channel { tsfn, state: Mutex::default(), idle: Condvar::new() });
     *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(channel.clone());
     // Idle until a promise is made: an unused channel must not keep the process alive.
+    // SAFETY: on `env`'s JS thread; `tsfn` was just made in `env` and lives until its teardown.
     unsafe { sys::napi_unref_threadsafe_function(env.raw(), tsfn) };
     // Registered after the threadsafe function, so it runs before Node tears that down (cleanup
     // hooks run in reverse order): a terminated worker's environment waits here for its commands
@@ -246,20 +294,38 @@ const PER_TURN: usize = 8;
 type Slot = Mutex<Option<Arc<Channel>>>;
 
 /// The threadsafe function's callback, on the JS thread: settles what is ready.
+///
+/// # Safety
+///
+/// Called by Node only, as the `call_js_cb` of the threadsafe function made in `channel`, with
+/// the `context` given there: either with a live `env` on its JS thread, or with a null `env`
+/// after `finalize` (then `context` is freed).
 unsafe extern "C" fn drain(env: sys::napi_env, _js: sys::napi_value, context: *mut c_void, _data: *mut c_void) {
     // A null `env`: the environment is going away and Node empties the queue AFTER `finalize`
     // freed the context, so it must not be touched; what is ready goes with the channel.
     if !env.is_null() {
+        // SAFETY: a non-null `env` is a live environment on its JS thread, inside a callback
+        // Node opened a handle scope for; `context` is the Slot that `finalize` has not freed.
         unsafe { settle_ready(env, context) };
     }
 }
 
 /// `setImmediate`'s callback: the next turn's share of what is ready.
+///
+/// # Safety
+///
+/// Called by Node only, as the JS function made in `set_immediate`: on the JS thread of the
+/// live `env`, with `info` for this call, whose data is the Slot that `finalize` frees.
 unsafe extern "C" fn next_turn(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
     let mut context = ptr::null_mut();
+    // SAFETY: `env` and `info` are this call's (the fn's contract); the nulls ask for no
+    // arguments nor `this`, and `context` is a local out pointer.
     let got =
         unsafe { sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &mut context) };
     if got == sys::Status::napi_ok {
+        // SAFETY: on the JS thread of the live `env`; `context` is the function's data, the Slot
+        // given to `set_immediate`. It is not freed yet: `finalize` runs only at the teardown,
+        // and a tearing-down environment runs no JS, so no immediate, after it begins.
         unsafe { settle_ready(env, context) };
     }
     ptr::null_mut()
@@ -267,9 +333,16 @@ unsafe extern "C" fn next_turn(env: sys::napi_env, info: sys::napi_callback_info
 
 /// Settles up to [`PER_TURN`] ready promises in order; leaves the rest to the next turn of the
 /// loop, or settles them now if that turn cannot be scheduled.
+///
+/// # Safety
+///
+/// On the JS thread of `env`, a live environment inside a callback from Node (a handle scope
+/// open); `context` is the Slot given to the threadsafe function of `env`'s channel, which
+/// `finalize` has not freed yet.
 unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
-    // Valid until `finalize`, which runs only at the environment's teardown, after which
-    // neither the threadsafe function nor an immediate calls back.
+    // SAFETY: the fn's contract: `context` points to a live Slot (its Arc reference is held by
+    // the threadsafe function until `finalize`, which runs only at the environment's teardown,
+    // after which neither the threadsafe function nor an immediate calls back).
     let slot = unsafe { &*(context as *const Slot) };
     let Some(channel) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
     let mut limit = PER_TURN;
@@ -287,12 +360,19 @@ unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
         for r in ready {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (r.outcome)(env)))
                 .unwrap_or_else(|p| Err(Fault::panic(p).into_napi(&Env::from_raw(env))));
-            unsafe {
-                match outcome {
-                    Ok(value) => sys::napi_resolve_deferred(env, r.deferred, value),
-                    Err(e) => sys::napi_reject_deferred(env, r.deferred, JsError::from(e).into_value(env)),
-                };
-            }
+            // Each deferred is settled here once: a `Pending` posts one `Ready` (settling marks
+            // it so its drop does not post another), and draining takes it off the queue.
+            match outcome {
+                // SAFETY: on `env`'s JS thread; `r.deferred` was made in `env` by `promise` and
+                // not settled yet (above); `value` was just made in `env`.
+                Ok(value) => unsafe { sys::napi_resolve_deferred(env, r.deferred, value) },
+                Err(e) => {
+                    // SAFETY: `env` is live and this is its JS thread.
+                    let error = unsafe { JsError::from(e).into_value(env) };
+                    // SAFETY: as for resolving; `error` was just made in `env`.
+                    unsafe { sys::napi_reject_deferred(env, r.deferred, error) }
+                }
+            };
         }
         let idle = {
             let mut s = channel.lock();
@@ -300,8 +380,11 @@ unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
             s.unsettled == 0
         };
         if idle {
+            // SAFETY: on `env`'s JS thread; its channel's threadsafe function lives until the
+            // environment's teardown, which has not begun while Node calls back into it.
             unsafe { sys::napi_unref_threadsafe_function(env, channel.tsfn) };
         }
+        // SAFETY: this fn's own contract, which `set_immediate` shares.
         if !more || unsafe { set_immediate(env, context) } {
             return;
         }
@@ -310,25 +393,76 @@ unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
 }
 
 /// `setImmediate(next_turn)`; false when it could not be called.
+///
+/// # Safety
+///
+/// As [`settle_ready`]: on the JS thread of the live `env`, in a callback; `context` is the Slot
+/// of `env`'s channel, not yet freed by `finalize` (`next_turn` gets it back as its data).
 unsafe fn set_immediate(env: sys::napi_env, context: *mut c_void) -> bool {
+    const OK: sys::napi_status = sys::Status::napi_ok;
     let name = "setImmediate";
-    let (mut global, mut set, mut f, mut ignored) =
-        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
-    unsafe {
-        sys::napi_get_global(env, &mut global) == sys::Status::napi_ok
-            && sys::napi_get_named_property(env, global, c"setImmediate".as_ptr(), &mut set) == sys::Status::napi_ok
-            && sys::napi_create_function(
-                env,
-                name.as_ptr().cast(),
-                name.len() as isize,
-                Some(next_turn),
-                context,
-                &mut f,
-            ) == sys::Status::napi_ok
-            && sys::napi_call_function(env, global, set, 1, &f, &mut ignored) == sys::Status::napi_ok
+    // Each call below runs on `env`'s JS thread in a callback (this fn's contract), with local
+    // out pointers, and takes only napi_values made in `env` by the calls before it.
+    let mut global = ptr::null_mut();
+    // SAFETY: see above.
+    if unsafe { sys::napi_get_global(env, &mut global) } != OK {
+        return false;
     }
+    let mut set = ptr::null_mut();
+    // SAFETY: see above; the property name is a NUL-terminated C string literal.
+    if unsafe { sys::napi_get_named_property(env, global, c"setImmediate".as_ptr(), &mut set) } != OK {
+        return false;
+    }
+    let mut f = ptr::null_mut();
+    // SAFETY: see above; `name` is UTF-8 of the length given; `context` stays valid for as long
+    // as the function can be called (see `next_turn`).
+    let made = unsafe {
+        sys::napi_create_function(env, name.as_ptr().cast(), name.len() as isize, Some(next_turn), context, &mut f)
+    };
+    if made != OK {
+        return false;
+    }
+    let mut ignored = ptr::null_mut();
+    // SAFETY: see above; `argv` points to the one argument counted.
+    unsafe { sys::napi_call_function(env, global, set, 1, &f, &mut ignored) == OK }
 }
 
+/// The threadsafe function's finalizer: gives back its reference to the Slot.
+///
+/// # Safety
+///
+/// Called by Node only, once, at the environment's teardown, as the `thread_finalize_cb` of
+/// the threadsafe function made in `channel`, with its `thread_finalize_data`.
 unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the pointer `channel` made with `Arc::into_raw` and gave to the
+    // threadsafe function, and this single call takes back that one reference; no callback
+    // reads it afterwards (`drain` is then called with a null `env` and does not).
     drop(unsafe { Arc::from_raw(data as *const Slot) });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready() -> Ready {
+        Ready { deferred: ptr::null_mut(), outcome: Box::new(|_| Ok(ptr::null_mut())) }
+    }
+
+    /// A teardown waits in the cleanup hook for `running == 0`, then Node frees the threadsafe
+    /// function: the outcomes must still count as running while the wake-up call uses it.
+    #[test]
+    fn outcomes_count_as_running_until_the_wake_up_call_returns() {
+        let channel = Channel { tsfn: ptr::null_mut(), state: Mutex::default(), idle: Condvar::new() };
+        channel.lock().running = 3;
+        let mut calls = 0;
+        deliver_with(&channel, vec![ready(), ready()], |_| {
+            calls += 1;
+            assert_eq!(channel.lock().running, 3, "counted down before the call returned");
+        });
+        assert_eq!((calls, channel.lock().running), (1, 1));
+        // A drain is already scheduled: no call, counted down at once.
+        deliver_with(&channel, vec![ready()], |_| calls += 1);
+        let s = channel.lock();
+        assert_eq!((calls, s.running, s.ready.len()), (1, 0, 3));
+    }
 }

@@ -146,17 +146,19 @@ fn spawn_helper(vfs: Arc<dyn Vfs>, path: PathBuf, w: Arc<Waiter>) -> Result<()> 
 /// Who holds the commit lock at `path`, as far as the OS tells: on Linux the `flock` holder's
 /// pid from `/proc/locks` (this host: shared mode is local filesystems only); unknown elsewhere.
 pub(crate) fn holder_of(path: &Path) -> LockHolder {
-    let mut h = LockHolder { pid: None, host: None, started_at_ms: None, is_running: false, this_process: false };
     #[cfg(target_os = "linux")]
     if let Some(pid) = flock_holder(path) {
-        h.pid = Some(pid);
-        h.host = std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string());
-        h.is_running = std::path::Path::new(&format!("/proc/{pid}")).exists();
-        h.this_process = pid == std::process::id();
+        return LockHolder {
+            pid: Some(pid),
+            host: std::fs::read_to_string("/proc/sys/kernel/hostname").ok().map(|s| s.trim().to_string()),
+            started_at_ms: None,
+            is_running: std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            this_process: pid == std::process::id(),
+        };
     }
     #[cfg(not(target_os = "linux"))]
     let _ = path;
-    h
+    LockHolder { pid: None, host: None, started_at_ms: None, is_running: false, this_process: false }
 }
 
 #[cfg(target_os = "linux")]

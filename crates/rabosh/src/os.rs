@@ -206,13 +206,13 @@ mod imp {
         let zero = FILETIME { dwLowDateTime: 0, dwHighDateTime: 0 };
         let (mut created, mut exited, mut kernel, mut user) = (zero, zero, zero, zero);
         let mut code = 0u32;
-        // SAFETY: `h` is a valid process handle; every out pointer is a live local.
-        let (times_ok, code_ok) = unsafe {
-            let t = GetProcessTimes(h, &mut created, &mut exited, &mut kernel, &mut user);
-            let c = GetExitCodeProcess(h, &mut code);
-            CloseHandle(h);
-            (t, c)
-        };
+        // SAFETY: `h` is the open process handle checked above (closed only below); every out
+        // pointer is a live local FILETIME.
+        let times_ok = unsafe { GetProcessTimes(h, &mut created, &mut exited, &mut kernel, &mut user) };
+        // SAFETY: `h` as above; `code` is a live local u32.
+        let code_ok = unsafe { GetExitCodeProcess(h, &mut code) };
+        // SAFETY: `h` was opened above, is closed once here and not used after.
+        unsafe { CloseHandle(h) };
         // An exited process whose handle someone still holds can be opened: it does not run.
         if times_ok == 0 || code_ok == 0 || code != STILL_ACTIVE as u32 {
             return None;
@@ -238,9 +238,12 @@ pub struct Mapped {
     len: usize,
 }
 
-// SAFETY: a read-only private mapping: no one writes through it, and it is unmapped once (on
-// drop), so sharing or sending the handle across threads is sharing immutable bytes.
+// SAFETY: a read-only private mapping owned by this handle alone: no one writes through it,
+// and it is unmapped once (on drop, by whichever thread holds it then), so sending the handle
+// to another thread moves the ownership of immutable bytes.
 unsafe impl Send for Mapped {}
+// SAFETY: `&Mapped` only reads the mapped bytes (`Deref`); nothing mutates or unmaps them
+// through a shared reference, so any number of threads may read them at once.
 unsafe impl Sync for Mapped {}
 
 impl Mapped {

@@ -55,6 +55,7 @@ pub fn heap_trims() -> u64 {
     HEAP_TRIMS.load(Ordering::Relaxed)
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))] // the one caller: glibc's malloc_trim
 pub(crate) fn count_heap_trim() {
     HEAP_TRIMS.fetch_add(1, Ordering::Relaxed);
 }

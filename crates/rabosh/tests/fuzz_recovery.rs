@@ -36,20 +36,30 @@ fn note(size: usize) {
     }
 }
 
+// SAFETY: every method hands its arguments unchanged to the system allocator, so each keeps
+// `GlobalAlloc`'s contract exactly as `System` does (blocks come from and go back to `System`
+// alone). `note` neither allocates nor unwinds: a const-initialised thread-local `Cell<bool>`
+// (no destructor, so always accessible) and an atomic.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         note(l.size());
+        // SAFETY: the caller's `l` meets `GlobalAlloc::alloc`'s contract (non-zero size).
         unsafe { System.alloc(l) }
     }
     unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
         note(l.size());
+        // SAFETY: as for `alloc`.
         unsafe { System.alloc_zeroed(l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
         note(new);
+        // SAFETY: the caller guarantees `p` is a block of this allocator (so of `System`) of
+        // layout `l`, and `new` is a valid non-zero size for `l`'s alignment.
         unsafe { System.realloc(p, l, new) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: the caller guarantees `p` is a live block of this allocator (so of `System`)
+        // of layout `l`.
         unsafe { System.dealloc(p, l) }
     }
 }
