@@ -8,7 +8,19 @@ import { root } from './foreign.mjs';
 export function buildRustTests(triple, env = {}) {
   const out = execFileSync(
     'cargo',
-    ['test', '--no-run', '--message-format=json', '--target', triple, '-p', 'rabosh', '-p', 'rabosh-memory', '-p', 'rabosh-memory-postgres'],
+    [
+      'test',
+      '--no-run',
+      '--message-format=json',
+      '--target',
+      triple,
+      '-p',
+      'rabosh',
+      '-p',
+      'rabosh-memory',
+      '-p',
+      'rabosh-memory-postgres',
+    ],
     { cwd: root, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024, stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...env } },
   );
   const bins = [];
