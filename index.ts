@@ -6,6 +6,7 @@ export type {
   RaboshOptions,
   RaboshStats,
   Snapshot,
+  StoreHistoryUsage,
   VerifyReport,
 } from './src/store.js';
 export type { EncryptionOptions, RekeyOptions } from './src/encryption.js';

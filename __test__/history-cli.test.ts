@@ -121,7 +121,7 @@ describe('rabosh-memory history / show / revert / redact', () => {
     expect(human.status).toBe(0);
     expect(human.stdout).not.toContain('[object Object]');
     expect(human.stdout).toMatch(/^history +2 versions, 11 B \(11 bytes\)$/m);
-    expect(json(cli('stats', dir, '--json')).history).toEqual({ versions: 2, bytes: 11 });
+    expect(json(cli('stats', dir, '--json')).history).toEqual({ since: expect.any(String), versions: 2, bytes: 11 });
   });
 
   it('history follows a renamed memory to its old name, as the inspector does', async () => {

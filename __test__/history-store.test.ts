@@ -29,7 +29,7 @@ describe("history is the store's", () => {
     const h = new RaboshMemoryToolHandler(plain);
     await create(h, '/memories/b.md');
     expect(await operations(h)).toEqual(['created', 'created']);
-    expect(plain.stats().history).toEqual({ versions: 2, bytes: 28 });
+    expect(plain.stats().history).toEqual({ versions: 2, bytes: 28, since: expect.any(Date) });
     await expect(Rabosh.open(dir, { history: false })).rejects.toThrow(InvalidOptionError);
     await expect(Rabosh.open(dir, { history: false })).rejects.toThrow(/stays on for every opener/);
     await plain.close();

@@ -144,7 +144,7 @@ describe('version history', () => {
     expect(await h.pruneHistory()).toBe(3);
     expect(await h.historyUsage()).toEqual({ versions: 2, bytes: 4 });
     expect(await h.usage()).toEqual({ memories: 1, bytes: 2, history: { versions: 2, bytes: 4 } });
-    expect(db.stats().history).toEqual({ versions: 2, bytes: 4 });
+    expect(db.stats().history).toEqual({ versions: 2, bytes: 4, since: expect.any(Date) });
     const other = makeTempDir('rabosh-history');
     dirs.push(other);
     await expect(Rabosh.open(other, { history: { retainDays: -1 } })).rejects.toThrow(/retainDays/);

@@ -128,10 +128,15 @@ export interface RaboshStats {
   seq: number;
   /**
    * With `history` on: the versions of every scope and their content bytes, apart from the
-   * memories (`keys` and the byte figures above include them), and `since`, when the store began
-   * recording history (changes before it have no versions).
+   * memories (`keys` and the byte figures above include them), and when the store began recording.
    */
-  history?: HistoryUsage & { since: Date };
+  history?: StoreHistoryUsage;
+}
+
+/** {@link RaboshStats.history}: the history of every scope of the store. */
+export interface StoreHistoryUsage extends HistoryUsage {
+  /** When the store began recording history: changes before it have no versions. */
+  since: Date;
 }
 
 /** What {@link Rabosh.checkpoint} wrote. */
