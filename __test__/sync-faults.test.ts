@@ -4,10 +4,8 @@
 // that is not JSON each end in a bounded, typed outcome.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { HostedAnswerError } from '../index.js';
-import { NativeMemories } from '../src/native.js';
-import { storeNative } from '../src/store.js';
 import { MAX_LIST_PAGES, RemoteStore } from '../src/sync/remote.js';
-import { db, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
+import { defaultMemories, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
 
 useSyncFixture('rabosh-sync-faults');
 
@@ -24,13 +22,7 @@ async function landThenFail(): Promise<void> {
 
 /** The push records the store holds for the default mapping (pushes.ts). */
 async function pushRecords(): Promise<number> {
-  const m = new NativeMemories(storeNative(db), {
-    scope: 'default',
-    maxMemoryBytes: 1 << 20,
-    createOverwrites: false,
-    trackAccess: false,
-    listingIndex: false,
-  });
+  const m = defaultMemories();
   return (await m.syncBases(`${remote.storeId}\0/memories\0>`)).length;
 }
 

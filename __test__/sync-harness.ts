@@ -6,6 +6,8 @@ import { afterEach, beforeEach } from 'vitest';
 import Anthropic from '@anthropic-ai/sdk';
 import { createHash } from 'node:crypto';
 import { type MemoryToolOptions, Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
+import { NativeMemories } from '../src/native.js';
+import { storeNative } from '../src/store.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
@@ -42,3 +44,14 @@ export const sync = (extra: Record<string, unknown> = {}): Promise<SyncReport> =
   db.sync(client, { memoryStoreId: remote.storeId, ...extra });
 
 export const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+
+/** The default scope's memories of the current test's store, as the sync reads its records there. */
+export function defaultMemories(): NativeMemories {
+  return new NativeMemories(storeNative(db), {
+    scope: 'default',
+    maxMemoryBytes: 1 << 20,
+    createOverwrites: false,
+    trackAccess: false,
+    listingIndex: false,
+  });
+}

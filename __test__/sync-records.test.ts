@@ -4,23 +4,15 @@
 // never read as "no base" and rewritten.
 import { describe, expect, it } from 'vitest';
 import { UnsupportedFormatError } from '../index.js';
-import { NativeMemories } from '../src/native.js';
-import { storeNative } from '../src/store.js';
 import { decodeBase, encodeBase } from '../src/sync/base.js';
 import { decodeConflict, encodeConflict } from '../src/sync/conflicts.js';
-import { db, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
+import { defaultMemories, h, remote, sha, sync, useSyncFixture } from './sync-harness.js';
 
 useSyncFixture('rabosh-sync-records');
 
 /** The sync's records of the default mapping, read and written as src/sync/engine.ts does. */
 function records() {
-  const m = new NativeMemories(storeNative(db), {
-    scope: 'default',
-    maxMemoryBytes: 1 << 20,
-    createOverwrites: false,
-    trackAccess: false,
-    listingIndex: false,
-  });
+  const m = defaultMemories();
   const prefix = `${remote.storeId}\0/memories\0`;
   return {
     prefix,
