@@ -317,7 +317,7 @@ export interface NativeStoreOptions {
 
 /**
  * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
- * edit's whole answer, its snippet numbered like a file view (window.rs).
+ * edit's whole answer, its snippet numbered like a file view (render/file_view.rs).
  */
 export type NativeStrReplace =
   | { type: 'NotFound' }
@@ -407,8 +407,8 @@ export interface NativeVersionQuery {
 
 /**
  * `view`. A file view and a listing cross as their finished text (rendered where they are
- * read, see window.rs and listing_text.rs): one string, not one piece per line, Latin-1 when it
- * is ASCII (answer_text.rs). Only ever sent to JS, never read back.
+ * read, see render/): one string, not one piece per line, Latin-1 when it is ASCII
+ * (render/text.rs). Only ever sent to JS, never read back.
  */
 export type NativeView =
   | { type: 'NotFound' }

@@ -14,8 +14,8 @@ export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum 
  * The answers that carry memory content are rendered below the facade, by the binding, where the
  * store reads them: the file view ("Here's the content of … with line numbers:", numbered lines,
  * the "[Truncated: …]" note) and str_replace's edited snippet, which numbers lines the same way
- * (crates/rabosh-node/src/window.rs), and the directory view ("Here're the files and directories
- * up to 2 levels deep in …", sizes as `1.2K`; crates/rabosh-node/src/listing_text.rs). A listing
+ * (crates/rabosh-node/src/render/file_view.rs), and the directory view ("Here're the files and
+ * directories up to 2 levels deep in …", sizes as `1.2K`; crates/rabosh-node/src/render/listing.rs). A listing
  * is the answer that grows with the store: rendering 50,000 lines here cost the JS thread 3-60 ms
  * against about 1 ms to receive the text. A file view crosses as one flat string instead of a
  * window split, numbered and joined here.

@@ -5,7 +5,6 @@
 //! Anything that may touch the disk runs as an `AsyncTask` on the libuv pool; a fault crosses as a
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
-mod answer_text;
 mod backends;
 mod bulk;
 mod completion;
@@ -14,12 +13,11 @@ mod fault_codes;
 mod history;
 mod history_options;
 mod history_outcome;
-mod listing_text;
 mod memories;
 mod outcome;
+mod render;
 mod store;
 mod sync_base;
-mod window;
 mod work;
 mod write_queue;
 

@@ -7,14 +7,13 @@ use napi::bindgen_prelude::{AsyncTask, Either, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
 use rabosh_memory::{Memories, MemoryOptions, Workers};
 
-use crate::answer_text::Text;
 use crate::completion;
 use crate::fault::{Fault, guard, on_js_thread};
 use crate::outcome::{
     NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
 };
+use crate::render::{Range, Text};
 use crate::store::{NativeSnapshot, NativeStore};
-use crate::window::Range;
 use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::{WriteQueue, after_fsync};
 

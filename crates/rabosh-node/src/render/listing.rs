@@ -14,7 +14,7 @@ const HEADER_TAIL: &str = ", excluding hidden items and node_modules:";
 /// the larger part of a listing line's cost.
 fn push_decimal(out: &mut String, n: u64) {
     let mut buf = [0u8; 20];
-    let at = crate::window::digits_before(&mut buf, 20, n);
+    let at = super::file_view::digits_before(&mut buf, 20, n);
     buf[at..].iter().for_each(|&d| out.push(char::from(d)));
 }
 

@@ -2,9 +2,9 @@
 //! memory it reads — `view_range` and `viewMaxChars` applied and the shown lines numbered in one
 //! pass into one string, so the answer crosses napi once, flat, instead of as a window the facade
 //! splits, numbers and joins (see `render`) — and str_replace's snippet, numbered the same way.
-//! The facade words every other answer (src/strings.ts) but the directory view (listing_text.rs).
+//! The facade words every other answer (src/strings.ts) but the directory view (listing.rs).
 
-use crate::answer_text::Text;
+use super::text::Text;
 
 const HEADER: &str = "Here's the content of ";
 const HEADER_TAIL: &str = " with line numbers:";
@@ -46,7 +46,7 @@ fn utf16_len(s: &[u8]) -> usize {
 
 /// Writes `n` in decimal into `buf`, ending just before `end`, last digit first; returns where
 /// the most significant digit is. `end` must leave room for the digits (20 for any u64). The
-/// directory view's sizes (listing_text.rs) and the line numbers here share it.
+/// directory view's sizes (listing.rs) and the line numbers here share it.
 pub(crate) fn digits_before(buf: &mut [u8], end: usize, mut n: u64) -> usize {
     let mut at = end;
     loop {
