@@ -17,7 +17,8 @@ import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type I
 import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
 import { Limit } from './limit.js';
-import { NativeMemories } from './native.js';
+import { DEFAULT_MAX_MEMORY_BYTES, DEFAULT_VIEW_MAX_CHARS } from './limits.js';
+import { NativeMemories, type ScopeUsage } from './native.js';
 import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
 import { viewRange, viewed } from './view-answer.js';
@@ -59,15 +60,16 @@ export interface MemoryToolOptions {
 
 export type { ToolOutput } from './tool-output.js';
 
-/** What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope. */
-export interface MemoryUsage {
-  /** Memories stored in the scope, including hidden ones a directory view leaves out. */
-  memories: number;
-  /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
-  bytes: number;
+/**
+ * What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope: its memories
+ * (documented on {@link ScopeUsage}, which the binding defines) and its history's size.
+ */
+export interface MemoryUsage extends ScopeUsage {
   /** With history on (a store opened with `history`): the versions kept, apart from the memories. */
   history?: H.HistoryUsage;
 }
+
+export type { ScopeUsage } from './native.js';
 
 const HANDLER_OPTION_KEYS = [
   'scope',
@@ -114,8 +116,8 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
   if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
   return {
     scope,
-    maxMemoryBytes: positiveInteger('maxMemoryBytes', o['maxMemoryBytes'], 1_048_576),
-    viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], 16_000),
+    maxMemoryBytes: positiveInteger('maxMemoryBytes', o['maxMemoryBytes'], DEFAULT_MAX_MEMORY_BYTES),
+    viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], DEFAULT_VIEW_MAX_CHARS),
     createOverwrites: flag('createOverwrites', o['createOverwrites']),
     trackAccess: flag('trackAccess', o['trackAccess']),
     listingIndex: flag('listingIndex', o['listingIndex'], true),
@@ -526,7 +528,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const o = await this.#outcome(() => this.#memories.strReplace(path, sent, text(input['new_str'])));
     switch (o.type) {
       case 'Edited':
-        return ok(o.text);
+        return ok(S.edited(o.firstLine, o.snippet));
       case 'NoMatch':
         return fail(S.replaceNoMatch(oldStr, path));
       case 'Multiple':

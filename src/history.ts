@@ -6,7 +6,7 @@
  */
 
 import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, native } from './errors.js';
-import { MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, type NativeMemories } from './native.js';
+import { type HistoryUsage, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, type NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
 import type { ToolOutput } from './tool-output.js';
@@ -127,13 +127,7 @@ export interface RemoveResult {
   versionId: string | null;
 }
 
-/** The history's own size, apart from `usage()`. */
-export interface HistoryUsage {
-  /** Versions kept in the scope, redacted ones included. */
-  versions: number;
-  /** Content bytes the versions hold. */
-  bytes: number;
-}
+export type { HistoryUsage } from './native.js';
 
 /** What a view of the past answers: the tool's strings as the model would have seen them. */
 export interface HistoricView {

@@ -9,10 +9,9 @@ use rabosh_memory::{Memories, MemoryOptions, Workers};
 
 use crate::completion;
 use crate::fault::{Fault, guard, on_js_thread};
-use crate::outcome::{
-    NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
-};
+use crate::outcome::{NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeView};
 use crate::render::{Range, Text};
+use crate::reports::ScopeUsage;
 use crate::store::{NativeSnapshot, NativeStore};
 use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::{WriteQueue, after_fsync};
@@ -234,9 +233,9 @@ impl NativeMemories {
         self.committing::<_, _, NativeRename>(env, move |m| m.rename(&old_path, &new_path))
     }
 
-    #[napi(ts_return_type = "Promise<NativeUsage>")]
+    #[napi(ts_return_type = "Promise<ScopeUsage>")]
     pub fn usage<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        self.off_thread(env, |m| Ok(NativeUsage::from(m.usage()?)))
+        self.off_thread(env, |m| Ok(ScopeUsage::from(m.usage()?)))
     }
 
     /// Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.

@@ -4,7 +4,7 @@
 
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
-use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
+use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, View};
 
 use crate::render::{self, Range, Text};
 
@@ -79,15 +79,15 @@ impl From<Create> for NativeCreate {
     }
 }
 
-/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
-/// edit's whole answer, its snippet numbered like a file view (render/file_view.rs).
+/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+/// lines around the edit, the first of them line `firstLine` (the facade numbers and words them).
 #[napi]
 pub enum NativeStrReplace {
     NotFound,
     NoMatch,
     Multiple { lines: Vec<f64> },
     TooLarge { limit: f64 },
-    Edited { text: String },
+    Edited { first_line: f64, snippet: Vec<String> },
 }
 
 impl From<StrReplace> for NativeStrReplace {
@@ -100,7 +100,7 @@ impl From<StrReplace> for NativeStrReplace {
             }
             StrReplace::TooLarge { limit } => NativeStrReplace::TooLarge { limit: num(limit) },
             StrReplace::Edited { first_line, snippet } => {
-                NativeStrReplace::Edited { text: render::edited(first_line, &snippet) }
+                NativeStrReplace::Edited { first_line: num(first_line), snippet }
             }
         }
     }
@@ -163,18 +163,5 @@ impl From<Rename> for NativeRename {
             Rename::DestinationExists => NativeRename::DestinationExists,
             Rename::Renamed { count } => NativeRename::Renamed { count: num(count) },
         }
-    }
-}
-
-/// How many memories a scope holds and their total content bytes.
-#[napi(object)]
-pub struct NativeUsage {
-    pub memories: f64,
-    pub bytes: f64,
-}
-
-impl From<Usage> for NativeUsage {
-    fn from(u: Usage) -> Self {
-        NativeUsage { memories: num(u.memories), bytes: num(u.bytes) }
     }
 }

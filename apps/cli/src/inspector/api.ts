@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { structuredPatch } from 'diff';
-import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
+import { DEFAULT_VERSION_PAGE, InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
 import { memoryVersions } from '../history.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
 
@@ -141,7 +141,7 @@ export class Api {
     versions: async (url) => {
       // The CLI's `history` answers the same: a memory's versions follow it through renames.
       const cursor = url.searchParams.get('cursor') ?? undefined;
-      const page = await memoryVersions(this.handler, param(url, 'path'), { limit: 100, ...(cursor ? { cursor } : {}) });
+      const page = await memoryVersions(this.handler, param(url, 'path'), { limit: DEFAULT_VERSION_PAGE, ...(cursor ? { cursor } : {}) });
       return { data: page.data.map(versionJson), nextCursor: page.nextCursor ?? null };
     },
     version: async (url) => {

@@ -1,8 +1,8 @@
-//! The answers made of numbered lines (contract §4): the file view, rendered here next to the
-//! memory it reads — `view_range` and `viewMaxChars` applied and the shown lines numbered in one
-//! pass into one string, so the answer crosses napi once, flat, instead of as a window the facade
-//! splits, numbers and joins (see `render`) — and str_replace's snippet, numbered the same way.
-//! The facade words every other answer (src/strings.ts) but the directory view (listing.rs).
+//! The file view (contract §4), rendered here next to the memory it reads: `view_range` and
+//! `viewMaxChars` applied and the shown lines numbered in one pass into one string, so the answer
+//! crosses napi once, flat, instead of as a window the facade splits, numbers and joins (see
+//! `render`). The facade words every other answer (src/strings.ts) but the directory view
+//! (listing.rs); str_replace's snippet, a few lines, it numbers the same way (`edited`).
 
 use super::text::Text;
 
@@ -11,7 +11,6 @@ const HEADER_TAIL: &str = " with line numbers:";
 const TRUNCATED: &str = "\n[Truncated: showing lines ";
 const TRUNCATED_USE: &str = ". Use view_range [";
 const TRUNCATED_TAIL: &str = ", -1] to read the rest.]";
-const EDITED: &str = "The memory file has been edited. Here is the snippet showing the change (with line numbers):";
 
 /// `[start, end]` as the model sent it, when it is two integers (checked by the facade).
 pub type Range = Option<(f64, f64)>;
@@ -57,16 +56,6 @@ pub(crate) fn digits_before(buf: &mut [u8], end: usize, mut n: u64) -> usize {
             return at;
         }
     }
-}
-
-/// `n` right-aligned in six columns (more when it has more digits), then a tab.
-fn push_number(out: &mut String, n: usize) {
-    let mut buf = [b' '; 24];
-    let tab = buf.len() - 1;
-    buf[tab] = b'\t';
-    let at = digits_before(&mut buf, tab, n as u64);
-    // ASCII pushes are single bytes: no UTF-8 validation of the digits, unlike push_str.
-    buf[at.min(tab - 6)..].iter().for_each(|&c| out.push(char::from(c)));
 }
 
 /// A line's number field as `push_number` writes it, kept in ASCII and counted up in place from
@@ -184,24 +173,17 @@ pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Text
     Text::rendered(out, ascii && path.is_ascii())
 }
 
-/// str_replace's answer: the header, then `snippet`'s lines numbered from `first_line`.
-pub fn edited(first_line: u64, snippet: &[String]) -> String {
-    let mut out = String::with_capacity(EDITED.len() + snippet.iter().map(|l| l.len() + 8).sum::<usize>());
-    out.push_str(EDITED);
-    for (i, line) in snippet.iter().enumerate() {
-        out.push('\n');
-        // A line number of a memory held in this process's memory fits a usize.
-        push_number(&mut out, usize::try_from(first_line).unwrap_or(usize::MAX).saturating_add(i));
-        out.push_str(line);
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const H: &str = "Here's the content of /memories/a with line numbers:";
+
+    /// `n` right-aligned in six columns (more when it has more digits), then a tab: the plain
+    /// formatting `LineNumber` must agree with.
+    fn push_number(out: &mut String, n: usize) {
+        out.push_str(&format!("{n:>6}\t"));
+    }
 
     fn view(content: &str, range: Range, max: usize) -> String {
         let text = render("/memories/a", content, range, max);
@@ -244,13 +226,6 @@ mod tests {
         assert_eq!(view("\u{1F600}\nx", None, 9 + 8), format!("\n     1\t\u{1F600}{}", note(1, 1, 2, 2)));
         assert_eq!(view("é\nx", None, 8 + 1 + 8), "\n     1\té\n     2\tx");
         assert_eq!(view("é\nx", None, 8 + 8), format!("\n     1\té{}", note(1, 1, 2, 2)));
-    }
-
-    #[test]
-    fn the_snippet_is_numbered_from_its_first_line() {
-        let lines = ["a".to_string(), "".into(), "b\tc".into()];
-        assert_eq!(edited(9, &lines), format!("{EDITED}\n     9\ta\n    10\t\n    11\tb\tc"));
-        assert_eq!(edited(1, &[]), EDITED);
     }
 
     #[test]
