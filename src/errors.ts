@@ -4,6 +4,7 @@
  */
 
 import type { NativeLockHolder } from './native.js';
+import type { Same } from './options.js';
 
 /** Every code a {@link RaboshError} carries, one per fault the binding raises. */
 export type RaboshErrorCode =
@@ -248,6 +249,11 @@ export interface LockHolder {
   /** The holder is this very process (the store is already open here). */
   thisProcess: boolean;
 }
+
+// The public holder is the binding's, with its start as a Date and unknowns as null: a field
+// added or renamed on either side alone stops this compiling.
+const holderMatchesBinding: Same<keyof LockHolder, Exclude<keyof NativeLockHolder, 'startedAtMs'> | 'startedAt'> = true;
+void holderMatchesBinding;
 
 /** Another open handle (another process, or this one) holds the store. Never force it. */
 export class StoreLockedError extends RaboshError {

@@ -23,13 +23,12 @@ import {
   type StoreCounters,
   type VerifyReport,
 } from './native.js';
-import { optionRecord, refuseUnknownKeys } from './options.js';
+import { optionRecord, refuseUnknownKeys, type Same } from './options.js';
 import { syncStore } from './sync/engine.js';
 import { syncEvery, stopSyncs } from './sync/every.js';
 import type { SyncEveryOptions, SyncHost, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
 
 // The public name is a plain union, documented here; it must stay the binding's string enum.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const durabilityMatchesBinding: Same<Durability, NativeDurability> = true;
 void durabilityMatchesBinding;
 
