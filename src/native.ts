@@ -5,6 +5,7 @@ export type {
   NativeDelete,
   NativeDurability,
   NativeExportedMemory,
+  NativeExportPage,
   NativeImport,
   NativeInsert,
   NativeMemoryFile,

@@ -7,6 +7,7 @@
 
 mod answer_text;
 mod backends;
+mod browse;
 mod bulk;
 mod completion;
 mod fault;
