@@ -40,10 +40,18 @@ export interface DirectoryPage {
   next: string | null;
 }
 
+/** A memory whose path matched a search. */
+export interface PathMatch {
+  /** Its path. */
+  path: string;
+  /** Its size in UTF-8 bytes. */
+  bytes: number;
+}
+
 /** One page of a path search (see {@link RaboshMemoryToolHandler.findPaths}). */
 export interface PathSearchPage {
-  /** Matching memories' paths in byte order, with their sizes in UTF-8 bytes. */
-  paths: { path: string; bytes: number }[];
+  /** Matching memories in byte order of their paths. */
+  paths: PathMatch[];
   /** Pass as `after` for the next page; null when nothing more matches. */
   next: string | null;
 }
