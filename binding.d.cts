@@ -19,6 +19,14 @@ export declare class NativeAt {
 }
 
 export declare class NativeMemories {
+  /** The names directly under `dir` after `after`, at most `limit`, with their sizes (metadata only). */
+  children(dir: string, after: string | undefined | null, limit: number): Promise<NativeChildren>
+  /** Paths containing `needle` (in lower case) after `after`, at most `limit` (metadata only). */
+  findPaths(needle: string, after: string | undefined | null, limit: number): Promise<NativeFound>
+  /** Memories with their content after `after`, at most `limit`, each page from the newest state. */
+  exportPage(after: string | undefined | null, limit: number): Promise<NativeExportPage>
+  /** The same page as of `snapshot`, so that every page of one export sees one state. */
+  exportPageAt(snapshot: NativeSnapshot, after: string | undefined | null, limit: number): Promise<NativeExportPage>
   /** Every memory of the scope, hidden ones included, read at one snapshot. */
   exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
@@ -190,6 +198,26 @@ export interface NativeBaseWrite {
   expect?: string
 }
 
+/**
+ * One name directly under a directory: `memory` is the size of the memory at that name, if any;
+ * `memories` and `bytes` count what lies below it (hidden memories included).
+ */
+export interface NativeChild {
+  name: string
+  memory?: number
+  memories: number
+  bytes: number
+}
+
+/** A page of a directory's children; `next` is the `after` of the next page. */
+export interface NativeChildren {
+  memories: number
+  bytes: number
+  total: number
+  entries: Array<NativeChild>
+  next?: string
+}
+
 /** `create`. */
 export type NativeCreate =
   | { type: 'Created' }
@@ -221,6 +249,22 @@ export interface NativeExportedMemory {
   content: string
   createdAt: number
   updatedAt: number
+}
+
+export interface NativeExportPage {
+  memories: Array<NativeExportedMemory>
+  next?: string
+}
+
+export interface NativeFound {
+  paths: Array<NativeFoundPath>
+  next?: string
+}
+
+/** A path matching a search, with its memory's size. */
+export interface NativeFoundPath {
+  path: string
+  size: number
 }
 
 export interface NativeHistoryOptions {

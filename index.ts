@@ -39,6 +39,7 @@ export type {
   VersionQuery,
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
+export type { DirectoryEntry, DirectoryPage, ExportStreamOptions, PageOptions, PathMatch, PathSearchPage } from './src/browse.js';
 export type {
   ConflictKind,
   ConflictPolicy,

@@ -13,6 +13,15 @@ import type {
   BetaMemoryTool20250818ViewCommand,
 } from '@anthropic-ai/sdk/resources/beta';
 
+import {
+  childrenOf,
+  type DirectoryPage,
+  type ExportStreamOptions,
+  findPaths,
+  type PageOptions,
+  type PathSearchPage,
+  streamExport,
+} from './browse.js';
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
@@ -389,6 +398,40 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   async exportMemories(): Promise<ExportedMemory[]> {
     this.#assertOpen();
     return exportFrom(this.#memories);
+  }
+
+  /**
+   * The same memories as {@link RaboshMemoryToolHandler.exportMemories}, in path order, read a
+   * page at a time as the loop asks for them: memory holds one page, not the whole scope. A
+   * directory store pins one snapshot for the whole loop (released when it ends or breaks), so
+   * every memory comes from one state; PostgreSQL, which has no snapshots, reads each page from
+   * the newest state.
+   */
+  exportStream(options?: ExportStreamOptions): AsyncGenerator<ExportedMemory> {
+    this.#assertOpen();
+    return streamExport(this.#db, this.#memories, options);
+  }
+
+  /**
+   * The names directly under the directory `dir` (hidden ones included), a page at a time in
+   * byte order, each with the size of the memory at that name and the count and bytes of what
+   * lies below it: a tree to show one directory at a time. Reads metadata only, never content;
+   * the cost grows with what lies below `dir`, the answer with `limit`. A path with nothing below
+   * it answers an empty page.
+   */
+  children(dir: string, options?: PageOptions): Promise<DirectoryPage> {
+    this.#assertOpen();
+    return childrenOf(this.#memories, dir, options);
+  }
+
+  /**
+   * Paths of the scope's memories (hidden ones included) that contain `text`, compared in lower
+   * case, a page at a time in byte order, with their sizes. Reads metadata only; a search that
+   * matches little reads every key of the scope for one page.
+   */
+  findPaths(text: string, options?: PageOptions): Promise<PathSearchPage> {
+    this.#assertOpen();
+    return findPaths(this.#memories, text, options);
   }
 
   /**

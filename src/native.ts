@@ -18,6 +18,7 @@ export type {
   NativeDurability,
   NativeActor,
   NativeExportedMemory,
+  NativeExportPage,
   NativeHistoryOptions,
   NativeHistoryRequest,
   NativeImport,

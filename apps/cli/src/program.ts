@@ -179,13 +179,15 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
-        const files = await handlerFor(db, opts).exportMemories();
-        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length, io.stderr);
+        const handler = handlerFor(db, opts);
+        // Written as read, a page at a time: the bar's total is the count before the export began.
+        const total = (await handler.usage()).memories;
+        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', total, io.stderr);
         try {
-          const bytes = await writeTree(to, files, bar);
+          const { memories, bytes } = await writeTree(to, handler.exportStream(), bar);
           bar.stop();
-          out(opts, `exported ${count(files.length, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
-            memories: files.length,
+          out(opts, `exported ${count(memories, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
+            memories,
             bytes,
             to,
           });

@@ -16,6 +16,7 @@
 mod backend;
 pub mod backend_kit;
 mod backends;
+mod browse;
 mod bulk;
 mod clock;
 mod commands;
@@ -44,6 +45,7 @@ mod workers;
 use backends::{embedded, in_memory};
 
 pub use backend::{Backend, Committed, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
+pub use browse::{Child, Children, ExportPage, Found};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{

@@ -8,6 +8,7 @@
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
 mod backends;
+mod browse;
 mod bulk;
 mod completion;
 mod fault;

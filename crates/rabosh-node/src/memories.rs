@@ -36,7 +36,7 @@ pub struct NativeMemoryOptions {
 
 #[napi]
 pub struct NativeMemories {
-    inner: Arc<Memories>,
+    pub(crate) inner: Arc<Memories>,
     /// Reads are in process memory (embedded), so a bounded view may run on the JS thread; on
     /// PostgreSQL every read is a network round trip and goes to the pool.
     cheap_views: bool,

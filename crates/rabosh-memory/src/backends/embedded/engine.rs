@@ -192,6 +192,17 @@ impl EngineSnap {
         Ok(())
     }
 
+    /// Keys under `prefix` from `from` on: a seek, then one step per key.
+    pub fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        let end = rabosh::prefix_successor(prefix);
+        for (key, meta) in self.0.try_range(from.max(prefix), end.as_deref())? {
+            if let ControlFlow::Break(()) = visit(key, meta) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
     pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);

@@ -440,6 +440,10 @@ impl ReadView for EngineView {
         self.snap.scan_prefix(prefix, visit)
     }
 
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix_from(prefix, from, visit)
+    }
+
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         self.snap.scan_prefix_rev(prefix, before, visit)
     }
@@ -492,6 +496,10 @@ impl ReadView for Snapshot {
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix(prefix, visit)
+    }
+
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix_from(prefix, from, visit)
     }
 
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
