@@ -19,8 +19,8 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // Limits that only a hang reaches. Suites that can hang watch each call themselves (a
     // per-call watchdog names the input); these whole-test limits must not fire on a slow but
-    // healthy run: on the 2-core box shared with other builds (load average 20 and more) tests
-    // ran over 15 times slower than alone, and a 44 s test passed 300 s.
+    // healthy run, and on a 2-core box shared with other builds a test can take many times its
+    // quiet time (docs/investigations/ci-time.md).
     testTimeout: 1_200_000,
     hookTimeout: 900_000,
   },

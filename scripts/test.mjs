@@ -3,8 +3,8 @@
 // step took and when it ran, so a slow CI run says where its time went.
 //
 // Steps overlap where they can: CI's machine has two cores, and run one after another the steps
-// left them idle a third of the time (a single-threaded LTO link, one vitest worker, a test
-// binary on one thread). So the Rust lints and tests run beside the TypeScript build and vitest,
+// left them idle much of the time (a single-threaded LTO link, one vitest worker, a test binary
+// on one thread; docs/investigations/ci-time.md). So the Rust lints and tests run beside the TypeScript build and vitest,
 // and the cross builds of the other platforms' addons run from the start at low priority (nice),
 // soaking up what the foreground leaves idle; the cross-platform tests start once their addons
 // are there. Each step's output is prefixed with its name. Steps that share a Cargo target
