@@ -134,14 +134,22 @@ async function hostileRun(target: string, inputs: number, durability: 'sync' | '
 }
 
 describe('hostile tool input', () => {
-  it(`${INPUTS} generated inputs: exactly the contract answer each, no throw, no hang, store = model`, async () => {
-    const dir = makeTempDir('rabosh-hostile');
-    dirs.push(dir);
-    // Buffered: this test is about answers, not durability; the reopen syncs first.
-    await hostileRun(dir, INPUTS, 'buffered', 'embedded');
-  }, NO_WHOLE_RUN_LIMIT);
+  it(
+    `${INPUTS} generated inputs: exactly the contract answer each, no throw, no hang, store = model`,
+    async () => {
+      const dir = makeTempDir('rabosh-hostile');
+      dirs.push(dir);
+      // Buffered: this test is about answers, not durability; the reopen syncs first.
+      await hostileRun(dir, INPUTS, 'buffered', 'embedded');
+    },
+    NO_WHOLE_RUN_LIMIT,
+  );
 
-  it(`the first ${PG_INPUTS} of the same inputs on PostgreSQL: the same answers, store = model`, async () => {
-    await hostileRun(freshPgUrl('hostile'), PG_INPUTS, 'sync', 'postgres');
-  }, NO_WHOLE_RUN_LIMIT);
+  it(
+    `the first ${PG_INPUTS} of the same inputs on PostgreSQL: the same answers, store = model`,
+    async () => {
+      await hostileRun(freshPgUrl('hostile'), PG_INPUTS, 'sync', 'postgres');
+    },
+    NO_WHOLE_RUN_LIMIT,
+  );
 });
