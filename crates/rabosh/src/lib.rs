@@ -4,57 +4,40 @@
 //! replaced MANIFEST, hint files for fast open, and an in-memory persistent ordered key directory
 //! whose versions are shared by snapshots. The on-disk format is described in FORMAT.md.
 
-mod busy;
-mod checkpoint;
-mod compact;
-/// The engine's AEAD (XChaCha20-Poly1305, a random 192-bit nonce per blob), public so the
-/// PostgreSQL backend seals its rows with the same cipher, nonce and tag handling.
-pub mod crypt;
-mod encryption;
+// The engine's layers, bottom up; a folder uses only the folders below it (docs/architecture.md).
+mod crypto;
 mod error;
-mod format;
-mod hint;
-mod hint_pages;
+mod io;
 mod keydir;
-mod keyfile;
-mod lock;
-mod manifest;
-mod metabuf;
-mod os;
-mod paged_run;
+mod log;
 /// Counters the engine keeps for tests to read; not a stable API.
 #[doc(hidden)]
 pub mod probe;
-mod recovery;
-mod reencrypt;
-mod runs;
 /// What the sealed files of a store hold, for the test kit; compiled only with `testkit`.
 #[cfg(feature = "testkit")]
 #[doc(hidden)]
 pub mod sealed;
-mod segment;
-mod shared;
-mod snapshot;
 mod store;
-mod synced;
-mod vfs;
 
-pub use encryption::Encryption;
+/// The engine's AEAD (XChaCha20-Poly1305, a random 192-bit nonce per blob), public so the
+/// PostgreSQL backend seals its rows with the same cipher, nonce and tag handling.
+pub use crypto::crypt;
+pub use crypto::encryption::Encryption;
 pub use error::{Error, LockHolder, Result};
-pub use format::{ENCRYPTED_FORMAT_VERSION, FORMAT_VERSION};
-pub use reencrypt::reencrypt;
 #[doc(hidden)]
-pub use reencrypt::reencrypt_with;
-pub use shared::CommitGuard;
-pub use snapshot::Snapshot;
-pub use store::Store;
+pub use io::vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs, write_all_at};
+pub use log::format::{ENCRYPTED_FORMAT_VERSION, FORMAT_VERSION};
+pub use store::handle::Store;
+pub use store::reencrypt::reencrypt;
 #[doc(hidden)]
-pub use vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs, write_all_at};
+pub use store::reencrypt::reencrypt_with;
+pub use store::shared::CommitGuard;
+pub use store::snapshot::Snapshot;
 
 use std::sync::Arc;
 
 /// The most metadata bytes one entry may carry (kept in memory for every key).
-pub const MAX_META: usize = metabuf::MAX_META;
+pub const MAX_META: usize = log::metabuf::MAX_META;
 
 /// When a commit is durable.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,7 +1,7 @@
 //! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
 
-use crate::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, Nonces, OVERHEAD};
-use crate::metabuf::{MAX_META, MetaBuf};
+use crate::crypto::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, Nonces, OVERHEAD};
+use crate::log::metabuf::{MAX_META, MetaBuf};
 
 /// The on-disk format version of a plain store: what this build writes in a plain store's
 /// MANIFEST, segments and hints. v2 added the buffered-frame flag and the synced marker; v3 made

@@ -3,15 +3,15 @@
 //! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
 use crate::Result;
-use crate::format::Reader;
-use crate::hint::{HintBytes, RawRec, read_rec};
-use crate::hint_pages::Page;
-use crate::keydir::{Entry, Key};
-use crate::paged_run::{PagedRun, Ready, page_rec};
+use crate::keydir::map::{Entry, Key};
+use crate::keydir::paged_run::{PagedRun, Ready, page_rec};
+use crate::log::format::Reader;
+use crate::log::hint::{HintBytes, RawRec, read_rec};
+use crate::log::hint_pages::Page;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// One segment's hint, checked whole at open ([`crate::hint::index`]): records in strictly
+/// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
 /// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
 /// pages are opened (and checked) as reads reach them ([`PagedRun`]).
 pub(crate) enum Run {
@@ -196,7 +196,7 @@ impl Runs {
         Ok((keys, live))
     }
 
-    /// Every segment's records in segment order, what [`crate::keydir::build_map`] takes.
+    /// Every segment's records in segment order, what [`crate::keydir::map::build_map`] takes.
     pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
         let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
         for run in &self.0 {

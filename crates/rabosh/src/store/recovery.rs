@@ -1,17 +1,17 @@
 //! Open: lock, read MANIFEST, load each segment (hint or scan), cut a torn tail of the active
 //! segment, sweep our own orphans, publish the first version.
 
-use crate::crypt::Crypt;
-use crate::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::hint::{ActiveTail, HintFile};
-use crate::keydir::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
-use crate::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
-use crate::paged_run::{PagedRun, Rescan};
-use crate::runs::{Run, Runs};
-use crate::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
-use crate::store::{ActiveLog, Counters, Store, Writer, create_log_segment};
-use crate::synced::{SyncedFile, SyncedPoint};
-use crate::vfs::{OpenMode, StdFs, Vfs};
+use crate::crypto::crypt::Crypt;
+use crate::io::vfs::{OpenMode, StdFs, Vfs};
+use crate::keydir::map::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
+use crate::keydir::paged_run::{PagedRun, Rescan};
+use crate::keydir::runs::{Run, Runs};
+use crate::log::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
+use crate::log::hint::{ActiveTail, HintFile};
+use crate::log::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
+use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
+use crate::log::synced::{SyncedFile, SyncedPoint};
+use crate::store::handle::{ActiveLog, Counters, Store, Writer, create_log_segment};
 use crate::{Error, Options, Result};
 use arc_swap::ArcSwap;
 use std::collections::HashSet;
@@ -28,16 +28,16 @@ fn foreign(name: &str) -> bool {
 fn ours_but_not_data(name: &str) -> bool {
     matches!(
         name,
-        crate::lock::LOCK
-            | crate::shared::WRITER
-            | crate::lock::HOLDER
-            | crate::lock::HOLDER_TMP
+        crate::io::lock::LOCK
+            | crate::store::shared::WRITER
+            | crate::io::lock::HOLDER
+            | crate::io::lock::HOLDER_TMP
             | MANIFEST_TMP
-            | crate::synced::SYNCED
-            | crate::keyfile::KEY
-            | crate::keyfile::KEY_TMP
-            | crate::keyfile::KEY_NEXT
-            | crate::keyfile::KEY_NEXT_TMP
+            | crate::log::synced::SYNCED
+            | crate::crypto::keyfile::KEY
+            | crate::crypto::keyfile::KEY_TMP
+            | crate::crypto::keyfile::KEY_NEXT
+            | crate::crypto::keyfile::KEY_NEXT_TMP
     )
 }
 
@@ -60,11 +60,12 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     // key for a plain store writes nothing. (Judged again under the lock below, where a
     // `reencrypt` that finished meanwhile is seen.)
     let is_store = |vfs: &dyn Vfs| manifest_exists(vfs, dir);
-    crate::keyfile::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
-    crate::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
-    let lock = if options.shared { crate::lock::acquire_shared(&vfs, dir)? } else { crate::lock::acquire(&vfs, dir)? };
+    crate::crypto::keyfile::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
+    crate::io::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
+    let lock =
+        if options.shared { crate::io::lock::acquire_shared(&vfs, dir)? } else { crate::io::lock::acquire(&vfs, dir)? };
     let shared = match options.shared {
-        true => Some(crate::shared::SharedState::open(&vfs, dir, options.lock_timeout)?),
+        true => Some(crate::store::shared::SharedState::open(&vfs, dir, options.lock_timeout)?),
         false => None,
     };
     // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers. A holder
@@ -76,34 +77,35 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
-    let keys_state = crate::keyfile::resolve(&*vfs, dir, &options, names.iter().any(|n| n == MANIFEST))?;
+    let keys_state = crate::crypto::keyfile::resolve(&*vfs, dir, &options, names.iter().any(|n| n == MANIFEST))?;
 
     if !names.iter().any(|n| n == MANIFEST) {
         refuse_non_store(dir, &names)?;
         // The KEY file first: the MANIFEST makes the directory a store, and an encrypted one
         // must never be without its key. A plain store drops a killed create's KEY.
         match &keys_state {
-            crate::keyfile::KeyState::Create(dk) => {
+            crate::crypto::keyfile::KeyState::Create(dk) => {
                 let host = options.encryption.as_ref().expect("a store is created encrypted only with a key");
-                crate::keyfile::write(&*vfs, dir, &crate::keyfile::encode(host, dk)?, &fsyncs)?;
+                crate::crypto::keyfile::write(&*vfs, dir, &crate::crypto::keyfile::encode(host, dk)?, &fsyncs)?;
             }
-            crate::keyfile::KeyState::Plain if names.iter().any(|n| n == crate::keyfile::KEY) => {
-                let key = dir.join(crate::keyfile::KEY);
+            crate::crypto::keyfile::KeyState::Plain if names.iter().any(|n| n == crate::crypto::keyfile::KEY) => {
+                let key = dir.join(crate::crypto::keyfile::KEY);
                 vfs.remove(&key).map_err(|e| Error::io("remove", &key, e))?;
             }
             _ => {}
         }
-        let encrypted = matches!(keys_state, crate::keyfile::KeyState::Create(_));
+        let encrypted = matches!(keys_state, crate::crypto::keyfile::KeyState::Create(_));
         Manifest { next_segment: 1, segments: Vec::new(), encrypted }.write(&*vfs, dir, &fsyncs)?;
     }
     if names.iter().any(|n| n == MANIFEST) {
-        crate::keyfile::settle_next(&*vfs, dir, &fsyncs)?;
+        crate::crypto::keyfile::settle_next(&*vfs, dir, &fsyncs)?;
     }
     let crypt = keys_state.crypt();
     let mut manifest = Manifest::read(&*vfs, dir)?;
     check_shape(&manifest, &dir.join(MANIFEST))?;
 
-    let synced = SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::synced::SYNCED), e))?;
+    let synced =
+        SyncedFile::open(&*vfs, dir).map_err(|e| Error::io("open", dir.join(crate::log::synced::SYNCED), e))?;
     let synced_point = synced.read();
     check_not_rolled_back(&*vfs, dir, &names, &manifest, synced_point)?;
     if let Some(sm) = unlisted_later_commits(&*vfs, dir, &names, &manifest)? {
@@ -157,7 +159,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     Ok(store)
 }
 
-use crate::os::release_freed_memory;
+use crate::io::os::release_freed_memory;
 
 /// Builds a lazily opened key directory on a thread of its own, so the first write or listing
 /// usually finds it ready. It starts a moment after open, so a process that opens and answers a
@@ -255,7 +257,7 @@ pub(crate) fn load(
                 vfs: vfs.clone(),
                 dir: dir.to_path_buf(),
             };
-            match crate::hint::read(&**vfs, dir, sm.number, c)
+            match crate::log::hint::read(&**vfs, dir, sm.number, c)
                 .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
             {
                 Some(h) => sources.push(h.source),
@@ -270,7 +272,7 @@ pub(crate) fn load(
                         });
                     }
                     // Best effort: a hint that cannot be written is rebuilt again next time.
-                    let _ = crate::hint::write(&**vfs, dir, (sm.number, sm.len), &sc.recs, &fsyncs, c);
+                    let _ = crate::log::hint::write(&**vfs, dir, (sm.number, sm.len), &sc.recs, &fsyncs, c);
                     sources.push(Source::Recs(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect()));
                 }
             }
@@ -360,7 +362,7 @@ struct ActiveLoaded {
 fn active_hint(
     (vfs, crypt): (&Arc<dyn Vfs>, Option<&Arc<Crypt>>),
     dir: &Path,
-    (f, path, version): (&Arc<dyn crate::vfs::VFile>, &Path, u32),
+    (f, path, version): (&Arc<dyn crate::io::vfs::VFile>, &Path, u32),
     number: u64,
     durable: u64,
     prev_seq: u64,
@@ -381,7 +383,8 @@ fn active_hint(
         vfs: vfs.clone(),
         dir: dir.to_path_buf(),
     };
-    let h = hint_records(crate::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
+    let h =
+        hint_records(crate::log::hint::read(&**vfs, dir, number, crypt.map(|c| &**c))?, number, len, crypt, rescan)?;
     let tail = h.tail?;
     let last = tail.last_seq.unwrap_or(prev_seq);
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
@@ -423,7 +426,7 @@ fn hint_records(
     let buf = match (file, crypt) {
         (HintFile::Whole(buf), _) => buf,
         (HintFile::Paged(file), Some(c)) => {
-            let d = crate::hint_pages::directory(c, file, number, seg_len)?;
+            let d = crate::log::hint_pages::directory(c, file, number, seg_len)?;
             if rescan.active {
                 // The scan a damaged page falls back to must find the commit the hint names.
                 rescan.last_seq = Some(d.tail?.last_seq.unwrap_or(rescan.next_seq - 1));
@@ -433,12 +436,12 @@ fn hint_records(
         }
         (HintFile::Paged(_), None) => return None,
     };
-    if let Some(ix) = crate::hint::index(&buf, number, seg_len, sealed) {
+    if let Some(ix) = crate::log::hint::index(&buf, number, seg_len, sealed) {
         let run = Run::new(number, ix.version, buf, ix.offs);
         return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
     }
     let mut recs = Vec::new();
-    let h = crate::hint::decode(&buf, (number, seg_len), sealed, &mut recs)?;
+    let h = crate::log::hint::decode(&buf, (number, seg_len), sealed, &mut recs)?;
     let seqs = recs
         .iter()
         .filter_map(|(_, e)| e.as_ref().map(|e| e.seq))
@@ -511,15 +514,15 @@ fn check_not_rolled_back(
 
 /// The header and length of the segment file `name`; `None` when its header does not read or
 /// decode (a crashed rotation's, or a file that only looks like a segment).
-fn segment_header(vfs: &dyn Vfs, dir: &Path, name: &str) -> Result<Option<(crate::format::SegHeader, u64)>> {
+fn segment_header(vfs: &dyn Vfs, dir: &Path, name: &str) -> Result<Option<(crate::log::format::SegHeader, u64)>> {
     let path = dir.join(name);
     let f = vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
     let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
     let mut h = [0u8; SEG_HEADER];
-    if crate::vfs::read_exact_at(&*f, &mut h, 0).is_err() {
+    if crate::io::vfs::read_exact_at(&*f, &mut h, 0).is_err() {
         return Ok(None);
     }
-    Ok(crate::format::decode_seg_header(&h).ok().map(|hd| (hd, len)))
+    Ok(crate::log::format::decode_seg_header(&h).ok().map(|hd| (hd, len)))
 }
 
 /// A log segment the MANIFEST does not list but that holds commits it does not cover. Legitimate
@@ -598,7 +601,7 @@ pub(crate) fn check_shape(m: &Manifest, path: &Path) -> Result<()> {
 /// safe on Unix; Windows opens files with delete sharing).
 pub(crate) fn sweep_unlisted(vfs: &dyn Vfs, dir: &Path, m: &Manifest) {
     if let Ok(mut names) = vfs.list(dir) {
-        names.retain(|n| parse_numbered(n).is_none_or(|(num, _)| !crate::segment::held_here(dir, num)));
+        names.retain(|n| parse_numbered(n).is_none_or(|(num, _)| !crate::log::segment::held_here(dir, num)));
         sweep(vfs, dir, &names, m);
     }
 }
@@ -639,7 +642,10 @@ fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
     for n in names {
         let stale = match parse_numbered(n) {
             Some((num, ext)) => ext == "hint.tmp" || !listed.contains(&num),
-            None => matches!(n.as_str(), MANIFEST_TMP | crate::keyfile::KEY_TMP | crate::keyfile::KEY_NEXT_TMP),
+            None => matches!(
+                n.as_str(),
+                MANIFEST_TMP | crate::crypto::keyfile::KEY_TMP | crate::crypto::keyfile::KEY_NEXT_TMP
+            ),
         };
         if stale {
             let _ = vfs.remove(&dir.join(n));
@@ -650,8 +656,8 @@ fn sweep(vfs: &dyn Vfs, dir: &Path, names: &[String], m: &Manifest) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::keydir::{KeyMap, apply_one};
-    use crate::metabuf::MetaBuf;
+    use crate::keydir::map::{KeyMap, apply_one};
+    use crate::log::metabuf::MetaBuf;
 
     /// An unlisted log segment with commits the MANIFEST does not cover is listed again only
     /// when it continues a MANIFEST without an active segment exactly; otherwise it is reported,

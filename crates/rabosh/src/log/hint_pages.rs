@@ -7,10 +7,10 @@
 //! place and the page count, and a random id the directory carries, so a page moved, dropped,
 //! reordered or taken from another hint (even one of the same segment) does not open.
 
-use crate::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
-use crate::format::{FORMAT_VERSION, Reader, put_u32, put_u64};
-use crate::hint::{ActiveTail, RawRec, put_rec, read_rec};
-use crate::keydir::{Entry, Key, SegRecs};
+use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
+use crate::keydir::map::{Entry, Key, SegRecs};
+use crate::log::format::{FORMAT_VERSION, Reader, put_u32, put_u64};
+use crate::log::hint::{ActiveTail, RawRec, put_rec, read_rec};
 
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
@@ -30,7 +30,7 @@ pub(crate) fn encode(
     (number, seg_len): (u64, u64),
     recs: &SegRecs,
     tail: Option<ActiveTail>,
-) -> Result<Vec<u8>, crate::crypt::NoRandom> {
+) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
     let all: Vec<_> = recs.iter().collect();
     let chunks: Vec<_> = all.chunks(PAGE_RECS).collect();
     let id = random::<ID>()?;
@@ -294,9 +294,9 @@ pub(crate) fn to_sealed_whole(c: &Crypt, file: &[u8], number: u64) -> Option<Vec
     for i in 0..d.pages.refs.len() {
         let page = d.pages.open(c, i)?;
         for j in 0..page.offs.len() {
-            let rec = crate::paged_run::page_rec(&page, d.pages.version, j);
-            recs.insert(rec.key.into(), crate::keydir::Rec { seq: rec.seq, entry: rec.entry(number) });
+            let rec = crate::keydir::paged_run::page_rec(&page, d.pages.version, j);
+            recs.insert(rec.key.into(), crate::keydir::map::Rec { seq: rec.seq, entry: rec.entry(number) });
         }
     }
-    Some(crate::hint::encode_sealed_whole(c, number, d.pages.seg_len, &recs, d.tail))
+    Some(crate::log::hint::encode_sealed_whole(c, number, d.pages.seg_len, &recs, d.tail))
 }

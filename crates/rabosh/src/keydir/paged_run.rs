@@ -1,16 +1,16 @@
-//! One segment's paged sealed hint as a run ([`crate::runs`]): a point read opens only the page
+//! One segment's paged sealed hint as a run ([`crate::keydir::runs`]): a point read opens only the page
 //! its key falls in (once; kept). A page that does not open or parse is damage found late: the
 //! hint is derived data, so the run then answers from a scan of its segment, exactly as open
 //! would have built it, and only a segment that does not scan either is an error (Corruption).
 
-use crate::crypt::Crypt;
-use crate::format::Reader;
-use crate::hint::ActiveTail;
-use crate::hint::{RawRec, read_rec};
-use crate::hint_pages::{Page, Pages};
-use crate::keydir::{Entry, Key};
-use crate::segment::{ScanMode, scan};
-use crate::vfs::{VFile, Vfs};
+use crate::crypto::crypt::Crypt;
+use crate::io::vfs::{VFile, Vfs};
+use crate::keydir::map::{Entry, Key};
+use crate::log::format::Reader;
+use crate::log::hint::ActiveTail;
+use crate::log::hint::{RawRec, read_rec};
+use crate::log::hint_pages::{Page, Pages};
+use crate::log::segment::{ScanMode, scan};
 use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -87,7 +87,7 @@ impl PagedRun {
         let s = &self.rescan;
         // Seen only up to the length open found: the scan reads exactly what open would have,
         // whatever was appended since.
-        let f = crate::shared::Bounded { inner: &*s.file, len: s.len };
+        let f = crate::store::shared::Bounded { inner: &*s.file, len: s.len };
         let mode = match s.active {
             true => ScanMode::Active { synced: s.len, trust_zeros: false },
             false => ScanMode::Sealed,
@@ -106,10 +106,10 @@ impl PagedRun {
         // checks, never one believed wrongly. (Not counted in the store's fsync counter.)
         let id = (s.id.0, s.len);
         let _ = match s.active {
-            false => crate::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt)),
+            false => crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt)),
             true => {
                 let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
-                crate::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
+                crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
             }
         };
         Ok(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect())
@@ -133,7 +133,7 @@ impl PagedRun {
         Ok(recs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| recs[i].1.clone()))
     }
 
-    /// Every page opened (or the fallback): what [`crate::runs::Runs::totals`] and the map
+    /// Every page opened (or the fallback): what [`crate::keydir::runs::Runs::totals`] and the map
     /// build walk, off the first read's path.
     pub fn ready(&self) -> Result<Ready<'_>> {
         if self.fallback.get().is_none() {

@@ -2,12 +2,12 @@
 //! swap the MANIFEST. Holds the writer mutex (writers wait); readers only see a pointer swap, and
 //! retired segments are unlinked when the last snapshot that reads them lets go.
 
-use crate::format::{FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, encode_seg_header};
-use crate::keydir::{Entry, Rec, SegRecs, Version};
-use crate::manifest::SegMeta;
-use crate::segment::{Segment, seg_name};
-use crate::store::Store;
-use crate::vfs::{VFile, write_all_at};
+use crate::io::vfs::{VFile, write_all_at};
+use crate::keydir::map::{Entry, Rec, SegRecs, Version};
+use crate::log::format::{FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, encode_seg_header};
+use crate::log::manifest::SegMeta;
+use crate::log::segment::{Segment, seg_name};
+use crate::store::handle::Store;
 use crate::{CompactInfo, Error, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -29,7 +29,7 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     let cur = store.current.load_full();
     let n_sealed = w.manifest.segments.len() - 1;
     if n_sealed == 0 {
-        crate::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
+        crate::store::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
         return Ok(CompactInfo { bytes_before, bytes_after: bytes_before });
     }
     let inputs: HashSet<u64> = w.manifest.segments[..n_sealed].iter().map(|s| s.number).collect();
@@ -39,18 +39,18 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
 
     // Until the MANIFEST names the new segment a failure changes nothing: drop the file, go on.
     let built = (|| -> Result<(Arc<dyn VFile>, u64, SegRecs)> {
-        let f = crate::store::create_unlisted(&*store.vfs, &path)?;
+        let f = crate::store::handle::create_unlisted(&*store.vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
         write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0, crypt.is_some()), 0)
             .map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
-        let mut pending: Vec<(crate::keydir::Key, Entry)> = Vec::new();
+        let mut pending: Vec<(crate::keydir::map::Key, Entry)> = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
         let mut max_seq = 0;
         let flush = |pb: PayloadBuilder,
                      max_seq: u64,
-                     pending: &mut Vec<(crate::keydir::Key, Entry)>,
+                     pending: &mut Vec<(crate::keydir::map::Key, Entry)>,
                      off: &mut u64,
                      recs: &mut SegRecs|
          -> Result<()> {
@@ -89,14 +89,14 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
         }
         f.sync_data().map_err(|e| io("fsync", e))?;
         store.counters.fsync();
-        crate::hint::write(&*store.vfs, &store.dir, (number, off), &recs, &store.fsyncs(), crypt)?;
+        crate::log::hint::write(&*store.vfs, &store.dir, (number, off), &recs, &store.fsyncs(), crypt)?;
         Ok((f, off, recs))
     })();
     let (file, len, recs) = match built {
         Ok(x) => x,
         Err(e) => {
             let _ = store.vfs.remove(&path);
-            let _ = store.vfs.remove(&store.dir.join(crate::segment::hint_name(number)));
+            let _ = store.vfs.remove(&store.dir.join(crate::log::segment::hint_name(number)));
             return Err(e);
         }
     };
@@ -114,11 +114,11 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     // What this compaction retires goes when the last snapshot here lets go (below); what a
     // killed compaction (of any process) retired and never unlinked goes now, so a compaction
     // that returns leaves no erased byte in any file of the store.
-    crate::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
+    crate::store::recovery::sweep_unlisted(&*store.vfs, &store.dir, &w.manifest);
 
     let seg = Arc::new(Segment::new(
         number,
-        crate::format::FORMAT_VERSION,
+        crate::log::format::FORMAT_VERSION,
         &store.dir,
         file,
         store.vfs.clone(),

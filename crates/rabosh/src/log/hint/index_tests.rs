@@ -4,7 +4,7 @@
 //! same records, deletes, seq range and tail.
 
 use super::*;
-use crate::format::crc;
+use crate::log::format::crc;
 use proptest::prelude::*;
 
 /// One record as generated: key, seq, and a put's (metadata length, value offset, value
@@ -24,7 +24,7 @@ fn recs_of(spec: &[Spec]) -> SegRecs {
                 len,
                 crc: 9,
             });
-            (Key::from(&k[..]), crate::keydir::Rec { seq: *seq, entry })
+            (Key::from(&k[..]), crate::keydir::map::Rec { seq: *seq, entry })
         })
         .collect()
 }

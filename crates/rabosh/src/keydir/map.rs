@@ -2,9 +2,9 @@
 //! published version is an immutable value that snapshots share.
 
 use crate::Result;
-use crate::metabuf::MetaBuf;
-use crate::runs::Runs;
-use crate::segment::Segment;
+use crate::keydir::runs::Runs;
+use crate::log::metabuf::MetaBuf;
+use crate::log::segment::Segment;
 use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -219,7 +219,7 @@ impl Keys {
         };
         drop(held);
         if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::os::release_freed_memory();
+            crate::io::os::release_freed_memory();
         }
         Ok(b)
     }

@@ -9,9 +9,9 @@
 //! 88  crc      u32  CRC-32C of bytes 0..88 (damage reads as Corruption, not as a wrong key)
 //! ```
 
-use crate::crypt::{AD_KEY, Crypt, OVERHEAD, random};
-use crate::format::{crc, put_u32};
-use crate::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::crypto::crypt::{AD_KEY, Crypt, OVERHEAD, random};
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::log::format::{crc, put_u32};
 use crate::{Encryption, Error, Options, Result, Store};
 use std::path::Path;
 use std::sync::Arc;
@@ -152,13 +152,13 @@ pub(crate) fn resolve(vfs: &dyn Vfs, dir: &Path, options: &Options, is_store: bo
 /// lost its KEY file:
 /// `Corruption` naming it (not `NotEncrypted`, which would send the user the wrong way).
 fn check_segments_plain(vfs: &dyn Vfs, dir: &Path) -> Result<()> {
-    let Ok(m) = crate::manifest::Manifest::read(vfs, dir) else { return Ok(()) };
+    let Ok(m) = crate::log::manifest::Manifest::read(vfs, dir) else { return Ok(()) };
     let newest_sealed = || {
         let Some(last) = m.segments.last() else { return false };
-        let path = dir.join(crate::segment::seg_name(last.number));
+        let path = dir.join(crate::log::segment::seg_name(last.number));
         let Ok(f) = vfs.open(&path, OpenMode::Read) else { return false };
-        let mut h = [0u8; crate::format::SEG_HEADER];
-        read_exact_at(&*f, &mut h, 0).is_ok() && crate::format::decode_seg_header(&h).is_ok_and(|h| h.encrypted)
+        let mut h = [0u8; crate::log::format::SEG_HEADER];
+        read_exact_at(&*f, &mut h, 0).is_ok() && crate::log::format::decode_seg_header(&h).is_ok_and(|h| h.encrypted)
     };
     if m.encrypted || newest_sealed() {
         return Err(Error::Corruption {
@@ -177,8 +177,8 @@ fn effective_key_file(vfs: &dyn Vfs, dir: &Path, is_store: bool) -> Result<Optio
     if !is_store {
         return read_small(vfs, dir, KEY);
     }
-    let (from, key_file) = crate::reencrypt::decode_next(&next, &dir.join(KEY_NEXT))?;
-    let m = crate::manifest::Manifest::read(vfs, dir)?;
+    let (from, key_file) = crate::store::reencrypt::decode_next(&next, &dir.join(KEY_NEXT))?;
+    let m = crate::log::manifest::Manifest::read(vfs, dir)?;
     match m.segments.first().is_some_and(|s| s.number >= from) {
         true => Ok(key_file),
         false => read_small(vfs, dir, KEY),
@@ -189,10 +189,10 @@ fn effective_key_file(vfs: &dyn Vfs, dir: &Path, is_store: bool) -> Result<Optio
 /// or dropped (it did not). Only after [`resolve`] accepted the key given.
 pub(crate) fn settle_next(vfs: &dyn Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
     let Some(next) = read_small(vfs, dir, KEY_NEXT)? else { return Ok(()) };
-    let (from, _) = crate::reencrypt::decode_next(&next, &dir.join(KEY_NEXT))?;
-    let m = crate::manifest::Manifest::read(vfs, dir)?;
+    let (from, _) = crate::store::reencrypt::decode_next(&next, &dir.join(KEY_NEXT))?;
+    let m = crate::log::manifest::Manifest::read(vfs, dir)?;
     if m.segments.first().is_some_and(|s| s.number >= from) {
-        crate::reencrypt::finish_next(vfs, dir, fsyncs)
+        crate::store::reencrypt::finish_next(vfs, dir, fsyncs)
     } else {
         let path = dir.join(KEY_NEXT);
         vfs.remove(&path).map_err(|e| Error::io("remove", &path, e))?;
@@ -202,7 +202,7 @@ pub(crate) fn settle_next(vfs: &dyn Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Resul
 
 /// Writes the KEY file durably: tmp → fsync → rename → fsync dir.
 pub(crate) fn write(vfs: &dyn Vfs, dir: &Path, bytes: &[u8], fsyncs: &dyn Fn()) -> Result<()> {
-    crate::manifest::write_atomic(vfs, dir, KEY, KEY_TMP, bytes, fsyncs)
+    crate::log::manifest::write_atomic(vfs, dir, KEY, KEY_TMP, bytes, fsyncs)
 }
 
 impl Store {
@@ -215,7 +215,7 @@ impl Store {
     /// rename, so after a kill the old key or the new one opens the store, never neither); no
     /// data is rewritten. `NotEncrypted` on a plain store. In shared mode the other processes
     /// keep working (the data key is unchanged); the next open anywhere needs `new`. A copy of
-    /// the old KEY file still opens the store with the old key: [`crate::reencrypt`] re-keys.
+    /// the old KEY file still opens the store with the old key: [`crate::store::reencrypt`] re-keys.
     pub fn rotate_key(&self, new: Encryption) -> Result<()> {
         let Some(dk) = &self.data_key else {
             return Err(Error::NotEncrypted { dir: self.dir.clone() });

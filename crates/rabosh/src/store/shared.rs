@@ -16,12 +16,12 @@
 //! process opens only segments named by a MANIFEST read under the lock, and compaction swaps the
 //! MANIFEST under the lock, so a listed segment is never gone when it is opened.
 
-use crate::busy::{Gate, GateGuard, Patience, Waiters};
-use crate::keydir::{Version, apply_recs};
-use crate::manifest::{MANIFEST, Manifest};
-use crate::segment::{ScanMode, Scanned, Segment, scan_from};
-use crate::store::Store;
-use crate::vfs::{CommitLock, OpenMode, VFile, Vfs};
+use crate::io::vfs::{CommitLock, OpenMode, VFile, Vfs};
+use crate::keydir::map::{Version, apply_recs};
+use crate::log::manifest::{MANIFEST, Manifest};
+use crate::log::segment::{ScanMode, Scanned, Segment, scan_from};
+use crate::store::busy::{Gate, GateGuard, Patience, Waiters};
+use crate::store::handle::Store;
 use crate::{Error, Result};
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
@@ -52,7 +52,7 @@ pub(crate) struct SharedState {
     waiters: Waiters,
     /// A handle on the synced record, read while waiting to tell a slow turn from a stuck holder;
     /// `None` once closed (a closed handle the host still references keeps no descriptor).
-    synced: Mutex<Option<crate::synced::SyncedFile>>,
+    synced: Mutex<Option<crate::log::synced::SyncedFile>>,
     /// One commit-lock holder (or waiter) per process at a time (the OS lock is per open file).
     gate: Gate,
     seen: Mutex<Seen>,
@@ -68,7 +68,7 @@ impl SharedState {
             path,
             timeout,
             waiters: Waiters::default(),
-            synced: Mutex::new(crate::synced::SyncedFile::open(&**vfs, dir).ok()),
+            synced: Mutex::new(crate::log::synced::SyncedFile::open(&**vfs, dir).ok()),
             gate: Gate::default(),
             seen: Mutex::new(Seen { manifest: None, active: None, len: 0, known: None }),
         })
@@ -148,7 +148,7 @@ fn manifest_maybe_replaced(seen: &Seen) -> bool {
 /// (damage the catch-up reports). A read, not the file's length: zeros written ahead make the
 /// file longer than its log.
 fn appended_at(seg: &Segment, len: u64) -> std::io::Result<bool> {
-    let mut head = [0u8; crate::format::FRAME_HEADER];
+    let mut head = [0u8; crate::log::format::FRAME_HEADER];
     let n = seg.file().read_at(&mut head, len)?;
     if n == 0 {
         return Ok(seg.file().len()? < len);
@@ -359,7 +359,7 @@ impl Store {
             let f = self.vfs.open(&path, OpenMode::Read).map_err(|e| Error::io("open", &path, e))?;
             let len = f.len().map_err(|e| Error::io("stat", &path, e))?;
             let mut buf = vec![0u8; len.min(1 << 24) as usize];
-            crate::vfs::read_exact_at(&*f, &mut buf, 0).map_err(|e| Error::io("read", &path, e))?;
+            crate::io::vfs::read_exact_at(&*f, &mut buf, 0).map_err(|e| Error::io("read", &path, e))?;
             // Read through the handle kept: this content is that file's, whatever replaces it.
             if Manifest::decode(&buf, &path)? != w.manifest {
                 return Ok(false);
@@ -399,7 +399,7 @@ impl Store {
 
     /// After this process appended under the commit lock: the segment's growth is its own, not
     /// another process's change for a reader to catch up on (no one else appends meanwhile).
-    pub(crate) fn note_own_append(&self, log: &crate::store::ActiveLog) {
+    pub(crate) fn note_own_append(&self, log: &crate::store::handle::ActiveLog) {
         let Some(sh) = &self.shared else { return };
         let mut seen = sh.seen();
         if seen.active.as_ref().is_some_and(|a| a.number == log.seg.number) {
@@ -460,7 +460,7 @@ impl Store {
     }
 
     /// Brings memory up to the files (under the commit lock and the writer mutex).
-    pub(crate) fn catch_up(&self, w: &mut crate::store::Writer) -> Result<()> {
+    pub(crate) fn catch_up(&self, w: &mut crate::store::handle::Writer) -> Result<()> {
         let Some(sh) = &self.shared else { return Ok(()) };
         let replaced = manifest_maybe_replaced(&sh.seen());
         if replaced {
@@ -474,7 +474,7 @@ impl Store {
 
     /// Applies the frames other processes appended to the active segment; cuts a torn tail a
     /// dead holder of the lock left (no live process is writing: we hold the lock).
-    fn catch_up_tail(&self, w: &mut crate::store::Writer) -> Result<()> {
+    fn catch_up_tail(&self, w: &mut crate::store::handle::Writer) -> Result<()> {
         let synced = w.synced.as_ref().and_then(|s| s.read());
         let log = w.log();
         let seg = log.seg.clone();
@@ -505,7 +505,13 @@ impl Store {
     /// Publishes the frames a catch-up scanned past `log.len` (over `cur`, the version they
     /// follow): the key directory, the active log's records and length, the disk counter.
     /// `synced_len`: how far the segment is now known durable.
-    fn apply_tail(&self, log: &mut crate::store::ActiveLog, cur: &Version, sc: Scanned, synced_len: u64) -> Result<()> {
+    fn apply_tail(
+        &self,
+        log: &mut crate::store::handle::ActiveLog,
+        cur: &Version,
+        sc: Scanned,
+        synced_len: u64,
+    ) -> Result<()> {
         let mut map = cur.map()?.clone();
         let mut live = cur.live_bytes()?;
         apply_recs(&mut map, &mut live, &sc.recs);
@@ -521,10 +527,10 @@ impl Store {
 
     /// Another process rotated or compacted: load what the new MANIFEST lists, from scratch.
     /// The segments the old version saw stay open for the snapshots that hold them.
-    fn reload(&self, w: &mut crate::store::Writer, manifest: Manifest) -> Result<()> {
-        crate::recovery::check_shape(&manifest, &self.dir.join(MANIFEST))?;
+    fn reload(&self, w: &mut crate::store::handle::Writer, manifest: Manifest) -> Result<()> {
+        crate::store::recovery::check_shape(&manifest, &self.dir.join(MANIFEST))?;
         let synced = w.synced.as_ref().ok_or(Error::Closed)?;
-        let loaded = crate::recovery::load(
+        let loaded = crate::store::recovery::load(
             &self.vfs,
             &self.dir,
             &manifest,
@@ -555,7 +561,7 @@ impl Store {
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
         loaded.keys.without_trim();
-        crate::recovery::build_in_background(&loaded.keys);
+        crate::store::recovery::build_in_background(&loaded.keys);
         self.current.store(Arc::new(Version { keys: loaded.keys, seq: loaded.seq, segments: Arc::new(segments) }));
         Ok(())
     }
@@ -565,7 +571,7 @@ impl Store {
 /// `file`: the segment's own, or a view of it bounded to what is durable. `durable`: the length
 /// the synced record names, before which no run of zeros may end the log.
 fn scan_tail(seg: &Segment, file: &dyn VFile, from: u64, next_seq: u64, durable: u64) -> Result<Scanned> {
-    let id = (seg.number, seg.version, crate::format::KIND_LOG);
+    let id = (seg.number, seg.version, crate::log::format::KIND_LOG);
     let mode = ScanMode::Active { synced: durable, trust_zeros: true };
     scan_from(file, &seg.path, id, from, next_seq, mode, seg.crypt())
 }

@@ -1,13 +1,13 @@
 //! The store handle and the write path: append → fsync → apply → publish, one writer at a time.
 
-use crate::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header, synced_marker};
-use crate::keydir::{ActiveRecs, Entry, Key, KeyMap, Rec, Version, apply_one};
-use crate::lock::DirLock;
-use crate::manifest::{Manifest, SegMeta};
-use crate::metabuf::MetaBuf;
-use crate::segment::{Segment, seg_name};
-use crate::synced::{SyncedFile, SyncedPoint};
-use crate::vfs::{OpenMode, VFile, Vfs, write_all_at};
+use crate::io::lock::DirLock;
+use crate::io::vfs::{OpenMode, VFile, Vfs, write_all_at};
+use crate::keydir::map::{ActiveRecs, Entry, Key, KeyMap, Rec, Version, apply_one};
+use crate::log::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header, synced_marker};
+use crate::log::manifest::{Manifest, SegMeta};
+use crate::log::metabuf::MetaBuf;
+use crate::log::segment::{Segment, seg_name};
+use crate::log::synced::{SyncedFile, SyncedPoint};
 use crate::{
     Batch, CheckpointInfo, CompactInfo, Durability, Error, Op, Options, Result, Snapshot, Stats, VerifyReport,
 };
@@ -127,15 +127,15 @@ pub struct Store {
     /// every call answers `Poisoned` until reopen, so nothing answers from a failed commit.
     pub(crate) poisoned: OnceLock<String>,
     /// Shared mode's commit lock and what this process last saw of the files.
-    pub(crate) shared: Option<crate::shared::SharedState>,
+    pub(crate) shared: Option<crate::store::shared::SharedState>,
     /// An encrypted store's data key (FORMAT.md, "Encryption at rest").
-    pub(crate) data_key: Option<crate::keyfile::DataKey>,
+    pub(crate) data_key: Option<crate::crypto::keyfile::DataKey>,
 }
 
 impl Store {
     /// Create or open the store in `dir`.
     pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Store> {
-        crate::recovery::open(dir.as_ref(), options)
+        crate::store::recovery::open(dir.as_ref(), options)
     }
 
     pub fn dir(&self) -> &Path {
@@ -143,7 +143,7 @@ impl Store {
     }
 
     /// The cipher everything this store writes is sealed with; `None` for a plain store.
-    pub(crate) fn crypt(&self) -> Option<&Arc<crate::crypt::Crypt>> {
+    pub(crate) fn crypt(&self) -> Option<&Arc<crate::crypto::crypt::Crypt>> {
         self.data_key.as_ref().map(|dk| &dk.crypt)
     }
 
@@ -244,13 +244,13 @@ impl Store {
         for op in &batch.ops {
             match op {
                 Op::Put { key, value, meta } => {
-                    if key.len() > u32::MAX as usize || value.len() > crate::format::MAX_FRAME {
+                    if key.len() > u32::MAX as usize || value.len() > crate::log::format::MAX_FRAME {
                         return Err(Error::InvalidArgument("key or value too large".into()));
                     }
-                    if meta.len() > crate::metabuf::MAX_META {
+                    if meta.len() > crate::log::metabuf::MAX_META {
                         return Err(Error::InvalidArgument(format!(
                             "metadata longer than {} bytes",
-                            crate::metabuf::MAX_META
+                            crate::log::metabuf::MAX_META
                         )));
                     }
                     pb.put(seq, key, value, meta);
@@ -264,18 +264,18 @@ impl Store {
                     puts.push(false);
                 }
             }
-            if pb.buf.len() > crate::format::MAX_FRAME {
+            if pb.buf.len() > crate::log::format::MAX_FRAME {
                 return Err(Error::InvalidArgument(format!(
                     "batch exceeds the largest commit ({} bytes)",
-                    crate::format::MAX_FRAME
+                    crate::log::format::MAX_FRAME
                 )));
             }
         }
         // Sealing adds a nonce and tag per blob: the frame must still fit what a reader accepts.
-        if pb.frame_len(self.crypt().is_some()) - crate::format::FRAME_HEADER > crate::format::MAX_FRAME {
+        if pb.frame_len(self.crypt().is_some()) - crate::log::format::FRAME_HEADER > crate::log::format::MAX_FRAME {
             return Err(Error::InvalidArgument(format!(
                 "batch exceeds the largest commit ({} bytes)",
-                crate::format::MAX_FRAME
+                crate::log::format::MAX_FRAME
             )));
         }
         let buffered = self.options.durability == Durability::Buffered;
@@ -319,7 +319,7 @@ impl Store {
         self.counters.disk_bytes.fetch_add(bytes.len() as u64, Ordering::Relaxed);
         self.counters.bytes_written.fetch_add(bytes.len() as u64, Ordering::Relaxed);
 
-        let base = off + crate::format::FRAME_HEADER as u64;
+        let base = off + crate::log::format::FRAME_HEADER as u64;
         let mut placed = placed.into_iter();
         for (op, is_put) in batch.ops.into_iter().zip(puts) {
             let at = if is_put { placed.next() } else { None };
@@ -554,7 +554,7 @@ impl Store {
         let seq = self.current.load().seq;
         let old_len = w.log().len;
         let recs = w.log().recs.summary(self.current.load().map()?, old.number);
-        crate::hint::write(
+        crate::log::hint::write(
             &*self.vfs,
             &self.dir,
             (old.number, old_len),
@@ -637,8 +637,12 @@ impl Store {
         }
         self.check_poison()?;
         if !self.catch_up_without_waiting()? {
-            let path = self.dir.join(crate::shared::WRITER);
-            return Err(Error::Busy { dir: self.dir.clone(), holder: crate::busy::holder_of(&path), waited_ms: 0 });
+            let path = self.dir.join(crate::store::shared::WRITER);
+            return Err(Error::Busy {
+                dir: self.dir.clone(),
+                holder: crate::store::busy::holder_of(&path),
+                waited_ms: 0,
+            });
         }
         Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
     }
@@ -646,13 +650,13 @@ impl Store {
     /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
     pub fn compact(&self) -> Result<CompactInfo> {
         let _guard = self.commit_guard()?;
-        crate::compact::compact(self)
+        crate::store::compact::compact(self)
     }
 
     /// Write a durable, openable copy of the current state into `target` (empty or absent).
     pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
         let _guard = self.commit_guard()?;
-        crate::checkpoint::checkpoint(self, target.as_ref())
+        crate::store::checkpoint::checkpoint(self, target.as_ref())
     }
 
     /// Read every record of every segment and every live value, checking every checksum.
@@ -674,10 +678,10 @@ impl Store {
             report.files += 1;
             // The active segment: every byte of its log must read back; zeros may follow.
             let mode = match sm.sealed {
-                true => crate::segment::ScanMode::Sealed,
-                false => crate::segment::ScanMode::Active { synced: log_len, trust_zeros: false },
+                true => crate::log::segment::ScanMode::Sealed,
+                false => crate::log::segment::ScanMode::Active { synced: log_len, trust_zeros: false },
             };
-            let sc = crate::segment::scan(
+            let sc = crate::log::segment::scan(
                 seg.file(),
                 &seg.path,
                 (sm.number, seg.version, sm.kind),
@@ -688,7 +692,7 @@ impl Store {
             // A compacted segment covers commits up to last_seq; its newest live entry may be older.
             let ends_ok = match sc.last_seq {
                 None => true,
-                Some(s) if sm.kind == crate::format::KIND_COMPACTED => s <= sm.last_seq,
+                Some(s) if sm.kind == crate::log::format::KIND_COMPACTED => s <= sm.last_seq,
                 Some(s) => s == sm.last_seq,
             };
             if sm.sealed && !ends_ok {
@@ -835,7 +839,7 @@ impl Store {
         if cur.keys.loaded_from_hints() {
             return;
         }
-        let tail = crate::hint::ActiveTail {
+        let tail = crate::log::hint::ActiveTail {
             last_seq: (cur.seq >= first_seq).then_some(cur.seq),
             // A frame exists; whether the last is a commit or a marker is not tracked. Saying
             // "commit" costs at most one spare marker before the next buffered commit (a marker
@@ -846,8 +850,14 @@ impl Store {
         // Best effort, as below: a key directory that cannot be built leaves the next open to scan.
         let Ok(map) = cur.map() else { return };
         let recs = log.recs.summary(map, log.seg.number);
-        let _ =
-            crate::hint::write_active(&*self.vfs, &self.dir, (log.seg.number, log.len), &recs, tail, log.seg.crypt());
+        let _ = crate::log::hint::write_active(
+            &*self.vfs,
+            &self.dir,
+            (log.seg.number, log.len),
+            &recs,
+            tail,
+            log.seg.crypt(),
+        );
     }
 
     pub fn is_closed(&self) -> bool {
@@ -885,7 +895,7 @@ pub(crate) fn create_log_segment(
     number: u64,
     first_seq: u64,
     fsyncs: &dyn Fn(),
-    crypt: Option<Arc<crate::crypt::Crypt>>,
+    crypt: Option<Arc<crate::crypto::crypt::Crypt>>,
 ) -> Result<Arc<Segment>> {
     let path = dir.join(seg_name(number));
     let f = create_unlisted(&**vfs, &path)?;

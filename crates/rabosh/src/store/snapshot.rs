@@ -1,7 +1,7 @@
 //! Read views: an `Arc` of one published version. Readers take no lock and never wait.
 
-use crate::keydir::{Key, Version};
-use crate::store::Counters;
+use crate::keydir::map::{Key, Version};
+use crate::store::handle::Counters;
 use crate::{Error, Result, prefix_successor};
 use std::ops::Bound;
 use std::sync::Arc;
@@ -43,7 +43,7 @@ impl Snapshot {
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let Some(e) = self.v.keys.get(key)? else { return Ok(None) };
         let seg = self.v.segment(e.seg).ok_or_else(|| Error::Corruption {
-            file: crate::segment::seg_name(e.seg).into(),
+            file: crate::log::segment::seg_name(e.seg).into(),
             offset: e.off,
             reason: "entry points into a segment this view does not hold".into(),
         })?;

@@ -4,13 +4,13 @@
 //! with the tail facts a scan would otherwise provide ([`ActiveTail`]).
 
 use crate::Result;
-use crate::crypt::{AD_HINT, Crypt, NONCE};
-use crate::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
-use crate::keydir::{Entry, Key, SegRecs};
-use crate::manifest::{replace_file, write_atomic};
-use crate::metabuf::MetaBuf;
-use crate::segment::hint_name;
-use crate::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::crypto::crypt::{AD_HINT, Crypt, NONCE};
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::keydir::map::{Entry, Key, SegRecs};
+use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
+use crate::log::manifest::{replace_file, write_atomic};
+use crate::log::metabuf::MetaBuf;
+use crate::log::segment::hint_name;
 use std::path::Path;
 
 const MAGIC: &[u8; 8] = b"RABOSHHT";
@@ -52,8 +52,8 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
     out
 }
 
-/// One record in the hint layout (also a sealed hint page's, [`crate::hint_pages`]).
-pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &crate::keydir::Rec) {
+/// One record in the hint layout (also a sealed hint page's, [`crate::log::hint_pages`]).
+pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &crate::keydir::map::Rec) {
     put_u64(out, r.seq);
     out.push(if r.entry.is_some() { TAG_PUT } else { TAG_DEL });
     put_u32(out, k.len() as u32);
@@ -147,8 +147,8 @@ impl RawRec<'_> {
     /// A value must lie inside its segment: a read sizes its buffer by `len`.
     pub(crate) fn check(&self, seg_len: u64) -> std::result::Result<(), &'static str> {
         let Some((_, off, len, _)) = self.put else { return Ok(()) };
-        let inside =
-            off >= crate::format::SEG_HEADER as u64 && off.checked_add(len as u64).is_some_and(|end| end <= seg_len);
+        let inside = off >= crate::log::format::SEG_HEADER as u64
+            && off.checked_add(len as u64).is_some_and(|end| end <= seg_len);
         if inside { Ok(()) } else { Err("entry points outside its segment") }
     }
 }
@@ -223,7 +223,7 @@ pub struct Decoded {
 }
 
 /// A hint checked whole and indexed in place: where each record starts, for a binary search
-/// by key ([`crate::runs::Run`]), with no per-key allocation.
+/// by key ([`crate::keydir::runs::Run`]), with no per-key allocation.
 pub(crate) struct Index {
     pub version: u32,
     /// Record starts, in key order.
@@ -268,11 +268,11 @@ pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Opti
         match tag {
             TAG_PUT => {
                 let meta = match legacy {
-                    true => crate::format::LEGACY_META_LEN,
+                    true => crate::log::format::LEGACY_META_LEN,
                     false => {
                         let n = u32::from_le_bytes(b.get(q..q + 4)?.try_into().ok()?) as usize;
                         q += 4;
-                        if n > crate::metabuf::MAX_META {
+                        if n > crate::log::metabuf::MAX_META {
                             return None;
                         }
                         n
@@ -283,7 +283,7 @@ pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Opti
                 let tail: &[u8; 16] = b.get(q..q + 16)?.try_into().ok()?;
                 let off = u64::from_le_bytes(tail[..8].try_into().ok()?);
                 let len = u32::from_le_bytes(tail[8..12].try_into().ok()?) as u64;
-                if off < crate::format::SEG_HEADER as u64 || off.checked_add(len).is_none_or(|end| end > seg_len) {
+                if off < crate::log::format::SEG_HEADER as u64 || off.checked_add(len).is_none_or(|end| end > seg_len) {
                     return None;
                 }
                 q += 16;
@@ -314,12 +314,12 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     }
     let Some(c) = crypt else {
         // Mapped where the file system can (checked below exactly as read bytes would be):
-        // a read costs the copy and the fresh buffer's page faults (crate::os::Mapped).
+        // a read costs the copy and the fresh buffer's page faults (crate::io::os::Mapped).
         if let Some(m) = f.map_read_only(len) {
             crate::probe::count_hint_mapped();
             return Some(HintFile::Whole(HintBytes::Mapped(m)));
         }
-        let mut buf = crate::os::zeroed_for_read(len as usize);
+        let mut buf = crate::io::os::zeroed_for_read(len as usize);
         read_exact_at(&*f, &mut buf, 0).ok()?;
         return Some(HintFile::Whole(HintBytes::Read(buf)));
     };
@@ -328,7 +328,7 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     let mut head = [0u8; SEALED_MAGIC.len() + NONCE];
     let body_len = len.checked_sub(head.len() as u64)?;
     read_exact_at(&*f, &mut head, 0).ok()?;
-    if &head[..SEALED_MAGIC.len()] == crate::hint_pages::MAGIC {
+    if &head[..SEALED_MAGIC.len()] == crate::log::hint_pages::MAGIC {
         // Paged: read whole (no cipher); open checks and opens only its directory.
         let mut buf = vec![0u8; len as usize];
         read_exact_at(&*f, &mut buf, 0).ok()?;
@@ -347,7 +347,7 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
 /// directory is built, then dropped with the run that holds it).
 pub(crate) enum HintBytes {
     Read(Vec<u8>),
-    Mapped(crate::os::Mapped),
+    Mapped(crate::io::os::Mapped),
 }
 
 impl std::ops::Deref for HintBytes {
@@ -361,7 +361,7 @@ impl std::ops::Deref for HintBytes {
 }
 
 /// A hint file as read: a plain hint's bytes (or an older sealed hint's, opened whole), or an
-/// encrypted store's paged hint, still sealed ([`crate::hint_pages`]).
+/// encrypted store's paged hint, still sealed ([`crate::log::hint_pages`]).
 pub(crate) enum HintFile {
     Whole(HintBytes),
     Paged(Vec<u8>),
@@ -377,7 +377,7 @@ fn file_bytes(
 ) -> Result<Vec<u8>> {
     match crypt {
         None => Ok(encode(number, seg_len, recs, tail)),
-        Some(c) => Ok(crate::hint_pages::encode(c, (number, seg_len), recs, tail)?),
+        Some(c) => Ok(crate::log::hint_pages::encode(c, (number, seg_len), recs, tail)?),
     }
 }
 

@@ -1,7 +1,7 @@
 //! MANIFEST: the list of live segments, replaced atomically (tmp → fsync → rename → fsync dir).
 
-use crate::format::{ENCRYPTED_FORMAT_VERSION, Reader, crc, put_u32, put_u64, written_version};
-use crate::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
+use crate::log::format::{ENCRYPTED_FORMAT_VERSION, Reader, crc, put_u32, put_u64, written_version};
 use crate::{Error, Result};
 use std::path::Path;
 

@@ -9,15 +9,15 @@
 //! segment is `N` or later the swap happened and `KEY.next` applies, otherwise it is dropped.
 //! So a kill anywhere leaves a store that opens with `from` (before the swap) or `to` (after).
 
-use crate::format::{
+use crate::crypto::keyfile::{DataKey, KEY, KEY_NEXT, KEY_NEXT_TMP};
+use crate::io::vfs::write_all_at;
+use crate::keydir::map::{Rec, SegRecs};
+use crate::log::format::{
     FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, crc, encode_seg_header, put_u32, put_u64,
 };
-use crate::keydir::{Rec, SegRecs};
-use crate::keyfile::{DataKey, KEY, KEY_NEXT, KEY_NEXT_TMP};
-use crate::manifest::{Manifest, SegMeta};
-use crate::segment::{hint_name, seg_name};
-use crate::store::{Store, create_unlisted};
-use crate::vfs::write_all_at;
+use crate::log::manifest::{Manifest, SegMeta};
+use crate::log::segment::{hint_name, seg_name};
+use crate::store::handle::{Store, create_unlisted};
 use crate::{Encryption, Error, Options, Result};
 use std::path::Path;
 use std::sync::Arc;
@@ -67,20 +67,21 @@ impl Store {
         let mut recs = SegRecs::new();
         let mut pending = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
-        let mut flush =
-            |pb: PayloadBuilder, pending: &mut Vec<(crate::keydir::Key, crate::keydir::Entry)>| -> Result<()> {
-                let mut pb = pb;
-                pb.set_seq(pending.iter().map(|(_, e)| e.seq).max().unwrap_or(0));
-                let (frame, placed) = pb.seal(false, crypt.as_deref(), number, off)?;
-                write_all_at(&*f, &frame, off).map_err(|e| Error::io("write", &path, e))?;
-                let base = off + FRAME_HEADER as u64;
-                for ((k, mut e), at) in pending.drain(..).zip(placed) {
-                    (e.seg, e.off, e.len, e.crc) = (number, base + at.rel as u64, at.len, at.crc);
-                    recs.insert(k, Rec { seq: e.seq, entry: Some(e) });
-                }
-                off += frame.len() as u64;
-                Ok(())
-            };
+        let mut flush = |pb: PayloadBuilder,
+                         pending: &mut Vec<(crate::keydir::map::Key, crate::keydir::map::Entry)>|
+         -> Result<()> {
+            let mut pb = pb;
+            pb.set_seq(pending.iter().map(|(_, e)| e.seq).max().unwrap_or(0));
+            let (frame, placed) = pb.seal(false, crypt.as_deref(), number, off)?;
+            write_all_at(&*f, &frame, off).map_err(|e| Error::io("write", &path, e))?;
+            let base = off + FRAME_HEADER as u64;
+            for ((k, mut e), at) in pending.drain(..).zip(placed) {
+                (e.seg, e.off, e.len, e.crc) = (number, base + at.rel as u64, at.len, at.crc);
+                recs.insert(k, Rec { seq: e.seq, entry: Some(e) });
+            }
+            off += frame.len() as u64;
+            Ok(())
+        };
         for (k, e) in cur.map()?.iter() {
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
@@ -95,18 +96,18 @@ impl Store {
         f.sync_data().map_err(|e| io("fsync", e))?;
         fsyncs();
         drop(f);
-        crate::hint::write(vfs, &self.dir, (number, off), &recs, &fsyncs, crypt.as_deref())?;
+        crate::log::hint::write(vfs, &self.dir, (number, off), &recs, &fsyncs, crypt.as_deref())?;
         // No active segment yet: one numbered past the old MANIFEST's `next_segment` would read
         // as a MANIFEST put back (recovery rule 3) if the swap never happens. The next open
         // creates it, in the new mode (rule 8, as for a checkpoint).
 
         // 2. What applies from segment `number` on, durable before the swap can be.
         let key_file = match (&to, &dk) {
-            (Some(host), Some(dk)) => Some(crate::keyfile::encode(host, dk)?),
+            (Some(host), Some(dk)) => Some(crate::crypto::keyfile::encode(host, dk)?),
             _ => None,
         };
         let next = encode_next(number, key_file.as_deref());
-        crate::manifest::write_atomic(vfs, &self.dir, KEY_NEXT, KEY_NEXT_TMP, &next, &fsyncs)?;
+        crate::log::manifest::write_atomic(vfs, &self.dir, KEY_NEXT, KEY_NEXT_TMP, &next, &fsyncs)?;
 
         // 3. The commit point.
         let old = w.manifest.clone();
@@ -131,8 +132,8 @@ impl Store {
         w.log = None;
         let seq = cur.seq;
         drop(cur);
-        self.current.store(Arc::new(crate::keydir::Version::new(
-            crate::keydir::KeyMap::new(),
+        self.current.store(Arc::new(crate::keydir::map::Version::new(
+            crate::keydir::map::KeyMap::new(),
             0,
             seq,
             Arc::new(Vec::new()),
@@ -170,7 +171,7 @@ pub(crate) fn decode_next(b: &[u8], path: &Path) -> Result<(u64, Option<Vec<u8>>
         && b[17..20] == [0; 3]
         && crc(&[&b[..20]]) == u32::from_le_bytes(b[20..24].try_into().unwrap());
     let plain = ok && b[16] == 1;
-    if !ok || (plain && b.len() != 24) || (!plain && b.len() != 24 + crate::keyfile::KEY_LEN) {
+    if !ok || (plain && b.len() != 24) || (!plain && b.len() != 24 + crate::crypto::keyfile::KEY_LEN) {
         return Err(Error::Corruption { file: path.to_path_buf(), offset: 0, reason: "damaged KEY.next".into() });
     }
     let from = u64::from_le_bytes(b[8..16].try_into().unwrap());
@@ -181,10 +182,10 @@ pub(crate) fn decode_next(b: &[u8], path: &Path) -> Result<(u64, Option<Vec<u8>>
 /// for a swap that happened before a kill.
 pub(crate) fn finish_next(vfs: &dyn crate::Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
     let path = dir.join(KEY_NEXT);
-    let Some(b) = crate::keyfile::read_small(vfs, dir, KEY_NEXT)? else { return Ok(()) };
+    let Some(b) = crate::crypto::keyfile::read_small(vfs, dir, KEY_NEXT)? else { return Ok(()) };
     let (_, key_file) = decode_next(&b, &path)?;
     match key_file {
-        Some(k) => crate::keyfile::write(vfs, dir, &k, fsyncs)?,
+        Some(k) => crate::crypto::keyfile::write(vfs, dir, &k, fsyncs)?,
         None => {
             if vfs.exists(&dir.join(KEY)).map_err(|e| Error::io("stat", dir.join(KEY), e))? {
                 vfs.remove(&dir.join(KEY)).map_err(|e| Error::io("remove", dir.join(KEY), e))?;

@@ -3,9 +3,9 @@
 //! in `LOCK.holder` (a Windows lock is mandatory, so the record cannot live in the locked file),
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
-use crate::manifest::replace_file;
-use crate::os::{host_name, process_start_ms};
-use crate::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
+use crate::io::os::{host_name, process_start_ms};
+use crate::io::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
+use crate::log::manifest::replace_file;
 use crate::{Error, LockHolder, Result};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};

@@ -28,7 +28,7 @@ pub trait VFile: Send + Sync + Debug {
     }
 }
 
-pub use crate::os::Mapped;
+pub use crate::io::os::Mapped;
 
 /// How to open a file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,7 +235,7 @@ impl VFile for StdFile {
     fn len(&self) -> io::Result<u64> {
         // Without asking for timestamps: see `os::statx_field`.
         #[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
-        if let Some(st) = crate::os::statx_field(&self.0, libc::STATX_SIZE) {
+        if let Some(st) = crate::io::os::statx_field(&self.0, libc::STATX_SIZE) {
             return Ok(st.stx_size);
         }
         Ok(self.0.metadata()?.len())
@@ -244,7 +244,7 @@ impl VFile for StdFile {
         // Asked after every commit's fsync: without timestamps, or the next fdatasync writes
         // the inode too (see `os::statx_field`).
         #[cfg(all(target_os = "linux", any(target_env = "gnu", target_env = "musl")))]
-        if let Some(st) = crate::os::statx_field(&self.0, libc::STATX_NLINK) {
+        if let Some(st) = crate::io::os::statx_field(&self.0, libc::STATX_NLINK) {
             return Ok(st.stx_nlink == 0);
         }
         #[cfg(unix)]
@@ -362,7 +362,7 @@ mod tests {
         let path = dir.path().join("f");
         let file = std::fs::File::create(&path).unwrap();
         std::io::Write::write_all(&mut &file, &[1u8; 300]).unwrap();
-        assert_eq!(crate::os::statx_field(&file, libc::STATX_SIZE).map(|s| s.stx_size), Some(300));
-        assert_eq!(crate::os::statx_field(&file, libc::STATX_NLINK).map(|s| s.stx_nlink), Some(1));
+        assert_eq!(crate::io::os::statx_field(&file, libc::STATX_SIZE).map(|s| s.stx_size), Some(300));
+        assert_eq!(crate::io::os::statx_field(&file, libc::STATX_NLINK).map(|s| s.stx_nlink), Some(1));
     }
 }

@@ -1,14 +1,14 @@
 //! Segment files: naming, the shared handle (unlinked when its last holder drops), value reads,
 //! and the recovery scan with its torn-tail / corruption rules.
 
-use crate::crypt::{AD_VALUE, Crypt};
-use crate::format::value_ad;
-use crate::format::{
+use crate::crypto::crypt::{AD_VALUE, Crypt};
+use crate::io::vfs::{VFile, Vfs, read_exact_at};
+use crate::keydir::map::{Entry, Key, Rec, SegRecs};
+use crate::log::format::value_ad;
+use crate::log::format::{
     FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, KIND_SYNCED, SEG_HEADER, crc, decode_payload,
     decode_seg_header, frame_crc_ok, frame_header,
 };
-use crate::keydir::{Entry, Key, Rec, SegRecs};
-use crate::vfs::{VFile, Vfs, read_exact_at};
 use crate::{Error, Result};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -493,7 +493,7 @@ fn probe_behind(
     expect: u64,
     path: &Path,
 ) -> Result<Behind> {
-    let magic = crate::format::FRAME_MAGIC.to_le_bytes();
+    let magic = crate::log::format::FRAME_MAGIC.to_le_bytes();
     let mut out = Behind { durable: None, buffered: 0 };
     let rc = RangeCrc::build(f, from, file_len, path)?;
     let mut p = from;

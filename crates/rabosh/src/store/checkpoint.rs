@@ -2,9 +2,9 @@
 //! segment and hint, fsync each and the directory, write the MANIFEST last. Until that MANIFEST
 //! exists the target is visibly not a store and open() refuses it.
 
-use crate::segment::{hint_name, seg_name};
-use crate::store::Store;
-use crate::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
+use crate::log::segment::{hint_name, seg_name};
+use crate::store::handle::Store;
 use crate::{CheckpointInfo, Error, Result};
 use std::path::Path;
 
@@ -14,8 +14,8 @@ pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
     if ours && r.is_err() {
         // The failing step may have come after the MANIFEST rename (its directory fsync):
         // the caller was told it failed, so the target must not open as a store either.
-        let _ = store.vfs.remove(&target.join(crate::manifest::MANIFEST));
-        let _ = store.vfs.remove(&target.join(crate::manifest::MANIFEST_TMP));
+        let _ = store.vfs.remove(&target.join(crate::log::manifest::MANIFEST));
+        let _ = store.vfs.remove(&target.join(crate::log::manifest::MANIFEST_TMP));
     }
     r
 }
@@ -26,7 +26,7 @@ fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<Che
     let (version, manifest) = {
         let mut w = store.writable()?;
         store.settle(&mut w)?;
-        if w.log().len > crate::format::SEG_HEADER as u64 {
+        if w.log().len > crate::log::format::SEG_HEADER as u64 {
             store.rotate(&mut w)?;
         }
         let mut m = w.manifest.clone();
@@ -43,7 +43,7 @@ fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<Che
             )));
         }
     } else {
-        crate::vfs::create_dir_durable(vfs, target).map_err(|e| Error::io("create directory", target, e))?;
+        crate::io::vfs::create_dir_durable(vfs, target).map_err(|e| Error::io("create directory", target, e))?;
     }
     *ours = true;
     let mut hard_linked = true;
@@ -67,12 +67,14 @@ fn checkpoint_inner(store: &Store, target: &Path, ours: &mut bool) -> Result<Che
         // Same data key, same wrapping: the checkpoint opens with the store's key. Before the
         // MANIFEST, like every file it needs.
         let key =
-            crate::keyfile::read_small(vfs, &store.dir, crate::keyfile::KEY)?.ok_or_else(|| Error::Corruption {
-                file: store.dir.join(crate::keyfile::KEY),
-                offset: 0,
-                reason: "the key file of an open encrypted store is missing".into(),
+            crate::crypto::keyfile::read_small(vfs, &store.dir, crate::crypto::keyfile::KEY)?.ok_or_else(|| {
+                Error::Corruption {
+                    file: store.dir.join(crate::crypto::keyfile::KEY),
+                    offset: 0,
+                    reason: "the key file of an open encrypted store is missing".into(),
+                }
             })?;
-        crate::keyfile::write(vfs, target, &key, &store.fsyncs())?;
+        crate::crypto::keyfile::write(vfs, target, &key, &store.fsyncs())?;
     }
     vfs.sync_dir(target).map_err(|e| Error::io("fsync dir", target, e))?;
     manifest.write(vfs, target, &store.fsyncs())?;

@@ -1,0 +1,5 @@
+//! How bytes reach the disk: the filesystem seam, OS calls, the directory lock.
+
+pub(crate) mod lock;
+pub(crate) mod os;
+pub(crate) mod vfs;

@@ -1,0 +1,9 @@
+//! The files of a store and their byte layouts: frames, segments, hints, MANIFEST, SYNCED.
+
+pub(crate) mod format;
+pub(crate) mod hint;
+pub(crate) mod hint_pages;
+pub(crate) mod manifest;
+pub(crate) mod metabuf;
+pub(crate) mod segment;
+pub(crate) mod synced;

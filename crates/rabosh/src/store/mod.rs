@@ -1,0 +1,10 @@
+//! The store: open and recovery, the write path, snapshots, shared mode, maintenance.
+
+pub(crate) mod busy;
+pub(crate) mod checkpoint;
+pub(crate) mod compact;
+pub(crate) mod handle;
+pub(crate) mod recovery;
+pub(crate) mod reencrypt;
+pub(crate) mod shared;
+pub(crate) mod snapshot;
