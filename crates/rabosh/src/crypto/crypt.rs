@@ -36,9 +36,9 @@ impl fmt::Debug for Crypt {
 #[derive(Debug)]
 pub struct NoRandom(pub String);
 
-impl From<NoRandom> for crate::Error {
-    fn from(e: NoRandom) -> crate::Error {
-        crate::Error::Io {
+impl From<NoRandom> for crate::error::Error {
+    fn from(e: NoRandom) -> crate::error::Error {
+        crate::error::Error::Io {
             op: "getrandom",
             path: std::path::PathBuf::new(),
             source: std::io::Error::other(format!("the OS random source failed: {}", e.0)),

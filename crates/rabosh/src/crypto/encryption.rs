@@ -1,6 +1,6 @@
 //! The host's key-encryption key (public API). The sealing itself lives in `crypt.rs`.
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 use std::fmt;
 
 /// The host's 32-byte key-encryption key. It never encrypts data itself: it wraps the store's

@@ -3,10 +3,10 @@
 //! in `LOCK.holder` (a Windows lock is mandatory, so the record cannot live in the locked file),
 //! and a process-wide set of open directories so a second open in this process fails on every OS.
 
+use crate::error::{Error, LockHolder, Result};
 use crate::io::os::{host_name, process_start_ms};
+use crate::io::replace::replace_file;
 use crate::io::vfs::{LockGuard, OpenMode, Vfs, read_exact_at};
-use crate::log::manifest::replace_file;
-use crate::{Error, LockHolder, Result};
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};

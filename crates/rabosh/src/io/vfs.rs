@@ -332,6 +332,36 @@ impl Vfs for StdFs {
     }
 }
 
+/// A file seen only up to `len`: a lockless catch-up reads the durable frames and nothing a
+/// live writer may be writing past them (and a paged hint's fallback scan what open saw).
+#[derive(Debug)]
+pub(crate) struct Bounded<'a> {
+    pub inner: &'a dyn VFile,
+    pub len: u64,
+}
+
+impl VFile for Bounded<'_> {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        let room = self.len.saturating_sub(offset).min(buf.len() as u64) as usize;
+        if room == 0 {
+            return Ok(0);
+        }
+        self.inner.read_at(&mut buf[..room], offset)
+    }
+    fn write_at(&self, _: &[u8], _: u64) -> io::Result<usize> {
+        Err(io::Error::other("read-only view"))
+    }
+    fn sync_data(&self) -> io::Result<()> {
+        Ok(())
+    }
+    fn set_len(&self, _: u64) -> io::Result<()> {
+        Err(io::Error::other("read-only view"))
+    }
+    fn len(&self) -> io::Result<u64> {
+        Ok(self.inner.len()?.min(self.len))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

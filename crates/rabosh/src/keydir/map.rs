@@ -1,46 +1,15 @@
 //! The in-memory key directory: a persistent ordered map whose clone is O(1), so every
 //! published version is an immutable value that snapshots share.
 
-use crate::Result;
+use crate::error::Result;
 use crate::keydir::runs::Runs;
-use crate::log::metabuf::MetaBuf;
+use crate::log::record::{Entry, Key, Rec, SegRecs};
 use crate::log::segment::Segment;
 use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-pub type Key = Arc<[u8]>;
-
-/// Where a live value sits and what the layer above keeps beside it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
-    pub seq: u64,
-    pub meta: MetaBuf,
-    pub seg: u64,
-    pub off: u64,
-    pub len: u32,
-    pub crc: u32,
-}
-
-impl Entry {
-    /// Bytes this entry keeps alive on disk (value plus its record overhead, v3 layout).
-    pub fn disk_bytes(&self, key_len: usize) -> u64 {
-        self.len as u64 + key_len as u64 + self.meta.len() as u64 + 17
-    }
-}
-
 pub type KeyMap = imbl::OrdMap<Key, Entry>;
-
-/// The last operation on a key within one segment: what a hint file stores.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rec {
-    pub seq: u64,
-    /// `None` is a tombstone.
-    pub entry: Option<Entry>,
-}
-
-/// Per-segment summary, in key order.
-pub type SegRecs = BTreeMap<Key, Rec>;
 
 /// What the writer remembers of the active segment to write its hint later. The puts are in
 /// the key directory already (every entry whose `seg` is this segment, since later segments

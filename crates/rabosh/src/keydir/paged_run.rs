@@ -4,14 +4,12 @@
 //! would have built it, and only a segment that does not scan either is an error (Corruption).
 
 use crate::crypto::crypt::Crypt;
+use crate::error::{Error, Result};
 use crate::io::vfs::{VFile, Vfs};
-use crate::keydir::map::{Entry, Key};
-use crate::log::format::Reader;
-use crate::log::hint::ActiveTail;
-use crate::log::hint::{RawRec, read_rec};
-use crate::log::hint_pages::{Page, Pages};
+use crate::log::hint_pages::{Page, Pages, page_rec};
+use crate::log::hint_rec::{ActiveTail, RawRec};
+use crate::log::record::{Entry, Key};
 use crate::log::segment::{ScanMode, scan};
-use crate::{Error, Result};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -87,7 +85,7 @@ impl PagedRun {
         let s = &self.rescan;
         // Seen only up to the length open found: the scan reads exactly what open would have,
         // whatever was appended since.
-        let f = crate::store::shared::Bounded { inner: &*s.file, len: s.len };
+        let f = crate::io::vfs::Bounded { inner: &*s.file, len: s.len };
         let mode = match s.active {
             true => ScanMode::Active { synced: s.len, trust_zeros: false },
             false => ScanMode::Sealed,
@@ -215,10 +213,4 @@ fn search<'a>(page: &'a Page, version: u32, key: &[u8]) -> Option<RawRec<'a>> {
         }
     }
     None
-}
-
-/// The record at `j` of an opened page.
-pub(crate) fn page_rec(page: &Page, version: u32, j: usize) -> RawRec<'_> {
-    let mut r = Reader { buf: &page.buf, pos: page.offs[j] as usize };
-    read_rec(&mut r, version).expect("a page's records were checked when it was opened")
 }

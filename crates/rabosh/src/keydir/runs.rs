@@ -2,12 +2,14 @@
 //! in place, answers a point read by binary search, newest segment first. Open then costs the
 //! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
-use crate::Result;
-use crate::keydir::map::{Entry, Key};
-use crate::keydir::paged_run::{PagedRun, Ready, page_rec};
+use crate::error::Result;
+use crate::keydir::paged_run::{PagedRun, Ready};
 use crate::log::format::Reader;
-use crate::log::hint::{HintBytes, RawRec, read_rec};
+use crate::log::hint::HintBytes;
 use crate::log::hint_pages::Page;
+use crate::log::hint_pages::page_rec;
+use crate::log::hint_rec::{RawRec, read_rec};
+use crate::log::record::{Entry, Key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

@@ -1,6 +1,7 @@
 //! Byte layouts of frames and segment headers (see FORMAT.md). Pure encode/decode, no IO.
 
 use crate::crypto::crypt::{AD_HEAD, AD_VALUE, Crypt, NoRandom, Nonces, OVERHEAD};
+use crate::io::bytes::{crc, put_u32, put_u64};
 use crate::log::metabuf::{MAX_META, MetaBuf};
 
 /// The on-disk format version of a plain store: what this build writes in a plain store's
@@ -40,10 +41,6 @@ pub const KIND_SYNCED: u8 = 3;
 
 pub const TAG_PUT: u8 = 1;
 pub const TAG_DEL: u8 = 2;
-
-pub fn crc(parts: &[&[u8]]) -> u32 {
-    parts.iter().fold(0u32, |c, p| crc32c::crc32c_append(c, p))
-}
 
 /// Little-endian cursor over a byte slice; every read is bounds-checked.
 pub struct Reader<'a> {
@@ -93,13 +90,6 @@ impl<'a> Reader<'a> {
     pub fn done(&self) -> bool {
         self.pos == self.buf.len()
     }
-}
-
-pub fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-pub fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
 }
 
 /// Segment header: magic, version, kind, encrypted flag, number, first seq, CRC.

@@ -3,13 +3,14 @@
 //! A sealed segment's hint is written when it is sealed; the active segment's at a clean close,
 //! with the tail facts a scan would otherwise provide ([`ActiveTail`]).
 
-use crate::Result;
 use crate::crypto::crypt::{AD_HINT, Crypt, NONCE};
+use crate::error::Result;
+use crate::io::bytes::{crc, put_u32, put_u64};
+use crate::io::replace::{replace_file, write_atomic};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
-use crate::keydir::map::{Entry, Key, SegRecs};
-use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT, crc, put_u32, put_u64};
-use crate::log::manifest::{replace_file, write_atomic};
-use crate::log::metabuf::MetaBuf;
+use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT};
+use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
+use crate::log::record::{Entry, Key, SegRecs};
 use crate::log::segment::hint_name;
 use std::path::Path;
 
@@ -20,16 +21,6 @@ const SEALED_MAGIC: &[u8; 8] = b"RABOSHHX";
 
 /// Flag (in the header's formerly reserved word): an [`ActiveTail`] follows the records.
 const FLAG_ACTIVE: u32 = 1;
-
-/// What open learns from scanning the active segment besides its records: written into the
-/// hint of an active segment at a clean close, so the next open need not scan it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ActiveTail {
-    /// The seq of the segment's last commit; `None`: it holds none.
-    pub last_seq: Option<u64>,
-    /// Its last frame is a commit (not a synced marker, not the bare header).
-    pub ends_with_commit: bool,
-}
 
 pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail>) -> Vec<u8> {
     let mut out = Vec::with_capacity(48 + recs.len() * 96);
@@ -50,56 +41,6 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
     let c = crc(&[&out]);
     put_u32(&mut out, c);
     out
-}
-
-/// One record in the hint layout (also a sealed hint page's, [`crate::log::hint_pages`]).
-pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &crate::keydir::map::Rec) {
-    put_u64(out, r.seq);
-    out.push(if r.entry.is_some() { TAG_PUT } else { TAG_DEL });
-    put_u32(out, k.len() as u32);
-    out.extend_from_slice(k);
-    if let Some(e) = &r.entry {
-        put_u32(out, e.meta.len() as u32);
-        out.extend_from_slice(e.meta.as_slice());
-        put_u64(out, e.off);
-        put_u32(out, e.len);
-        put_u32(out, e.crc);
-    }
-}
-
-/// One record of a hint, borrowed from the hint's bytes.
-pub(crate) struct RawRec<'a> {
-    pub seq: u64,
-    pub key: &'a [u8],
-    /// A put's metadata, value offset, length and checksum; `None`: a delete.
-    pub put: Option<(&'a [u8], u64, u32, u32)>,
-}
-
-impl RawRec<'_> {
-    pub fn entry(&self, number: u64) -> Option<Entry> {
-        self.put.map(|(meta, off, len, crc)| Entry {
-            seq: self.seq,
-            meta: MetaBuf::new(meta),
-            seg: number,
-            off,
-            len,
-            crc,
-        })
-    }
-}
-
-/// The record at `r`'s position, in the layout of hint format `version`.
-pub(crate) fn read_rec<'a>(r: &mut Reader<'a>, version: u32) -> std::result::Result<RawRec<'a>, &'static str> {
-    let seq = r.u64()?;
-    let tag = r.u8()?;
-    let klen = r.u32()? as usize;
-    let key = r.bytes(klen)?;
-    let put = match tag {
-        TAG_PUT => Some((r.meta_bytes(version)?, r.u64()?, r.u32()?, r.u32()?)),
-        TAG_DEL => None,
-        _ => return Err("bad tag"),
-    };
-    Ok(RawRec { seq, key, put })
 }
 
 /// A hint's header, checked: intact (checksum; or `sealed`: opened from an encrypted store's

@@ -8,9 +8,10 @@
 //! reordered or taken from another hint (even one of the same segment) does not open.
 
 use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
-use crate::keydir::map::{Entry, Key, SegRecs};
-use crate::log::format::{FORMAT_VERSION, Reader, put_u32, put_u64};
-use crate::log::hint::{ActiveTail, RawRec, put_rec, read_rec};
+use crate::io::bytes::{put_u32, put_u64};
+use crate::log::format::{FORMAT_VERSION, Reader};
+use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
+use crate::log::record::{Entry, Key, Rec, SegRecs};
 
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
@@ -266,6 +267,12 @@ impl Pages {
     }
 }
 
+/// The record at `j` of an opened page.
+pub(crate) fn page_rec(page: &Page, version: u32, j: usize) -> RawRec<'_> {
+    let mut r = Reader { buf: &page.buf, pos: page.offs[j] as usize };
+    read_rec(&mut r, version).expect("a page's records were checked when it was opened")
+}
+
 #[cfg(feature = "testkit")]
 /// A paged hint's directory opened without knowing its segment's length (read from it): for
 /// the test helpers below, which walk a store's files.
@@ -286,17 +293,18 @@ pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, u
 }
 
 #[cfg(feature = "testkit")]
-/// The same hint in the layout main wrote before pages (`RABOSHHX`, sealed whole): for the test
-/// that such a store still opens. `None` when it does not open whole.
-pub(crate) fn to_sealed_whole(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<u8>> {
+/// What a paged hint holds, opened whole (its segment's length, its records, its tail): for
+/// the test that a store in the layout main wrote before pages still opens. `None` when it
+/// does not open whole.
+pub(crate) fn open_whole(c: &Crypt, file: &[u8], number: u64) -> Option<(u64, SegRecs, Option<ActiveTail>)> {
     let d = directory_any(c, file, number)?;
     let mut recs = SegRecs::new();
     for i in 0..d.pages.refs.len() {
         let page = d.pages.open(c, i)?;
         for j in 0..page.offs.len() {
-            let rec = crate::keydir::paged_run::page_rec(&page, d.pages.version, j);
-            recs.insert(rec.key.into(), crate::keydir::map::Rec { seq: rec.seq, entry: rec.entry(number) });
+            let rec = page_rec(&page, d.pages.version, j);
+            recs.insert(rec.key.into(), Rec { seq: rec.seq, entry: rec.entry(number) });
         }
     }
-    Some(crate::log::hint::encode_sealed_whole(c, number, d.pages.seg_len, &recs, d.tail))
+    Some((d.pages.seg_len, recs, d.tail))
 }

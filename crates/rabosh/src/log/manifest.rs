@@ -1,8 +1,10 @@
 //! MANIFEST: the list of live segments, replaced atomically (tmp → fsync → rename → fsync dir).
 
-use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
-use crate::log::format::{ENCRYPTED_FORMAT_VERSION, Reader, crc, put_u32, put_u64, written_version};
-use crate::{Error, Result};
+use crate::error::{Error, Result};
+use crate::io::bytes::{crc, put_u32, put_u64};
+use crate::io::replace::write_atomic;
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::log::format::{ENCRYPTED_FORMAT_VERSION, Reader, written_version};
 use std::path::Path;
 
 pub const MANIFEST: &str = "MANIFEST";
@@ -118,45 +120,4 @@ impl Manifest {
         fsyncs();
         write_atomic(vfs, dir, MANIFEST, MANIFEST_TMP, &self.encode(), fsyncs)
     }
-}
-
-/// tmp → write → fsync → rename → fsync dir.
-pub fn write_atomic(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    name: &str,
-    tmp_name: &str,
-    bytes: &[u8],
-    fsyncs: &dyn Fn(),
-) -> Result<()> {
-    replace_file(vfs, dir, name, tmp_name, bytes, Some(fsyncs))
-}
-
-/// tmp → write → rename, with the fsyncs only when `fsyncs` is given.
-pub fn replace_file(
-    vfs: &dyn Vfs,
-    dir: &Path,
-    name: &str,
-    tmp_name: &str,
-    bytes: &[u8],
-    fsyncs: Option<&dyn Fn()>,
-) -> Result<()> {
-    let tmp = dir.join(tmp_name);
-    let dst = dir.join(name);
-    if vfs.exists(&tmp).map_err(|e| Error::io("stat", &tmp, e))? {
-        vfs.remove(&tmp).map_err(|e| Error::io("remove", &tmp, e))?;
-    }
-    let f = vfs.open(&tmp, OpenMode::CreateNew).map_err(|e| Error::io("create", &tmp, e))?;
-    write_all_at(&*f, bytes, 0).map_err(|e| Error::io("write", &tmp, e))?;
-    if let Some(fsyncs) = fsyncs {
-        f.sync_data().map_err(|e| Error::io("fsync", &tmp, e))?;
-        fsyncs();
-    }
-    drop(f);
-    vfs.rename(&tmp, &dst).map_err(|e| Error::io("rename", &dst, e))?;
-    if let Some(fsyncs) = fsyncs {
-        vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
-        fsyncs();
-    }
-    Ok(())
 }

@@ -3,7 +3,9 @@
 pub(crate) mod format;
 pub(crate) mod hint;
 pub(crate) mod hint_pages;
+pub(crate) mod hint_rec;
 pub(crate) mod manifest;
 pub(crate) mod metabuf;
+pub(crate) mod record;
 pub(crate) mod segment;
 pub(crate) mod synced;

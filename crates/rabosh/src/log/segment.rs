@@ -2,14 +2,15 @@
 //! and the recovery scan with its torn-tail / corruption rules.
 
 use crate::crypto::crypt::{AD_VALUE, Crypt};
+use crate::error::{Error, Result};
+use crate::io::bytes::crc;
 use crate::io::vfs::{VFile, Vfs, read_exact_at};
-use crate::keydir::map::{Entry, Key, Rec, SegRecs};
 use crate::log::format::value_ad;
 use crate::log::format::{
-    FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, KIND_SYNCED, SEG_HEADER, crc, decode_payload,
-    decode_seg_header, frame_crc_ok, frame_header,
+    FRAME_HEADER, HeaderError, KIND_COMPACTED, KIND_LOG, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header,
+    frame_crc_ok, frame_header,
 };
-use crate::{Error, Result};
+use crate::log::record::{Entry, Key, Rec, SegRecs};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -7,8 +7,8 @@
 //! writes and fsyncs it. Recovery reads damage or a truncation below the recorded length as
 //! corruption (acknowledged data), not as a torn tail.
 
+use crate::io::bytes::{crc, put_u32, put_u64};
 use crate::io::vfs::{OpenMode, VFile, Vfs, read_exact_at, write_all_at};
-use crate::log::format::{crc, put_u32, put_u64};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

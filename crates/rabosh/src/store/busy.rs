@@ -9,8 +9,8 @@
 //! the next caller adopts it instead of starting another, and one that gets the lock after
 //! everyone gave up lets it go at once.
 
+use crate::error::{Error, LockHolder, Result};
 use crate::io::vfs::{CommitLock, Vfs};
-use crate::{Error, LockHolder, Result};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};

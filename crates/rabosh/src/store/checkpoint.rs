@@ -2,13 +2,21 @@
 //! segment and hint, fsync each and the directory, write the MANIFEST last. Until that MANIFEST
 //! exists the target is visibly not a store and open() refuses it.
 
+use crate::error::{Error, Result};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
 use crate::log::segment::{hint_name, seg_name};
 use crate::store::handle::Store;
-use crate::{CheckpointInfo, Error, Result};
 use std::path::Path;
 
-pub fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
+impl Store {
+    /// Write a durable, openable copy of the current state into `target` (empty or absent).
+    pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
+        let _guard = self.commit_guard()?;
+        checkpoint(self, target.as_ref())
+    }
+}
+
+fn checkpoint(store: &Store, target: &Path) -> Result<CheckpointInfo> {
     let mut ours = false;
     let r = checkpoint_inner(store, target, &mut ours);
     if ours && r.is_err() {
@@ -94,4 +102,13 @@ fn copy(vfs: &dyn Vfs, src: &Path, dst: &Path) -> Result<()> {
         off += n as u64;
     }
     Ok(())
+}
+
+/// What a checkpoint produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CheckpointInfo {
+    /// The sequence number of the last commit the checkpoint holds.
+    pub seq: u64,
+    /// True when every data file was hard-linked rather than copied.
+    pub hard_linked: bool,
 }

@@ -2,13 +2,14 @@
 //! swap the MANIFEST. Holds the writer mutex (writers wait); readers only see a pointer swap, and
 //! retired segments are unlinked when the last snapshot that reads them lets go.
 
+use crate::error::{Error, Result};
 use crate::io::vfs::{VFile, write_all_at};
-use crate::keydir::map::{Entry, Rec, SegRecs, Version};
+use crate::keydir::map::Version;
 use crate::log::format::{FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, encode_seg_header};
 use crate::log::manifest::SegMeta;
+use crate::log::record::{Entry, Rec, SegRecs};
 use crate::log::segment::{Segment, seg_name};
 use crate::store::handle::Store;
-use crate::{CompactInfo, Error, Result};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -16,7 +17,15 @@ use std::sync::atomic::Ordering;
 /// Frames of a compacted segment are cut at about this many payload bytes.
 const FRAME_TARGET: usize = 1 << 20;
 
-pub fn compact(store: &Store) -> Result<CompactInfo> {
+impl Store {
+    /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
+    pub fn compact(&self) -> Result<CompactInfo> {
+        let _guard = self.commit_guard()?;
+        compact(self)
+    }
+}
+
+fn compact(store: &Store) -> Result<CompactInfo> {
     let mut w = store.writable()?;
     store.settle(&mut w)?;
     let bytes_before = store.counters.disk_bytes.load(Ordering::Relaxed);
@@ -39,18 +48,18 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
 
     // Until the MANIFEST names the new segment a failure changes nothing: drop the file, go on.
     let built = (|| -> Result<(Arc<dyn VFile>, u64, SegRecs)> {
-        let f = crate::store::handle::create_unlisted(&*store.vfs, &path)?;
+        let f = crate::store::writer::create_unlisted(&*store.vfs, &path)?;
         let io = |op, e| Error::io(op, &path, e);
         write_all_at(&*f, &encode_seg_header(KIND_COMPACTED, number, 0, crypt.is_some()), 0)
             .map_err(|e| io("write", e))?;
         let mut off = SEG_HEADER as u64;
         let mut recs = SegRecs::new();
-        let mut pending: Vec<(crate::keydir::map::Key, Entry)> = Vec::new();
+        let mut pending: Vec<(crate::log::record::Key, Entry)> = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
         let mut max_seq = 0;
         let flush = |pb: PayloadBuilder,
                      max_seq: u64,
-                     pending: &mut Vec<(crate::keydir::map::Key, Entry)>,
+                     pending: &mut Vec<(crate::log::record::Key, Entry)>,
                      off: &mut u64,
                      recs: &mut SegRecs|
          -> Result<()> {
@@ -142,4 +151,11 @@ pub fn compact(store: &Store) -> Result<CompactInfo> {
     store.current.store(Arc::new(Version::new(map, cur.live_bytes()?, cur.seq, Arc::new(segs))));
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(CompactInfo { bytes_before, bytes_after: len + active_len })
+}
+
+/// What a compaction did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactInfo {
+    pub bytes_before: u64,
+    pub bytes_after: u64,
 }

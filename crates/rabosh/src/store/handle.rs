@@ -1,52 +1,23 @@
 //! The store handle and the write path: append → fsync → apply → publish, one writer at a time.
 
-use crate::io::lock::DirLock;
-use crate::io::vfs::{OpenMode, VFile, Vfs, write_all_at};
-use crate::keydir::map::{ActiveRecs, Entry, Key, KeyMap, Rec, Version, apply_one};
-use crate::log::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, encode_seg_header, synced_marker};
-use crate::log::manifest::{Manifest, SegMeta};
+use crate::error::{Error, Result};
+use crate::io::vfs::{Vfs, write_all_at};
+use crate::keydir::map::{KeyMap, Version, apply_one};
+use crate::log::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, synced_marker};
+use crate::log::manifest::SegMeta;
 use crate::log::metabuf::MetaBuf;
+use crate::log::record::{Entry, Key, Rec};
 use crate::log::segment::{Segment, seg_name};
-use crate::log::synced::{SyncedFile, SyncedPoint};
-use crate::{
-    Batch, CheckpointInfo, CompactInfo, Durability, Error, Op, Options, Result, Snapshot, Stats, VerifyReport,
-};
+use crate::log::synced::SyncedPoint;
+use crate::store::batch::{Batch, Op};
+use crate::store::options::{Durability, Options};
+use crate::store::snapshot::Snapshot;
+use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub commits: AtomicU64,
-    pub fsyncs: AtomicU64,
-    pub values_read: AtomicU64,
-    pub bytes_written: AtomicU64,
-    pub open_snapshots: AtomicU64,
-    pub compactions: AtomicU64,
-    /// Bytes of every listed segment file.
-    pub disk_bytes: AtomicU64,
-}
-
-impl Counters {
-    pub fn fsync(&self) {
-        self.fsyncs.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// Everything only the writer touches.
-pub(crate) struct Writer {
-    pub manifest: Manifest,
-    /// The log being appended to; `None` once closed. Replaced whole on rotation.
-    pub log: Option<ActiveLog>,
-    pub lock: Option<DirLock>,
-    /// Where the durable length of the active segment is recorded (FORMAT.md, `SYNCED`);
-    /// `None` once closed (close releases every file handle).
-    pub synced: Option<SyncedFile>,
-}
-
-/// The active segment and what the writer knows about it. One value, so rotation and close
-/// replace it as a whole and no field can be left over from the previous segment.
 /// Cuts the active segment back to its last frame when zeros were written ahead of it (not
 /// synced here); whether it did.
 fn cut_zeros_ahead(log: &mut ActiveLog) -> Result<bool> {
@@ -62,54 +33,6 @@ fn cut_zeros_ahead(log: &mut ActiveLog) -> Result<bool> {
 
 /// Zeros written ahead of the log's end at a time (see [`ActiveLog::alloc`]).
 const ZEROS_AHEAD: u64 = 1 << 20;
-
-pub(crate) struct ActiveLog {
-    pub seg: Arc<Segment>,
-    pub len: u64,
-    /// What the segment's hint needs beyond the key directory, kept as commits land.
-    pub recs: ActiveRecs,
-    /// Format version of the segment's header: frames are written only into a segment of the
-    /// current version (an older one is sealed first), so each file has one layout.
-    pub version: u32,
-    /// Buffered commits written since the segment was last fsynced: the next sync or close
-    /// appends a synced marker behind them.
-    pub unsynced: bool,
-    /// The segment ends with a durable commit and no marker (as open found it): the first
-    /// buffered commit is preceded by a marker, so damage to that commit stays detectable.
-    pub mark_first: bool,
-    /// Sync mode: commits appended but not yet fsynced, as the version they build. Published
-    /// only once durable (by a `wait_durable` leader or by `settle`), so readers never see them.
-    pub tail: Option<Arc<Version>>,
-    /// The length last written to the synced record (bytes known durable).
-    pub synced_len: u64,
-    /// The file's length as last seen: bytes from `len` up to it are zeros written ahead
-    /// (FORMAT.md, "Zeros ahead"), so a commit's fdatasync need not journal a new file size.
-    pub alloc: u64,
-}
-
-impl ActiveLog {
-    /// A freshly created segment: only its (durable) header.
-    pub fn fresh(seg: Arc<Segment>) -> ActiveLog {
-        ActiveLog {
-            seg,
-            len: SEG_HEADER as u64,
-            recs: ActiveRecs::new(),
-            version: FORMAT_VERSION,
-            unsynced: false,
-            mark_first: false,
-            tail: None,
-            synced_len: 0,
-            alloc: SEG_HEADER as u64,
-        }
-    }
-}
-
-impl Writer {
-    /// The active log of a store known open (checked by `writable`).
-    pub fn log(&mut self) -> &mut ActiveLog {
-        self.log.as_mut().expect("an open store has an active log")
-    }
-}
 
 /// An open store. Share it between threads with `Arc<Store>`; one writer at a time inside.
 pub struct Store {
@@ -133,11 +56,6 @@ pub struct Store {
 }
 
 impl Store {
-    /// Create or open the store in `dir`.
-    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Store> {
-        crate::store::recovery::open(dir.as_ref(), options)
-    }
-
     pub fn dir(&self) -> &Path {
         &self.dir
     }
@@ -647,18 +565,6 @@ impl Store {
         Ok(Snapshot::new(self.current.load_full(), self.counters.clone()))
     }
 
-    /// Reclaim space held by overwritten and deleted data. Never runs implicitly.
-    pub fn compact(&self) -> Result<CompactInfo> {
-        let _guard = self.commit_guard()?;
-        crate::store::compact::compact(self)
-    }
-
-    /// Write a durable, openable copy of the current state into `target` (empty or absent).
-    pub fn checkpoint(&self, target: impl AsRef<Path>) -> Result<CheckpointInfo> {
-        let _guard = self.commit_guard()?;
-        crate::store::checkpoint::checkpoint(self, target.as_ref())
-    }
-
     /// Read every record of every segment and every live value, checking every checksum.
     /// Runs on a poisoned store too (it reads what is on disk and changes nothing then).
     pub fn verify(&self) -> Result<VerifyReport> {
@@ -839,7 +745,7 @@ impl Store {
         if cur.keys.loaded_from_hints() {
             return;
         }
-        let tail = crate::log::hint::ActiveTail {
+        let tail = crate::log::hint_rec::ActiveTail {
             last_seq: (cur.seq >= first_seq).then_some(cur.seq),
             // A frame exists; whether the last is a commit or a marker is not tracked. Saying
             // "commit" costs at most one spare marker before the next buffered commit (a marker
@@ -873,35 +779,29 @@ impl Drop for Store {
 
 const PANICKED: &str = "a panic interrupted a commit; the in-memory state may be half-updated";
 
-/// Creates a segment the MANIFEST does not list yet. Called with the writer held (and, shared,
-/// the commit lock, after catching up), so a file already there under that number is a dead
-/// process's leftover — created before its MANIFEST swap, never read by anyone — and goes.
-pub(crate) fn create_unlisted(vfs: &dyn Vfs, path: &Path) -> Result<Arc<dyn VFile>> {
-    match vfs.open(path, OpenMode::CreateNew) {
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-            vfs.remove(path).map_err(|e| Error::io("remove", path, e))?;
-            vfs.open(path, OpenMode::CreateNew)
-        }
-        other => other,
-    }
-    .map_err(|e| Error::io("create", path, e))
+/// Counters that make work visible to tests and operators.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub commits: u64,
+    pub fsyncs: u64,
+    /// Values read from disk ("documents read"); metadata reads do not count.
+    pub values_read: u64,
+    pub bytes_written: u64,
+    pub live_bytes: u64,
+    pub dead_bytes: u64,
+    pub files: u64,
+    pub keys: u64,
+    pub open_snapshots: u64,
+    pub compactions: u64,
+    pub seq: u64,
+    /// True after a failed write or fsync: writes are refused until reopen.
+    pub poisoned: bool,
 }
 
-/// A new, empty log segment whose header is durable. Its name becomes durable with the next
-/// MANIFEST write (which fsyncs the directory) — and nothing relies on it before that.
-pub(crate) fn create_log_segment(
-    vfs: &Arc<dyn Vfs>,
-    dir: &Path,
-    number: u64,
-    first_seq: u64,
-    fsyncs: &dyn Fn(),
-    crypt: Option<Arc<crate::crypto::crypt::Crypt>>,
-) -> Result<Arc<Segment>> {
-    let path = dir.join(seg_name(number));
-    let f = create_unlisted(&**vfs, &path)?;
-    write_all_at(&*f, &encode_seg_header(KIND_LOG, number, first_seq, crypt.is_some()), 0)
-        .map_err(|e| Error::io("write", &path, e))?;
-    f.sync_data().map_err(|e| Error::io("fsync", &path, e))?;
-    fsyncs();
-    Ok(Arc::new(Segment::new(number, FORMAT_VERSION, dir, f, vfs.clone(), crypt)))
+/// What a full integrity check found (problems are returned as `Error::Corruption`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    pub files: u64,
+    pub records: u64,
+    pub keys: u64,
 }

@@ -2,17 +2,21 @@
 //! segment, sweep our own orphans, publish the first version.
 
 use crate::crypto::crypt::Crypt;
+use crate::error::{Error, Result};
 use crate::io::vfs::{OpenMode, StdFs, Vfs};
-use crate::keydir::map::{ActiveRecs, Entry, Key, Keys, Rec, Version, build_map};
+use crate::keydir::map::{ActiveRecs, Keys, Version, build_map};
 use crate::keydir::paged_run::{PagedRun, Rescan};
 use crate::keydir::runs::{Run, Runs};
 use crate::log::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::log::hint::{ActiveTail, HintFile};
+use crate::log::hint::HintFile;
+use crate::log::hint_rec::ActiveTail;
 use crate::log::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
+use crate::log::record::{Entry, Key, Rec};
 use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::log::synced::{SyncedFile, SyncedPoint};
-use crate::store::handle::{ActiveLog, Counters, Store, Writer, create_log_segment};
-use crate::{Error, Options, Result};
+use crate::store::handle::Store;
+use crate::store::options::Options;
+use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
 use std::collections::HashSet;
 use std::path::Path;
@@ -41,7 +45,14 @@ fn ours_but_not_data(name: &str) -> bool {
     )
 }
 
-pub fn open(dir: &Path, options: Options) -> Result<Store> {
+impl Store {
+    /// Create or open the store in `dir`.
+    pub fn open(dir: impl AsRef<Path>, options: Options) -> Result<Store> {
+        open(dir.as_ref(), options)
+    }
+}
+
+fn open(dir: &Path, options: Options) -> Result<Store> {
     let vfs: Arc<dyn Vfs> = options.vfs.clone().unwrap_or_else(|| Arc::new(StdFs));
     // Checked before anything (directory, LOCK) is created. A checkpoint writes its MANIFEST
     // last, so a killed one is refused here too.
@@ -60,7 +71,7 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     // key for a plain store writes nothing. (Judged again under the lock below, where a
     // `reencrypt` that finished meanwhile is seen.)
     let is_store = |vfs: &dyn Vfs| manifest_exists(vfs, dir);
-    crate::crypto::keyfile::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
+    crate::store::keys::resolve(&*vfs, dir, &options, is_store(&*vfs)?)?;
     crate::io::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock =
         if options.shared { crate::io::lock::acquire_shared(&vfs, dir)? } else { crate::io::lock::acquire(&vfs, dir)? };
@@ -77,28 +88,28 @@ pub fn open(dir: &Path, options: Options) -> Result<Store> {
     let counters = Arc::new(Counters::default());
     let fsyncs = || counters.fsync();
     let names = vfs.list(dir).map_err(|e| Error::io("list", dir, e))?;
-    let keys_state = crate::crypto::keyfile::resolve(&*vfs, dir, &options, names.iter().any(|n| n == MANIFEST))?;
+    let keys_state = crate::store::keys::resolve(&*vfs, dir, &options, names.iter().any(|n| n == MANIFEST))?;
 
     if !names.iter().any(|n| n == MANIFEST) {
         refuse_non_store(dir, &names)?;
         // The KEY file first: the MANIFEST makes the directory a store, and an encrypted one
         // must never be without its key. A plain store drops a killed create's KEY.
         match &keys_state {
-            crate::crypto::keyfile::KeyState::Create(dk) => {
+            crate::store::keys::KeyState::Create(dk) => {
                 let host = options.encryption.as_ref().expect("a store is created encrypted only with a key");
                 crate::crypto::keyfile::write(&*vfs, dir, &crate::crypto::keyfile::encode(host, dk)?, &fsyncs)?;
             }
-            crate::crypto::keyfile::KeyState::Plain if names.iter().any(|n| n == crate::crypto::keyfile::KEY) => {
+            crate::store::keys::KeyState::Plain if names.iter().any(|n| n == crate::crypto::keyfile::KEY) => {
                 let key = dir.join(crate::crypto::keyfile::KEY);
                 vfs.remove(&key).map_err(|e| Error::io("remove", &key, e))?;
             }
             _ => {}
         }
-        let encrypted = matches!(keys_state, crate::crypto::keyfile::KeyState::Create(_));
+        let encrypted = matches!(keys_state, crate::store::keys::KeyState::Create(_));
         Manifest { next_segment: 1, segments: Vec::new(), encrypted }.write(&*vfs, dir, &fsyncs)?;
     }
     if names.iter().any(|n| n == MANIFEST) {
-        crate::crypto::keyfile::settle_next(&*vfs, dir, &fsyncs)?;
+        crate::store::keys::settle_next(&*vfs, dir, &fsyncs)?;
     }
     let crypt = keys_state.crypt();
     let mut manifest = Manifest::read(&*vfs, dir)?;
@@ -667,7 +678,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = tmp.path();
         let store = Store::open(dir, Options::default()).unwrap();
-        let mut b = crate::Batch::new();
+        let mut b = crate::store::batch::Batch::new();
         b.put(b"k".to_vec(), b"v".to_vec(), Vec::new());
         store.write(b).unwrap();
         store.close().unwrap();

@@ -9,16 +9,17 @@
 //! segment is `N` or later the swap happened and `KEY.next` applies, otherwise it is dropped.
 //! So a kill anywhere leaves a store that opens with `from` (before the swap) or `to` (after).
 
-use crate::crypto::keyfile::{DataKey, KEY, KEY_NEXT, KEY_NEXT_TMP};
+use crate::crypto::encryption::Encryption;
+use crate::crypto::keyfile::{DataKey, KEY_NEXT, KEY_NEXT_TMP, encode_next, finish_next};
+use crate::error::{Error, Result};
 use crate::io::vfs::write_all_at;
-use crate::keydir::map::{Rec, SegRecs};
-use crate::log::format::{
-    FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, crc, encode_seg_header, put_u32, put_u64,
-};
+use crate::log::format::{FRAME_HEADER, KIND_COMPACTED, PayloadBuilder, SEG_HEADER, encode_seg_header};
 use crate::log::manifest::{Manifest, SegMeta};
+use crate::log::record::{Rec, SegRecs};
 use crate::log::segment::{hint_name, seg_name};
-use crate::store::handle::{Store, create_unlisted};
-use crate::{Encryption, Error, Options, Result};
+use crate::store::handle::Store;
+use crate::store::options::Options;
+use crate::store::writer::create_unlisted;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -68,7 +69,7 @@ impl Store {
         let mut pending = Vec::new();
         let mut pb = PayloadBuilder::new(KIND_COMPACTED, 0);
         let mut flush = |pb: PayloadBuilder,
-                         pending: &mut Vec<(crate::keydir::map::Key, crate::keydir::map::Entry)>|
+                         pending: &mut Vec<(crate::log::record::Key, crate::log::record::Entry)>|
          -> Result<()> {
             let mut pb = pb;
             pb.set_seq(pending.iter().map(|(_, e)| e.seq).max().unwrap_or(0));
@@ -107,7 +108,7 @@ impl Store {
             _ => None,
         };
         let next = encode_next(number, key_file.as_deref());
-        crate::log::manifest::write_atomic(vfs, &self.dir, KEY_NEXT, KEY_NEXT_TMP, &next, &fsyncs)?;
+        crate::io::replace::write_atomic(vfs, &self.dir, KEY_NEXT, KEY_NEXT_TMP, &next, &fsyncs)?;
 
         // 3. The commit point.
         let old = w.manifest.clone();
@@ -147,53 +148,4 @@ impl Store {
         w.lock = None;
         Ok(())
     }
-}
-
-const NEXT_MAGIC: &[u8; 8] = b"RABOSHKN";
-
-/// `KEY.next`: magic | from_segment u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
-/// | the new KEY file's bytes (absent when plain).
-fn encode_next(from_segment: u64, key_file: Option<&[u8]>) -> Vec<u8> {
-    let mut out = NEXT_MAGIC.to_vec();
-    put_u64(&mut out, from_segment);
-    out.extend_from_slice(&[key_file.is_none() as u8, 0, 0, 0]);
-    let c = crc(&[&out]);
-    put_u32(&mut out, c);
-    out.extend_from_slice(key_file.unwrap_or_default());
-    out
-}
-
-/// A `KEY.next`: the first segment it applies to, and the KEY file it brings (`None`: plain).
-pub(crate) fn decode_next(b: &[u8], path: &Path) -> Result<(u64, Option<Vec<u8>>)> {
-    let ok = b.len() >= 24
-        && &b[..8] == NEXT_MAGIC
-        && b[16] <= 1
-        && b[17..20] == [0; 3]
-        && crc(&[&b[..20]]) == u32::from_le_bytes(b[20..24].try_into().unwrap());
-    let plain = ok && b[16] == 1;
-    if !ok || (plain && b.len() != 24) || (!plain && b.len() != 24 + crate::crypto::keyfile::KEY_LEN) {
-        return Err(Error::Corruption { file: path.to_path_buf(), offset: 0, reason: "damaged KEY.next".into() });
-    }
-    let from = u64::from_le_bytes(b[8..16].try_into().unwrap());
-    Ok((from, (!plain).then(|| b[24..].to_vec())))
-}
-
-/// After the swap: `KEY.next` becomes `KEY` (or, for plain, both go). Idempotent; open calls it
-/// for a swap that happened before a kill.
-pub(crate) fn finish_next(vfs: &dyn crate::Vfs, dir: &Path, fsyncs: &dyn Fn()) -> Result<()> {
-    let path = dir.join(KEY_NEXT);
-    let Some(b) = crate::crypto::keyfile::read_small(vfs, dir, KEY_NEXT)? else { return Ok(()) };
-    let (_, key_file) = decode_next(&b, &path)?;
-    match key_file {
-        Some(k) => crate::crypto::keyfile::write(vfs, dir, &k, fsyncs)?,
-        None => {
-            if vfs.exists(&dir.join(KEY)).map_err(|e| Error::io("stat", dir.join(KEY), e))? {
-                vfs.remove(&dir.join(KEY)).map_err(|e| Error::io("remove", dir.join(KEY), e))?;
-            }
-        }
-    }
-    vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
-    vfs.remove(&path).map_err(|e| Error::io("remove", &path, e))?;
-    vfs.sync_dir(dir).map_err(|e| Error::io("fsync dir", dir, e))?;
-    Ok(())
 }

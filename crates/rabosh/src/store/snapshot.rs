@@ -1,8 +1,9 @@
 //! Read views: an `Arc` of one published version. Readers take no lock and never wait.
 
-use crate::keydir::map::{Key, Version};
-use crate::store::handle::Counters;
-use crate::{Error, Result, prefix_successor};
+use crate::error::{Error, Result};
+use crate::keydir::map::Version;
+use crate::log::record::Key;
+use crate::store::writer::Counters;
 use std::ops::Bound;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -131,4 +132,16 @@ impl Snapshot {
         let end = prefix_successor(prefix);
         self.try_range(prefix, end.as_deref())
     }
+}
+
+/// The smallest key greater than every key that starts with `prefix` (None: no such key).
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return Some(end);
+        }
+    }
+    None
 }

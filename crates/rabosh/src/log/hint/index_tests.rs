@@ -4,7 +4,8 @@
 //! same records, deletes, seq range and tail.
 
 use super::*;
-use crate::log::format::crc;
+use crate::io::bytes::crc;
+use crate::log::metabuf::MetaBuf;
 use proptest::prelude::*;
 
 /// One record as generated: key, seq, and a put's (metadata length, value offset, value
@@ -24,7 +25,7 @@ fn recs_of(spec: &[Spec]) -> SegRecs {
                 len,
                 crc: 9,
             });
-            (Key::from(&k[..]), crate::keydir::map::Rec { seq: *seq, entry })
+            (Key::from(&k[..]), crate::log::record::Rec { seq: *seq, entry })
         })
         .collect()
 }
