@@ -17,6 +17,7 @@ import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type I
 import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
 import { Limit } from './limit.js';
+import { pageFrom, type ListOptions, type MemoryPage } from './listing-page.js';
 import { NativeMemories } from './native.js';
 import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
@@ -387,6 +388,19 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   async exportMemories(): Promise<ExportedMemory[]> {
     this.#assertOpen();
     return exportFrom(this.#memories);
+  }
+
+  /**
+   * One page of the scope's memories (hidden ones included) with their sizes, read from their
+   * metadata at one snapshot without reading any content: for listing a scope too large to
+   * export. Pages follow the UTF-8 byte order of the paths; pass a page's `next` as `after` for
+   * the one that follows (null: that was the last). A memory written or removed between two
+   * pages moves no other memory to another page. A `limit` outside 1 to 10,000 (default 1,000)
+   * or an `after` that is not a normalised memory path rejects with `InvalidArgumentError`.
+   */
+  async listMemories(options?: ListOptions): Promise<MemoryPage> {
+    this.#assertOpen();
+    return pageFrom(this.#memories, options);
   }
 
   /**

@@ -17,6 +17,7 @@ mod history_outcome;
 mod listing_text;
 mod memories;
 mod outcome;
+mod page;
 mod store;
 mod sync_base;
 mod window;

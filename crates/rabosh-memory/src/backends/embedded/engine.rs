@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::backend::{Visit, WriteOp};
+use crate::backend::{Visit, WriteOp, resume_from};
 use crate::{Error, LockHolder, Result};
 
 use super::{CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, Stats, VerifyReport};
@@ -182,6 +182,18 @@ impl EngineSnap {
     /// segment both damaged): a listing answers that, never a panic in a worker.
     pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         for (key, meta) in self.0.try_scan_prefix(prefix)? {
+            if let ControlFlow::Break(()) = visit(key, meta) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Keys under `prefix` after `after`: a seek to the cursor, then one step per key.
+    pub fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        let from = resume_from(prefix, after);
+        let end = rabosh::prefix_successor(prefix);
+        for (key, meta) in self.0.try_range(&from, end.as_deref())? {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
             }

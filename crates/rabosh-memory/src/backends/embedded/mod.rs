@@ -467,6 +467,10 @@ impl ReadView for EngineView {
         self.snap.scan_prefix_rev(prefix, before, visit)
     }
 
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix_after(prefix, after, visit)
+    }
+
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
         let indexed =
             self.shared.with_index(scope, self, true, |index, visited| summarise(index.find(dir, visited), visited))?;
@@ -519,6 +523,10 @@ impl ReadView for Snapshot {
 
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix_rev(prefix, before, visit)
+    }
+
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix_after(prefix, after, visit)
     }
 }
 
