@@ -110,6 +110,9 @@ describe('MCP 2026-07-28 over stdio', () => {
       const first = error(await s.request('tools/list', { _meta: envelope('2099-01-01') }));
       expect(first).toMatchObject({ code: -32022, data: { supported: ['2026-07-28'], requested: '2099-01-01' } });
       result(await s.modern('server/discover'));
+      // A request the server serves pins the connection to the 2026-07-28 era: what follows is
+      // checked request by request, not as an opening message.
+      result(await s.modern('tools/list'));
       const later = error(await s.request('resources/list', { _meta: envelope('2030-01-01') }));
       expect(later).toMatchObject({ code: -32022, data: { supported: ['2026-07-28'], requested: '2030-01-01' } });
       const tool = { name: 'memory', arguments: { command: 'create', path: '/memories/x', file_text: 'x' } };
@@ -163,6 +166,47 @@ describe('MCP 2026-07-28 over stdio', () => {
       // Nothing outside the stream, and no log messages nobody asked for.
       const unstamped = s.messages().filter((m) => m.method !== undefined && m.id === undefined && !('_meta' in (m.params ?? {})));
       expect(unstamped).toEqual([]);
+    },
+    CALL_MS,
+  );
+
+  it(
+    'pages resources/list with an opaque cursor, on both eras, and refuses a cursor it did not make',
+    async () => {
+      const dir = store();
+      const seeded = await RaboshMemoryToolHandler.open(dir);
+      const files = Array.from({ length: 1_201 }, (_, i) => ({ path: `/memories/p/${i}`, content: 'c'.repeat(i % 3) }));
+      await seeded.importMemories(files);
+      await seeded.close();
+      const want = files.map((f) => f.path).sort();
+
+      const pages = async (list: (cursor?: string) => Promise<Message>) => {
+        const sizes: number[] = [];
+        const names: string[] = [];
+        let cursor: string | undefined;
+        do {
+          const page = result(await list(cursor));
+          const resources = page['resources'] as { name: string; size: number }[];
+          sizes.push(resources.length);
+          names.push(...resources.map((r) => r.name));
+          cursor = page['nextCursor'] as string | undefined;
+          if (cursor !== undefined) expect(cursor).not.toContain('/memories');
+        } while (cursor !== undefined);
+        return { sizes, names };
+      };
+      const modern = started([], dir);
+      const m = await pages((cursor) => modern.modern('resources/list', cursor === undefined ? {} : { cursor }));
+      expect(m).toEqual({ sizes: [500, 500, 201], names: want });
+      for (const cursor of ['nope!', '', 'L21lbW9yaWVzLy4uL3g', Buffer.from('/memories/p/1').toString('base64')]) {
+        expect(error(await modern.modern('resources/list', { cursor })), cursor).toMatchObject({ code: -32602 });
+      }
+
+      const legacy = started([], dir);
+      result(
+        await legacy.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'l', version: '0' } }),
+      );
+      legacy.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      expect(await pages((cursor) => legacy.request('resources/list', cursor === undefined ? {} : { cursor }))).toEqual(m);
     },
     CALL_MS,
   );

@@ -23,6 +23,7 @@ import {
   RaboshError,
   faultAnswer,
   RaboshMemoryToolHandler,
+  type MemoryPage,
   type MemoryToolOptions,
   type Rabosh,
   type ToolOutput,
@@ -109,6 +110,23 @@ function described(e: unknown): string {
   return e instanceof Error ? (e.stack ?? e.message) : String(e);
 }
 
+/** Memories per `resources/list` page: a page's JSON stays far below any client's read limit. */
+export const PAGE_SIZE = 500;
+
+/** The opaque cursor of the page after `path`: the path, base64url, so a client never parses it. */
+function cursorOf(path: string): string {
+  return Buffer.from(path, 'utf8').toString('base64url');
+}
+
+/** The path a cursor resumes after; a cursor this server did not make is Invalid Params. */
+function afterOf(cursor: string): string {
+  const path = /^[A-Za-z0-9_-]+$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (MemoryPath.normalise(path) !== path || path === '/memories' || cursorOf(path) !== cursor) {
+    throw rpcError(ProtocolErrorCode.InvalidParams, `invalid cursor ${JSON.stringify(cursor)}: pass a nextCursor this server sent`);
+  }
+  return path;
+}
+
 /** Handlers kept, one per client name; past this, further names are recorded as "unknown". */
 const MAX_ACTORS = 16;
 
@@ -171,7 +189,7 @@ export class MemoryServer {
       }
       return this.#track(this.#call(this.#memory(server, ctx), req.params.arguments));
     });
-    server.setRequestHandler('resources/list', (_req, ctx) => this.#track(this.#list(this.#memory(server, ctx))));
+    server.setRequestHandler('resources/list', (req, ctx) => this.#track(this.#list(this.#memory(server, ctx), req.params?.cursor)));
     server.setRequestHandler('resources/read', (req, ctx) => this.#track(this.#read(this.#memory(server, ctx), req.params.uri)));
     // 2025-11-25 only (2026-07-28 subscribes with subscriptions/listen, which the SDK serves).
     // Kept by the memory's own URI, so `memory:///memories/./a` watches /memories/a.
@@ -237,20 +255,22 @@ export class MemoryServer {
     );
   }
 
-  async #list(memory: RaboshMemoryToolHandler) {
+  /**
+   * One page of the memories, in path order, from the store's listing data (no content is read),
+   * so a list answers in the same time and memory at any size of the store.
+   */
+  async #list(memory: RaboshMemoryToolHandler, cursor: string | undefined) {
+    const after = cursor === undefined ? undefined : afterOf(cursor);
+    let page: MemoryPage;
     try {
-      const files = await memory.exportMemories();
-      return {
-        resources: files.map((f) => ({
-          uri: uriOf(f.path),
-          name: f.path,
-          mimeType: mimeTypeOf(f.path),
-          size: Buffer.byteLength(f.content, 'utf8'),
-        })),
-      };
+      page = await memory.listMemories({ ...(after === undefined ? {} : { after }), limit: PAGE_SIZE });
     } catch (e) {
       this.#resourceFault(e);
     }
+    return {
+      resources: page.memories.map((m) => ({ uri: uriOf(m.path), name: m.path, mimeType: mimeTypeOf(m.path), size: m.bytes })),
+      ...(page.next === null ? {} : { nextCursor: cursorOf(page.next) }),
+    };
   }
 
   #known(uri: string): string {
