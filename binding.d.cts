@@ -76,6 +76,11 @@ export declare class NativeMemories {
    * says how many were expired and whose `expired` property holds that count.
    */
   expireBefore(instantMs: number): Promise<number>
+  /**
+   * The first `limit` memories whose path sorts after `after` (absent: from the first), in
+   * byte order of the path, at one snapshot; `after` is normalised.
+   */
+  listPage(after: string | undefined | null, limit: number): Promise<NativeMemoryPage>
   /** Every memory at or below `dir` with its hash and ids, at one snapshot. */
   syncEntries(dir: string): Promise<Array<NativeSyncEntry>>
   /** The sync's base records whose tag starts with `tagPrefix`, in tag order. */
@@ -318,6 +323,13 @@ export type NativeInsert =
   | { type: 'TooLarge'; limit: number }
   | { type: 'Edited' }
 
+/** A memory as a listing shows it: its size in UTF-8 bytes, its last change in epoch milliseconds. */
+export interface NativeListedMemory {
+  path: string
+  size: number
+  updatedAt: number
+}
+
 /**
  * Who holds a store's lock, as it crosses on a `RABOSH_STORE_LOCKED` or `RABOSH_STORE_BUSY`
  * error's `holder`: the facade's `LockHolder` is made from it (its start as a `Date`).
@@ -349,6 +361,12 @@ export interface NativeMemoryOptions {
   listingIndex: boolean
   /** Who this handler's versions name as their author. */
   actor?: NativeActor
+}
+
+/** Up to the page's limit of memories, and whether any follow the last of them. */
+export interface NativeMemoryPage {
+  memories: Array<NativeListedMemory>
+  more: boolean
 }
 
 /** `redact` (no fields, so a string union: `'Redacted' | 'AlreadyRedacted' | 'UnknownVersion'`). */

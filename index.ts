@@ -40,6 +40,7 @@ export type {
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
 export type { DirectoryEntry, DirectoryPage, ExportStreamOptions, PageOptions, PathMatch, PathSearchPage } from './src/browse.js';
+export type { ListedMemory, ListOptions, MemoryPage } from './src/listing-page.js';
 export type {
   ConflictKind,
   ConflictPolicy,

@@ -134,6 +134,31 @@ describe('the memory tool over MCP', () => {
     }
   });
 
+  it('takes --json like every other command: it serves the same, and a failure to start is one JSON error on stderr', async () => {
+    const help = spawnSync(process.execPath, [bin, 'mcp', '--help'], { encoding: 'utf8', timeout: 120_000 });
+    expect(help.stdout).toMatch(/--json\s+a failure to start or serve as/);
+    const s = await started(store(), ['--json']);
+    expect(await memory(s.client, { command: 'create', path: '/memories/j', file_text: 'j' })).toEqual({
+      text: 'File created successfully at: /memories/j',
+      isError: false,
+    });
+
+    const dir = store();
+    const holder = await Rabosh.open(dir, { exclusive: true });
+    try {
+      const r = spawnSync(process.execPath, [bin, 'mcp', dir, '--json'], { encoding: 'utf8', input: '', timeout: 120_000 });
+      expect(r.status).toBe(3);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.split('\n').filter((l) => l.startsWith('{'));
+      expect(lines).toHaveLength(1);
+      const { error } = JSON.parse(lines[0]!) as { error: { code: string; message: string } };
+      expect(error.code).toBe('RABOSH_STORE_LOCKED');
+      expect(error.message).toContain(`is locked by pid ${process.pid}`);
+    } finally {
+      await holder.close();
+    }
+  });
+
   it('answers a store fault with its stable code and no host path; the operator gets the detail on stderr', async () => {
     const dir = store();
     const s = await started(dir);
@@ -171,10 +196,10 @@ describe('memories as MCP resources', () => {
       const read = await s.client.readResource({ uri: r.uri });
       expect(read.contents).toEqual([{ uri: r.uri, mimeType: r.mimeType, text: files[r.name as keyof typeof files] }]);
     }
-    await expect(s.client.readResource({ uri: 'memory:///memories/absent' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'memory:///memories/%2e%2e/%2e%2e/etc' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'memory:///memories/%E0%A4%A' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/absent' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%2e%2e/%2e%2e/etc' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%E0%A4%A' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('tells a subscribed client when another process writes, and every client when the list changes', async () => {
@@ -188,7 +213,7 @@ describe('memories as MCP resources', () => {
     s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
     // Spelled otherwise than the list does: the subscription is to the memory, not the spelling.
     await s.client.subscribeResource({ uri: 'memory:///memories/./watched.md' });
-    await expect(s.client.subscribeResource({ uri: 'memory:///memories/../etc' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.subscribeResource({ uri: 'memory:///memories/../etc' })).rejects.toMatchObject({ code: -32602 });
 
     const other = await RaboshMemoryToolHandler.open(dir);
     try {

@@ -28,6 +28,7 @@ import * as H from './history.js';
 import { Limit } from './limit.js';
 import { DEFAULT_MAX_MEMORY_BYTES, DEFAULT_VIEW_MAX_CHARS } from './limits.js';
 import { NativeMemories, type ScopeUsage } from './native.js';
+import { pageFrom, type ListOptions, type MemoryPage } from './listing-page.js';
 import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
 import { viewRange, viewed } from './view-answer.js';
@@ -432,6 +433,19 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   findPaths(text: string, options?: PageOptions): Promise<PathSearchPage> {
     this.#assertOpen();
     return findPaths(this.#memories, text, options);
+  }
+
+  /**
+   * One page of the scope's memories (hidden ones included) with their sizes, read from their
+   * metadata at one snapshot without reading any content: for listing a scope too large to
+   * export. Pages follow the UTF-8 byte order of the paths; pass a page's `next` as `after` for
+   * the one that follows (null: that was the last). A memory written or removed between two
+   * pages moves no other memory to another page. A `limit` outside 1 to 10,000 (default 1,000)
+   * or an `after` that is not a normalised memory path rejects with `InvalidArgumentError`.
+   */
+  async listMemories(options?: ListOptions): Promise<MemoryPage> {
+    this.#assertOpen();
+    return pageFrom(this.#memories, options);
   }
 
   /**

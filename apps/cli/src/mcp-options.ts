@@ -11,4 +11,6 @@ export interface McpOptions {
   viewMaxChars?: number;
   pollMs?: number;
   keyFile?: string;
+  /** Read by the command line's error printing (program.ts), which takes it from argv. */
+  json?: boolean;
 }

@@ -32,6 +32,8 @@ export function addMcpCommand(program: Command, args: McpArgs): void {
     )
     .option('--view-max-chars <n>', `cap on a rendered file view (default ${DEFAULT_VIEW_MAX_CHARS})`, args.positiveInt('--view-max-chars'))
     .option('--poll-ms <n>', `milliseconds between looks for other processes' writes (default ${POLL_MS})`, args.positiveInt('--poll-ms'))
+    // stdout is the protocol's alone, so --json changes only how a failure to serve is told.
+    .option('--json', 'a failure to start or serve as {"error":{"code","message",...}} on stderr (stdout carries JSON-RPC either way)')
     .action(async (dir: string, opts: McpOptions) => {
       const { serve } = await import('./mcp-serve.js');
       await serve(dir, opts, args.version ?? 'unknown');

@@ -121,7 +121,8 @@ function storeFigures(s: RaboshStats): Pick<RaboshStats, 'liveBytes' | 'deadByte
 /** Shown after every --help: what docs/guide/cli.md says about output and exit codes. */
 const HELP_FOOTER = `
 Every command takes --scope <name> (default: "default") and --json: one JSON document on stdout
-instead of text; errors as {"error":{"code","message",...}} on stderr.
+instead of text (mcp: stdout carries JSON-RPC either way); errors as {"error":{"code","message",...}}
+on stderr.
 
 Exit codes:
   0  ok

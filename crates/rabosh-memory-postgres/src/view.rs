@@ -18,7 +18,7 @@ use super::settings_cache::Assumed;
 use super::sql::{Q, SCAN_PAGE, prefix_end};
 use super::summary;
 use rabosh_memory::backend_kit::keys::subtree_prefix;
-use rabosh_memory::backend_kit::{DirRow, DirSummary, ReadView, SETTINGS_PREFIX, Visit, summary_of_rows};
+use rabosh_memory::backend_kit::{DirRow, DirSummary, ReadView, SETTINGS_PREFIX, Visit, resume_from, summary_of_rows};
 use rabosh_memory::backend_kit::{ROOT, Result, Usage};
 
 /// Begins a new snapshot on a new connection.
@@ -218,12 +218,12 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.scan_prefix_from(prefix, prefix, visit)
+        self.scan_prefix_after(prefix, None, visit)
     }
 
-    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = prefix_end(prefix);
-        let mut from = from.max(prefix).to_vec();
+        let mut from = resume_from(prefix, after);
         loop {
             // Pages are fetched with the connection locked and visited after it is released, so
             // a visitor may itself call `get`/`meta` on this view.

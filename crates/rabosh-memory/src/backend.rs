@@ -175,6 +175,19 @@ impl WriteSet {
     }
 }
 
+/// Where a scan under `prefix` that resumes after `after` starts: the byte-order successor of the
+/// cursor (`after` followed by a zero byte), or the prefix itself when the cursor lies before it.
+pub fn resume_from(prefix: &[u8], after: Option<&[u8]>) -> Vec<u8> {
+    match after {
+        Some(a) if a >= prefix => {
+            let mut from = a.to_vec();
+            from.push(0);
+            from
+        }
+        _ => prefix.to_vec(),
+    }
+}
+
 /// Called for each `(key, meta)` of a scan; `Break` stops it.
 pub type Visit<'a> = dyn FnMut(&[u8], &[u8]) -> ControlFlow<()> + 'a;
 /// A transaction's body: decides on the view, stages into the write set.
@@ -192,11 +205,15 @@ pub trait ReadView: Send + Sync {
     /// breaks. Reads no values.
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()>;
 
-    /// The keys under `prefix` from `from` on (included), in byte order, until `visit` breaks: a
-    /// scan resumed at a cursor (a paged export). The default runs the whole scan and skips the
-    /// keys before `from`; a backend with an ordered index seeks instead.
-    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.scan_prefix(prefix, &mut |k, m| if k < from { ControlFlow::Continue(()) } else { visit(k, m) })
+    /// Every `(key, meta)` under `prefix` strictly after `after` (None: from the first), in byte
+    /// order of the key, until `visit` breaks. For pages that resume at a cursor (a listing of
+    /// memories, oldest key first). The default runs the prefix scan and passes over the keys up
+    /// to the cursor, so it reads them; a backend with an ordered index seeks instead.
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.scan_prefix(prefix, &mut |k, m| match after {
+            Some(a) if k <= a => ControlFlow::Continue(()),
+            _ => visit(k, m),
+        })
     }
 
     /// The same keys from the top: every `(key, meta)` under `prefix` and below `before` (None: no

@@ -36,7 +36,9 @@
 //! Adding a backend: a crate implementing the above, and one line in the binding's list of
 //! openers (`crates/rabosh-node/src/backends.rs`).
 
-pub use crate::backend::{Backend, Committed, DirSummary, ReadView, SETTINGS_PREFIX, TxBody, Visit, WriteOp, WriteSet};
+pub use crate::backend::{
+    Backend, Committed, DirSummary, ReadView, SETTINGS_PREFIX, TxBody, Visit, WriteOp, WriteSet, resume_from,
+};
 pub use crate::dir_rows::{DirRow, summary_of_rows};
 pub use crate::embedded::{Durability, Stats};
 pub use crate::encryption::{EncryptionKey, KEY_BYTES};

@@ -55,13 +55,6 @@ pub struct ExportPage {
     pub next: Option<String>,
 }
 
-/// The key just after `path`'s: a scan from there resumes after it.
-fn after_key(scope: &str, path: &str) -> Vec<u8> {
-    let mut k = key(scope, path);
-    k.push(0);
-    k
-}
-
 /// A cursor must name a path of the scope (what an earlier page answered).
 fn check_cursor(after: Option<&str>) -> Result<()> {
     match after {
@@ -122,12 +115,12 @@ impl Memories {
         let view = self.backend.read()?;
         let scope = &self.options.scope;
         let prefix = subtree_prefix(scope, ROOT);
-        let from = after.map_or_else(|| prefix.clone(), |a| after_key(scope, a));
+        let after = after.map(|a| key(scope, a));
         let needle = needle.to_lowercase();
         let limit = limit.max(1);
         let mut found = Found::default();
         let mut failed = None;
-        view.scan_prefix_from(&prefix, &from, &mut |k, meta| {
+        view.scan_prefix_after(&prefix, after.as_deref(), &mut |k, meta| {
             let Some((_, path)) = parse(k) else { return ControlFlow::Continue(()) };
             if !path.to_lowercase().contains(&needle) {
                 return ControlFlow::Continue(());
@@ -163,11 +156,11 @@ impl Memories {
         };
         let scope = &self.options.scope;
         let prefix = subtree_prefix(scope, ROOT);
-        let from = after.map_or_else(|| prefix.clone(), |a| after_key(scope, a));
+        let after = after.map(|a| key(scope, a));
         let limit = limit.max(1);
         let mut page = ExportPage::default();
         let mut failed = None;
-        view.scan_prefix_from(&prefix, &from, &mut |k, meta| {
+        view.scan_prefix_after(&prefix, after.as_deref(), &mut |k, meta| {
             let Some((_, path)) = parse(k) else { return ControlFlow::Continue(()) };
             if page.memories.len() == limit {
                 page.next = page.memories.last().map(|m| m.path.clone());

@@ -33,6 +33,7 @@ mod listing_index;
 mod meta;
 mod open;
 mod outcome;
+mod page;
 mod poison;
 mod store;
 mod sync_base;
@@ -63,6 +64,7 @@ pub use history::{
 };
 pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, UrlOpener, open, open_with, reencrypt, reencrypt_with};
+pub use page::{ListedMemory, MemoryPage};
 pub use store::{Capabilities, OpenStore, Store};
 pub use sync_base::{BaseWrite, SyncApply, SyncEntry, SyncOp};
 pub use workers::{Job, Workers};

@@ -19,6 +19,7 @@ mod history_outcome;
 mod limits;
 mod memories;
 mod outcome;
+mod page;
 mod render;
 mod reports;
 mod store;

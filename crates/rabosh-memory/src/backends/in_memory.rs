@@ -7,7 +7,7 @@ use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
-use crate::backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet};
+use crate::backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet, resume_from};
 use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use crate::{Error, Result};
@@ -74,16 +74,6 @@ impl ReadView for MapView {
         Ok(())
     }
 
-    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        let range = self.map.range::<[u8], _>((Bound::Included(from.max(prefix)), Bound::Unbounded));
-        for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
-            if visit(key, meta).is_break() {
-                break;
-            }
-        }
-        Ok(())
-    }
-
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
         let upper = match (before, end.as_deref()) {
@@ -93,6 +83,17 @@ impl ReadView for MapView {
         };
         let range = self.map.range::<[u8], _>((Bound::Included(prefix), upper));
         for (key, (_, meta)) in range.rev() {
+            if visit(key, meta).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        let from = resume_from(prefix, after);
+        let range = self.map.range::<[u8], _>((Bound::Included(from.as_slice()), Bound::Unbounded));
+        for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
             if visit(key, meta).is_break() {
                 break;
             }

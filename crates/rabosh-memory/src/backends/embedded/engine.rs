@@ -8,7 +8,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::backend::{Visit, WriteOp};
+use crate::backend::{Visit, WriteOp, resume_from};
 use crate::{Error, Result};
 
 use super::{Durability, EmbeddedOptions, Stats};
@@ -192,10 +192,11 @@ impl EngineSnap {
         Ok(())
     }
 
-    /// Keys under `prefix` from `from` on: a seek, then one step per key.
-    pub fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+    /// Keys under `prefix` after `after`: a seek to the cursor, then one step per key.
+    pub fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        let from = resume_from(prefix, after);
         let end = rabosh::prefix_successor(prefix);
-        for (key, meta) in self.0.try_range(from.max(prefix), end.as_deref())? {
+        for (key, meta) in self.0.try_range(&from, end.as_deref())? {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
             }

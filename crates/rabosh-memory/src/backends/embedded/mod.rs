@@ -440,12 +440,12 @@ impl ReadView for EngineView {
         self.snap.scan_prefix(prefix, visit)
     }
 
-    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.snap.scan_prefix_from(prefix, from, visit)
-    }
-
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         self.snap.scan_prefix_rev(prefix, before, visit)
+    }
+
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix_after(prefix, after, visit)
     }
 
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
@@ -498,12 +498,12 @@ impl ReadView for Snapshot {
         self.0.scan_prefix(prefix, visit)
     }
 
-    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_from(prefix, from, visit)
-    }
-
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix_rev(prefix, before, visit)
+    }
+
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix_after(prefix, after, visit)
     }
 }
 
