@@ -29,6 +29,7 @@ export type {
   VersionQuery,
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
+export type { ChangeKind, ChangesOptions, ChangesPage, MemoryChange } from './src/changes.js';
 export type {
   ConflictKind,
   ConflictPolicy,

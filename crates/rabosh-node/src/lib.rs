@@ -8,6 +8,7 @@
 mod answer_text;
 mod backends;
 mod bulk;
+mod changes;
 mod completion;
 mod fault;
 mod fault_codes;
