@@ -252,8 +252,8 @@ export class MemoryServer {
   #notify(change: Change): void {
     const sent: Promise<void>[] = [];
     if (change.listChanged) sent.push(this.server.sendResourceListChanged());
-    for (const path of change.paths) {
-      const uri = uriOf(path);
+    const uris = change.all ? [...this.#subscribed] : [...change.paths].map(uriOf);
+    for (const uri of uris) {
       if (this.#subscribed.has(uri)) sent.push(this.server.sendResourceUpdated({ uri }));
     }
     // A notification that cannot be sent (the client went away) changes nothing here.
