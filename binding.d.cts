@@ -31,6 +31,11 @@ export declare class NativeMemories {
   exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
   importMemories(files: Array<NativeMemoryFile>, overwrite: boolean): Promise<NativeImport>
+  /**
+   * The paths of this handler's scope that changed after `since` (none: from the start),
+   * oldest first, at most `limit`.
+   */
+  changes(since?: string | undefined | null, limit?: number | undefined | null): Promise<NativeChangePage>
   /** Versions matching the query, newest first, one page. */
   versions(q: NativeVersionQuery): Promise<NativeVersionPage>
   /** One version with its content; null for an unknown id. */
@@ -201,6 +206,18 @@ export interface NativeBaseWrite {
   tag: string
   value?: string
   expect?: string
+}
+
+export interface NativeChange {
+  path: string
+  /** `created`, `modified`, `deleted`, `renamedFrom` or `renamedTo`. */
+  kind: string
+}
+
+export interface NativeChangePage {
+  changes: Array<NativeChange>
+  cursor: string
+  reset: boolean
 }
 
 /**

@@ -22,6 +22,7 @@ import {
   type PathSearchPage,
   streamExport,
 } from './browse.js';
+import { changes, type ChangesOptions, type ChangesPage } from './changes.js';
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
@@ -456,6 +457,17 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   async importMemories(files: readonly MemoryFile[], options?: ImportOptions): Promise<ImportResult> {
     this.#assertOpen();
     return importInto(this.#memories, files, options);
+  }
+
+  /**
+   * The paths of the scope that changed after `options.since`, oldest first, each once with its
+   * latest change, and the cursor to read on from: what a watcher polls instead of reading every
+   * memory (docs/guide/changes.md). Reads no content. Resumable across reopen and across
+   * processes; a cursor the feed can no longer answer for comes back with `reset: true`.
+   */
+  changes(options?: ChangesOptions): Promise<ChangesPage> {
+    this.#assertOpen();
+    return changes(this.#memories, options);
   }
 
   // ---- version history and host edits (docs/guide/history.md; decided in src/history.ts) -----------

@@ -37,7 +37,7 @@ pub fn key_name(key: &[u8]) -> String {
 }
 
 /// The tables' columns as this build creates them: `(table, column, information_schema type)`.
-const EXPECTED: [(&str, &str, &str); 11] = [
+const EXPECTED: [(&str, &str, &str); 17] = [
     ("kv", "k", "bytea"),
     ("kv", "v", "bytea"),
     ("kv", "m", "bytea"),
@@ -49,6 +49,12 @@ const EXPECTED: [(&str, &str, &str); 11] = [
     ("dirs", "b", "bigint"),
     ("dirs", "vn", "bigint"),
     ("dirs", "vb", "bigint"),
+    ("feed", "k", "bytea"),
+    ("feed", "s", "bytea"),
+    ("feed", "x", "bigint"),
+    ("feed", "t", "smallint"),
+    ("feed_horizon", "id", "integer"),
+    ("feed_horizon", "x", "bigint"),
 ];
 
 /// Refuses, as Corruption, tables whose columns are missing or of another type than the ones
@@ -58,7 +64,7 @@ pub fn check(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<()> {
         .client
         .query(
             "SELECT table_name::TEXT, column_name::TEXT, data_type::TEXT FROM information_schema.columns \
-             WHERE table_schema = $1 AND table_name IN ('kv', 'dirs')",
+             WHERE table_schema = $1 AND table_name IN ('kv', 'dirs', 'feed', 'feed_horizon')",
             &[&schema],
         )
         .map_err(|e| conn.fail(&e, Phase::Statement, redactor))?;

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use super::{PgBackend, PgOptions};
 use rabosh_memory::backend_kit::{
-    Backend, Committed, EncryptionKey, Error, OpenStore, ReadView, Result, Stats, TxBody,
+    Backend, ChangePage, Committed, Cursor, EncryptionKey, Error, OpenStore, ReadView, Result, Stats, TxBody,
 };
 
 /// Counters that outlive the connection pool.
@@ -78,6 +78,10 @@ impl Backend for PgHandle {
 
     fn transact_new(&self, body: &mut TxBody<'_>) -> Result<Committed> {
         self.backend()?.transact_new(body)
+    }
+
+    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
+        self.backend()?.changes(scope, since, limit)
     }
 
     // VACUUM after a redaction, a prune or an expiry (the trait's default does nothing).

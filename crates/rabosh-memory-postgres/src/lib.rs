@@ -54,6 +54,7 @@
 mod client;
 mod columns;
 mod error;
+mod feed;
 mod handle;
 mod pool;
 mod retry;
@@ -80,8 +81,8 @@ use postgres::config::Host;
 use error::{Phase, Redactor};
 use pool::{Conn, Manager};
 use rabosh_memory::backend_kit::{
-    Backend, Committed, EncryptionKey, Error, Poison, ReadView, Result, SETTINGS_PREFIX, TxBody, WriteOp, WriteSet,
-    size_changes,
+    Backend, ChangePage, Committed, Cursor, EncryptionKey, Error, Poison, ReadView, Result, SETTINGS_PREFIX, TxBody,
+    WriteOp, WriteSet, size_changes,
 };
 use retry::Backoff;
 use sql::{Q, Sql, WRITE_CHUNK_BYTES, WRITE_CHUNK_ROWS};
@@ -427,6 +428,7 @@ impl PgBackend {
             planned.push((Q::Delete, vec![Box::new(chunk)]));
         }
         planned.extend(summary::plan(deltas));
+        planned.extend(feed::plan(writes));
         if conn.pending_begin.is_some()
             && conn.client.idle_for() < PROBE_AFTER_IDLE
             && let Some(q) = fused(&planned)
@@ -567,12 +569,13 @@ impl PgBackend {
 type Planned<'a> = Vec<(Q, summary::Params<'a>)>;
 
 /// The fused statement for `planned` when it is a create's commit: at most one guard, then one
-/// chunk of rows that must not exist, then one chunk of summary deltas, and nothing else.
+/// chunk of rows that must not exist, then one chunk of summary deltas, then one of change feed
+/// entries, and nothing else.
 fn fused(planned: &Planned<'_>) -> Option<Q> {
     match planned.iter().map(|(q, _)| *q).collect::<Vec<Q>>().as_slice() {
-        [Q::InsertNew, Q::DirsAdd] => Some(Q::Fused),
-        [Q::GuardValue, Q::InsertNew, Q::DirsAdd] => Some(Q::FusedGuardValue),
-        [Q::GuardMeta, Q::InsertNew, Q::DirsAdd] => Some(Q::FusedGuardMeta),
+        [Q::InsertNew, Q::DirsAdd, Q::FeedPut] => Some(Q::Fused),
+        [Q::GuardValue, Q::InsertNew, Q::DirsAdd, Q::FeedPut] => Some(Q::FusedGuardValue),
+        [Q::GuardMeta, Q::InsertNew, Q::DirsAdd, Q::FeedPut] => Some(Q::FusedGuardMeta),
         _ => None,
     }
 }
@@ -653,6 +656,15 @@ impl Backend for PgBackend {
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
         self.run(body, false).map(|_| ())
+    }
+
+    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
+        self.poison.check()?;
+        let mut conn = self.begin(SNAPSHOT)?;
+        let page = feed::read(&mut conn, &self.shared.sql, &self.shared.redactor, scope, since, limit);
+        // The read-only transaction ends without waiting for its answer, as a view's does.
+        conn.client.send_without_waiting("COMMIT");
+        page
     }
 
     fn transact_new(&self, body: &mut TxBody<'_>) -> Result<Committed> {

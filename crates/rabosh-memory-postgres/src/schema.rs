@@ -18,7 +18,7 @@ use super::summary::{self, Deltas};
 use rabosh_memory::backend_kit::{Error, Result, memory_size};
 
 /// The version this build writes and reads.
-pub const CURRENT: i32 = 3;
+pub const CURRENT: i32 = 4;
 
 /// Migration `i` takes version `i` to `i + 1`: its DDL (`{s}` is the quoted schema name), then,
 /// when set, a step that fills what the DDL made from the data already there.
@@ -37,6 +37,18 @@ const MIGRATIONS: [(&str, Option<Fill>); CURRENT as usize] = [
     // writing settings into kv would still be exact (the same table): the bump is only so the
     // index is made once, by the migration lock.
     ("CREATE INDEX kv_settings ON {s}.kv (k) WHERE {settings}", None),
+    // The change feed (`feed.rs`): one row per memory key, its latest change, at the id of the
+    // transaction that made it; the horizon below which changes may be missing (memories
+    // written before this version: all of them, when there are any).
+    (
+        "CREATE TABLE {s}.feed (k BYTEA PRIMARY KEY, s BYTEA NOT NULL, x INT8 NOT NULL, t INT2 NOT NULL); \
+         CREATE INDEX feed_order ON {s}.feed (s, x, k); \
+         CREATE TABLE {s}.feed_horizon (id INT4 PRIMARY KEY, x INT8 NOT NULL); \
+         INSERT INTO {s}.feed_horizon (id, x) SELECT 1, CASE WHEN EXISTS \
+         (SELECT 1 FROM {s}.kv WHERE k >= 'm:'::BYTEA AND k < 'm;'::BYTEA) \
+         THEN pg_current_xact_id()::TEXT::INT8 + 1 ELSE 0 END",
+        None,
+    ),
 ];
 
 type Fill = fn(&mut Conn, &str, &Redactor) -> Result<()>;

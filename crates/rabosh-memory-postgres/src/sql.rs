@@ -63,10 +63,19 @@ pub enum Q {
     /// zero), told apart from the encrypted mark's division by zero in the same statement.
     FusedGuardValue,
     FusedGuardMeta,
+    /// The change feed's entries of a commit (`feed.rs`): `$1` memory keys, `$2` their scopes'
+    /// key prefixes, `$3` kinds, at this transaction's id (one row per key, replaced).
+    FeedPut,
+    /// Removes the entries of keys `$1` and raises the horizon past this transaction.
+    FeedForget,
+    /// The bound of this snapshot (below it no transaction is in flight) and the horizon.
+    FeedBound,
+    /// Entries of scope prefix `$1` after (`$2`, `$3`) and below `$4`, first `$5`, in order.
+    FeedPage,
 }
 
 impl Q {
-    pub const COUNT: usize = 18;
+    pub const COUNT: usize = 22;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
@@ -79,6 +88,9 @@ impl Q {
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
             Q::Fused | Q::FusedGuardValue | Q::FusedGuardMeta => &[],
+            Q::FeedPut | Q::FeedForget => &[],
+            Q::FeedBound => &[Type::INT8, Type::INT8],
+            Q::FeedPage => &[Type::BYTEA, Type::INT8, Type::INT2],
         }
     }
 }
@@ -120,6 +132,17 @@ impl Sql {
                 settings_range()
             )
         };
+        let feed = format!("\"{schema}\".feed");
+        let feed_put = |from: usize| {
+            format!(
+                "INSERT INTO {feed} AS t (k, s, x, t) SELECT u.k, u.s, pg_current_xact_id()::TEXT::INT8, u.t \
+                 FROM unnest(${}::BYTEA[], ${}::BYTEA[], ${}::INT2[]) AS u(k, s, t) \
+                 ON CONFLICT (k) DO UPDATE SET s = excluded.s, x = excluded.x, t = excluded.t",
+                from,
+                from + 1,
+                from + 2
+            )
+        };
         let dirs_add = |from: usize| {
             let types = ["BYTEA", "BYTEA", "BOOL", "INT2", "INT8", "INT8", "INT8", "INT8"];
             let arrays: Vec<String> =
@@ -147,10 +170,12 @@ impl Sql {
             let filter =
                 if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
             format!(
-                "WITH new AS (INSERT INTO {t} (k, v, m) SELECT * FROM unnest(${}::BYTEA[], ${}::BYTEA[], ${}::BYTEA[]){filter}) {}",
+                "WITH new AS (INSERT INTO {t} (k, v, m) SELECT * FROM unnest(${}::BYTEA[], ${}::BYTEA[], ${}::BYTEA[]){filter}), \
+                 changed AS ({}) {}",
                 from,
                 from + 1,
                 from + 2,
+                feed_put(from + 11),
                 dirs_add(from + 3)
             )
         };
@@ -182,8 +207,22 @@ impl Sql {
                 fused(None),
                 fused(Some("v")),
                 fused(Some("m")),
+                feed_put(1),
+                format!(
+                    "WITH gone AS (DELETE FROM {feed} WHERE k = ANY($1::BYTEA[])) \
+                     INSERT INTO \"{schema}\".feed_horizon (id, x) VALUES (1, pg_current_xact_id()::TEXT::INT8 + 1) \
+                     ON CONFLICT (id) DO UPDATE SET x = excluded.x"
+                ),
+                format!(
+                    "SELECT pg_snapshot_xmin(pg_current_snapshot())::TEXT::INT8, \
+                     COALESCE((SELECT x FROM \"{schema}\".feed_horizon WHERE id = 1), 0)"
+                ),
+                format!(
+                    "SELECT k, x, t FROM {feed} WHERE s = $1 AND (x > $2 OR (x = $2 AND k > $3)) AND x < $4 \
+                     ORDER BY x, k LIMIT $5"
+                ),
             ],
-            tables: format!("{t}, {dirs}"),
+            tables: format!("{t}, {dirs}, {feed}"),
         }
     }
 

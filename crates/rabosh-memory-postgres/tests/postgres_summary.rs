@@ -104,7 +104,7 @@ fn a_version_1_store_is_migrated_in_place_and_summarised() {
 
     let b = Arc::new(PgBackend::open(&url(), PgOptions { schema: s.name.clone(), ..PgOptions::default() }).unwrap());
     let version: i32 = c.query_one(&format!("SELECT version FROM {q}.rabosh_schema"), &[]).unwrap().get(0);
-    assert_eq!(version, 3);
+    assert_eq!(version, 4);
     let (summary, scan) = (handler(&b, true), handler(&b, false));
     for dir in ["/memories", "/memories/a", "/memories/a/b", "/memories/a/b/c", "/memories/a/.h", "/memories/n"] {
         let (rows, listed) = rows_read(&b, || summary.view(dir).unwrap());

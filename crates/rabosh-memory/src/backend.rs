@@ -6,6 +6,7 @@
 
 use std::ops::ControlFlow;
 
+use crate::feed::{ChangePage, Cursor};
 use crate::listing::{scan_summary, scan_usage};
 use crate::meta::MemMeta;
 use crate::{DirEntry, Result, Usage};
@@ -67,6 +68,9 @@ pub struct WriteSet {
     /// Parallel to `ops`: what each memory row's command did and the sizes it read; None for
     /// every other row (versions, settings, the sync's bases).
     marks: Vec<Option<Staged>>,
+    /// Memory keys whose change feed entry the commit removes (`feed.rs`): a redaction erasing
+    /// the path of a memory that is gone.
+    forget: Vec<Vec<u8>>,
 }
 
 impl WriteSet {
@@ -141,8 +145,18 @@ impl WriteSet {
         self.ops.push(WriteOp::Delete { key: from });
         self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None }, new_only: false }));
     }
+    /// The change feed entry of the memory key `key` leaves the feed in this commit, and
+    /// readers whose cursor is older get `reset` (`feed.rs`): how redaction erases a path the
+    /// feed still names.
+    pub(crate) fn forget_change(&mut self, key: Vec<u8>) {
+        self.forget.push(key);
+    }
+    /// The memory keys whose change feed entry this commit removes.
+    pub fn forgotten(&self) -> &[Vec<u8>] {
+        &self.forget
+    }
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.ops.is_empty() && self.forget.is_empty()
     }
     pub fn len(&self) -> usize {
         self.ops.len()
@@ -172,6 +186,7 @@ impl WriteSet {
     pub fn clear(&mut self) {
         self.ops.clear();
         self.marks.clear();
+        self.forget.clear();
     }
 }
 
@@ -339,6 +354,16 @@ pub trait Backend: Send + Sync {
             Ok(())
         })?;
         Ok(if taken { Committed::Taken } else { Committed::Done })
+    }
+
+    /// A page of `scope`'s change feed after `since`, at most `limit` changes (`feed.rs`). The
+    /// default: refused, for a backend that keeps no feed.
+    fn changes(&self, _scope: &str, _since: &Cursor, _limit: usize) -> Result<ChangePage> {
+        Err(crate::Error::Unsupported(crate::Unsupported {
+            what: "changes".into(),
+            backend: "this backend's",
+            why: "it keeps no change feed",
+        }))
     }
 
     /// Gives back the space of what was deleted, where the backend keeps it until asked (the

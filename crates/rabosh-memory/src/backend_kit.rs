@@ -27,6 +27,11 @@
 //!   backend answers a typed error saying so and poisons itself ([`Poison`]) so no later call
 //!   builds on a state it cannot know. Its own faults travel as [`Error::Backend`] with a stable
 //!   code ([`BackendError`]) and never a secret (a password or host) in the message.
+//! - Change feed: a backend records [`feed_changes`] of each write set in the same commit,
+//!   one entry per path (its latest change, the older one removed), drops the entries of
+//!   [`WriteSet::forgotten`] keys (raising the horizon its `reset` answers below), and answers
+//!   [`Backend::changes`] in commit order: every change at a position below a cursor it hands
+//!   out has committed, so no later commit can land behind it.
 //! - Listing aggregates: a backend that keeps one (to answer `dir_summary` and `usage` without
 //!   scanning) updates it in the same commit from [`size_changes`] of the write set, and may
 //!   build its answers with [`summary_of_rows`]; one that keeps none answers them with the
@@ -43,6 +48,9 @@ pub use crate::dir_rows::{DirRow, summary_of_rows};
 pub use crate::embedded::{Durability, Stats};
 pub use crate::encryption::{EncryptionKey, KEY_BYTES};
 pub use crate::error::{BackendError, Error, Result, Unsupported};
+pub use crate::feed::{
+    Change, ChangeKind, ChangePage, Cursor, FeedChange, MAX_PAGE as MAX_CHANGES_PAGE, feed_changes, now as changes_now,
+};
 pub use crate::listing_delta::{SizeChange, size_changes};
 pub use crate::open::{StoreOptions, UrlOpener};
 pub use crate::outcome::{DirEntry, Usage};

@@ -25,6 +25,7 @@ mod edit;
 mod encryption;
 mod error;
 mod expiry;
+mod feed;
 mod history;
 mod keys;
 mod listing;
@@ -56,6 +57,9 @@ pub use embedded::{
 pub use encryption::{EncryptionKey, KEY_BYTES};
 pub use error::{BackendError, Error, Result, Unsupported};
 pub use expiry::Expired;
+pub use feed::{
+    Change, ChangeKind, ChangePage, Cursor, DEFAULT_PAGE as DEFAULT_CHANGES_PAGE, MAX_PAGE as MAX_CHANGES_PAGE,
+};
 pub use history::{
     Actor, At, Current, DEFAULT_VERSION_PAGE, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage,
     HostRemove, HostWrite, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, MAX_VERSION_PAGE, Operation, Past, Precondition,
@@ -159,5 +163,18 @@ impl Memories {
 
     pub fn backend(&self) -> &Arc<dyn Backend> {
         &self.backend
+    }
+
+    /// The paths of this scope that changed after `since` (None: from the feed's start), oldest
+    /// first, at most `limit` (default [`DEFAULT_CHANGES_PAGE`], at most
+    /// [`MAX_CHANGES_PAGE`]): each path once, as of its latest change (`feed.rs`). Reads no
+    /// memory. A cursor older than the feed answers for is answered `reset`. A limit of 0
+    /// answers no changes and the cursor of the state now (a reader that starts from now).
+    pub fn changes(&self, since: Option<&str>, limit: Option<usize>) -> Result<ChangePage> {
+        let since = match since {
+            Some(s) => Cursor::decode(s)?,
+            None => Cursor::default(),
+        };
+        self.backend.changes(&self.options.scope, &since, limit.unwrap_or(DEFAULT_CHANGES_PAGE))
     }
 }

@@ -10,6 +10,7 @@
 mod backends;
 mod browse;
 mod bulk;
+mod changes;
 mod completion;
 mod fault;
 mod fault_codes;

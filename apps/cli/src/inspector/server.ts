@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
 import { Api, type StoreInfo } from './api.js';
 import { SECURITY_HEADERS, admit, refuse, sendJson } from './guard.js';
-import { ChangeFeed, fingerprinter } from './watch.js';
+import { ChangeFeed, feedProbe } from './watch.js';
 
 /** The page's files sit beside this module in dist (scripts/build-ts.mjs puts them there). */
 const PAGE_DIR = new URL('./page/', import.meta.url);
@@ -53,7 +53,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
   const page = loadPage();
   const token = randomBytes(32).toString('base64url');
   const api = new Api(options.handler, options.info);
-  const feed = new ChangeFeed(fingerprinter(options.db, options.handler, options.info.backend === 'postgresql'));
+  const feed = new ChangeFeed(feedProbe(options.handler));
   let port = 0;
 
   const serve = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {

@@ -1,42 +1,39 @@
 /**
- * Live refresh: while a page listens (Server-Sent Events), poll a cheap fingerprint of the store
- * and tell every listener when it changes. Another process's commit is what this is for: the
- * store is shared between processes, and nothing pushes their commits to us.
+ * Live refresh: while a page listens (Server-Sent Events), poll the store's change feed and tell
+ * every listener which paths changed. Another process's commit is what this is for: the store is
+ * shared between processes, and nothing pushes their commits to us. A tick reads the changes
+ * after its cursor (`../changes-poll.ts`), on every backend alike, never the memories.
  */
 import type { ServerResponse } from 'node:http';
-import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
+import type { RaboshMemoryToolHandler } from 'rabosh-memory';
+import { ChangePoller, type Polled } from '../changes-poll.js';
 import { SECURITY_HEADERS } from './guard.js';
 
 /** How often a listened-to store is looked at. */
 const POLL_MS = 700;
 /** A comment line now and then keeps proxies and the browser from timing the stream out. */
 const HEARTBEAT_MS = 15_000;
+/** Paths one `change` event names; past it the event says `all` instead. */
+const EVENT_PATHS = 1000;
 
-/**
- * What changes with every commit. A directory store: `usage()` is a read, so it first catches up
- * with other processes' commits, and then `stats().seq` is the last commit's number. PostgreSQL
- * has no commit number to read (`seq` is 0), so there the fingerprint is the scope's usage and its
- * newest version (with history on, every change records one).
- */
-export function fingerprinter(db: Rabosh, handler: RaboshMemoryToolHandler, postgres: boolean): () => Promise<string> {
-  return async () => {
-    const usage = await handler.usage();
-    if (!postgres) return String(db.stats().seq);
-    const newest = (await handler.versions({ limit: 1 })).data[0];
-    return `${usage.memories}:${usage.bytes}:${usage.history?.versions ?? ''}:${newest?.id ?? ''}`;
-  };
+/** What a tick asks: null the first time (the baseline) and when nothing changed. */
+export type Probe = () => Promise<Polled | null>;
+
+/** The probe of `handler`'s scope: its change feed, from the first tick on. */
+export function feedProbe(handler: RaboshMemoryToolHandler): Probe {
+  const poller = new ChangePoller(handler);
+  return () => poller.poll();
 }
 
 export class ChangeFeed {
   readonly #listeners = new Set<ServerResponse>();
-  readonly #probe: () => Promise<string>;
-  #last: string | null = null;
+  readonly #probe: Probe;
   #timer: NodeJS.Timeout | null = null;
   #heartbeat: NodeJS.Timeout | null = null;
   #probing = false;
   #fault: string | null = null;
 
-  constructor(probe: () => Promise<string>) {
+  constructor(probe: Probe) {
     this.#probe = probe;
   }
 
@@ -79,13 +76,16 @@ export class ChangeFeed {
     if (this.#probing) return;
     this.#probing = true;
     try {
-      const now = await this.#probe();
+      const polled = await this.#probe();
       if (this.#fault !== null) {
         this.#fault = null;
         this.#event('recovered', {});
       }
-      if (this.#last !== null && now !== this.#last) this.#event('change', { fingerprint: now });
-      this.#last = now;
+      if (polled !== null) {
+        const all = polled.all || polled.paths.size > EVENT_PATHS;
+        // `paths: null` when the feed cannot name them: the page then re-checks every directory it shows.
+        this.#event('change', { paths: all ? null : [...polled.paths], all, listChanged: polled.listChanged });
+      }
     } catch (e) {
       const message = e instanceof Error ? e.message : String(e);
       if (message !== this.#fault) this.#event('fault', { message });

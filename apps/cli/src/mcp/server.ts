@@ -329,9 +329,11 @@ export class MemoryServer {
   #notify(change: Change): void {
     const sent: Promise<void>[] = [];
     for (const { server, era, subscribed } of this.#instances) {
-      if (change.listChanged) sent.push(server.sendResourceListChanged());
-      for (const path of change.paths) {
-        const uri = uriOf(path);
+      // The feed could not say which memories changed: a 2025-11-25 client hears of each it
+      // subscribed to; on 2026-07-28 the SDK keeps the subscriptions, so the list change says it.
+      if (change.listChanged || (change.all && era === 'modern')) sent.push(server.sendResourceListChanged());
+      const uris = change.all ? (era === 'modern' ? [] : [...subscribed]) : [...change.paths].map(uriOf);
+      for (const uri of uris) {
         if (era === 'modern' || subscribed.has(uri)) sent.push(server.sendResourceUpdated({ uri }));
       }
     }

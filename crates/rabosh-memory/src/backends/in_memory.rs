@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::backend::{Backend, ReadView, TxBody, Visit, WriteOp, WriteSet, resume_from};
+use crate::feed::{self, ChangePage, Cursor};
 use crate::listing_delta::size_changes;
 use crate::poison::Poison;
 use crate::{Error, Result};
@@ -15,9 +16,17 @@ use crate::{Error, Result};
 /// key → (value, meta). Values are shared between versions, so a commit copies pointers only.
 type Map = BTreeMap<Vec<u8>, (Arc<[u8]>, Arc<[u8]>)>;
 
+/// A published state: the map and the number of commits that made it (the change feed's
+/// positions, `feed.rs`).
+#[derive(Default)]
+struct State {
+    map: Map,
+    seq: u64,
+}
+
 #[derive(Default)]
 pub struct InMemoryBackend {
-    current: RwLock<Arc<Map>>,
+    current: RwLock<Arc<State>>,
     /// Held by a transaction from its decision to its publication.
     writer: Mutex<()>,
     poison: Poison,
@@ -41,19 +50,19 @@ impl InMemoryBackend {
     }
 
     fn view(&self) -> MapView {
-        let map = self.current.read().unwrap_or_else(|p| p.into_inner()).clone();
-        MapView { map, values_read: self.values_read.clone() }
+        let state = self.current.read().unwrap_or_else(|p| p.into_inner()).clone();
+        MapView { state, values_read: self.values_read.clone() }
     }
 }
 
 struct MapView {
-    map: Arc<Map>,
+    state: Arc<State>,
     values_read: Arc<AtomicU64>,
 }
 
 impl ReadView for MapView {
     fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let value = self.map.get(key).map(|(v, _)| v.to_vec());
+        let value = self.state.map.get(key).map(|(v, _)| v.to_vec());
         if value.is_some() {
             self.values_read.fetch_add(1, Ordering::Relaxed);
         }
@@ -61,11 +70,11 @@ impl ReadView for MapView {
     }
 
     fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.map.get(key).map(|(_, m)| m.to_vec()))
+        Ok(self.state.map.get(key).map(|(_, m)| m.to_vec()))
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        let range = self.map.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded));
+        let range = self.state.map.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded));
         for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
             if visit(key, meta).is_break() {
                 break;
@@ -81,7 +90,7 @@ impl ReadView for MapView {
             (Some(b), None) | (None, Some(b)) => Bound::Excluded(b),
             (None, None) => Bound::Unbounded,
         };
-        let range = self.map.range::<[u8], _>((Bound::Included(prefix), upper));
+        let range = self.state.map.range::<[u8], _>((Bound::Included(prefix), upper));
         for (key, (_, meta)) in range.rev() {
             if visit(key, meta).is_break() {
                 break;
@@ -92,7 +101,7 @@ impl ReadView for MapView {
 
     fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let from = resume_from(prefix, after);
-        let range = self.map.range::<[u8], _>((Bound::Included(from.as_slice()), Bound::Unbounded));
+        let range = self.state.map.range::<[u8], _>((Bound::Included(from.as_slice()), Bound::Unbounded));
         for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
             if visit(key, meta).is_break() {
                 break;
@@ -121,8 +130,10 @@ impl Backend for InMemoryBackend {
         // No listing aggregate here (views scan), but the same rule as every backend: a memory
         // row staged without an intent is refused.
         size_changes(&staged)?;
-        let mut next = (*view.map).clone();
-        for op in staged.into_ops() {
+        let position = view.state.seq + 1;
+        let feed = feed::stage_rows(&view, &staged, position, view.state.seq == 0)?;
+        let mut next = view.state.map.clone();
+        for op in staged.into_ops().into_iter().chain(feed) {
             match op {
                 WriteOp::Put { key, value, meta } => {
                     next.insert(key, (value.into(), meta.into()));
@@ -132,9 +143,16 @@ impl Backend for InMemoryBackend {
                 }
             }
         }
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(State { map: next, seq: position });
         self.commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
+    }
+
+    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
+        self.poison.check()?;
+        let view = self.view();
+        let end = view.state.seq + 1;
+        feed::read_rows(&view, scope, since, limit, end)
     }
 }
 

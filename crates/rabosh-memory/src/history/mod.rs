@@ -193,6 +193,14 @@ impl Memories {
             tally.add(0);
             tally.stage(ws, &self.options.scope);
             ws.put(key.clone(), Vec::new(), redacted.encode());
+            // The change feed names paths too: the path of a memory that is gone leaves it with
+            // the version's (a live memory's path is in its own key anyway).
+            if let Some(path) = &v.path {
+                let live = crate::keys::key(&self.options.scope, path);
+                if view.meta(&live)?.is_none() {
+                    ws.forget_change(live);
+                }
+            }
             Ok(Redact::Redacted)
         })?;
         if outcome != Redact::UnknownVersion {

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteSet};
+use crate::feed::{self, ChangePage, Cursor};
 use crate::listing::{scan_summary, scan_usage, summarise};
 use crate::listing_delta::size_changes;
 use crate::listing_index::ScopeIndex;
@@ -544,17 +545,30 @@ impl Backend for EmbeddedStore {
             return s.durable_or_deferred(view.snap.seq());
         }
         let changes = size_changes(&staged)?;
+        // The change feed's rows, at the sequence number this append takes (the engine numbers
+        // each commit one past the newest, which the view is, under the commit guard).
+        let position = view.snap.seq() + 1;
+        let feed = feed::stage_rows(&view, &staged, position, view.snap.seq() == 0)?;
+        let mut ops = staged.into_ops();
+        ops.extend(feed);
         let seq = {
             // The index lock is held across the append: a leader may publish this commit at
             // once, and a view must then find its changes queued, not a gap.
             let mut ix = s.lock_indexes();
-            let seq = match s.engine.append(staged.into_ops()) {
+            let seq = match s.engine.append(ops) {
                 Ok(seq) => seq,
                 Err(e) => {
                     drop(ix);
                     return Err(s.failed(e));
                 }
             };
+            if seq != position {
+                // The feed's entries name a commit that is not this one: nothing may build on it.
+                drop(ix);
+                return Err(s.failed(Error::Poisoned(format!(
+                    "the change feed expected commit {position}, the engine appended {seq}"
+                ))));
+            }
             if !ix.trees.is_empty() {
                 ix.pending.push_back((seq, changes));
             }
@@ -566,6 +580,12 @@ impl Backend for EmbeddedStore {
         drop(guard);
         drop(writer);
         s.durable_or_deferred(seq)
+    }
+
+    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
+        let snap = self.snapshot()?;
+        let end = snap.seq() + 1;
+        feed::read_rows(&snap, scope, since, limit, end)
     }
 
     fn reclaim(&self) -> Result<()> {
