@@ -171,10 +171,10 @@ describe('memories as MCP resources', () => {
       const read = await s.client.readResource({ uri: r.uri });
       expect(read.contents).toEqual([{ uri: r.uri, mimeType: r.mimeType, text: files[r.name as keyof typeof files] }]);
     }
-    await expect(s.client.readResource({ uri: 'memory:///memories/absent' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'memory:///memories/%2e%2e/%2e%2e/etc' })).rejects.toMatchObject({ code: -32002 });
-    await expect(s.client.readResource({ uri: 'memory:///memories/%E0%A4%A' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/absent' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'file:///etc/passwd' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%2e%2e/%2e%2e/etc' })).rejects.toMatchObject({ code: -32602 });
+    await expect(s.client.readResource({ uri: 'memory:///memories/%E0%A4%A' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('tells a subscribed client when another process writes, and every client when the list changes', async () => {
@@ -188,7 +188,7 @@ describe('memories as MCP resources', () => {
     s.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => void listChanged++);
     // Spelled otherwise than the list does: the subscription is to the memory, not the spelling.
     await s.client.subscribeResource({ uri: 'memory:///memories/./watched.md' });
-    await expect(s.client.subscribeResource({ uri: 'memory:///memories/../etc' })).rejects.toMatchObject({ code: -32002 });
+    await expect(s.client.subscribeResource({ uri: 'memory:///memories/../etc' })).rejects.toMatchObject({ code: -32602 });
 
     const other = await RaboshMemoryToolHandler.open(dir);
     try {

@@ -4,9 +4,11 @@
  * messages only: anything else this process prints goes to stderr.
  */
 import type { Writable } from 'node:stream';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from 'rabosh-memory';
 import { MemoryServer } from './mcp/server.js';
 import { StdioTransport, requestLimit } from './mcp/stdio.js';
+import { refuseUnsupportedVersion } from './mcp/versions.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { withKeyFile } from './key-open.js';
 import { POLL_MS, type McpOptions } from './mcp-options.js';
@@ -36,7 +38,7 @@ function guardStdout(): Writable {
 }
 
 /** Resolves at stdin's end, at SIGTERM or SIGINT, when stdout breaks, or when the transport closes. */
-function untilDone(server: MemoryServer): Promise<string> {
+function untilDone(transport: StdioTransport): Promise<string> {
   return new Promise((resolve) => {
     const signals = ['SIGTERM', 'SIGINT'] as const;
     const done = (why: string) => {
@@ -49,7 +51,7 @@ function untilDone(server: MemoryServer): Promise<string> {
     process.stdin.once('close', () => done('input closed'));
     // A client that stops reading (EPIPE) is a client gone, not a crash.
     process.stdout.on('error', () => done('output closed'));
-    server.server.onclose = () => done('transport closed');
+    void transport.closed.then(() => done('transport closed'));
   });
 }
 
@@ -83,14 +85,21 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
         sharedSeq: !isUrl(dir),
         log,
       });
-      const done = untilDone(server);
+      const limit = requestLimit(opts.maxMemoryBytes ?? MAX_MEMORY_BYTES);
+      const transport = new StdioTransport(process.stdin, wire, limit, refuseUnsupportedVersion);
+      const done = untilDone(transport);
       await server.watch();
-      await server.server.connect(new StdioTransport(process.stdin, wire, requestLimit(opts.maxMemoryBytes ?? MAX_MEMORY_BYTES)));
+      // Both eras: the opening message decides (server/discover or a request carrying the
+      // 2026-07-28 envelope, else the 2025-11-25 initialize handshake).
+      const connection = serveStdio(server.factory, {
+        transport,
+        onerror: (e) => log(`rabosh-memory mcp: ${e.message}`),
+      });
       log(`rabosh-memory mcp: serving ${storeName(dir)} on stdio`);
       const why = await done;
       log(`rabosh-memory mcp: ${why}; closing the store`);
       await server.stop();
-      await server.server.close();
+      await connection.close();
     } catch (e) {
       throw asCliError(e, storeName(dir));
     } finally {

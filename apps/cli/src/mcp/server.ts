@@ -1,21 +1,23 @@
 /**
  * The MCP server over one scope of an open store: the `memory` tool (the memory tool's six
  * commands, answered by the handler with the contract's strings) and every memory as a resource,
- * with change notifications. Built on the SDK's low-level `Server`, so a tool call's arguments
- * reach the handler as the client sent them: the handler alone decides what bad input gets.
+ * with change notifications. Served by the SDK's `serveStdio`, which answers both protocol eras
+ * on one stdio connection: 2026-07-28 (`server/discover`, a `_meta` envelope on every request)
+ * and 2025-11-25 (the `initialize` handshake). It asks `factory` for one instance per era
+ * decision. Each is the SDK's low-level `Server`, so a tool call's arguments reach the handler as
+ * the client sent them: the handler alone decides what bad input gets (`McpServer` would
+ * validate them against the input schema first, and answer bad input in its own words).
  */
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListResourcesRequestSchema,
-  ListToolsRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
+  CLIENT_INFO_META_KEY,
   type CallToolResult,
+  type CacheHint,
+  type ProtocolEra,
+  ProtocolErrorCode,
+  Server,
+  type ServerContext,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/server';
 import {
   MemoryPath,
   RaboshError,
@@ -28,12 +30,15 @@ import {
 import { mimeTypeOf, pathOf, uriOf } from './uri.js';
 import { StoreWatch, type Change } from './watch.js';
 
-/** JSON-RPC error code the MCP specification gives an unknown resource. */
-const RESOURCE_NOT_FOUND = -32002;
+/**
+ * JSON-RPC error code of an unknown resource. The SDK sends it as -32602 (Invalid Params) on
+ * both eras, as the 2026-07-28 specification requires; clients accept both.
+ */
+const RESOURCE_NOT_FOUND = ProtocolErrorCode.ResourceNotFound;
 
 /**
- * A JSON-RPC error for the SDK to send as it is (an `McpError` would have its message prefixed
- * once here and once more by the client).
+ * A JSON-RPC error for the SDK to send as it is (a `ProtocolError` would have its message
+ * prefixed once here and once more by the client).
  */
 function rpcError(code: number, message: string, data?: unknown): Error {
   return Object.assign(new Error(message), { code, ...(data === undefined ? {} : { data }) });
@@ -104,55 +109,100 @@ function described(e: unknown): string {
   return e instanceof Error ? (e.stack ?? e.message) : String(e);
 }
 
+/** Handlers kept, one per client name; past this, further names are recorded as "unknown". */
+const MAX_ACTORS = 16;
+
+/**
+ * 2026-07-28 cache hints. The tool never changes while a server runs and is the same for every
+ * caller. Memories change whenever any process writes, and a store is one user's: not cached.
+ */
+const CACHE_HINTS: Record<'tools/list' | 'server/discover' | 'resources/list' | 'resources/read', CacheHint> = {
+  'tools/list': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'server/discover': { ttlMs: 3_600_000, cacheScope: 'public' },
+  'resources/list': { ttlMs: 0, cacheScope: 'private' },
+  'resources/read': { ttlMs: 0, cacheScope: 'private' },
+};
+
+const INSTRUCTIONS =
+  'Memories live under /memories: use the memory tool to view and edit them; each memory is also a resource (memory:///memories/…).';
+
+/** One instance the SDK asked for: a connection in one era (or a `server/discover` probe). */
+interface Instance {
+  server: Server;
+  era: ProtocolEra;
+  /** 2025-11-25 `resources/subscribe`s (the 2026-07-28 listen streams are the SDK's to keep). */
+  subscribed: Set<string>;
+}
+
 export class MemoryServer {
-  readonly server: Server;
-  #handler: RaboshMemoryToolHandler | null = null;
+  readonly #handlers = new Map<string, RaboshMemoryToolHandler>();
+  readonly #instances = new Set<Instance>();
   #watch: StoreWatch | null = null;
   #watching: Promise<void> | null = null;
-  readonly #subscribed = new Set<string>();
   readonly #inFlight = new Set<Promise<unknown>>();
   #lastWatchFault = '';
 
   constructor(
     private readonly db: Rabosh,
     private readonly options: MemoryServerOptions,
-  ) {
-    this.server = new Server(
-      { name: 'rabosh-memory', version: options.version },
+  ) {}
+
+  /**
+   * `serveStdio`'s factory: a server for one era. Called once per connection, and once more when
+   * a client probes with `server/discover` and then falls back to `initialize`.
+   */
+  readonly factory = ({ era }: { era: ProtocolEra }): Server => {
+    const server = new Server(
+      { name: 'rabosh-memory', version: this.options.version },
       {
         capabilities: { tools: {}, resources: { subscribe: true, listChanged: true } },
-        instructions:
-          'Memories live under /memories: use the memory tool to view and edit them; each memory is also a resource (memory:///memories/…).',
+        instructions: INSTRUCTIONS,
+        cacheHints: CACHE_HINTS,
       },
     );
-    this.server.onerror = (e) => options.log(`rabosh-memory mcp: ${e.message}`);
-    this.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [MEMORY_TOOL] }));
-    this.server.setRequestHandler(CallToolRequestSchema, (req) => {
+    const instance: Instance = { server, era, subscribed: new Set() };
+    this.#instances.add(instance);
+    server.onclose = () => this.#instances.delete(instance);
+    server.onerror = (e) => this.options.log(`rabosh-memory mcp: ${e.message}`);
+    server.setRequestHandler('tools/list', () => ({ tools: [MEMORY_TOOL] }));
+    server.setRequestHandler('tools/call', (req, ctx) => {
       if (req.params.name !== MEMORY_TOOL.name) {
-        throw rpcError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(req.params.name)}; this server offers "memory"`);
+        throw rpcError(ProtocolErrorCode.InvalidParams, `unknown tool ${JSON.stringify(req.params.name)}; this server offers "memory"`);
       }
-      return this.#track(this.#call(req.params.arguments));
+      return this.#track(this.#call(this.#memory(server, ctx), req.params.arguments));
     });
-    this.server.setRequestHandler(ListResourcesRequestSchema, () => this.#track(this.#list()));
-    this.server.setRequestHandler(ReadResourceRequestSchema, (req) => this.#track(this.#read(req.params.uri)));
-    // Subscriptions are kept by the memory's own URI, so `memory:///memories/./a` watches /memories/a.
-    this.server.setRequestHandler(SubscribeRequestSchema, (req) => {
-      this.#subscribed.add(this.#canonical(req.params.uri));
+    server.setRequestHandler('resources/list', (_req, ctx) => this.#track(this.#list(this.#memory(server, ctx))));
+    server.setRequestHandler('resources/read', (req, ctx) => this.#track(this.#read(this.#memory(server, ctx), req.params.uri)));
+    // 2025-11-25 only (2026-07-28 subscribes with subscriptions/listen, which the SDK serves).
+    // Kept by the memory's own URI, so `memory:///memories/./a` watches /memories/a.
+    server.setRequestHandler('resources/subscribe', (req) => {
+      instance.subscribed.add(this.#canonical(req.params.uri));
       return {};
     });
-    this.server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
-      this.#subscribed.delete(this.#canonical(req.params.uri));
+    server.setRequestHandler('resources/unsubscribe', (req) => {
+      instance.subscribed.delete(this.#canonical(req.params.uri));
       return {};
     });
-  }
+    return server;
+  };
 
-  /** One handler per server, built at the first use, after the client has said who it is. */
-  #memory(): RaboshMemoryToolHandler {
-    if (this.#handler === null) {
-      const actor = this.options.handler.actor ?? { type: 'mcp', id: actorId(this.server.getClientVersion()?.name) };
-      this.#handler = new RaboshMemoryToolHandler(this.db, { ...this.options.handler, actor });
+  /**
+   * The handler for the client that sent a request, built at its first use: its name comes from
+   * the 2025-11-25 handshake, or from the 2026-07-28 request's own envelope.
+   */
+  #memory(server: Server, ctx: ServerContext): RaboshMemoryToolHandler {
+    let actor = this.options.handler.actor;
+    if (actor === undefined) {
+      const envelope = ctx.mcpReq.envelope as Record<string, { name?: unknown } | undefined> | undefined;
+      const id = actorId(envelope?.[CLIENT_INFO_META_KEY]?.name ?? server.getClientVersion()?.name);
+      actor = { type: 'mcp', id: this.#handlers.has(id) || this.#handlers.size < MAX_ACTORS ? id : 'unknown' };
     }
-    return this.#handler;
+    let handler = this.#handlers.get(actor.id);
+    if (handler === undefined) {
+      handler = new RaboshMemoryToolHandler(this.db, { ...this.options.handler, actor });
+      this.#handlers.set(actor.id, handler);
+    }
+    return handler;
   }
 
   #track<T>(work: Promise<T>): Promise<T> {
@@ -168,10 +218,10 @@ export class MemoryServer {
     return { text: e instanceof RaboshError ? faultAnswer(e) : 'Error: memory server fault (INTERNAL)', isError: true };
   }
 
-  async #call(args: unknown): Promise<CallToolResult> {
+  async #call(memory: RaboshMemoryToolHandler, args: unknown): Promise<CallToolResult> {
     let out: ToolOutput;
     try {
-      out = await this.#memory().execute(args);
+      out = await memory.execute(args);
     } catch (e) {
       out = this.#fault(e);
     }
@@ -181,12 +231,15 @@ export class MemoryServer {
   /** A resource request's fault: a JSON-RPC error carrying the code, never the message. */
   #resourceFault(e: unknown): never {
     this.options.log(`rabosh-memory mcp: ${described(e)}`);
-    throw rpcError(ErrorCode.InternalError, e instanceof RaboshError ? `memory store fault (${e.code})` : 'memory server fault (INTERNAL)');
+    throw rpcError(
+      ProtocolErrorCode.InternalError,
+      e instanceof RaboshError ? `memory store fault (${e.code})` : 'memory server fault (INTERNAL)',
+    );
   }
 
-  async #list() {
+  async #list(memory: RaboshMemoryToolHandler) {
     try {
-      const files = await this.#memory().exportMemories();
+      const files = await memory.exportMemories();
       return {
         resources: files.map((f) => ({
           uri: uriOf(f.path),
@@ -212,18 +265,18 @@ export class MemoryServer {
     return uriOf(path);
   }
 
-  async #read(uri: string) {
+  async #read(memory: RaboshMemoryToolHandler, uri: string) {
     const path = pathOf(this.#known(uri));
-    let memory: Awaited<ReturnType<RaboshMemoryToolHandler['get']>> | null;
+    let found: Awaited<ReturnType<RaboshMemoryToolHandler['get']>> | null;
     try {
-      memory = path === null ? null : await this.#memory().get(path);
+      found = path === null ? null : await memory.get(path);
     } catch (e) {
       // A path the store refuses (traversal, a NUL …) names no memory.
-      if (e instanceof RaboshError && e.code === 'RABOSH_INVALID_ARGUMENT') memory = null;
+      if (e instanceof RaboshError && e.code === 'RABOSH_INVALID_ARGUMENT') found = null;
       else this.#resourceFault(e);
     }
-    if (memory === null) throw rpcError(RESOURCE_NOT_FOUND, `no memory at ${JSON.stringify(uri)}`, { uri });
-    return { contents: [{ uri, mimeType: mimeTypeOf(memory.path), text: memory.content }] };
+    if (found === null) throw rpcError(RESOURCE_NOT_FOUND, `no memory at ${JSON.stringify(uri)}`, { uri });
+    return { contents: [{ uri, mimeType: mimeTypeOf(found.path), text: found.content }] };
   }
 
   /**
@@ -232,7 +285,7 @@ export class MemoryServer {
    * see after connecting is measured against it.
    */
   async watch(): Promise<void> {
-    // Its own handler: it only reads, and is built before the client has said who it is.
+    // Its own handler: it only reads, and is built before any client has said who it is.
     const watch = new StoreWatch(this.db, new RaboshMemoryToolHandler(this.db, this.options.handler), {
       intervalMs: this.options.pollMs,
       sharedSeq: this.options.sharedSeq,
@@ -249,12 +302,18 @@ export class MemoryServer {
     await this.#watching;
   }
 
+  /**
+   * A 2025-11-25 connection gets what it subscribed to; on 2026-07-28 every change goes to the
+   * SDK, which delivers each only on the listen streams that asked for it (and drops the rest).
+   */
   #notify(change: Change): void {
     const sent: Promise<void>[] = [];
-    if (change.listChanged) sent.push(this.server.sendResourceListChanged());
-    for (const path of change.paths) {
-      const uri = uriOf(path);
-      if (this.#subscribed.has(uri)) sent.push(this.server.sendResourceUpdated({ uri }));
+    for (const { server, era, subscribed } of this.#instances) {
+      if (change.listChanged) sent.push(server.sendResourceListChanged());
+      for (const path of change.paths) {
+        const uri = uriOf(path);
+        if (era === 'modern' || subscribed.has(uri)) sent.push(server.sendResourceUpdated({ uri }));
+      }
     }
     // A notification that cannot be sent (the client went away) changes nothing here.
     for (const s of sent) s.catch(() => {});

@@ -1,15 +1,14 @@
 /**
  * The server's stdio transport: newline-delimited JSON-RPC, framed by the SDK's own
- * (de)serialisers. Written here rather than taken from the SDK because the SDK's transport closes
+ * (de)serialisers, handed to the SDK's `serveStdio` (which takes a transport of one's own).
+ * Written here rather than taken from the SDK because the SDK's transport closes
  * the connection (so the server ends) on a message over 10 MiB, and joins every chunk of a long
  * message into one buffer again (quadratic). A memory of 1 MiB can take 6 MiB of JSON
  * (`\u0000` escapes), and a str_replace two of them. Here a message is read in linear time, and one
  * over the limit is skipped and answered with a JSON-RPC error: the connection stays up.
  */
 import type { Readable, Writable } from 'node:stream';
-import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCMessage, ProtocolErrorCode, type Transport, deserializeMessage, serializeMessage } from '@modelcontextprotocol/server';
 
 /**
  * The largest message read: room for every field of a command at the memory cap in its worst
@@ -43,11 +42,18 @@ export class StdioTransport implements Transport {
   /** Skipping the rest of a line that is over the limit; the last bytes seen, for its id. */
   #skipping: Buffer | null = null;
   #closed = false;
+  #onClosed: () => void = () => {};
+  /** Settles when the transport closes (the SDK closed it, or `close` was called). */
+  readonly closed = new Promise<void>((resolve) => {
+    this.#onClosed = resolve;
+  });
 
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
     private readonly limit: number,
+    /** An answer to send instead of passing a message on (null: pass it on). */
+    private readonly screen: (message: JSONRPCMessage) => JSONRPCMessage | null = () => null,
   ) {}
 
   readonly #onData = (chunk: Buffer) => {
@@ -81,7 +87,7 @@ export class StdioTransport implements Transport {
       const id = idAtEnd(this.#skipping.toString('utf8'));
       this.#skipping = null;
       this.onerror?.(new Error(`skipped a message over ${this.limit} bytes`));
-      const error = { code: ErrorCode.InvalidRequest, message: `message too large: over ${this.limit} bytes` };
+      const error = { code: ProtocolErrorCode.InvalidRequest, message: `message too large: over ${this.limit} bytes` };
       void this.send({ jsonrpc: '2.0', id, error } as unknown as JSONRPCMessage).catch(() => {});
       return;
     }
@@ -94,11 +100,13 @@ export class StdioTransport implements Transport {
       message = deserializeMessage(line);
     } catch (e) {
       this.onerror?.(e instanceof Error ? e : new Error(String(e)));
-      const error = { code: ErrorCode.ParseError, message: 'not a JSON-RPC message' };
+      const error = { code: ProtocolErrorCode.ParseError, message: 'not a JSON-RPC message' };
       void this.send({ jsonrpc: '2.0', id: null, error } as unknown as JSONRPCMessage).catch(() => {});
       return;
     }
-    this.onmessage?.(message);
+    const answer = this.screen(message);
+    if (answer === null) this.onmessage?.(message);
+    else void this.send(answer).catch(() => {});
   }
 
   async start(): Promise<void> {
@@ -120,6 +128,7 @@ export class StdioTransport implements Transport {
     this.input.off('data', this.#onData);
     this.input.off('error', this.#onError);
     this.input.pause();
+    this.#onClosed();
     this.onclose?.();
   }
 }
