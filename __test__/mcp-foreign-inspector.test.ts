@@ -19,7 +19,10 @@ import {
 } from './mcp-foreign.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
-const ERAS: { era: InspectorEra; version: string }[] = [{ era: 'legacy', version: '2025-11-25' }];
+const ERAS: { era: InspectorEra; version: string }[] = [
+  { era: 'legacy', version: '2025-11-25' },
+  { era: 'modern', version: '2026-07-28' },
+];
 
 /**
  * A store and a home for the inspector, both removed after the test (the client closed first):

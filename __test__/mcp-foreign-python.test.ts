@@ -4,5 +4,7 @@ import { pythonSuite } from './mcp-foreign.js';
 
 pythonSuite('sdk', [
   { mode: 'legacy', version: '2025-11-25' },
-  { mode: 'auto', version: '2025-11-25' },
+  { mode: '2026-07-28', version: '2026-07-28' },
+  // auto probes server/discover first: the newest era the server offers.
+  { mode: 'auto', version: '2026-07-28' },
 ]);

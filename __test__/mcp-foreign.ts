@@ -335,8 +335,9 @@ export async function expectTheResources(c: Foreign, model: ContractModel, readA
     const contents = await c.read(uriOf(path));
     expect(contents.map((x) => [x.uri, x.text])).toEqual([[uriOf(path), text]]);
   }
-  // -32002, resource not found; the inspector's CLI reports the server's message without the code.
-  const refused = (e: unknown) => e instanceof ClientError && (e.code === -32002 || (e.code === null && /^no memory at /.test(e.reason)));
+  // Not found is -32602 in both eras (2026-07-28 requires it); the inspector's CLI reports the
+  // server's message without the code.
+  const refused = (e: unknown) => e instanceof ClientError && (e.code === -32602 || (e.code === null && /^no memory at /.test(e.reason)));
   await expect(c.read(uriOf('/memories/absent'))).rejects.toSatisfy(refused);
 }
 
