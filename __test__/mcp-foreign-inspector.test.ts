@@ -13,7 +13,10 @@ import {
   expectTheTool,
   type Foreign,
   type InspectorEra,
+  expectEveryPage,
   inspectorClient,
+  MANY,
+  seedMany,
   uriOf,
   WATCHED,
 } from './mcp-foreign.js';
@@ -54,6 +57,14 @@ describe.concurrent.each(ERAS)('inspector --cli --protocol-era $era', ({ era, ve
     const model = await expectTheContract(c, EACH_COMMAND_BOTH_WAYS);
     expect(model.memories.size).toBe(1);
     await expectTheResources(c, model);
+  });
+
+  it(`resources/list brings all ${MANY} memories, the CLI following every page`, async (t) => {
+    let paths: string[] = [];
+    const { c } = await connected(t, era, async (dir) => {
+      paths = await seedMany(dir);
+    });
+    await expectEveryPage(c, paths);
   });
 
   it('mcpdo in the same era hears of another handle changing a subscribed memory', async (t) => {

@@ -341,6 +341,30 @@ export async function expectTheResources(c: Foreign, model: ContractModel, readA
   await expect(c.read(uriOf('/memories/absent'))).rejects.toSatisfy(refused);
 }
 
+/** More memories than one page of resources/list holds at any page size below a thousand. */
+export const MANY = 1_201;
+
+/** Writes MANY memories into `store` in one commit (before its server starts); their paths. */
+export async function seedMany(store: string): Promise<string[]> {
+  const paths = Array.from({ length: MANY }, (_, i) => `/memories/many/${String(i).padStart(4, '0')}.md`);
+  const h = await RaboshMemoryToolHandler.open(store);
+  try {
+    await h.importMemories(paths.map((path) => ({ path, content: `content of ${path}` })));
+  } finally {
+    await h.close();
+  }
+  return paths;
+}
+
+/** Following every cursor brings each of `paths` once; the last one reads back. Returns the page count. */
+export async function expectEveryPage(c: Foreign, paths: string[]): Promise<number> {
+  const { pages, resources } = await listAll(c);
+  expect(resources.map((r) => r.name).sort()).toEqual([...paths].sort());
+  const last = paths.at(-1)!;
+  expect((await c.read(uriOf(last))).map((x) => x.text)).toEqual([`content of ${last}`]);
+  return pages;
+}
+
 /** The memory a watching client subscribes to, written before its server starts. */
 export const WATCHED = '/memories/watched.md';
 
@@ -409,6 +433,12 @@ export function pythonSuite(kind: 'sdk' | 'fastmcp', eras: Era[]): void {
       const model = await expectTheContract(c, OUTCOMES);
       expect(model.memories.size).toBeGreaterThan(5);
       await expectTheResources(c, model);
+    });
+
+    it(`walks every page of resources/list (${MANY} memories), following nextCursor`, async () => {
+      const dir = store();
+      const paths = await seedMany(dir);
+      await expectEveryPage(await connected(mode, dir), paths);
     });
 
     it('hears of another handle changing a subscribed memory, and of the list changing', async () => {
