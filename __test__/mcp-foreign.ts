@@ -88,6 +88,8 @@ export async function pythonClient(python: string, kind: 'sdk' | 'fastmcp', mode
   child.stderr!.on('data', (d: Buffer) => {
     err += d.toString('utf8');
   });
+  // A client that died is reported by the close handler below, not by a write into its pipe.
+  child.stdin!.on('error', () => {});
   const changes: Change[] = [];
   const waiting: { done: (v: unknown) => void; fail: (e: Error) => void }[] = [];
   const gone = new Promise<void>((r) => child.on('close', () => r()));
@@ -201,23 +203,24 @@ export async function inspectorClient(era: InspectorEra, store: string, home: st
     MCP_INSPECTOR_SECRET_STORE: 'memory',
     NO_COLOR: '1',
   };
-  const cli = async (args: string[]): Promise<unknown> => {
+  /** The CLI's JSON envelope: the result, and with --strict any schema findings (warnings too). */
+  const cli = async (args: string[]): Promise<{ result: unknown; schemaFindings?: unknown[] }> => {
     const r = await ran(
       process.execPath,
       [inspectorBin('mcp-inspector'), '--cli', '--protocol-era', era, '--format', 'json', '-q', ...args, ...serverCommand(store)],
       env,
     );
     const envelope = jsonValues(r.stderr)[0] as { error?: { code: string; message: string } } | undefined;
-    if (r.code === 0) return (JSON.parse(r.stdout) as { result: unknown }).result;
+    if (r.code === 0) return JSON.parse(r.stdout) as { result: unknown };
     // A tool result with isError: the result on stdout all the same, exit 5 and tool_is_error.
     if (r.code === 5 && envelope?.error?.code === 'tool_is_error') {
-      const { result } = JSON.parse(r.stdout) as { result: { isError?: boolean } };
-      expect(result.isError).toBe(true);
-      return result;
+      const envelope = JSON.parse(r.stdout) as { result: { isError?: boolean } };
+      expect(envelope.result.isError).toBe(true);
+      return envelope;
     }
     throw new ClientError(null, envelope?.error?.message ?? `inspector exited ${r.code}: ${r.stderr}`);
   };
-  const { protocolVersion } = (await cli(['--method', 'initialize'])) as { protocolVersion: string };
+  const { protocolVersion } = (await cli(['--method', 'initialize'])).result as { protocolVersion: string };
   const changes: Change[] = [];
   let daemon: NodeJS.ProcessEnv | undefined;
   let stream: ChildProcess | undefined;
@@ -230,14 +233,19 @@ export async function inspectorClient(era: InspectorEra, store: string, home: st
   return {
     version: protocolVersion,
     call: async (input) =>
-      answerOf((await cli(['--method', 'tools/call', '--tool-name', 'memory', '--tool-args-json', JSON.stringify(input)])) as never),
-    tools: async () => ((await cli(['--method', 'tools/list', '--strict'])) as { tools: Tool[] }).tools,
+      answerOf((await cli(['--method', 'tools/call', '--tool-name', 'memory', '--tool-args-json', JSON.stringify(input)])).result as never),
+    tools: async () => {
+      const { result, schemaFindings } = await cli(['--method', 'tools/list', '--strict']);
+      // Not even a warning: the schema is portable to every client the inspector knows of.
+      expect(schemaFindings).toBeUndefined();
+      return (result as { tools: Tool[] }).tools;
+    },
     resources: async (cursor) => {
       // The CLI walks every page itself and answers the whole list.
       expect(cursor).toBeUndefined();
-      return (await cli(['--method', 'resources/list'])) as { resources: Resource[] };
+      return (await cli(['--method', 'resources/list'])).result as { resources: Resource[] };
     },
-    read: async (uri) => ((await cli(['--method', 'resources/read', '--uri', uri])) as { contents: [] }).contents,
+    read: async (uri) => ((await cli(['--method', 'resources/read', '--uri', uri])).result as { contents: [] }).contents,
     watch: async (uri) => {
       // `mcpdo private` prints the shell exports of a daemon of this test's own.
       const exports = (await ran(process.execPath, [inspectorBin('mcpdo'), 'private'], env)).stdout;
