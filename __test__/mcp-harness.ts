@@ -105,16 +105,36 @@ export async function agree(
   model: ContractModel,
   inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[],
 ): Promise<number> {
+  return agreeThrough(
+    (input) => memory(s.client, input),
+    model,
+    inputs,
+    async (input) => {
+      // Tool arguments are an object in MCP: anything else is the protocol's to refuse.
+      await expect(memory(s.client, input)).rejects.toThrow(/-32603|-32602|Invalid/);
+    },
+  );
+}
+
+/**
+ * `agree` through any client: `ask` sends one tool call. An input that is not an object (the
+ * protocol's to refuse, not the tool's) goes to `refuse` and is not counted.
+ */
+export async function agreeThrough(
+  ask: (input: Record<string, unknown>) => Promise<Answer>,
+  model: ContractModel,
+  inputs: Iterable<unknown> | ((m: ContractModel) => unknown)[],
+  refuse: (input: unknown) => Promise<void>,
+): Promise<number> {
   let n = 0;
   for (const raw of inputs) {
     const input = wire(typeof raw === 'function' ? (raw as (m: ContractModel) => unknown)(model) : raw);
     if (!isRecord(input) && input !== undefined) {
-      // Tool arguments are an object in MCP: anything else is the protocol's to refuse.
-      await expect(memory(s.client, input)).rejects.toThrow(/-32603|-32602|Invalid/);
+      await refuse(input);
       continue;
     }
     const want = model.execute(input);
-    const got = await memory(s.client, input);
+    const got = await ask(input as Record<string, unknown>);
     expect({ input, ...got }).toEqual({ input, ...want });
     n++;
   }

@@ -5,7 +5,8 @@
 #   - mingw-w64 (the Windows GNU linker, dlltool) and mingw-w64-tools (gendef), Wine 8 (runs the Windows builds),
 #     qemu-user-static (runs the arm64 builds), musl-tools (the musl test binaries' C parts, and
 #     musl-gcc for the host that loads the musl addon, scripts/targets/musl-host.mjs);
-#   - zig and cargo-zigbuild from their PyPI packages (linux musl and arm64, both macOS targets).
+#   - zig and cargo-zigbuild from their PyPI packages (linux musl and arm64, both macOS targets);
+#   - python3-venv: the MCP tests build a venv for the Python clients they drive (__test__/py-venv.ts).
 # Needs root and apt-get for the Debian packages; elsewhere install the equivalents yourself.
 set -euo pipefail
 
@@ -14,7 +15,8 @@ ZIGBUILD_VERSION=0.24.0
 TARGETS=(x86_64-unknown-linux-musl aarch64-unknown-linux-gnu x86_64-apple-darwin aarch64-apple-darwin
   x86_64-pc-windows-gnu x86_64-pc-windows-msvc)
 # libc6/libstdc++6/libgcc-s1 for arm64: the official arm64 Node needs them under qemu (QEMU_LD_PREFIX).
-PACKAGES=(mingw-w64 mingw-w64-tools wine wine64 qemu-user-static musl-tools libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross)
+PACKAGES=(mingw-w64 mingw-w64-tools wine wine64 qemu-user-static musl-tools libc6-arm64-cross libstdc++6-arm64-cross libgcc-s1-arm64-cross
+  python3-venv)
 
 installed=$(rustup target list --installed)
 missing_targets=()
