@@ -79,7 +79,6 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
         handler: handlerOptions(opts),
         version,
         pollMs: opts.pollMs ?? POLL_MS,
-        sharedSeq: !isUrl(dir),
         log,
       });
       const limit = requestLimit(opts.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES);

@@ -93,8 +93,6 @@ export interface MemoryServerOptions {
   version: string;
   /** Milliseconds between looks for other processes' writes. */
   pollMs: number;
-  /** The store has a sequence number every process shares (a store directory, not PostgreSQL). */
-  sharedSeq: boolean;
   /** Where operator diagnostics go (stderr): faults with their full messages, which clients never see. */
   log: (line: string) => void;
 }
@@ -306,9 +304,8 @@ export class MemoryServer {
    */
   async watch(): Promise<void> {
     // Its own handler: it only reads, and is built before any client has said who it is.
-    const watch = new StoreWatch(this.db, new RaboshMemoryToolHandler(this.db, this.options.handler), {
+    const watch = new StoreWatch(new RaboshMemoryToolHandler(this.db, this.options.handler), {
       intervalMs: this.options.pollMs,
-      sharedSeq: this.options.sharedSeq,
       onChange: (c) => this.#notify(c),
       onFault: (e) => {
         // Once per kind of fault, not once a tick: a broken store would flood the log.

@@ -4,7 +4,7 @@
  * reports only the changed paths; on a store directory and on PostgreSQL alike it never reads
  * the memories.
  */
-import type { Rabosh, RaboshMemoryToolHandler } from 'rabosh-memory';
+import type { RaboshMemoryToolHandler } from 'rabosh-memory';
 import { ChangePoller } from '../changes-poll.js';
 
 export interface Change {
@@ -19,8 +19,6 @@ export interface Change {
 export interface WatchOptions {
   /** Milliseconds between ticks. */
   intervalMs: number;
-  /** Unused: the change feed answers alike on every backend. */
-  sharedSeq?: boolean;
   onChange: (change: Change) => void;
   onFault: (e: unknown) => void;
 }
@@ -32,7 +30,6 @@ export class StoreWatch {
   #stopped = false;
 
   constructor(
-    _db: Rabosh,
     handler: RaboshMemoryToolHandler,
     private readonly options: WatchOptions,
   ) {
