@@ -101,6 +101,7 @@ impl WriteSet {
         self.marks.push(Some(Staged { intent: Intent::Create, sizes, new_only: true }));
     }
     /// The keys staged by [`WriteSet::write_new`] whose last row is still that put.
+    #[must_use]
     pub fn new_only_keys(&self) -> Vec<&[u8]> {
         let mut last: std::collections::BTreeMap<&[u8], bool> = std::collections::BTreeMap::new();
         for (op, mark) in self.rows() {
@@ -141,15 +142,19 @@ impl WriteSet {
         self.ops.push(WriteOp::Delete { key: from });
         self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None }, new_only: false }));
     }
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
+    #[must_use]
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    #[must_use]
     pub fn ops(&self) -> &[WriteOp] {
         &self.ops
     }
+    #[must_use]
     pub fn into_ops(self) -> Vec<WriteOp> {
         self.ops
     }

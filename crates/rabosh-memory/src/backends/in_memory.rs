@@ -26,6 +26,7 @@ pub struct InMemoryBackend {
 }
 
 impl InMemoryBackend {
+    #[must_use]
     pub fn new() -> InMemoryBackend {
         InMemoryBackend::default()
     }
@@ -41,7 +42,7 @@ impl InMemoryBackend {
     }
 
     fn view(&self) -> MapView {
-        let map = self.current.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let map = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         MapView { map, values_read: self.values_read.clone() }
     }
 }
@@ -121,7 +122,7 @@ impl Backend for InMemoryBackend {
                 }
             }
         }
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(next);
+        *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(next);
         self.commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
