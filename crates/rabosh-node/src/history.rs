@@ -1,8 +1,8 @@
 //! Version history and host edits on `NativeMemories` (issue 13): its own `#[napi] impl` block,
 //! so the six commands' file stays as it is. Everything is decided in rabosh-memory; outcomes
-//! cross as typed unions (history_outcome.rs) the facade words (and turns into
+//! cross as typed unions (`history_outcome.rs`) the facade words (and turns into
 //! `PreconditionFailedError`). This module imports the handler and the store, never the reverse
-//! (what they need of history is in history_options.rs).
+//! (what they need of history is in `history_options.rs`).
 
 use std::sync::Arc;
 
@@ -98,7 +98,7 @@ fn query(q: NativeVersionQuery) -> Result<VersionQuery, Fault> {
         None => None,
     };
     let limit = match q.limit {
-        Some(l) if l.fract() == 0.0 && (1.0..=10_000.0).contains(&l) => Some(l as usize),
+        Some(l) if l.fract() == 0.0 && (1.0..=10_000.0).contains(&l) => Some(crate::js_number::to_unsigned(l) as usize),
         Some(l) => return Err(Fault::invalid_argument(format!("limit must be an integer from 1 to 10000, got {l}"))),
         None => None,
     };
@@ -227,7 +227,7 @@ impl NativeStore {
     /// Versions of every scope and their content bytes; reads metadata in memory only.
     #[napi]
     pub fn history_stats(&self, env: Env) -> napi::Result<NativeHistoryUsage> {
-        on_js_thread(&env, || {
+        on_js_thread(env, || {
             let store: Arc<dyn Backend> = self.memory_store();
             let u = history_usage_of(&*store.read()?)?;
             Ok(NativeHistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 })

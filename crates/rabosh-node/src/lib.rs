@@ -14,6 +14,7 @@ mod fault_codes;
 mod history;
 mod history_options;
 mod history_outcome;
+mod js_number;
 mod listing_text;
 mod memories;
 mod outcome;
@@ -27,6 +28,7 @@ use napi_derive::napi;
 
 /// The version of the native addon.
 #[napi]
+#[must_use]
 pub fn native_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }

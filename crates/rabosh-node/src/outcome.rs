@@ -16,8 +16,8 @@ fn num(n: u64) -> f64 {
 }
 
 /// `view`. A file view and a listing cross as their finished text (rendered where they are
-/// read, see window.rs and listing_text.rs): one string, not one piece per line, Latin-1 when it
-/// is ASCII (answer_text.rs). Only ever sent to JS, never read back.
+/// read, see window.rs and `listing_text.rs`): one string, not one piece per line, Latin-1 when it
+/// is ASCII (`answer_text.rs`). Only ever sent to JS, never read back.
 #[napi(object_from_js = false)]
 pub enum NativeView {
     NotFound,

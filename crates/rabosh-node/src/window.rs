@@ -1,8 +1,8 @@
 //! The answers made of numbered lines (contract §4): the file view, rendered here next to the
 //! memory it reads — `view_range` and `viewMaxChars` applied and the shown lines numbered in one
 //! pass into one string, so the answer crosses napi once, flat, instead of as a window the facade
-//! splits, numbers and joins (see `render`) — and str_replace's snippet, numbered the same way.
-//! The facade words every other answer (src/strings.ts) but the directory view (listing_text.rs).
+//! splits, numbers and joins (see `render`) — and `str_replace`'s snippet, numbered the same way.
+//! The facade words every other answer (src/strings.ts) but the directory view (`listing_text.rs`).
 
 use crate::answer_text::Text;
 
@@ -18,10 +18,11 @@ pub type Range = Option<(f64, f64)>;
 
 fn clamp(x: f64, hi: usize) -> usize {
     // Integers of any magnitude arrive as f64; past the file they clamp, so no cast overflows.
-    x.clamp(0.0, hi as f64) as usize
+    crate::js_number::to_unsigned(x.clamp(0.0, hi as f64)) as usize
 }
 
 /// The first and last (exclusive) line index the range selects in a file of `n` lines.
+#[allow(clippy::float_cmp)] // -1 is the contract's exact sentinel for "to the end"
 fn bounds(range: Range, n: usize) -> (usize, usize) {
     let Some((start, end)) = range else {
         return (0, n);
@@ -46,7 +47,7 @@ fn utf16_len(s: &[u8]) -> usize {
 
 /// Writes `n` in decimal into `buf`, ending just before `end`, last digit first; returns where
 /// the most significant digit is. `end` must leave room for the digits (20 for any u64). The
-/// directory view's sizes (listing_text.rs) and the line numbers here share it.
+/// directory view's sizes (`listing_text.rs`) and the line numbers here share it.
 pub(crate) fn digits_before(buf: &mut [u8], end: usize, mut n: u64) -> usize {
     let mut at = end;
     loop {
@@ -184,7 +185,7 @@ pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Text
     Text::rendered(out, ascii && path.is_ascii())
 }
 
-/// str_replace's answer: the header, then `snippet`'s lines numbered from `first_line`.
+/// `str_replace`'s answer: the header, then `snippet`'s lines numbered from `first_line`.
 pub fn edited(first_line: u64, snippet: &[String]) -> String {
     let mut out = String::with_capacity(EDITED.len() + snippet.iter().map(|l| l.len() + 8).sum::<usize>());
     out.push_str(EDITED);
@@ -248,7 +249,7 @@ mod tests {
 
     #[test]
     fn the_snippet_is_numbered_from_its_first_line() {
-        let lines = ["a".to_string(), "".into(), "b\tc".into()];
+        let lines = ["a".to_string(), String::new(), "b\tc".into()];
         assert_eq!(edited(9, &lines), format!("{EDITED}\n     9\ta\n    10\t\n    11\tb\tc"));
         assert_eq!(edited(1, &[]), EDITED);
     }
