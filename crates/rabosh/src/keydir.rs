@@ -25,7 +25,7 @@ pub struct Entry {
 impl Entry {
     /// Bytes this entry keeps alive on disk (value plus its record overhead, v3 layout).
     pub fn disk_bytes(&self, key_len: usize) -> u64 {
-        self.len as u64 + key_len as u64 + self.meta.len() as u64 + 17
+        u64::from(self.len) + key_len as u64 + self.meta.len() as u64 + 17
     }
 }
 
@@ -57,7 +57,7 @@ impl ActiveRecs {
         ActiveRecs::default()
     }
 
-    pub fn insert(&mut self, key: Key, rec: Rec) {
+    pub fn insert(&mut self, key: Key, rec: &Rec) {
         match rec.entry {
             Some(_) => {
                 self.deleted.remove(&key);
@@ -70,7 +70,7 @@ impl ActiveRecs {
 
     pub fn extend(&mut self, recs: impl IntoIterator<Item = (Key, Rec)>) {
         for (k, r) in recs {
-            self.insert(k, r);
+            self.insert(k, &r);
         }
     }
 
@@ -143,7 +143,7 @@ impl Keys {
             runs: ArcSwapOption::empty(),
             from_hints: false,
             trim: true.into(),
-            building: Default::default(),
+            building: std::sync::Mutex::default(),
         }
     }
 
@@ -153,7 +153,7 @@ impl Keys {
             runs: ArcSwapOption::from_pointee(runs),
             from_hints: true,
             trim: true.into(),
-            building: Default::default(),
+            building: std::sync::Mutex::default(),
         }
     }
 
@@ -189,12 +189,11 @@ impl Keys {
         if let Some((map, live)) = self.built.get() {
             return Ok((map.len() as u64, *live));
         }
-        match self.runs.load_full() {
-            Some(runs) => runs.totals(),
-            None => {
-                let (map, live) = self.try_force()?;
-                Ok((map.len() as u64, *live))
-            }
+        if let Some(runs) = self.runs.load_full() {
+            runs.totals()
+        } else {
+            let (map, live) = self.try_force()?;
+            Ok((map.len() as u64, *live))
         }
     }
 
@@ -208,14 +207,13 @@ impl Keys {
             return Ok(b);
         }
         // One build at a time (a second caller waits for it, as `get_or_init` would make it).
-        let held = self.building.lock().unwrap_or_else(|p| p.into_inner());
-        let b = match self.built.get() {
-            Some(b) => b,
-            None => {
-                let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
-                let recs = runs.records()?;
-                self.built.get_or_init(|| build_map(recs))
-            }
+        let held = self.building.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let b = if let Some(b) = self.built.get() {
+            b
+        } else {
+            let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
+            let recs = runs.records()?;
+            self.built.get_or_init(|| build_map(recs))
         };
         drop(held);
         if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {

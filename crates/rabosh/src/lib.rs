@@ -143,6 +143,7 @@ pub struct Batch {
 }
 
 impl Batch {
+    #[must_use]
     pub fn new() -> Self {
         Batch::default()
     }
@@ -152,12 +153,15 @@ impl Batch {
     pub fn delete(&mut self, key: impl Into<Vec<u8>>) {
         self.ops.push(Op::Delete { key: key.into() });
     }
+    #[must_use]
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
+    #[must_use]
     pub fn ops(&self) -> &[Op] {
         &self.ops
     }
@@ -207,6 +211,7 @@ pub struct VerifyReport {
 }
 
 /// The smallest key greater than every key that starts with `prefix` (None: no such key).
+#[must_use]
 pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {

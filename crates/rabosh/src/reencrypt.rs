@@ -41,6 +41,7 @@ pub fn reencrypt_with(dir: &Path, options: Options, to: Option<Encryption>) -> R
 }
 
 impl Store {
+    #[allow(clippy::needless_pass_by_value)] // the key is handed over: zeroized when this call drops it
     fn rewrite_encrypted(&self, to: Option<Encryption>) -> Result<()> {
         let mut w = self.writable()?;
         self.settle(&mut w)?;
@@ -81,7 +82,7 @@ impl Store {
                 off += frame.len() as u64;
                 Ok(())
             };
-        for (k, e) in cur.map()?.iter() {
+        for (k, e) in cur.map()? {
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
             pending.push((k.clone(), e.clone()));
@@ -150,12 +151,12 @@ impl Store {
 
 const NEXT_MAGIC: &[u8; 8] = b"RABOSHKN";
 
-/// `KEY.next`: magic | from_segment u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
+/// `KEY.next`: magic | `from_segment` u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
 /// | the new KEY file's bytes (absent when plain).
 fn encode_next(from_segment: u64, key_file: Option<&[u8]>) -> Vec<u8> {
     let mut out = NEXT_MAGIC.to_vec();
     put_u64(&mut out, from_segment);
-    out.extend_from_slice(&[key_file.is_none() as u8, 0, 0, 0]);
+    out.extend_from_slice(&[u8::from(key_file.is_none()), 0, 0, 0]);
     let c = crc(&[&out]);
     put_u32(&mut out, c);
     out.extend_from_slice(key_file.unwrap_or_default());

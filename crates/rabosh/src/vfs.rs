@@ -154,7 +154,7 @@ fn try_flock(f: File, shared: bool) -> io::Result<Option<LockGuard>> {
     }
 }
 
-/// `LOCK` opened to be locked: created when missing, never truncated. Without FILE_SHARE_DELETE
+/// `LOCK` opened to be locked: created when missing, never truncated. Without `FILE_SHARE_DELETE`
 /// (Windows): while held, LOCK cannot be deleted or replaced.
 fn try_lock_file(path: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
     let mut o = OpenOptions::new();
