@@ -187,7 +187,7 @@ mod imp {
         let mut buf = [0u16; 256];
         let mut len = buf.len() as u32;
         // SAFETY: `len` is the buffer's length in u16s; the call writes at most that many.
-        let ok = unsafe { GetComputerNameExW(ComputerNameDnsHostname, buf.as_mut_ptr(), &mut len) };
+        let ok = unsafe { GetComputerNameExW(ComputerNameDnsHostname, buf.as_mut_ptr(), &raw mut len) };
         if ok == 0 {
             return None;
         }
@@ -208,9 +208,9 @@ mod imp {
         let mut code = 0u32;
         // SAFETY: `h` is the open process handle checked above (closed only below); every out
         // pointer is a live local FILETIME.
-        let times_ok = unsafe { GetProcessTimes(h, &mut created, &mut exited, &mut kernel, &mut user) };
+        let times_ok = unsafe { GetProcessTimes(h, &raw mut created, &raw mut exited, &raw mut kernel, &raw mut user) };
         // SAFETY: `h` as above; `code` is a live local u32.
-        let code_ok = unsafe { GetExitCodeProcess(h, &mut code) };
+        let code_ok = unsafe { GetExitCodeProcess(h, &raw mut code) };
         // SAFETY: `h` was opened above, is closed once here and not used after.
         unsafe { CloseHandle(h) };
         // An exited process whose handle someone still holds can be opened: it does not run.
