@@ -310,7 +310,7 @@ export interface NativeStoreOptions {
   /**
    * The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
    * thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
-   * Uint8Array (a Buffer is one) so that the declarations need no @types/node.
+   * `Uint8Array` (a Buffer is one) so that the declarations need no @types/node.
    */
   encryptionKey?: Uint8Array
 }
@@ -407,8 +407,8 @@ export interface NativeVersionQuery {
 
 /**
  * `view`. A file view and a listing cross as their finished text (rendered where they are
- * read, see window.rs and listing_text.rs): one string, not one piece per line, Latin-1 when it
- * is ASCII (answer_text.rs). Only ever sent to JS, never read back.
+ * read, see window.rs and `listing_text.rs`): one string, not one piece per line, Latin-1 when it
+ * is ASCII (`answer_text.rs`). Only ever sent to JS, never read back.
  */
 export type NativeView =
   | { type: 'NotFound' }
