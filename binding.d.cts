@@ -19,6 +19,14 @@ export declare class NativeAt {
 }
 
 export declare class NativeMemories {
+  /** The names directly under `dir` after `after`, at most `limit`, with their sizes (metadata only). */
+  children(dir: string, after: string | undefined | null, limit: number): Promise<NativeChildren>
+  /** Paths containing `needle` (in lower case) after `after`, at most `limit` (metadata only). */
+  findPaths(needle: string, after: string | undefined | null, limit: number): Promise<NativeFound>
+  /** Memories with their content after `after`, at most `limit`, each page from the newest state. */
+  exportPage(after: string | undefined | null, limit: number): Promise<NativeExportPage>
+  /** The same page as of `snapshot`, so that every page of one export sees one state. */
+  exportPageAt(snapshot: NativeSnapshot, after: string | undefined | null, limit: number): Promise<NativeExportPage>
   /** Every memory of the scope, hidden ones included, read at one snapshot. */
   exportMemories(): Promise<Array<NativeExportedMemory>>
   /** Writes every file in one commit, or nothing; paths must be normalised. */
@@ -34,7 +42,7 @@ export declare class NativeMemories {
   hostPut(path: string, content: string, ifMatch: string | undefined | null, ifNoneMatchAny: boolean): Promise<NativeHostWrite>
   hostRemove(path: string, ifMatch?: string | undefined | null): Promise<NativeHostRemove>
   /** The history's own size, apart from `usage()`. */
-  historyUsage(): Promise<NativeHistoryUsage>
+  historyUsage(): Promise<HistoryUsage>
   /** Drops versions past the store's retention, then compacts; how many were dropped. */
   pruneHistory(): Promise<number>
   /** The scope as history recorded it at `when_ms`, read-only. */
@@ -61,7 +69,7 @@ export declare class NativeMemories {
   insert(path: string, insertLine: number | undefined | null, insertText: string): Promise<NativeInsert>
   delete(path: string): Promise<NativeDelete>
   rename(oldPath: string, newPath: string): Promise<NativeRename>
-  usage(): Promise<NativeUsage>
+  usage(): Promise<ScopeUsage>
   /**
    * Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.
    * When compaction fails after the deletions committed, rejects with `RABOSH_IO` whose message
@@ -87,7 +95,7 @@ export declare class NativeStore {
   /** The store's history settings as this open settled them; null: history off. */
   historySettings(): NativeHistorySettings | null
   /** Versions of every scope and their content bytes; reads metadata in memory only. */
-  historyStats(): NativeHistoryUsage
+  historyStats(): HistoryUsage
   /**
    * Open (creating if needed) the store in `dir`, taking the directory's lock; or, for a
    * `postgres://` / `postgresql://` URL, connect and create or migrate the schema. The memory
@@ -105,12 +113,12 @@ export declare class NativeStore {
   /** Make every commit so far durable (for `buffered`). */
   sync(): Promise<void>
   /** A durable, openable copy of the current state in `dir` (empty or absent). */
-  checkpoint(dir: string): Promise<NativeCheckpointInfo>
-  compact(): Promise<NativeCompactInfo>
+  checkpoint(dir: string): Promise<CheckpointInfo>
+  compact(): Promise<CompactInfo>
   /** Read every record and check every checksum. */
-  verify(): Promise<NativeVerifyReport>
+  verify(): Promise<VerifyReport>
   /** Counters kept in memory; no disk access, so answered on the calling thread. */
-  stats(): NativeStats
+  stats(): StoreCounters
   /**
    * Pin a consistent view, on the calling thread: it never waits for another process's
    * commit lock there (shared mode: `RABOSH_STORE_BUSY` at once in the rare case only that
@@ -119,16 +127,59 @@ export declare class NativeStore {
   snapshot(): NativeSnapshot
 }
 
+/** What `db.checkpoint(dir)` wrote. */
+export interface CheckpointInfo {
+  /** The sequence number of the last commit the checkpoint holds. */
+  seq: number
+  /** Every data file was hard-linked rather than copied. */
+  hardLinked: boolean
+}
+
+/** What `db.compact()` did, in on-disk bytes of the segment files. */
+export interface CompactInfo {
+  /** Segment bytes before compaction. */
+  bytesBefore: number
+  /**
+   * Segment bytes after compaction. Space a pinned snapshot still reads is only freed when the
+   * snapshot is released, so the disk may hold more than this until then.
+   */
+  bytesAfter: number
+}
+
+/** The store option `lockTimeout` unless set, in milliseconds. */
+export declare const DEFAULT_LOCK_TIMEOUT_MS: number
+
+/** The handler option `maxMemoryBytes` unless set. */
+export declare const DEFAULT_MAX_MEMORY_BYTES: number
+
+/** The versions a page of `versions()` holds unless its `limit` says. */
+export declare const DEFAULT_VERSION_PAGE: number
+
 /** Every code a fault of this binding can carry (the facade's error classes must know each). */
 export declare function faultCodes(): Array<string>
 
+/** The history's own size, apart from `usage()`. */
+export interface HistoryUsage {
+  /** Versions kept, redacted ones included. */
+  versions: number
+  /** Content bytes the versions hold. */
+  bytes: number
+}
+
+/** The longest actor id in UTF-8 bytes. */
 export declare const MAX_ACTOR_ID_BYTES: number
 
-/**
- * The longest actor type and id in UTF-8 bytes, defined once in rabosh-memory: the facade checks
- * the handler option against these same numbers.
- */
+/** The longest actor type in UTF-8 bytes: the facade checks the handler option against it. */
 export declare const MAX_ACTOR_TYPE_BYTES: number
+
+/** The longest path in UTF-8 bytes (contract §2 step 6). */
+export declare const MAX_PATH_BYTES: number
+
+/** The largest `limit` a page of `versions()` may ask for. */
+export declare const MAX_VERSION_PAGE: number
+
+/** The longest file a view renders, in lines. */
+export declare const MAX_VIEW_LINES: number
 
 export interface NativeActor {
   type: string
@@ -147,14 +198,24 @@ export interface NativeBaseWrite {
   expect?: string
 }
 
-export interface NativeCheckpointInfo {
-  seq: number
-  hardLinked: boolean
+/**
+ * One name directly under a directory: `memory` is the size of the memory at that name, if any;
+ * `memories` and `bytes` count what lies below it (hidden memories included).
+ */
+export interface NativeChild {
+  name: string
+  memory?: number
+  memories: number
+  bytes: number
 }
 
-export interface NativeCompactInfo {
-  bytesBefore: number
-  bytesAfter: number
+/** A page of a directory's children; `next` is the `after` of the next page. */
+export interface NativeChildren {
+  memories: number
+  bytes: number
+  total: number
+  entries: Array<NativeChild>
+  next?: string
 }
 
 /** `create`. */
@@ -190,6 +251,22 @@ export interface NativeExportedMemory {
   updatedAt: number
 }
 
+export interface NativeExportPage {
+  memories: Array<NativeExportedMemory>
+  next?: string
+}
+
+export interface NativeFound {
+  paths: Array<NativeFoundPath>
+  next?: string
+}
+
+/** A path matching a search, with its memory's size. */
+export interface NativeFoundPath {
+  path: string
+  size: number
+}
+
 export interface NativeHistoryOptions {
   retainDays?: number
   maxVersionsPerMemory?: number
@@ -210,11 +287,6 @@ export interface NativeHistorySettings {
   retainDays?: number
   maxVersionsPerMemory?: number
   sinceMs: number
-}
-
-export interface NativeHistoryUsage {
-  versions: number
-  bytes: number
 }
 
 /** `remove`. */
@@ -245,6 +317,23 @@ export type NativeInsert =
   | { type: 'InvalidLine'; count: number }
   | { type: 'TooLarge'; limit: number }
   | { type: 'Edited' }
+
+/**
+ * Who holds a store's lock, as it crosses on a `RABOSH_STORE_LOCKED` or `RABOSH_STORE_BUSY`
+ * error's `holder`: the facade's `LockHolder` is made from it (its start as a `Date`).
+ */
+export interface NativeLockHolder {
+  /** Process id of the holder, when the holder record could be read. */
+  pid?: number
+  /** Host name of the holder. */
+  host?: string
+  /** Holder process start time, milliseconds since the Unix epoch. */
+  startedAtMs?: number
+  /** A process with that pid and that start time runs on this host now. */
+  isRunning: boolean
+  /** The holder is this very process (the store is already open here). */
+  thisProcess: boolean
+}
 
 /** One memory to import; `path` is normalised. */
 export interface NativeMemoryFile {
@@ -280,20 +369,6 @@ export type NativeRevert =
   | { type: 'NoContent' }
   | { type: 'TooLarge'; limit: number }
 
-export interface NativeStats {
-  commits: number
-  fsyncs: number
-  valuesRead: number
-  bytesWritten: number
-  liveBytes: number
-  deadBytes: number
-  files: number
-  keys: number
-  openSnapshots: number
-  compactions: number
-  seq: number
-}
-
 export interface NativeStoreOptions {
   durability: NativeDurability
   /** Create the store when the directory holds none (false: refuse, touching nothing). */
@@ -310,21 +385,21 @@ export interface NativeStoreOptions {
   /**
    * The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
    * thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
-   * `Uint8Array` (a Buffer is one) so that the declarations need no @types/node.
+   * Uint8Array (a Buffer is one) so that the declarations need no @types/node.
    */
   encryptionKey?: Uint8Array
 }
 
 /**
- * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
- * edit's whole answer, its snippet numbered like a file view (window.rs).
+ * `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+ * lines around the edit, the first of them line `firstLine` (the facade numbers and words them).
  */
 export type NativeStrReplace =
   | { type: 'NotFound' }
   | { type: 'NoMatch' }
   | { type: 'Multiple'; lines: Array<number> }
   | { type: 'TooLarge'; limit: number }
-  | { type: 'Edited'; text: string }
+  | { type: 'Edited'; firstLine: number; snippet: Array<string> }
 
 /** `status`: `applied`, `op_refused`, `path_conflict`, `too_large`, `base_changed`. */
 export interface NativeSyncApplied {
@@ -358,18 +433,6 @@ export interface NativeSyncOp {
  * 'move'` in TypeScript): the compiler refuses any other, and napi refuses it at runtime.
  */
 export type NativeSyncOpKind = 'put' | 'remove' | 'move'
-
-/** How many memories a scope holds and their total content bytes. */
-export interface NativeUsage {
-  memories: number
-  bytes: number
-}
-
-export interface NativeVerifyReport {
-  files: number
-  records: number
-  keys: number
-}
 
 /** The version of the native addon. */
 export declare function nativeVersion(): string
@@ -407,8 +470,8 @@ export interface NativeVersionQuery {
 
 /**
  * `view`. A file view and a listing cross as their finished text (rendered where they are
- * read, see window.rs and `listing_text.rs`): one string, not one piece per line, Latin-1 when it
- * is ASCII (`answer_text.rs`). Only ever sent to JS, never read back.
+ * read, see render/): one string, not one piece per line, Latin-1 when it is ASCII
+ * (render/text.rs). Only ever sent to JS, never read back.
  */
 export type NativeView =
   | { type: 'NotFound' }
@@ -416,3 +479,57 @@ export type NativeView =
   | { type: 'File'; text: string }
   | { type: 'Dir'; text: string }
   | { type: 'NotRecorded' }
+
+/** How many memories a scope holds and their total content. */
+export interface ScopeUsage {
+  /** Memories stored in the scope, including hidden ones a directory view leaves out. */
+  memories: number
+  /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
+  bytes: number
+}
+
+/**
+ * Counters that make the store's work visible, read from memory without touching the disk.
+ * The `commits` … `compactions` counters count work done through this open handle (they start at
+ * zero on every open); the byte, file and key figures describe the store as it is now.
+ */
+export interface StoreCounters {
+  /** Non-empty commits acknowledged since open (one per successful write command or import). */
+  commits: number
+  /**
+   * fsync/fdatasync calls made since open: one per commit under `'sync'`, one per
+   * `db.sync()`, plus those sealing segments and replacing the MANIFEST and hint files.
+   */
+  fsyncs: number
+  /** Values read from disk ("documents read") since open; metadata reads do not count. */
+  valuesRead: number
+  /** Bytes of commit records appended to the log since open (compaction output not included). */
+  bytesWritten: number
+  /** On-disk bytes of the current version of every live key (value, key and record overhead). */
+  liveBytes: number
+  /**
+   * On-disk bytes of the segment files not held by live data (overwritten and deleted records,
+   * framing); what `db.compact()` can reclaim, at most.
+   */
+  deadBytes: number
+  /** Data files the store consists of: log segments plus the hint file of each sealed one. */
+  files: number
+  /** Live keys in the store, every scope together (one per memory). */
+  keys: number
+  /** Snapshots currently pinned and not yet released, including any a command holds while it runs. */
+  openSnapshots: number
+  /** Compactions completed since open. */
+  compactions: number
+  /** Sequence number of the last commit (persisted: it does not restart at zero on open). */
+  seq: number
+}
+
+/** What a successful `db.verify()` checked; any problem rejects instead. */
+export interface VerifyReport {
+  /** Segment files scanned. */
+  files: number
+  /** Commit records read and checksummed across those files. */
+  records: number
+  /** Live keys whose current value was read back and checksummed. */
+  keys: number
+}

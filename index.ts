@@ -6,12 +6,22 @@ export type {
   RaboshOptions,
   RaboshStats,
   Snapshot,
+  StoreCounters,
   StoreHistoryUsage,
   VerifyReport,
 } from './src/store.js';
 export type { EncryptionOptions, RekeyOptions } from './src/encryption.js';
 export { RaboshMemoryToolHandler } from './src/handler.js';
-export type { MemoryToolOptions, MemoryUsage, ToolOutput } from './src/handler.js';
+export type { MemoryToolOptions, MemoryUsage, ScopeUsage, ToolOutput } from './src/handler.js';
+export {
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_VERSION_PAGE,
+  DEFAULT_VIEW_MAX_CHARS,
+  MAX_PATH_BYTES,
+  MAX_VERSION_PAGE,
+  MAX_VIEW_LINES,
+} from './src/limits.js';
 export type {
   Actor,
   HistoricView,
@@ -29,6 +39,7 @@ export type {
   VersionQuery,
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
+export type { DirectoryEntry, DirectoryPage, ExportStreamOptions, PageOptions, PathMatch, PathSearchPage } from './src/browse.js';
 export type {
   ConflictKind,
   ConflictPolicy,

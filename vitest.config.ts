@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { defineConfig } from 'vitest/config';
 
@@ -11,7 +12,16 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '__test__/targets/**'],
     // Crash tests spawn and SIGKILL child processes: separate processes, generous time.
     pool: 'forks',
-    testTimeout: 300_000,
-    hookTimeout: 120_000,
+    // Vitest's default, one worker fewer than the cores, runs one file at a time on CI's two
+    // cores, and most files spend their time waiting on the child processes they start (CLI, MCP
+    // server, npm, PostgreSQL, the benchmark's children). Each file works in directories and
+    // schemas of its own, so two run side by side.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
+    // Limits that only a hang reaches. Suites that can hang watch each call themselves (a
+    // per-call watchdog names the input); these whole-test limits must not fire on a slow but
+    // healthy run, and on a 2-core box shared with other builds a test can take many times its
+    // quiet time (docs/investigations/ci-time.md).
+    testTimeout: 1_200_000,
+    hookTimeout: 900_000,
   },
 });

@@ -39,7 +39,7 @@ describe('listings answered on the calling thread', () => {
       trackAccess: false,
       listingIndex: true,
     });
-  }, 120_000);
+  });
 
   afterAll(async () => {
     await db?.close();

@@ -74,5 +74,5 @@ describe('SIGKILL mid-command with history on', () => {
         removeDir(dir);
       }
     }
-  }, 120_000);
+  });
 });

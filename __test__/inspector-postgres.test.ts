@@ -64,14 +64,14 @@ function nextEvent(name: string, whileListening: () => void): Promise<string> {
 }
 
 describe('rabosh-memory ui on PostgreSQL', () => {
-  it('names the store by its schema only and serves the tree, versions and a diff', async () => {
+  it('names the store by its schema only and serves the tree a directory at a time, versions and a diff', async () => {
     const info = await get('api/info');
     expect(info.backend).toBe('postgresql');
     expect(info.name).toMatch(/^the PostgreSQL store \(schema inspector_[0-9a-f]+\)$/);
     const password = new URL(url).password;
     if (password) expect(JSON.stringify(info) + ui.stderr()).not.toContain(password);
-    const tree = await get('api/tree');
-    expect(tree.memories.map((m: { path: string }) => m.path)).toEqual(['/memories/a.md']);
+    const root = await get('api/children?path=/memories');
+    expect(root.entries.map((e: [string]) => e[0])).toEqual(['a.md']);
     const versions = (await get('api/versions?path=/memories/a.md')).data;
     expect(versions.map((v: { operation: string }) => v.operation)).toEqual(['modified', 'created']);
     const diff = await get(`api/diff?to=${versions[0].id}&from=${versions[1].id}`);
@@ -110,7 +110,7 @@ describe('rabosh-memory ui on PostgreSQL', () => {
   it('tells the page when another process writes, with no commit number to watch', async () => {
     const event = nextEvent('change', () => writeFromAnotherProcess(url, '/memories/b.md', 'from elsewhere\n'));
     await event;
-    const tree = await get('api/tree');
-    expect(tree.memories.map((m: { path: string }) => m.path)).toEqual(['/memories/a.md', '/memories/b.md']);
+    const root = await get('api/children?path=/memories');
+    expect(root.entries.map((e: [string]) => e[0])).toEqual(['a.md', 'b.md']);
   });
 });

@@ -36,13 +36,13 @@ const revertBody = () => JSON.stringify({ path: '/memories/a.md', versionId });
 
 describe('rabosh-memory ui: who may ask', () => {
   it('answers the page, its script and the API with the token', async () => {
-    for (const path of [api(''), api('app.js'), api('style.css'), api('api/tree')]) {
+    for (const path of [api(''), api('app.js'), api('style.css'), api('api/children')]) {
       expect((await raw(ui.port, path)).status, path).toBe(200);
     }
   });
 
   it('refuses every request without the token: 401', async () => {
-    for (const path of ['/', '/app.js', '/api/tree', `/api/version?id=${versionId}`]) {
+    for (const path of ['/', '/app.js', '/api/children', `/api/version?id=${versionId}`]) {
       const r = await raw(ui.port, path);
       expect(r.status, path).toBe(401);
       expect(r.body).not.toContain('second');
@@ -52,7 +52,7 @@ describe('rabosh-memory ui: who may ask', () => {
   it('refuses a wrong token, of any length: 401', async () => {
     const same = ui.token.slice(0, -1) + (ui.token.endsWith('A') ? 'B' : 'A');
     for (const token of [same, ui.token.slice(0, 20), `${ui.token}x`, 'x'.repeat(43)]) {
-      for (const rest of ['', 'app.js', 'api/tree']) {
+      for (const rest of ['', 'app.js', 'api/children']) {
         expect((await raw(ui.port, `/${token}/${rest}`)).status, `${token}/${rest}`).toBe(401);
       }
     }
@@ -66,7 +66,7 @@ describe('rabosh-memory ui: who may ask', () => {
 
   it('refuses a foreign Origin: 403, reads and writes alike', async () => {
     for (const origin of ['http://evil.example', 'null', `http://127.0.0.1:${ui.port + 1}`, `https://127.0.0.1:${ui.port}`]) {
-      expect((await raw(ui.port, api('api/tree'), { headers: { Origin: origin } })).status, origin).toBe(403);
+      expect((await raw(ui.port, api('api/children'), { headers: { Origin: origin } })).status, origin).toBe(403);
       const post = await raw(ui.port, api('api/revert'), {
         method: 'POST',
         headers: { Origin: origin, 'Content-Type': 'application/json' },
@@ -75,7 +75,7 @@ describe('rabosh-memory ui: who may ask', () => {
       expect(post.status, origin).toBe(403);
     }
     // The page's own origin is fine.
-    expect((await raw(ui.port, api('api/tree'), { headers: { Origin: `http://127.0.0.1:${ui.port}` } })).status).toBe(200);
+    expect((await raw(ui.port, api('api/children'), { headers: { Origin: `http://127.0.0.1:${ui.port}` } })).status).toBe(200);
   });
 
   it('refuses a rebinding Host: 403, even with the token', async () => {
@@ -86,11 +86,11 @@ describe('rabosh-memory ui: who may ask', () => {
       `localhost.evil.example:${ui.port}`,
       `[::1]:${ui.port}`,
     ]) {
-      const r = await raw(ui.port, api('api/tree'), { headers: { Host: host } });
+      const r = await raw(ui.port, api('api/children'), { headers: { Host: host } });
       expect(r.status, host).toBe(403);
       expect(r.body).not.toContain('/memories/a.md');
     }
-    expect((await raw(ui.port, api('api/tree'), { headers: { Host: `localhost:${ui.port}` } })).status).toBe(200);
+    expect((await raw(ui.port, api('api/children'), { headers: { Host: `localhost:${ui.port}` } })).status).toBe(200);
   });
 
   it('takes writes only as POST with a JSON body: GET is 405, a form or text body 415', async () => {
@@ -114,7 +114,7 @@ describe('rabosh-memory ui: who may ask', () => {
       headers: { Origin: 'http://evil.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' },
     });
     expect(preflight.status).toBe(403);
-    for (const path of [api(''), api('app.js'), api('api/tree'), '/', api('api/nothing')]) {
+    for (const path of [api(''), api('app.js'), api('api/children'), '/', api('api/nothing')]) {
       const r = await raw(ui.port, path);
       const names = Object.keys(r.headers);
       expect(
@@ -157,7 +157,7 @@ describe('rabosh-memory ui: who may ask', () => {
     const second = await startUi(store);
     try {
       expect(second.token).not.toBe(ui.token);
-      expect((await raw(second.port, `/${ui.token}/api/tree`)).status).toBe(401);
+      expect((await raw(second.port, `/${ui.token}/api/children`)).status).toBe(401);
     } finally {
       await stopUi(second);
     }
@@ -174,8 +174,8 @@ describe('rabosh-memory ui: hostile input to the API', () => {
   it('answers every query with JSON and a 200, 400 or 404, never a crash', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.constantFrom('memory', 'versions', 'version', 'diff', 'usage', 'tree', 'info', 'nothing'),
-        fc.dictionary(fc.constantFrom('path', 'id', 'to', 'from', 'cursor'), text),
+        fc.constantFrom('memory', 'versions', 'version', 'diff', 'usage', 'children', 'digests', 'search', 'info', 'nothing'),
+        fc.dictionary(fc.constantFrom('path', 'id', 'to', 'from', 'cursor', 'after', 'limit', 'q', 'd'), text),
         async (name, query) => {
           const r = await raw(ui.port, api(`api/${name}?${new URLSearchParams(query)}`));
           expect([200, 400, 404], `${name} ${JSON.stringify(query)}: ${r.body}`).toContain(r.status);
@@ -229,7 +229,7 @@ describe('rabosh-memory ui: the command line', () => {
     try {
       const info = JSON.parse((await raw(scoped.port, `/${scoped.token}/api/info`)).body);
       expect(info).toMatchObject({ scope: 'other', backend: 'directory', history: true, actor: { type: 'user', id: 'inspector' } });
-      expect(JSON.parse((await raw(scoped.port, `/${scoped.token}/api/tree`)).body).memories).toEqual([]);
+      expect(JSON.parse((await raw(scoped.port, `/${scoped.token}/api/children`)).body).entries).toEqual([]);
     } finally {
       await stopUi(scoped);
     }

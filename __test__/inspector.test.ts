@@ -96,6 +96,10 @@ afterAll(async () => {
 describe('rabosh-memory ui in chromium', () => {
   it('shows the tree with sizes, and a memory with its content and history', async () => {
     await poll(() => page.locator('#usage').textContent()).toContain('6 memories');
+    // Directories start closed: each is fetched when opened.
+    expect(await row('/memories/projects/rabosh').count()).toBe(0);
+    await row('/memories/projects').click();
+    await row('/memories/projects/rabosh').click();
     // A memory's size is its UTF-8 bytes; a directory's, the sum of what is below it.
     const questions = Buffer.byteLength(QUESTIONS);
     const decisions = Buffer.byteLength(DECISIONS_NOW);
@@ -110,6 +114,7 @@ describe('rabosh-memory ui in chromium', () => {
       '/memories/user/preferences.md',
     ]);
     await page.locator('#filter').fill('');
+    await row('/memories/notes').click();
     await row('/memories/notes/hostile.md').waitFor();
 
     // Folding a directory hides its memories; unfolding shows them again.
@@ -242,11 +247,14 @@ describe('rabosh-memory ui in chromium', () => {
   });
 
   it('keeps the selection across a reload, and logged no error and no CSP violation', async () => {
+    await row('/memories/user').click();
     await row('/memories/user/preferences.md').click();
     await poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
     await page.reload();
     await poll(() => page.locator('#memory-path').textContent()).toBe('/memories/user/preferences.md');
     await poll(() => page.locator('#view').textContent()).toContain('Works in UTC.');
+    // The directories above the selection open again, so its row shows, marked.
+    await poll(() => row('/memories/user/preferences.md').getAttribute('aria-current')).toBe('true');
     expect(await page.title()).toBe('agent-memory · rabosh-memory inspector');
     expect(problems).toEqual([]);
   });

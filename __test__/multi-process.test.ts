@@ -127,5 +127,5 @@ describe('several processes, one store (default options)', () => {
     observer.proc.stdin.end();
     expect((await observer.exited).code).toBe(0);
     await setup.close();
-  }, 240_000);
+  });
 });

@@ -40,8 +40,17 @@ export function nodeBinary(major: number | string): string {
   execFileSync('tar', ['xzf', tarball], { cwd: partial });
   rmSync(join(partial, tarball));
   if (!executableIn(partial)) throw new Error(`${packageName()}@${major} holds no node executable where expected`);
-  // Whole or absent: a killed download never leaves a half-extracted binary in the cache.
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(partial, dir);
+  // Whole or absent: a killed download never leaves a half-extracted binary in the cache. Test
+  // files run side by side, so another may have put the same binary in place meanwhile: that one
+  // stays (it may be running), and this copy goes.
+  if (!executableIn(dir)) {
+    rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(partial, dir);
+    } catch (err) {
+      if (!executableIn(dir)) throw err;
+    }
+  }
+  rmSync(partial, { recursive: true, force: true });
   return executableIn(dir)!;
 }

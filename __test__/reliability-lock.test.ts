@@ -345,7 +345,7 @@ describe.skipIf(!hasFlock)('waiting for the commit lock of a shared store', () =
     expect(await exists(h, '/memories/second.md')).toBe(true);
     expect(await exists(h, '/memories/kept.md')).toBe(true);
     await db.close();
-  }, 60_000);
+  });
 
   it('a holder that lets go before lockTimeout: the waiting create succeeds soon after', async () => {
     const dir = makeTempDir('rabosh-lock-in-time');
@@ -362,7 +362,7 @@ describe.skipIf(!hasFlock)('waiting for the commit lock of a shared store', () =
     expect(t.ms, 'it waited on after the release').toBeLessThan(4000);
     expect(await exists(h, '/memories/a.md')).toBe(true);
     await db.close();
-  }, 60_000);
+  });
 
   it('a committing process SIGSTOPped while it holds the lock: a create answers StoreBusyError by lockTimeout', async () => {
     const dir = makeTempDir('rabosh-lock-stopped');
@@ -402,7 +402,7 @@ describe.skipIf(!hasFlock)('waiting for the commit lock of a shared store', () =
     const later = await create(h, '/memories/mine.md');
     expect(later.output?.isError, String(later.error)).toBe(false);
     await db.close();
-  }, 60_000);
+  });
 
   it('a read that needs the lock, behind a waiting create, answers by its own lockTimeout', async () => {
     const dir = makeTempDir('rabosh-lock-read');
@@ -426,5 +426,5 @@ describe.skipIf(!hasFlock)('waiting for the commit lock of a shared store', () =
     expect((await h.execute({ command: 'view', path: '/memories/peer.md' })).text).toContain('peer');
     expect(await exists(h, '/memories/later.md')).toBe(false);
     await db.close();
-  }, 60_000);
+  });
 });

@@ -65,7 +65,7 @@ beforeAll(() => {
     ],
     consumer,
   );
-}, 180_000);
+});
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 

@@ -31,7 +31,7 @@ let packed: Packed;
 
 beforeAll(() => {
   packed = packTarballs(work);
-}, 120_000);
+});
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 function app(sdk: string): string {
@@ -172,11 +172,11 @@ describe.each([[oldest], [newest]])('the packed package in an app on @anthropic-
     const dir = app(sdk);
     expect(installedSdk(dir)).toBe(sdk);
     expect(existsSync(join(dir, 'node_modules', 'rabosh-memory', 'node_modules', '@anthropic-ai'))).toBe(false);
-  }, 180_000);
+  });
 
   it('the library guide’s hand-driven loop type-checks and runs as pasted', async () => {
     await pastedLoop(app(sdk));
-  }, 120_000);
+  });
 
   it('db.sync with this client: refused by name below the first SDK with memoryStores, else syncs', async () => {
     const dir = app(sdk);
@@ -212,12 +212,12 @@ try {
     } finally {
       await hosted.close();
     }
-  }, 180_000);
+  });
 
   for (const flavour of Object.keys(flavours)) {
     it(`the real tool runner gets the documented text and is_error (${flavour})`, async () => {
       await converse(app(sdk), flavour);
-    }, 60_000);
+    });
   }
 });
 
@@ -236,5 +236,5 @@ describe('an older SDK nested under the package, the newest in the app', () => {
     } finally {
       rmSync(join(dir, 'node_modules', 'rabosh-memory', 'node_modules'), { recursive: true, force: true });
     }
-  }, 240_000);
+  });
 });

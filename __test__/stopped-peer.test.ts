@@ -85,7 +85,7 @@ describe.skipIf(!hasFlock)('a stopped holder of the commit lock', () => {
     const later = await handler.execute({ command: 'create', path: '/memories/later.md', file_text: 'x\n' });
     expect(later.isError, later.text).toBe(false);
     await db.close();
-  }, 60_000);
+  });
 
   it('refuses a lockTimeout that is not a whole number of milliseconds', async () => {
     const dir = makeTempDir('rabosh-stopped');

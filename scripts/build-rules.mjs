@@ -28,7 +28,7 @@ export const COMPACT_CALLERS = [
   { file: 'crates/rabosh-memory/src/backends/embedded/mod.rs', fn: 'reclaim' },
   // The explicit maintenance entry point, db.compact(), at each layer it passes through:
   // the engine's public Store::compact, the binding's NativeStore.compact, the facade's Rabosh.compact.
-  { file: 'crates/rabosh/src/store.rs', fn: 'compact' },
+  { file: 'crates/rabosh/src/store/compact.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/store.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/backends/embedded/mod.rs', fn: 'compact' },
   { file: 'crates/rabosh-memory/src/backends/embedded/engine.rs', fn: 'compact' },

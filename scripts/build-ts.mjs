@@ -17,12 +17,6 @@ const app = join('apps', 'cli');
 rmSync(join(root, 'dist'), { recursive: true, force: true });
 rmSync(join(root, app, 'dist'), { recursive: true, force: true });
 const page = join(app, 'src', 'inspector', 'page');
-for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(app, 'tsconfig.json'), join(page, 'tsconfig.json')]) {
-  execFileSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit', cwd: root });
-}
-for (const asset of ['index.html', 'style.css', 'icon.svg']) {
-  copyFileSync(join(root, page, asset), join(root, app, 'dist', 'inspector', 'page', asset));
-}
 
 // napi-rs names each platform package `<package name>-<suffix>`.
 const packageName = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).name;
@@ -138,3 +132,12 @@ for (const flavour of ['esm', 'cjs']) {
   writeFileSync(join(out, 'binding.d.cts'), "export * from '../../binding.cjs';\n");
 }
 writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }\n');
+
+// Compiled after the doors exist: the library's declarations re-export the reports the binding
+// generates (binding.d.cts), and the app compiles against those declarations.
+for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(app, 'tsconfig.json'), join(page, 'tsconfig.json')]) {
+  execFileSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit', cwd: root });
+}
+for (const asset of ['index.html', 'style.css', 'icon.svg']) {
+  copyFileSync(join(root, page, asset), join(root, app, 'dist', 'inspector', 'page', asset));
+}

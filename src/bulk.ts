@@ -5,7 +5,8 @@
  */
 
 import { InvalidArgumentError, native } from './errors.js';
-import type { NativeMemories } from './native.js';
+import type { NativeMemories, NativeMemoryFile } from './native.js';
+import type { Same } from './options.js';
 import { MemoryPath } from './path.js';
 
 /** One memory as plain data. */
@@ -15,6 +16,10 @@ export interface MemoryFile {
   /** The content, as stored. */
   content: string;
 }
+
+// The public shape is the binding's, documented here for hosts (the compiler holds them together).
+const memoryFileMatchesBinding: Same<MemoryFile, NativeMemoryFile> = true;
+void memoryFileMatchesBinding;
 
 /** A memory as exported, with its timestamps. */
 export interface ExportedMemory extends MemoryFile {

@@ -3,6 +3,10 @@
  * raises; this module only turns the code into a class.
  */
 
+import type { NativeLockHolder } from './native.js';
+import type { Same } from './options.js';
+
+/** Every code a {@link RaboshError} carries, one per fault the binding raises. */
 export type RaboshErrorCode =
   | 'RABOSH_IO'
   | 'RABOSH_CORRUPTION'
@@ -246,6 +250,11 @@ export interface LockHolder {
   thisProcess: boolean;
 }
 
+// The public holder is the binding's, with its start as a Date and unknowns as null: a field
+// added or renamed on either side alone stops this compiling.
+const holderMatchesBinding: Same<keyof LockHolder, Exclude<keyof NativeLockHolder, 'startedAtMs'> | 'startedAt'> = true;
+void holderMatchesBinding;
+
 /** Another open handle (another process, or this one) holds the store. Never force it. */
 export class StoreLockedError extends RaboshError {
   /** Who holds the lock, as recorded by the holder; fields it could not learn are null/false. */
@@ -274,15 +283,15 @@ export class StoreBusyError extends RaboshError {
 
 type Plain = { code?: unknown; message?: unknown; holder?: unknown; expired?: unknown };
 
+/** The public holder from the binding's (`NativeLockHolder`), read defensively: it rode on an error. */
 function holderOf(raw: unknown): LockHolder {
-  const h = (raw ?? {}) as Record<string, unknown>;
-  const ms = h['startedAtMs'];
+  const h: Partial<Record<keyof NativeLockHolder, unknown>> = typeof raw === 'object' && raw !== null ? raw : {};
   return {
-    pid: typeof h['pid'] === 'number' ? h['pid'] : null,
-    host: typeof h['host'] === 'string' ? h['host'] : null,
-    startedAt: typeof ms === 'number' ? new Date(ms) : null,
-    isRunning: h['isRunning'] === true,
-    thisProcess: h['thisProcess'] === true,
+    pid: typeof h.pid === 'number' ? h.pid : null,
+    host: typeof h.host === 'string' ? h.host : null,
+    startedAt: typeof h.startedAtMs === 'number' ? new Date(h.startedAtMs) : null,
+    isRunning: h.isRunning === true,
+    thisProcess: h.thisProcess === true,
   };
 }
 

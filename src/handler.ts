@@ -13,11 +13,21 @@ import type {
   BetaMemoryTool20250818ViewCommand,
 } from '@anthropic-ai/sdk/resources/beta';
 
+import {
+  childrenOf,
+  type DirectoryPage,
+  type ExportStreamOptions,
+  findPaths,
+  type PageOptions,
+  type PathSearchPage,
+  streamExport,
+} from './browse.js';
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { StoreClosedError, native, nativeSync } from './errors.js';
 import * as H from './history.js';
 import { Limit } from './limit.js';
-import { NativeMemories } from './native.js';
+import { DEFAULT_MAX_MEMORY_BYTES, DEFAULT_VIEW_MAX_CHARS } from './limits.js';
+import { NativeMemories, type ScopeUsage } from './native.js';
 import { optionRecord, refuse, refuseUnknownKeys } from './options.js';
 import { MemoryPath } from './path.js';
 import { viewRange, viewed } from './view-answer.js';
@@ -59,15 +69,16 @@ export interface MemoryToolOptions {
 
 export type { ToolOutput } from './tool-output.js';
 
-/** What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope. */
-export interface MemoryUsage {
-  /** Memories stored in the scope, including hidden ones a directory view leaves out. */
-  memories: number;
-  /** Total content of those memories in UTF-8 bytes (keys and metadata not counted). */
-  bytes: number;
+/**
+ * What {@link RaboshMemoryToolHandler.usage} reports for the handler's scope: its memories
+ * (documented on {@link ScopeUsage}, which the binding defines) and its history's size.
+ */
+export interface MemoryUsage extends ScopeUsage {
   /** With history on (a store opened with `history`): the versions kept, apart from the memories. */
   history?: H.HistoryUsage;
 }
+
+export type { ScopeUsage } from './native.js';
 
 const HANDLER_OPTION_KEYS = [
   'scope',
@@ -114,8 +125,8 @@ function settings(options: unknown, extraKeys: readonly string[] = []): Settings
   if (typeof scope !== 'string') refuse('scope', scope, 'must be a string matching [A-Za-z0-9_.-]{1,64}');
   return {
     scope,
-    maxMemoryBytes: positiveInteger('maxMemoryBytes', o['maxMemoryBytes'], 1_048_576),
-    viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], 16_000),
+    maxMemoryBytes: positiveInteger('maxMemoryBytes', o['maxMemoryBytes'], DEFAULT_MAX_MEMORY_BYTES),
+    viewMaxChars: positiveInteger('viewMaxChars', o['viewMaxChars'], DEFAULT_VIEW_MAX_CHARS),
     createOverwrites: flag('createOverwrites', o['createOverwrites']),
     trackAccess: flag('trackAccess', o['trackAccess']),
     listingIndex: flag('listingIndex', o['listingIndex'], true),
@@ -390,6 +401,40 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   }
 
   /**
+   * The same memories as {@link RaboshMemoryToolHandler.exportMemories}, in path order, read a
+   * page at a time as the loop asks for them: memory holds one page, not the whole scope. A
+   * directory store pins one snapshot for the whole loop (released when it ends or breaks), so
+   * every memory comes from one state; PostgreSQL, which has no snapshots, reads each page from
+   * the newest state.
+   */
+  exportStream(options?: ExportStreamOptions): AsyncGenerator<ExportedMemory> {
+    this.#assertOpen();
+    return streamExport(this.#db, this.#memories, options);
+  }
+
+  /**
+   * The names directly under the directory `dir` (hidden ones included), a page at a time in
+   * byte order, each with the size of the memory at that name and the count and bytes of what
+   * lies below it: a tree to show one directory at a time. Reads metadata only, never content;
+   * the cost grows with what lies below `dir`, the answer with `limit`. A path with nothing below
+   * it answers an empty page.
+   */
+  children(dir: string, options?: PageOptions): Promise<DirectoryPage> {
+    this.#assertOpen();
+    return childrenOf(this.#memories, dir, options);
+  }
+
+  /**
+   * Paths of the scope's memories (hidden ones included) that contain `text`, compared in lower
+   * case, a page at a time in byte order, with their sizes. Reads metadata only; a search that
+   * matches little reads every key of the scope for one page.
+   */
+  findPaths(text: string, options?: PageOptions): Promise<PathSearchPage> {
+    this.#assertOpen();
+    return findPaths(this.#memories, text, options);
+  }
+
+  /**
    * Writes `files` into the scope in ONE commit, or nothing: a path that does not normalise, a
    * repeated path, one over `maxMemoryBytes`, or (without `overwrite`) an existing memory
    * rejects with `InvalidArgumentError` naming it.
@@ -526,7 +571,7 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
     const o = await this.#outcome(() => this.#memories.strReplace(path, sent, text(input['new_str'])));
     switch (o.type) {
       case 'Edited':
-        return ok(o.text);
+        return ok(S.edited(o.firstLine, o.snippet));
       case 'NoMatch':
         return fail(S.replaceNoMatch(oldStr, path));
       case 'Multiple':

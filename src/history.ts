@@ -6,7 +6,16 @@
  */
 
 import { InvalidArgumentError, InvalidOptionError, PreconditionFailedError, native } from './errors.js';
-import { MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, type NativeMemories } from './native.js';
+import {
+  type HistoryUsage,
+  MAX_ACTOR_ID_BYTES,
+  MAX_ACTOR_TYPE_BYTES,
+  type NativeActor,
+  type NativeHistoryOptions,
+  type NativeHistoryRequest,
+  type NativeMemories,
+} from './native.js';
+import type { Same } from './options.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
 import type { ToolOutput } from './tool-output.js';
@@ -127,13 +136,7 @@ export interface RemoveResult {
   versionId: string | null;
 }
 
-/** The history's own size, apart from `usage()`. */
-export interface HistoryUsage {
-  /** Versions kept in the scope, redacted ones included. */
-  versions: number;
-  /** Content bytes the versions hold. */
-  bytes: number;
-}
+export type { HistoryUsage } from './native.js';
 
 /** What a view of the past answers: the tool's strings as the model would have seen them. */
 export interface HistoricView {
@@ -151,9 +154,12 @@ export interface RevertResult {
   versionId: string | null;
 }
 
-type NativeHistoryOptions = { retainDays?: number; maxVersionsPerMemory?: number };
-/** What an opener asks of the store's history (decided in Rust, see docs/guide/history.md). */
-export type NativeHistoryRequest = { on: boolean; options?: NativeHistoryOptions };
+// The public option and actor are the binding's shapes, documented here for hosts; they must not
+// drift apart (the compiler holds it).
+const historyOptionsMatchBinding: Same<HistoryOptions, NativeHistoryOptions> = true;
+const actorMatchesBinding: Same<Actor, NativeActor> = true;
+void historyOptionsMatchBinding;
+void actorMatchesBinding;
 
 const refuse = (option: string, value: unknown, why: string): never => {
   throw new InvalidOptionError(`invalid option ${option}: ${JSON.stringify(value) ?? String(value)} (${why})`);

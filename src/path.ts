@@ -3,8 +3,9 @@
  * so one path means one key on every operating system. No `node:path` here, on purpose.
  */
 
+import { MAX_PATH_BYTES } from './native.js';
+
 const ROOT = '/memories';
-const MAX_PATH_BYTES = 1024;
 const MAX_SEGMENT_BYTES = 255;
 
 /** UTF-8 length of a string already known to hold no unpaired surrogate. */

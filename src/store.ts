@@ -11,15 +11,24 @@ import {
   withKey,
 } from './encryption.js';
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from './errors.js';
-import { historyOption, type HistoryOptions, type HistoryUsage } from './history.js';
-import { NativeStore, type NativeDurability, type NativeSnapshot, type NativeStoreOptions } from './native.js';
-import { optionRecord, refuseUnknownKeys } from './options.js';
+import { historyOption, type HistoryOptions } from './history.js';
+import {
+  type CheckpointInfo,
+  type CompactInfo,
+  type HistoryUsage,
+  NativeStore,
+  type NativeDurability,
+  type NativeSnapshot,
+  type NativeStoreOptions,
+  type StoreCounters,
+  type VerifyReport,
+} from './native.js';
+import { optionRecord, refuseUnknownKeys, type Same } from './options.js';
 import { syncStore } from './sync/engine.js';
 import { syncEvery, stopSyncs } from './sync/every.js';
 import type { SyncEveryOptions, SyncHost, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
 
 // The public name is a plain union, documented here; it must stay the binding's string enum.
-type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const durabilityMatchesBinding: Same<Durability, NativeDurability> = true;
 void durabilityMatchesBinding;
 
@@ -71,8 +80,9 @@ export interface RaboshOptions {
   /**
    * Shared stores: the longest, in milliseconds, any call waits for the cross-process commit
    * lock another process holds (through each of its commits) before it fails with
-   * `StoreBusyError` naming the holder (having committed nothing); default 5000. It counts from
-   * the call, time queued behind this process's other commands included, and starts again
+   * `StoreBusyError` naming the holder (having committed nothing); default 5000
+   * (`DEFAULT_LOCK_TIMEOUT_MS`). It counts from the call, time queued behind this process's
+   * other commands included, and starts again
    * whenever another process's commit lands. Like SQLite's busy timeout: a process
    * stopped in a debugger, a laptop asleep mid-commit, or a program holding the lock file cannot
    * freeze the others. Reads (views, listings) do not wait for it when what is durable answers
@@ -93,39 +103,10 @@ export interface RaboshOptions {
 }
 
 /**
- * Counters that make the store's work visible, read from memory without touching the disk.
- * The `commits` … `compactions` counters count work done through this open handle (they start at
- * zero on every open); the byte, file and key figures describe the store as it is now.
+ * {@link Rabosh.stats}: the store's counters (documented on {@link StoreCounters}, which the
+ * binding defines), and its history's size.
  */
-export interface RaboshStats {
-  /** Non-empty commits acknowledged since open (one per successful write command or import). */
-  commits: number;
-  /**
-   * fsync/fdatasync calls made since open: one per commit under `'sync'`, one per
-   * `db.sync()`, plus those sealing segments and replacing the MANIFEST and hint files.
-   */
-  fsyncs: number;
-  /** Values read from disk ("documents read") since open; metadata reads do not count. */
-  valuesRead: number;
-  /** Bytes of commit records appended to the log since open (compaction output not included). */
-  bytesWritten: number;
-  /** On-disk bytes of the current version of every live key (value, key and record overhead). */
-  liveBytes: number;
-  /**
-   * On-disk bytes of the segment files not held by live data (overwritten and deleted records,
-   * framing); what {@link Rabosh.compact} can reclaim, at most.
-   */
-  deadBytes: number;
-  /** Data files the store consists of: log segments plus the hint file of each sealed one. */
-  files: number;
-  /** Live keys in the store, every scope together (one per memory). */
-  keys: number;
-  /** Snapshots currently pinned and not yet released, including any a command holds while it runs. */
-  openSnapshots: number;
-  /** Compactions completed since open. */
-  compactions: number;
-  /** Sequence number of the last commit (persisted: it does not restart at zero on open). */
-  seq: number;
+export interface RaboshStats extends StoreCounters {
   /**
    * With `history` on: the versions of every scope and their content bytes, apart from the
    * memories (`keys` and the byte figures above include them), and when the store began recording.
@@ -139,34 +120,8 @@ export interface StoreHistoryUsage extends HistoryUsage {
   since: Date;
 }
 
-/** What {@link Rabosh.checkpoint} wrote. */
-export interface CheckpointInfo {
-  /** The sequence number of the last commit the checkpoint holds. */
-  seq: number;
-  /** Every data file was hard-linked rather than copied. */
-  hardLinked: boolean;
-}
-
-/** What {@link Rabosh.compact} did, in on-disk bytes of the segment files. */
-export interface CompactInfo {
-  /** Segment bytes before compaction. */
-  bytesBefore: number;
-  /**
-   * Segment bytes after compaction. Space a pinned snapshot still reads is only freed when the
-   * snapshot is released, so the disk may hold more than this until then.
-   */
-  bytesAfter: number;
-}
-
-/** What a successful {@link Rabosh.verify} checked; any problem rejects instead. */
-export interface VerifyReport {
-  /** Segment files scanned. */
-  files: number;
-  /** Commit records read and checksummed across those files. */
-  records: number;
-  /** Live keys whose current value was read back and checksummed. */
-  keys: number;
-}
+// What the binding reports unchanged is its own definition, with its documentation.
+export type { CheckpointInfo, CompactInfo, StoreCounters, VerifyReport } from './native.js';
 
 /**
  * A pinned, consistent read view; release it (or `using` it) to let space be reclaimed. Read
@@ -188,9 +143,6 @@ export const STORE_OPTION_KEYS = ['durability', 'create', 'exclusive', 'history'
 // compile instead.
 const storeKeysComplete: Same<(typeof STORE_OPTION_KEYS)[number], keyof RaboshOptions> = true;
 void storeKeysComplete;
-
-/** {@link RaboshOptions.lockTimeout} unless set. */
-export const DEFAULT_LOCK_TIMEOUT_MS = 5000;
 
 /**
  * Validated store options, without the key (see {@link storeKeySource}); `InvalidOptionError`

@@ -1,21 +1,28 @@
 /**
- * Every string the model reads (contract §4), in one place but three: the file and directory views
- * and str_replace's snippet, see below. Functions of already-decided outcomes: nothing here looks
- * at the store.
+ * Every string the model reads (contract §4), in one place but two: the file and directory views,
+ * see below. Functions of already-decided outcomes: nothing here looks at the store.
  */
+
+import { MAX_VIEW_LINES } from './native.js';
+
+/** `n` with a comma between each group of three digits: `999,999`. */
+const grouped = (n: number) => String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+
+/** A line of a numbered answer: its number right-aligned in six columns (more when longer), a tab. */
+const numbered = (n: number, line: string) => `${String(n).padStart(6)}\t${line}`;
 
 // ---- view -----------------------------------------------------------------------------------
 
 export const viewNotFound = (path: string) => `The path ${path} does not exist. Please provide a valid path.`;
 
-export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum line limit of 999,999 lines.`;
+export const viewTooManyLines = (path: string) => `File ${path} exceeds maximum line limit of ${grouped(MAX_VIEW_LINES)} lines.`;
 
 /*
- * The answers that carry memory content are rendered below the facade, by the binding, where the
- * store reads them: the file view ("Here's the content of … with line numbers:", numbered lines,
- * the "[Truncated: …]" note) and str_replace's edited snippet, which numbers lines the same way
- * (crates/rabosh-node/src/window.rs), and the directory view ("Here're the files and directories
- * up to 2 levels deep in …", sizes as `1.2K`; crates/rabosh-node/src/listing_text.rs). A listing
+ * The two answers that grow with what they show are rendered below the facade, by the binding,
+ * where the store reads them (crates/rabosh-node/src/render/): the file view ("Here's the content
+ * of … with line numbers:", numbered lines, the "[Truncated: …]" note; render/file_view.rs) and
+ * the directory view ("Here're the files and directories up to 2 levels deep in …", sizes as
+ * `1.2K`; render/listing.rs). A listing
  * is the answer that grows with the store: rendering 50,000 lines here cost the JS thread 3-60 ms
  * against about 1 ms to receive the text. A file view crosses as one flat string instead of a
  * window split, numbered and joined here.
@@ -34,6 +41,11 @@ export const replaceNoMatch = (oldStr: string, path: string) =>
   `No replacement was performed, old_str \`${oldStr}\` did not appear verbatim in ${path}.`;
 export const replaceMultiple = (oldStr: string, lines: readonly number[]) =>
   `No replacement was performed. Multiple occurrences of old_str \`${oldStr}\` in lines: ${lines.join(', ')}. Please ensure it is unique`;
+/** The edit's answer: the lines around it, numbered from `firstLine` as a file view numbers them. */
+export const edited = (firstLine: number, snippet: readonly string[]) =>
+  ['The memory file has been edited. Here is the snippet showing the change (with line numbers):']
+    .concat(snippet.map((line, i) => numbered(firstLine + i, line)))
+    .join('\n');
 
 // ---- insert, delete, rename -----------------------------------------------------------------
 

@@ -14,7 +14,8 @@ export async function runSuitesUnder(platform: 'win32-x64' | 'linux-arm64', extr
   const run = await runForeign(
     platform,
     node,
-    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.config.ts', '--no-color', ...CROSS_SUITES],
+    // One worker, as vitest picks on two cores: the target files already run side by side.
+    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.config.ts', '--maxWorkers', '1', '--no-color', ...CROSS_SUITES],
     { env, timeoutMs: 1_500_000, tag: `suites-${platform}` },
   );
   const output = `${run.stdout}\n${run.stderr}`;

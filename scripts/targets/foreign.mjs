@@ -47,8 +47,17 @@ function unpack(spec, dir) {
   if (!tarball) throw new Error(`npm pack ${spec} wrote no tarball`);
   sh('tar', ['xzf', tarball], { cwd: partial });
   rmSync(join(partial, tarball));
-  rmSync(dir, { recursive: true, force: true });
-  renameSync(partial, dir);
+  // The target test files run side by side: if another put the same package in place meanwhile,
+  // that copy stays (it may be running) and this one goes.
+  if (!existsSync(join(dir, 'package'))) {
+    rmSync(dir, { recursive: true, force: true });
+    try {
+      renameSync(partial, dir);
+    } catch (err) {
+      if (!existsSync(join(dir, 'package'))) throw err;
+    }
+  }
+  rmSync(partial, { recursive: true, force: true });
   return join(dir, 'package');
 }
 

@@ -9,7 +9,7 @@
 
 import { InvalidArgumentError, InvalidOptionError, native, nativeSync } from '../errors.js';
 import { actorOption, type Actor } from '../history.js';
-import { NativeMemories } from '../native.js';
+import { DEFAULT_MAX_MEMORY_BYTES, NativeMemories } from '../native.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { DONE_TAG, decodeBase, encodeBase, encodeDone, tagPrefix, type Base } from './base.js';
 import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
@@ -22,7 +22,6 @@ import type { SyncConflict, SyncHost, SyncOptions, SyncReport, SyncSide } from '
 const MAX_ROUNDS = 5;
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const LOCAL_CHUNK = 256;
-const LOCAL_MAX_BYTES = 1 << 20;
 const SYNC_OPTION_KEYS = new Set([
   'memoryStoreId',
   'scope',
@@ -117,7 +116,7 @@ export async function syncStore(db: SyncHost, client: unknown, options: SyncOpti
     () =>
       new NativeMemories(db.native, {
         scope: s.scope,
-        maxMemoryBytes: LOCAL_MAX_BYTES,
+        maxMemoryBytes: DEFAULT_MAX_MEMORY_BYTES,
         createOverwrites: false,
         trackAccess: false,
         listingIndex: false,
@@ -274,7 +273,7 @@ class Sync {
         max: this.s.deletes.max ?? Math.max(10, Math.ceil(known.length / 4)),
         allowEmptySide: this.s.deletes.allowEmptySide,
       },
-      localMax: LOCAL_MAX_BYTES,
+      localMax: DEFAULT_MAX_MEMORY_BYTES,
     };
     // Ask the policy about each conflict first (it may be async), then plan with the answers.
     const asked: Array<[PendingConflict, string]> = [];

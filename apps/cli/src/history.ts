@@ -6,7 +6,7 @@
  * from the shell is then recorded like any other change, since history is the store's).
  */
 import type { Command } from 'commander';
-import { Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from 'rabosh-memory';
+import { DEFAULT_VERSION_PAGE, MAX_VERSION_PAGE, Rabosh, RaboshMemoryToolHandler, type MemoryVersion } from 'rabosh-memory';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { withKeyFile } from './key-open.js';
 import { holdsNothing, isNotAStore, isUrl, noStore, refuseNonDirectory, storeName } from './target.js';
@@ -79,8 +79,8 @@ function line(v: MemoryVersion): string {
 
 function positiveInt(raw: string): number {
   const n = Number(raw);
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > 10_000) {
-    throw new CliError(`invalid --limit ${JSON.stringify(raw)}: an integer from 1 to 10000`, EXIT.usage, 'CLI_USAGE');
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n) || n < 1 || n > MAX_VERSION_PAGE) {
+    throw new CliError(`invalid --limit ${JSON.stringify(raw)}: an integer from 1 to ${MAX_VERSION_PAGE}`, EXIT.usage, 'CLI_USAGE');
   }
   return n;
 }
@@ -105,10 +105,10 @@ export function addHistoryCommands(sub: Sub, out: Out): void {
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('<path>', 'memory path')
     .option('--prefix', 'every memory at or below <path>')
-    .option('--limit <n>', 'at most this many versions (default 100)', positiveInt)
+    .option('--limit <n>', `at most this many versions (default ${DEFAULT_VERSION_PAGE})`, positiveInt)
     .action(async (dir: string, path: string, opts: Common & { prefix?: boolean; limit?: number }) => {
       await withHandler(dir, opts, async (h) => {
-        const limit = opts.limit ?? 100;
+        const limit = opts.limit ?? DEFAULT_VERSION_PAGE;
         const page = opts.prefix ? await h.versions({ pathPrefix: path, limit }) : await memoryVersions(h, path, { limit });
         const human = page.data.length === 0 ? `no versions of ${path}` : page.data.map(line).join('\n');
         out(opts, human, { data: page.data.map(json), nextCursor: page.nextCursor ?? null });

@@ -4,16 +4,13 @@
  * messages only: anything else this process prints goes to stderr.
  */
 import type { Writable } from 'node:stream';
-import { Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from 'rabosh-memory';
+import { DEFAULT_MAX_MEMORY_BYTES, Rabosh, RaboshMemoryToolHandler, type MemoryToolOptions } from 'rabosh-memory';
 import { MemoryServer } from './mcp/server.js';
 import { StdioTransport, requestLimit } from './mcp/stdio.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { withKeyFile } from './key-open.js';
 import { POLL_MS, type McpOptions } from './mcp-options.js';
 import { isUrl, storeName } from './target.js';
-
-/** The handler's default `maxMemoryBytes`, which sizes the largest request read. */
-const MAX_MEMORY_BYTES = 1_048_576;
 
 function handlerOptions(opts: McpOptions): MemoryToolOptions {
   return {
@@ -85,7 +82,7 @@ export async function serve(dir: string, opts: McpOptions, version: string): Pro
       });
       const done = untilDone(server);
       await server.watch();
-      await server.server.connect(new StdioTransport(process.stdin, wire, requestLimit(opts.maxMemoryBytes ?? MAX_MEMORY_BYTES)));
+      await server.server.connect(new StdioTransport(process.stdin, wire, requestLimit(opts.maxMemoryBytes ?? DEFAULT_MAX_MEMORY_BYTES)));
       log(`rabosh-memory mcp: serving ${storeName(dir)} on stdio`);
       const why = await done;
       log(`rabosh-memory mcp: ${why}; closing the store`);

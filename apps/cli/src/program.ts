@@ -3,7 +3,15 @@
  * one thing, closes it, and prints either a line for a person or one JSON document (--json).
  */
 import { Command, CommanderError, Option } from 'commander';
-import { type ImportResult, InvalidArgumentError, Rabosh, RaboshMemoryToolHandler, type RaboshStats } from 'rabosh-memory';
+import {
+  DEFAULT_MAX_MEMORY_BYTES,
+  DEFAULT_VIEW_MAX_CHARS,
+  type ImportResult,
+  InvalidArgumentError,
+  Rabosh,
+  RaboshMemoryToolHandler,
+  type RaboshStats,
+} from 'rabosh-memory';
 import { parseBefore } from './dates.js';
 import { CLI_ACTOR, addHistoryCommands } from './history.js';
 import { addUiCommand } from './inspector/command.js';
@@ -48,9 +56,6 @@ export function count(n: number, one: string, many: string): string {
 
 /** The library's advice on an import conflict names its option; from the shell it is a flag. */
 const API_OVERWRITE = 'pass overwrite: true';
-
-/** The cap the CLI's handlers use: the handler's default `maxMemoryBytes`. */
-const MAX_MEMORY_BYTES = 1_048_576;
 
 /** The store's scope pattern, checked before any store is opened so a bad one is a usage error. */
 const SCOPE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -150,7 +155,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<dir>', 'store directory or postgres:// URL')
     .argument('[path]', 'memory path', '/memories')
     .option('--range <start,end>', 'lines to show, like view_range (default: the whole file)', parseRange)
-    .option('--max-chars <n>', 'cap on a rendered file view, viewMaxChars (default: 16000)', positiveInt('--max-chars'))
+    .option('--max-chars <n>', `cap on a rendered file view, viewMaxChars (default: ${DEFAULT_VIEW_MAX_CHARS})`, positiveInt('--max-chars'))
     .action(async (dir: string, path: string, opts: Common & { range?: [number, number]; maxChars?: number }) => {
       await withStore(dir, false, opts, async (db) => {
         const handler = handlerFor(db, opts, opts.maxChars === undefined ? {} : { viewMaxChars: opts.maxChars });
@@ -174,13 +179,15 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .argument('<to>', 'target directory')
     .action(async (dir: string, to: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
-        const files = await handlerFor(db, opts).exportMemories();
-        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', files.length, io.stderr);
+        const handler = handlerFor(db, opts);
+        // Written as read, a page at a time: the bar's total is the count before the export began.
+        const total = (await handler.usage()).memories;
+        const bar = startProgress(wantProgress(io.stdout.isTTY, opts.json === true), 'export', total, io.stderr);
         try {
-          const bytes = await writeTree(to, files, bar);
+          const { memories, bytes } = await writeTree(to, handler.exportStream(), bar);
           bar.stop();
-          out(opts, `exported ${count(files.length, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
-            memories: files.length,
+          out(opts, `exported ${count(memories, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
+            memories,
             bytes,
             to,
           });
@@ -196,7 +203,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .option('--overwrite', 'replace memories that already exist instead of refusing the import')
     .action(async (from: string, dir: string, opts: Common & { overwrite?: boolean }) => {
       const tty = wantProgress(io.stdout.isTTY, opts.json === true);
-      const { files } = await readTree(from, MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
+      const { files } = await readTree(from, DEFAULT_MAX_MEMORY_BYTES, (total) => startProgress(tty, 'read', total, io.stderr));
       await withStore(dir, true, opts, async (db) => {
         const status = startStatus(tty, `committing ${count(files.length, 'memory', 'memories')}…`, io.stderr);
         let r: ImportResult;

@@ -17,18 +17,22 @@ function segments(memoryPath: string): string[] {
   return memoryPath.split('/').filter((s) => s !== '');
 }
 
+/** The memory paths above `memoryPath` (`/memories/a/b/c` → `/memories/a`, `/memories/a/b`). */
+function ancestors(memoryPath: string): string[] {
+  const segs = segments(memoryPath);
+  const out: string[] = [];
+  for (let i = 2; i < segs.length; i++) out.push(`/${segs.slice(0, i).join('/')}`);
+  return out;
+}
+
 /** A memory at P and memories under P/ can coexist in the store but not as files and folders. */
-export function fileDirConflicts(files: readonly MemoryFile[]): string[] {
-  const paths = new Set(files.map((f) => f.path));
-  const conflicts = new Set<string>();
-  for (const f of files) {
-    const segs = segments(f.path);
-    for (let i = 2; i < segs.length; i++) {
-      const ancestor = `/${segs.slice(0, i).join('/')}`;
-      if (paths.has(ancestor)) conflicts.add(ancestor);
-    }
-  }
-  return [...conflicts].sort();
+function conflictError(conflicts: string[]): CliError {
+  return new CliError(
+    `cannot export: ${conflicts.join(', ')} ${conflicts.length === 1 ? 'is' : 'are'} both a memory and a directory, which a plain directory cannot hold; rename one of them first`,
+    1,
+    'CLI_EXPORT_CONFLICT',
+    { conflicts },
+  );
 }
 
 /** What a failed file-system call means for the person at the shell, without the stack. */
@@ -69,16 +73,11 @@ async function lstatOrNull(path: string) {
  * link points. (The directories above `<to>` are the caller's choice of path and are resolved as
  * usual: on macOS, /tmp and /var are themselves links.)
  */
-export async function writeTree(to: string, files: readonly MemoryFile[], progress: Progress): Promise<number> {
-  const conflicts = fileDirConflicts(files);
-  if (conflicts.length > 0) {
-    throw new CliError(
-      `cannot export: ${conflicts.join(', ')} ${conflicts.length === 1 ? 'is' : 'are'} both a memory and a directory, which a plain directory cannot hold; rename one of them first`,
-      1,
-      'CLI_EXPORT_CONFLICT',
-      { conflicts },
-    );
-  }
+export async function writeTree(
+  to: string,
+  files: AsyncIterable<MemoryFile> | Iterable<MemoryFile>,
+  progress: Progress,
+): Promise<{ memories: number; bytes: number }> {
   const final = join(to, 'memories');
   for (const p of [to, final]) {
     const st = await lstatOrNull(p);
@@ -102,9 +101,21 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
     );
   }
   let bytes = 0;
+  let memories = 0;
+  // Files arrive one at a time (an export streams them), in path order, so a memory at P comes
+  // before the memories under P/: its path is known when theirs need P to be a directory.
+  const written = new Set<string>();
+  const conflicts = new Set<string>();
   try {
-    for (const f of files) {
+    for await (const f of files) {
       const segs = segments(f.path).slice(1);
+      written.add(f.path);
+      const clash = ancestors(f.path).find((a) => written.has(a));
+      if (clash !== undefined || conflicts.size > 0) {
+        // Nothing will be exported: the rest is only read to name every conflict.
+        if (clash !== undefined) conflicts.add(clash);
+        continue;
+      }
       const target = join(staging, ...segs);
       const data = Buffer.from(f.content, 'utf8');
       try {
@@ -118,8 +129,10 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
         throw new CliError(`cannot export ${f.path}: ${why}; nothing was exported`, 1, code ?? 'CLI_FAILED');
       }
       bytes += data.length;
+      memories++;
       progress.tick();
     }
+    if (conflicts.size > 0) throw conflictError([...conflicts].sort());
     try {
       // An empty <to>/memories is replaced (rename cannot replace a directory on every OS).
       if (await lstatOrNull(final)) await rmdir(final);
@@ -135,7 +148,7 @@ export async function writeTree(to: string, files: readonly MemoryFile[], progre
     await rm(staging, { recursive: true, force: true });
     throw e;
   }
-  return bytes;
+  return { memories, bytes };
 }
 
 interface SourceFile {

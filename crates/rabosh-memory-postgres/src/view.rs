@@ -215,8 +215,12 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.scan_prefix_from(prefix, prefix, visit)
+    }
+
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         let end = prefix_end(prefix);
-        let mut from = prefix.to_vec();
+        let mut from = from.max(prefix).to_vec();
         loop {
             // Pages are fetched with the connection locked and visited after it is released, so
             // a visitor may itself call `get`/`meta` on this view.

@@ -197,6 +197,13 @@ pub trait ReadView: Send + Sync {
     /// breaks. Reads no values.
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()>;
 
+    /// The keys under `prefix` from `from` on (included), in byte order, until `visit` breaks: a
+    /// scan resumed at a cursor (a paged export). The default runs the whole scan and skips the
+    /// keys before `from`; a backend with an ordered index seeks instead.
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.scan_prefix(prefix, &mut |k, m| if k < from { ControlFlow::Continue(()) } else { visit(k, m) })
+    }
+
     /// The same keys from the top: every `(key, meta)` under `prefix` and below `before` (None: no
     /// bound), in reverse byte order, until `visit` breaks. For pages that start at a cursor
     /// (history, newest first). The default runs the forward scan and replays it reversed, so it

@@ -3,20 +3,7 @@
 
 use std::fmt;
 
-/// Who holds a store's lock, as its holder recorded it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LockHolder {
-    /// Process id of the holder, when the holder record could be read.
-    pub pid: Option<u32>,
-    /// Host name of the holder.
-    pub host: Option<String>,
-    /// Holder process start time, milliseconds since the Unix epoch.
-    pub started_at_ms: Option<u64>,
-    /// True when a process with that pid AND that start time runs on this host now.
-    pub is_running: bool,
-    /// True when the holder is this very process (the store is already open here).
-    pub this_process: bool,
-}
+use crate::embedded::LockHolder;
 
 #[derive(Debug)]
 pub enum Error {

@@ -16,6 +16,7 @@
 mod backend;
 pub mod backend_kit;
 mod backends;
+mod browse;
 mod bulk;
 mod clock;
 mod commands;
@@ -44,18 +45,21 @@ mod workers;
 use backends::{embedded, in_memory};
 
 pub use backend::{Backend, Committed, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
+pub use browse::{Child, Children, ExportPage, Found};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{
-    Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, Snapshot, Stats, VerifyReport,
+    Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, LockHolder, Snapshot, Stats,
+    VerifyReport,
 };
 pub use encryption::{EncryptionKey, KEY_BYTES};
-pub use error::{BackendError, Error, LockHolder, Result, Unsupported};
+pub use error::{BackendError, Error, Result, Unsupported};
 pub use expiry::Expired;
 pub use history::{
-    Actor, At, Current, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage, HostRemove, HostWrite,
-    MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, Operation, Past, Precondition, Redact, Revert, Version, VersionPage,
-    VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history, sha256,
+    Actor, At, Current, DEFAULT_VERSION_PAGE, HistoryOptions, HistoryRequest, HistorySettings, HistoryUsage,
+    HostRemove, HostWrite, MAX_ACTOR_ID_BYTES, MAX_ACTOR_TYPE_BYTES, MAX_VERSION_PAGE, Operation, Past, Precondition,
+    Redact, Revert, Version, VersionPage, VersionQuery, hex, history_usage_of, id_hex, parse_id, settle_history,
+    sha256,
 };
 pub use in_memory::InMemoryBackend;
 pub use open::{StoreOptions, UrlOpener, open, open_with, reencrypt, reencrypt_with};
@@ -73,6 +77,11 @@ pub const MAX_VIEW_LINES: u64 = 999_999;
 pub const ROOT: &str = "/memories";
 /// The longest path, in UTF-8 bytes (contract §2 step 6).
 pub const MAX_PATH_BYTES: usize = 1024;
+/// [`MemoryOptions::max_memory_bytes`] unless set: 1 MiB.
+pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 1 << 20;
+/// How long a shared store's call waits for another process's commit lock unless the opener
+/// says otherwise (the engine's default).
+pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = rabosh::DEFAULT_LOCK_TIMEOUT;
 
 /// Options of one handler (one scope).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,7 +103,7 @@ impl Default for MemoryOptions {
     fn default() -> Self {
         MemoryOptions {
             scope: "default".into(),
-            max_memory_bytes: 1 << 20,
+            max_memory_bytes: DEFAULT_MAX_MEMORY_BYTES,
             create_overwrites: false,
             track_access: false,
             listing_index: true,

@@ -4,8 +4,9 @@
 
 use std::any::Any;
 
-use napi::bindgen_prelude::{JsObjectValue, JsValue, Object};
+use napi::bindgen_prelude::{JsObjectValue, JsValue};
 use napi::{Env, Status};
+use napi_derive::napi;
 use rabosh_memory::{Error, LockHolder};
 
 use crate::fault_codes as codes;
@@ -22,6 +23,34 @@ pub struct Fault {
 }
 
 pub type FaultResult<T> = std::result::Result<T, Fault>;
+
+/// Who holds a store's lock, as it crosses on a `RABOSH_STORE_LOCKED` or `RABOSH_STORE_BUSY`
+/// error's `holder`: the facade's `LockHolder` is made from it (its start as a `Date`).
+#[napi(object, object_from_js = false)]
+pub struct NativeLockHolder {
+    /// Process id of the holder, when the holder record could be read.
+    pub pid: Option<u32>,
+    /// Host name of the holder.
+    pub host: Option<String>,
+    /// Holder process start time, milliseconds since the Unix epoch.
+    pub started_at_ms: Option<f64>,
+    /// A process with that pid and that start time runs on this host now.
+    pub is_running: bool,
+    /// The holder is this very process (the store is already open here).
+    pub this_process: bool,
+}
+
+impl From<&LockHolder> for NativeLockHolder {
+    fn from(h: &LockHolder) -> Self {
+        NativeLockHolder {
+            pid: h.pid,
+            host: h.host.clone(),
+            started_at_ms: h.started_at_ms.map(|ms| ms as f64),
+            is_running: h.is_running,
+            this_process: h.this_process,
+        }
+    }
+}
 
 impl Fault {
     pub fn invalid_option(option: &'static str, value: impl Into<String>) -> Fault {
@@ -64,13 +93,7 @@ impl Fault {
         let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, self.message.clone()))?;
         obj.set_named_property("code", self.code)?;
         if let Some(h) = &self.holder {
-            let mut holder = Object::new(&env)?;
-            holder.set_named_property("pid", h.pid.map(f64::from))?;
-            holder.set_named_property("host", h.host.clone())?;
-            holder.set_named_property("startedAtMs", h.started_at_ms.map(|ms| ms as f64))?;
-            holder.set_named_property("isRunning", h.is_running)?;
-            holder.set_named_property("thisProcess", h.this_process)?;
-            obj.set_named_property("holder", holder)?;
+            obj.set_named_property("holder", NativeLockHolder::from(h))?;
         }
         if let Some(count) = self.expired {
             obj.set_named_property("expired", count as f64)?;

@@ -10,8 +10,8 @@ use napi::Env;
 use napi::bindgen_prelude::Object;
 use napi_derive::napi;
 use rabosh_memory::{
-    Actor, At, Backend, Memories, Operation, Precondition, Version, VersionQuery, Workers, hex, history_usage_of,
-    id_hex, parse_id,
+    Actor, At, Backend, MAX_VERSION_PAGE, Memories, Operation, Precondition, Version, VersionQuery, Workers, hex,
+    history_usage_of, id_hex, parse_id,
 };
 
 use crate::fault::{Fault, on_js_thread};
@@ -20,6 +20,7 @@ use crate::history_outcome::{NativeHostRemove, NativeHostWrite, NativeRedact, Na
 use crate::memories::NativeMemories;
 use crate::memories::view_shape;
 use crate::outcome::NativeView;
+use crate::reports::HistoryUsage;
 use crate::store::NativeStore;
 use crate::work::run_off_thread;
 
@@ -65,12 +66,6 @@ pub struct NativeCurrent {
     pub version_id: Option<String>,
 }
 
-#[napi(object)]
-pub struct NativeHistoryUsage {
-    pub versions: f64,
-    pub bytes: f64,
-}
-
 fn version_out(v: Version, content: Option<String>) -> NativeVersion {
     NativeVersion {
         id: id_hex(v.id),
@@ -98,8 +93,14 @@ fn query(q: NativeVersionQuery) -> Result<VersionQuery, Fault> {
         None => None,
     };
     let limit = match q.limit {
-        Some(l) if l.fract() == 0.0 && (1.0..=10_000.0).contains(&l) => Some(crate::js_number::to_unsigned(l) as usize),
-        Some(l) => return Err(Fault::invalid_argument(format!("limit must be an integer from 1 to 10000, got {l}"))),
+        Some(l) if l.fract() == 0.0 && (1.0..=MAX_VERSION_PAGE as f64).contains(&l) => {
+            Some(crate::js_number::to_unsigned(l) as usize)
+        }
+        Some(l) => {
+            return Err(Fault::invalid_argument(format!(
+                "limit must be an integer from 1 to {MAX_VERSION_PAGE}, got {l}"
+            )));
+        }
         None => None,
     };
     Ok(VersionQuery {
@@ -184,12 +185,9 @@ impl NativeMemories {
     }
 
     /// The history's own size, apart from `usage()`.
-    #[napi(ts_return_type = "Promise<NativeHistoryUsage>")]
+    #[napi(ts_return_type = "Promise<HistoryUsage>")]
     pub fn history_usage<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        self.off_thread(env, move |m| {
-            let u = m.history_usage()?;
-            Ok(NativeHistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 })
-        })
+        self.off_thread(env, move |m| Ok(HistoryUsage::from(m.history_usage()?)))
     }
 
     /// Drops versions past the store's retention, then compacts; how many were dropped.
@@ -226,11 +224,10 @@ impl NativeStore {
 
     /// Versions of every scope and their content bytes; reads metadata in memory only.
     #[napi]
-    pub fn history_stats(&self, env: Env) -> napi::Result<NativeHistoryUsage> {
+    pub fn history_stats(&self, env: Env) -> napi::Result<HistoryUsage> {
         on_js_thread(env, || {
             let store: Arc<dyn Backend> = self.memory_store();
-            let u = history_usage_of(&*store.read()?)?;
-            Ok(NativeHistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 })
+            Ok(HistoryUsage::from(history_usage_of(&*store.read()?)?))
         })
     }
 }

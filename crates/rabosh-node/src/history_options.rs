@@ -54,16 +54,6 @@ pub struct NativeActor {
     pub id: String,
 }
 
-/// The longest actor type and id in UTF-8 bytes, defined once in rabosh-memory: the facade checks
-/// the handler option against these same numbers.
-// Read by JS only (the `#[napi]` export); the crate's unit tests build without that registration.
-#[cfg_attr(test, allow(dead_code))]
-#[napi]
-pub const MAX_ACTOR_TYPE_BYTES: u32 = rabosh_memory::MAX_ACTOR_TYPE_BYTES as u32;
-#[cfg_attr(test, allow(dead_code))]
-#[napi]
-pub const MAX_ACTOR_ID_BYTES: u32 = rabosh_memory::MAX_ACTOR_ID_BYTES as u32;
-
 /// A handler with its actor (refused over the limits). It records whenever the store does.
 pub(crate) fn configure(m: Memories, actor: Option<NativeActor>) -> rabosh_memory::Result<Memories> {
     match actor {

@@ -2,11 +2,13 @@
 //! typed errors.
 //!
 //! Every class here is `Native*`: the TypeScript facade wraps them and owns the public names.
+//! The reports it hands to callers unchanged (`reports.rs`) and the shared limits (`limits.rs`)
+//! are generated under their public names instead, so they are defined once.
 //! Anything that may touch the disk runs as an `AsyncTask` on the libuv pool; a fault crosses as a
 //! JS `Error` with a stable `code` (see `fault.rs`); a panic becomes such an error, never an abort.
 
-mod answer_text;
 mod backends;
+mod browse;
 mod bulk;
 mod completion;
 mod fault;
@@ -15,12 +17,13 @@ mod history;
 mod history_options;
 mod history_outcome;
 mod js_number;
-mod listing_text;
+mod limits;
 mod memories;
 mod outcome;
+mod render;
+mod reports;
 mod store;
 mod sync_base;
-mod window;
 mod work;
 mod write_queue;
 

@@ -7,14 +7,12 @@ use napi::bindgen_prelude::{AsyncTask, Either, Object, ToNapiValue, TypeName};
 use napi_derive::napi;
 use rabosh_memory::{Memories, MemoryOptions, Workers};
 
-use crate::answer_text::Text;
 use crate::completion;
 use crate::fault::{Fault, guard, on_js_thread};
-use crate::outcome::{
-    NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeUsage, NativeView,
-};
+use crate::outcome::{NativeCreate, NativeDelete, NativeInsert, NativeRename, NativeStrReplace, NativeView};
+use crate::render::{Range, Text};
+use crate::reports::ScopeUsage;
 use crate::store::{NativeSnapshot, NativeStore};
-use crate::window::Range;
 use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::{WriteQueue, after_fsync};
 
@@ -38,7 +36,7 @@ pub struct NativeMemoryOptions {
 
 #[napi]
 pub struct NativeMemories {
-    inner: Arc<Memories>,
+    pub(crate) inner: Arc<Memories>,
     /// Reads are in process memory (embedded), so a bounded view may run on the JS thread; on
     /// PostgreSQL every read is a network round trip and goes to the pool.
     cheap_views: bool,
@@ -236,9 +234,9 @@ impl NativeMemories {
         self.committing::<_, _, NativeRename>(env, move |m| m.rename(&old_path, &new_path))
     }
 
-    #[napi(ts_return_type = "Promise<NativeUsage>")]
+    #[napi(ts_return_type = "Promise<ScopeUsage>")]
     pub fn usage<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        self.off_thread(env, |m| Ok(NativeUsage::from(m.usage()?)))
+        self.off_thread(env, |m| Ok(ScopeUsage::from(m.usage()?)))
     }
 
     /// Deletes what was last updated (or accessed) before `instant_ms`, then compacts; the count.

@@ -4,11 +4,9 @@
 
 use napi::bindgen_prelude::Either;
 use napi_derive::napi;
-use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, Usage, View};
+use rabosh_memory::{Create, Delete, Insert, Rename, StrReplace, View};
 
-use crate::answer_text::Text;
-use crate::listing_text;
-use crate::window::{self, Range};
+use crate::render::{self, Range, Text};
 
 // Counts and sizes cross as JS numbers; exact up to 2^53, far beyond any store this serves.
 fn num(n: u64) -> f64 {
@@ -16,8 +14,8 @@ fn num(n: u64) -> f64 {
 }
 
 /// `view`. A file view and a listing cross as their finished text (rendered where they are
-/// read, see window.rs and `listing_text.rs`): one string, not one piece per line, Latin-1 when it
-/// is ASCII (`answer_text.rs`). Only ever sent to JS, never read back.
+/// read, see render/): one string, not one piece per line, Latin-1 when it is ASCII
+/// (render/text.rs). Only ever sent to JS, never read back.
 #[napi(object_from_js = false)]
 pub enum NativeView {
     NotFound,
@@ -44,10 +42,10 @@ impl NativeView {
         match v {
             View::NotFound => NativeView::NotFound,
             View::TooManyLines => NativeView::TooManyLines,
-            View::File { content, .. } => NativeView::File { text: window::render(path, &content, range, max_chars) },
-            View::Dir { total, entries } => {
-                NativeView::Dir { text: listing_text::render(path, total, &entries).into() }
+            View::File { content, .. } => {
+                NativeView::File { text: render::file_view(path, &content, range, max_chars) }
             }
+            View::Dir { total, entries } => NativeView::Dir { text: render::listing(path, total, &entries).into() },
             View::NotRecorded => NativeView::NotRecorded,
         }
     }
@@ -81,15 +79,15 @@ impl From<Create> for NativeCreate {
     }
 }
 
-/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `text`: the
-/// edit's whole answer, its snippet numbered like a file view (window.rs).
+/// `str_replace`. `lines`: the line of every occurrence, counted with overlaps; `snippet`: the
+/// lines around the edit, the first of them line `firstLine` (the facade numbers and words them).
 #[napi]
 pub enum NativeStrReplace {
     NotFound,
     NoMatch,
     Multiple { lines: Vec<f64> },
     TooLarge { limit: f64 },
-    Edited { text: String },
+    Edited { first_line: f64, snippet: Vec<String> },
 }
 
 impl From<StrReplace> for NativeStrReplace {
@@ -102,7 +100,7 @@ impl From<StrReplace> for NativeStrReplace {
             }
             StrReplace::TooLarge { limit } => NativeStrReplace::TooLarge { limit: num(limit) },
             StrReplace::Edited { first_line, snippet } => {
-                NativeStrReplace::Edited { text: window::edited(first_line, &snippet) }
+                NativeStrReplace::Edited { first_line: num(first_line), snippet }
             }
         }
     }
@@ -165,18 +163,5 @@ impl From<Rename> for NativeRename {
             Rename::DestinationExists => NativeRename::DestinationExists,
             Rename::Renamed { count } => NativeRename::Renamed { count: num(count) },
         }
-    }
-}
-
-/// How many memories a scope holds and their total content bytes.
-#[napi(object)]
-pub struct NativeUsage {
-    pub memories: f64,
-    pub bytes: f64,
-}
-
-impl From<Usage> for NativeUsage {
-    fn from(u: Usage) -> Self {
-        NativeUsage { memories: num(u.memories), bytes: num(u.bytes) }
     }
 }

@@ -12,6 +12,7 @@ use napi_derive::napi;
 use rabosh_memory::{Backend, Durability, EncryptionKey, Store, StoreOptions, Workers};
 
 use crate::fault::{Fault, on_js_thread};
+use crate::reports::{CheckpointInfo, CompactInfo, StoreCounters, VerifyReport};
 use crate::work::{Work, run_off_thread, work};
 use crate::write_queue::WriteQueue;
 
@@ -40,40 +41,6 @@ pub struct NativeStoreOptions {
     /// `Uint8Array` (a Buffer is one) so that the declarations need no @types/node.
     #[napi(ts_type = "Uint8Array")]
     pub encryption_key: Option<Buffer>,
-}
-
-#[napi(object)]
-pub struct NativeStats {
-    pub commits: f64,
-    pub fsyncs: f64,
-    pub values_read: f64,
-    pub bytes_written: f64,
-    pub live_bytes: f64,
-    pub dead_bytes: f64,
-    pub files: f64,
-    pub keys: f64,
-    pub open_snapshots: f64,
-    pub compactions: f64,
-    pub seq: f64,
-}
-
-#[napi(object)]
-pub struct NativeCheckpointInfo {
-    pub seq: f64,
-    pub hard_linked: bool,
-}
-
-#[napi(object)]
-pub struct NativeCompactInfo {
-    pub bytes_before: f64,
-    pub bytes_after: f64,
-}
-
-#[napi(object)]
-pub struct NativeVerifyReport {
-    pub files: f64,
-    pub records: f64,
-    pub keys: f64,
 }
 
 #[napi]
@@ -202,50 +169,26 @@ impl NativeStore {
     }
 
     /// A durable, openable copy of the current state in `dir` (empty or absent).
-    #[napi(ts_return_type = "Promise<NativeCheckpointInfo>")]
+    #[napi(ts_return_type = "Promise<CheckpointInfo>")]
     pub fn checkpoint<'env>(&self, env: &'env Env, dir: String) -> napi::Result<Object<'env>> {
-        self.off_thread(env, move |s| {
-            let info = s.checkpoint(&dir)?;
-            Ok(NativeCheckpointInfo { seq: info.seq as f64, hard_linked: info.hard_linked })
-        })
+        self.off_thread(env, move |s| Ok(CheckpointInfo::from(s.checkpoint(&dir)?)))
     }
 
-    #[napi(ts_return_type = "Promise<NativeCompactInfo>")]
+    #[napi(ts_return_type = "Promise<CompactInfo>")]
     pub fn compact<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        self.off_thread(env, |s| {
-            let info = s.compact()?;
-            Ok(NativeCompactInfo { bytes_before: info.bytes_before as f64, bytes_after: info.bytes_after as f64 })
-        })
+        self.off_thread(env, |s| Ok(CompactInfo::from(s.compact()?)))
     }
 
     /// Read every record and check every checksum.
-    #[napi(ts_return_type = "Promise<NativeVerifyReport>")]
+    #[napi(ts_return_type = "Promise<VerifyReport>")]
     pub fn verify<'env>(&self, env: &'env Env) -> napi::Result<Object<'env>> {
-        self.off_thread(env, |s| {
-            let r = s.verify()?;
-            Ok(NativeVerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 })
-        })
+        self.off_thread(env, |s| Ok(VerifyReport::from(s.verify()?)))
     }
 
     /// Counters kept in memory; no disk access, so answered on the calling thread.
     #[napi]
-    pub fn stats(&self, env: Env) -> napi::Result<NativeStats> {
-        on_js_thread(env, || {
-            let s = self.inner.stats();
-            Ok(NativeStats {
-                commits: s.commits as f64,
-                fsyncs: s.fsyncs as f64,
-                values_read: s.values_read as f64,
-                bytes_written: s.bytes_written as f64,
-                live_bytes: s.live_bytes as f64,
-                dead_bytes: s.dead_bytes as f64,
-                files: s.files as f64,
-                keys: s.keys as f64,
-                open_snapshots: s.open_snapshots as f64,
-                compactions: s.compactions as f64,
-                seq: s.seq as f64,
-            })
-        })
+    pub fn stats(&self, env: Env) -> napi::Result<StoreCounters> {
+        on_js_thread(env, || Ok(StoreCounters::from(self.inner.stats())))
     }
 
     /// Pin a consistent view, on the calling thread: it never waits for another process's

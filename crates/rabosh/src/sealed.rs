@@ -2,12 +2,13 @@
 //! the wrapped key in `KEY`, each sealed hint that opens, and in every segment each frame's sealed head
 //! and each value. For the nonce-uniqueness test.
 
-use crate::crypt::{AD_HINT, Crypt, NONCE, OVERHEAD};
-use crate::format::{FRAME_HEADER, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header, frame_header};
-use crate::keyfile::{KEY, decode};
-use crate::segment::parse_numbered;
-use crate::vfs::{OpenMode, Vfs, read_exact_at};
-use crate::{Encryption, Result};
+use crate::crypto::crypt::{AD_HINT, Crypt, NONCE, OVERHEAD};
+use crate::crypto::encryption::Encryption;
+use crate::crypto::keyfile::{KEY, decode};
+use crate::error::Result;
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::log::format::{FRAME_HEADER, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header, frame_header};
+use crate::log::segment::parse_numbered;
 use std::path::Path;
 
 /// One sealed blob: its file, offset, nonce and whole bytes.
@@ -37,18 +38,18 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
     let mut out = Vec::new();
     let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
     let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
-        return Err(crate::Error::WrongKey { dir: dir.to_path_buf() });
+        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
     };
     out.extend(blob(KEY, &key, 16, 32 + OVERHEAD));
     let crypt: &Crypt = &dk.crypt;
-    let mut names = vfs.list(dir).map_err(|e| crate::Error::io("list", dir, e))?;
+    let mut names = vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))?;
     names.sort();
     for name in names {
         let Some((number, ext)) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        if ext == "hint" && bytes.starts_with(crate::hint_pages::MAGIC) {
+        if ext == "hint" && bytes.starts_with(crate::log::hint_pages::MAGIC) {
             // Paged: the directory and every page, when the directory opens.
-            for (at, len) in crate::hint_pages::blobs(crypt, &bytes, number).unwrap_or_default() {
+            for (at, len) in crate::log::hint_pages::blobs(crypt, &bytes, number).unwrap_or_default() {
                 out.extend(blob(&name, &bytes, at, len));
             }
             continue;
@@ -90,18 +91,21 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
 /// before pages (`RABOSHHX`, the plain hint sealed whole); returns how many. For the test that
 /// a store written by that build still opens and reads right.
 pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize> {
-    let vfs = &crate::vfs::StdFs;
+    let vfs = &crate::io::vfs::StdFs;
     let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
     let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
-        return Err(crate::Error::WrongKey { dir: dir.to_path_buf() });
+        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
     };
     let mut n = 0;
-    for name in vfs.list(dir).map_err(|e| crate::Error::io("list", dir, e))? {
+    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
         let Some((number, "hint")) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        let Some(whole) = crate::hint_pages::to_sealed_whole(&dk.crypt, &bytes, number) else { continue };
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(&dk.crypt, &bytes, number) else {
+            continue;
+        };
+        let whole = crate::log::hint::encode_sealed_whole(&dk.crypt, number, seg_len, &recs, tail);
         let path = dir.join(&name);
-        std::fs::write(&path, whole).map_err(|e| crate::Error::io("write", &path, e))?;
+        std::fs::write(&path, whole).map_err(|e| crate::error::Error::io("write", &path, e))?;
         n += 1;
     }
     Ok(n)

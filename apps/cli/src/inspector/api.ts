@@ -1,11 +1,14 @@
 /**
- * The inspector's JSON endpoints, over the public handler API only: the tree (an export, so
- * hidden memories are listed too), one memory, its versions, one version, a diff between two,
+ * The inspector's JSON endpoints, over the public handler API only: a directory's names a page
+ * at a time (hidden memories too; sizes from metadata, no content read), digests of the
+ * directories the page shows (to re-fetch only those that changed), a search over paths (the
+ * filter), one memory, its versions, one version, a diff between two,
  * usage, and the two writes (revert, redact). Each answer is plain JSON; dates are ISO strings.
  */
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { structuredPatch } from 'diff';
-import { InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
+import { DEFAULT_VERSION_PAGE, InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
 import { memoryVersions } from '../history.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
 
@@ -77,6 +80,43 @@ function field(body: Record<string, unknown>, name: string): string {
   return v;
 }
 
+/** Names of one directory sent at a time, unless the page asks for more (a refresh of what it shows). */
+const PAGE = 200;
+const MAX_PAGE = 5_000;
+/** Opened directories one digests request may name. */
+const MAX_DIGESTS = 200;
+
+function pageLimit(url: URL): number {
+  const raw = url.searchParams.get('limit');
+  if (raw === null) return PAGE;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 1 || n > MAX_PAGE) throw new HttpError(400, `limit must be 1 to ${MAX_PAGE}`);
+  return n;
+}
+
+function after(url: URL): { after?: string } {
+  const a = url.searchParams.get('after');
+  return a === null || a === '' ? {} : { after: a };
+}
+
+/** A page of a directory as the page reads it: names and sizes, and a digest to compare later. */
+async function childrenAnswer(handler: RaboshMemoryToolHandler, path: string, url: URL | null, limit?: number) {
+  const page = await handler.children(path, {
+    limit: limit ?? (url === null ? PAGE : pageLimit(url)),
+    ...(url === null ? {} : after(url)),
+  });
+  const body = {
+    path: page.path,
+    memories: page.memories,
+    bytes: page.bytes,
+    total: page.total,
+    // [name, bytes of the memory at that name or null, memories below, bytes below]
+    entries: page.entries.map((e) => [e.name, e.memoryBytes, e.memories, e.bytes] as const),
+    next: page.next,
+  };
+  return { ...body, digest: createHash('sha256').update(JSON.stringify(body)).digest('base64url').slice(0, 22) };
+}
+
 export class Api {
   constructor(
     private readonly handler: RaboshMemoryToolHandler,
@@ -122,26 +162,33 @@ export class Api {
   readonly #reads: Record<string, (url: URL) => Promise<unknown>> = {
     info: async () => this.info,
     usage: async () => this.handler.usage(),
-    tree: async () => {
-      const files = await this.handler.exportMemories();
-      return {
-        memories: files
-          .map((f) => ({
-            path: f.path,
-            bytes: Buffer.byteLength(f.content),
-            createdAt: f.createdAt.toISOString(),
-            updatedAt: f.updatedAt.toISOString(),
-          }))
-          .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
-        usage: await this.handler.usage(),
-      };
+    // One directory's names, a page at a time, from the listing's metadata (no content read).
+    children: async (url) => childrenAnswer(this.handler, url.searchParams.get('path') ?? '/memories', url),
+    // For each opened directory the page names (`d=<n>:<path>`), the digest of its first n
+    // names: the page re-fetches only those whose digest moved.
+    digests: async (url) => {
+      const asked = url.searchParams.getAll('d').slice(0, MAX_DIGESTS);
+      const digests: Record<string, string> = {};
+      for (const d of asked) {
+        const colon = d.indexOf(':');
+        const n = Number(d.slice(0, colon));
+        if (colon < 1 || !Number.isSafeInteger(n) || n < 1) throw new HttpError(400, `d must be <count>:<path>, got ${JSON.stringify(d)}`);
+        const path = d.slice(colon + 1);
+        digests[path] = (await childrenAnswer(this.handler, path, null, Math.min(n, MAX_PAGE))).digest;
+      }
+      return { digests };
+    },
+    // The filter: paths containing the text, answered a page at a time by the server.
+    search: async (url) => {
+      const page = await this.handler.findPaths(param(url, 'q'), { limit: pageLimit(url), ...after(url) });
+      return page;
     },
     // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
     memory: async (url) => this.handler.get(param(url, 'path')),
     versions: async (url) => {
       // The CLI's `history` answers the same: a memory's versions follow it through renames.
       const cursor = url.searchParams.get('cursor') ?? undefined;
-      const page = await memoryVersions(this.handler, param(url, 'path'), { limit: 100, ...(cursor ? { cursor } : {}) });
+      const page = await memoryVersions(this.handler, param(url, 'path'), { limit: DEFAULT_VERSION_PAGE, ...(cursor ? { cursor } : {}) });
       return { data: page.data.map(versionJson), nextCursor: page.nextCursor ?? null };
     },
     version: async (url) => {

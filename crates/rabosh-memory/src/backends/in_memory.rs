@@ -75,6 +75,16 @@ impl ReadView for MapView {
         Ok(())
     }
 
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        let range = self.map.range::<[u8], _>((Bound::Included(from.max(prefix)), Bound::Unbounded));
+        for (key, (_, meta)) in range.take_while(|(k, _)| k.starts_with(prefix)) {
+            if visit(key, meta).is_break() {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
         let upper = match (before, end.as_deref()) {

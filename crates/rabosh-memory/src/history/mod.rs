@@ -92,7 +92,10 @@ pub enum Redact {
     UnknownVersion,
 }
 
-pub const DEFAULT_PAGE: usize = 100;
+/// The versions a page holds when the query names no `limit`.
+pub const DEFAULT_VERSION_PAGE: usize = 100;
+/// The most versions one page may ask for (a binding refuses a larger `limit`).
+pub const MAX_VERSION_PAGE: usize = 10_000;
 
 impl Memories {
     /// Turns history on for the store at this handler's first commit, if it is not on already
@@ -118,7 +121,7 @@ impl Memories {
             Some(c) => Some(parse_id(c).ok_or_else(|| Error::InvalidArgument(format!("invalid cursor {c:?}")))?),
             None => None,
         };
-        let limit = q.limit.unwrap_or(DEFAULT_PAGE).max(1);
+        let limit = q.limit.unwrap_or(DEFAULT_VERSION_PAGE).max(1);
         let view = self.backend.read()?;
         // From the cursor down (key order is id order): a page visits the versions it skips for
         // the filter and one past its end, never the history above the cursor.

@@ -24,7 +24,11 @@ interface State {
 
 const NOTHING = 'nothing';
 const state: State = { info: null, path: null, memory: null, versions: [], cursor: null, version: null, base: null, tab: 'content' };
-const tree = new TreeView(byId('tree'), (path) => void select(path));
+const tree = new TreeView(
+  byId('tree'),
+  (path) => void select(path),
+  (e) => failed(e),
+);
 /** Bumped by every render of the main view, so a slow answer never paints over a newer one. */
 let generation = 0;
 
@@ -48,9 +52,8 @@ function failed(e: unknown): void {
   toast(e instanceof Error ? e.message : String(e), 'error');
 }
 
-async function loadTree(): Promise<void> {
-  const { memories, usage } = await api.tree();
-  tree.entries = memories;
+async function loadUsage(): Promise<void> {
+  const usage = await api.usage();
   const parts = [count(usage.memories, 'memory', 'memories'), size(usage.bytes)];
   if (usage.history !== undefined) parts.push(`${count(usage.history.versions, 'version', 'versions')} (${size(usage.history.bytes)})`);
   byId('usage').textContent = parts.join(' · ');
@@ -304,25 +307,39 @@ async function doRedact(v: Version): Promise<void> {
   }
 }
 
-/** One refresh at a time; changes arriving meanwhile are folded into one more after it. */
+/**
+ * One refresh at a time; changes arriving meanwhile are folded into one more after it. The
+ * paths changed, when the events name them (null: some event did not), bound what is re-fetched.
+ */
 let refreshing: Promise<void> | null = null;
-let again = false;
+let pending: { paths: string[] | null } | null = null;
 
-async function refresh(): Promise<void> {
-  if (refreshing !== null) {
-    again = true;
-    return refreshing;
+function changedPaths(data: string | undefined): string[] | null {
+  try {
+    const parsed = JSON.parse(data ?? '{}') as { paths?: unknown };
+    const paths = parsed.paths;
+    return Array.isArray(paths) && paths.every((p) => typeof p === 'string') ? (paths as string[]) : null;
+  } catch {
+    return null;
   }
+}
+
+async function refresh(paths: string[] | null = null): Promise<void> {
+  pending = pending === null ? { paths } : { paths: pending.paths === null || paths === null ? null : [...pending.paths, ...paths] };
+  if (refreshing !== null) return refreshing;
   refreshing = (async () => {
     try {
-      do {
-        again = false;
-        await loadTree();
-        if (state.path !== null) {
+      while (pending !== null) {
+        const now = pending;
+        pending = null;
+        await loadUsage();
+        await tree.changed(now.paths);
+        const shown = state.path;
+        if (shown !== null && (now.paths === null || now.paths.includes(shown))) {
           await loadMemory();
           await render();
         }
-      } while (again);
+      }
     } finally {
       refreshing = null;
     }
@@ -346,8 +363,8 @@ function live(): void {
     el.dataset['state'] = 'down';
     text.textContent = 'reconnecting';
   });
-  events.addEventListener('change', () => {
-    void refresh()
+  events.addEventListener('change', (e) => {
+    void refresh(changedPaths((e as MessageEvent<string>).data))
       .then(() => {
         text.textContent = `live · updated ${new Date().toLocaleTimeString()}`;
       })
@@ -398,9 +415,12 @@ async function start(): Promise<void> {
     info.history ? null : h('span', { class: 'badge warn', title: 'Reverts made here record no version' }, 'history off'),
   );
   document.title = `${info.name} · rabosh-memory inspector`;
-  await loadTree();
+  await Promise.all([loadUsage(), tree.start()]);
   const remembered = decodeURIComponent(location.hash.slice(1));
-  if (remembered.startsWith('/memories/')) await select(remembered);
+  if (remembered.startsWith('/memories/')) {
+    tree.reveal(remembered);
+    await select(remembered);
+  }
   live();
 }
 

@@ -14,11 +14,23 @@ export interface Usage {
   history?: { versions: number; bytes: number };
 }
 
-export interface TreeEntry {
+/** One name of a directory: [name, bytes of the memory at it or null, memories below, bytes below]. */
+export type ChildRow = readonly [string, number | null, number, number];
+
+export interface Children {
   path: string;
+  memories: number;
   bytes: number;
-  createdAt: string;
-  updatedAt: string;
+  /** Names in the directory over all pages. */
+  total: number;
+  entries: ChildRow[];
+  next: string | null;
+  digest: string;
+}
+
+export interface SearchPage {
+  paths: { path: string; bytes: number }[];
+  next: string | null;
 }
 
 export interface Memory {
@@ -86,7 +98,14 @@ function post<T>(name: string, body: unknown): Promise<T> {
 
 export const api = {
   info: () => get<StoreInfo>('info'),
-  tree: () => get<{ memories: TreeEntry[]; usage: Usage }>('tree'),
+  usage: () => get<Usage>('usage'),
+  children: (path: string, limit: number) => get<Children>('children', { path, limit: String(limit) }),
+  digests: (dirs: { path: string; limit: number }[]) => {
+    const q = new URLSearchParams();
+    for (const d of dirs) q.append('d', `${d.limit}:${d.path}`);
+    return fetch(`api/digests?${q}`, { cache: 'no-store' }).then((r) => answer<{ digests: Record<string, string> }>(r));
+  },
+  search: (q: string, after: string | null) => get<SearchPage>('search', after === null ? { q } : { q, after }),
   memory: (path: string) => get<Memory | null>('memory', { path }),
   versions: (path: string, cursor?: string) =>
     get<{ data: Version[]; nextCursor: string | null }>('versions', cursor ? { path, cursor } : { path }),

@@ -1,6 +1,7 @@
-//! The only file that speaks the rabosh engine's API: opening, snapshots, batches, errors and
-//! maintenance reports are translated here into this crate's own types, so an engine API change
-//! touches this file alone.
+//! The only file that speaks the rabosh engine's API: opening, snapshots, batches and errors are
+//! translated here into this crate's own types, and the maintenance reports and lock holder,
+//! whose shape this crate shares, are re-exported from here; so an engine API change touches
+//! this file alone.
 
 use std::ops::ControlFlow;
 use std::path::Path;
@@ -8,9 +9,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use crate::backend::{Visit, WriteOp};
-use crate::{Error, LockHolder, Result};
+use crate::{Error, Result};
 
-use super::{CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, Stats, VerifyReport};
+use super::{Durability, EmbeddedOptions, Stats};
+
+// The engine's own reports and lock holder, re-exported whole: this crate adds nothing to their
+// shape, so a second definition would only be a copy to keep in step. `Stats` is this crate's
+// own (it adds `appended_seq`, and the PostgreSQL backend fills it too).
+pub use rabosh::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
 
 pub(crate) struct Engine(rabosh::Store);
 
@@ -131,18 +137,15 @@ impl Engine {
     }
 
     pub fn compact(&self) -> Result<CompactInfo> {
-        let c = self.0.compact()?;
-        Ok(CompactInfo { bytes_before: c.bytes_before, bytes_after: c.bytes_after })
+        Ok(self.0.compact()?)
     }
 
     pub fn checkpoint(&self, target: &Path) -> Result<CheckpointInfo> {
-        let c = self.0.checkpoint(target)?;
-        Ok(CheckpointInfo { seq: c.seq, hard_linked: c.hard_linked })
+        Ok(self.0.checkpoint(target)?)
     }
 
     pub fn verify(&self) -> Result<VerifyReport> {
-        let r = self.0.verify()?;
-        Ok(VerifyReport { files: r.files, records: r.records, keys: r.keys })
+        Ok(self.0.verify()?)
     }
 
     pub fn stats(&self) -> Stats {
@@ -189,6 +192,17 @@ impl EngineSnap {
         Ok(())
     }
 
+    /// Keys under `prefix` from `from` on: a seek, then one step per key.
+    pub fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        let end = rabosh::prefix_successor(prefix);
+        for (key, meta) in self.0.try_range(from.max(prefix), end.as_deref())? {
+            if let ControlFlow::Break(()) = visit(key, meta) {
+                break;
+            }
+        }
+        Ok(())
+    }
+
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
     pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
@@ -212,8 +226,8 @@ impl From<rabosh::Error> for Error {
             rabosh::Error::Io { .. } => Error::Io(message),
             rabosh::Error::Corruption { .. } => Error::Corruption(message),
             rabosh::Error::Unsupported { .. } => Error::UnsupportedFormat(message),
-            rabosh::Error::Locked { holder, .. } => Error::Locked { message, holder: holder_of(holder) },
-            rabosh::Error::Busy { holder, .. } => Error::Busy { message, holder: holder_of(holder) },
+            rabosh::Error::Locked { holder, .. } => Error::Locked { message, holder },
+            rabosh::Error::Busy { holder, .. } => Error::Busy { message, holder },
             rabosh::Error::Poisoned { reason } => Error::Poisoned(reason),
             rabosh::Error::Closed => Error::Closed,
             rabosh::Error::InvalidArgument(m) => Error::InvalidArgument(m),
@@ -222,16 +236,6 @@ impl From<rabosh::Error> for Error {
             rabosh::Error::KeyRequired { .. } => Error::KeyRequired(message),
             rabosh::Error::NotEncrypted { .. } => Error::NotEncrypted(message),
         }
-    }
-}
-
-fn holder_of(h: rabosh::LockHolder) -> LockHolder {
-    LockHolder {
-        pid: h.pid,
-        host: h.host,
-        started_at_ms: h.started_at_ms,
-        is_running: h.is_running,
-        this_process: h.this_process,
     }
 }
 

@@ -22,6 +22,7 @@ use crate::listing_index::ScopeIndex;
 use crate::poison::Poison;
 use crate::{Error, Result, Usage};
 
+pub use engine::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
 use engine::{Engine, EngineSnap, SharedVfs};
 use indexes::Indexes;
 
@@ -94,30 +95,6 @@ pub struct Stats {
     pub appended_seq: u64,
     /// True after a failed or panicking commit: every call is refused until reopen.
     pub poisoned: bool,
-}
-
-/// What a checkpoint produced.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CheckpointInfo {
-    /// The sequence number of the last commit the checkpoint holds.
-    pub seq: u64,
-    /// True when every data file was hard-linked rather than copied.
-    pub hard_linked: bool,
-}
-
-/// What a compaction did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CompactInfo {
-    pub bytes_before: u64,
-    pub bytes_after: u64,
-}
-
-/// What a full integrity check found (problems are returned as `Error::Corruption`).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct VerifyReport {
-    pub files: u64,
-    pub records: u64,
-    pub keys: u64,
 }
 
 /// Marks the stores whose writer mutex this thread holds for a shared batch
@@ -464,6 +441,10 @@ impl ReadView for EngineView {
         self.snap.scan_prefix(prefix, visit)
     }
 
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.snap.scan_prefix_from(prefix, from, visit)
+    }
+
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         self.snap.scan_prefix_rev(prefix, before, visit)
     }
@@ -517,6 +498,10 @@ impl ReadView for Snapshot {
     }
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         self.0.scan_prefix(prefix, visit)
+    }
+
+    fn scan_prefix_from(&self, prefix: &[u8], from: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+        self.0.scan_prefix_from(prefix, from, visit)
     }
 
     fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {

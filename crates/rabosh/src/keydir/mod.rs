@@ -1,0 +1,5 @@
+//! The in-memory key directory, and the hints it is built from lazily.
+
+pub(crate) mod map;
+pub(crate) mod paged_run;
+pub(crate) mod runs;

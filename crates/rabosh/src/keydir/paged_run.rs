@@ -1,0 +1,213 @@
+//! One segment's paged sealed hint as a run ([`crate::keydir::runs`]): a point read opens only the page
+//! its key falls in (once; kept). A page that does not open or parse is damage found late: the
+//! hint is derived data, so the run then answers from a scan of its segment, exactly as open
+//! would have built it, and only a segment that does not scan either is an error (Corruption).
+
+use crate::crypto::crypt::Crypt;
+use crate::error::{Error, Result};
+use crate::io::vfs::{VFile, Vfs};
+use crate::log::hint_pages::{Page, Pages, page_rec};
+use crate::log::hint_rec::{ActiveTail, RawRec};
+use crate::log::record::{Entry, Key};
+use crate::log::segment::{ScanMode, scan};
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+/// What a scan of the run's segment needs, captured at open: the file, and how open would have
+/// scanned it (up to the length open found, which a later append does not move).
+pub(crate) struct Rescan {
+    pub file: Arc<dyn VFile>,
+    pub path: PathBuf,
+    /// Segment number, header version, kind.
+    pub id: (u64, u32, u8),
+    pub next_seq: u64,
+    pub len: u64,
+    /// The active segment (scanned as open scans it) rather than a sealed one.
+    pub active: bool,
+    /// The seq its last commit must carry (`next_seq - 1` when it holds none); `None`: no check
+    /// (a compacted segment).
+    pub last_seq: Option<u64>,
+    /// Where the hint is rewritten from the scan (best effort, as open does).
+    pub vfs: Arc<dyn Vfs>,
+    pub dir: PathBuf,
+}
+
+/// A segment's records in key order, from its scan, or why it did not scan.
+type Rescanned = std::result::Result<Vec<(Key, Option<Entry>)>, String>;
+
+pub(crate) struct PagedRun {
+    crypt: Arc<Crypt>,
+    pages: Pages,
+    /// Record index of each page's first record, then the total.
+    starts: Vec<usize>,
+    opened: Vec<OnceLock<Option<Page>>>,
+    rescan: Rescan,
+    /// Set once a page failed: the segment's records in key order, or why it did not scan.
+    fallback: OnceLock<Rescanned>,
+}
+
+/// A point's state: opened pages, or the fallback records.
+pub(crate) enum Ready<'a> {
+    Pages(Vec<&'a Page>),
+    Scanned(&'a [(Key, Option<Entry>)]),
+}
+
+impl PagedRun {
+    pub fn new(crypt: Arc<Crypt>, pages: Pages, rescan: Rescan) -> PagedRun {
+        let mut starts = Vec::with_capacity(pages.refs.len() + 1);
+        let mut at = 0usize;
+        for p in &pages.refs {
+            starts.push(at);
+            at += p.count as usize;
+        }
+        starts.push(at);
+        let opened = (0..pages.refs.len()).map(|_| OnceLock::new()).collect();
+        PagedRun { crypt, pages, starts, opened, rescan, fallback: OnceLock::new() }
+    }
+
+    fn page(&self, i: usize) -> Option<&Page> {
+        self.opened[i].get_or_init(|| self.pages.open(&self.crypt, i)).as_ref()
+    }
+
+    fn scanned(&self) -> Result<&[(Key, Option<Entry>)]> {
+        let r = self.fallback.get_or_init(|| self.scan().map_err(|e| e.to_string()));
+        match r {
+            Ok(v) => Ok(v),
+            Err(why) => Err(Error::Corruption {
+                file: self.rescan.path.clone(),
+                offset: 0,
+                reason: format!("its hint is damaged and the segment does not scan: {why}"),
+            }),
+        }
+    }
+
+    fn scan(&self) -> Result<Vec<(Key, Option<Entry>)>> {
+        let s = &self.rescan;
+        // Seen only up to the length open found: the scan reads exactly what open would have,
+        // whatever was appended since.
+        let f = crate::io::vfs::Bounded { inner: &*s.file, len: s.len };
+        let mode = if s.active { ScanMode::Active { synced: s.len, trust_zeros: false } } else { ScanMode::Sealed };
+        let sc = scan(&f, &s.path, s.id, s.next_seq, mode, Some(&self.crypt))?;
+        let found = sc.last_seq.unwrap_or(s.next_seq - 1);
+        if sc.torn.is_some() || sc.valid_len != s.len || s.last_seq.is_some_and(|want| want != found) {
+            return Err(Error::Corruption {
+                file: s.path.clone(),
+                offset: sc.valid_len,
+                reason: format!("segment no longer holds what open found (ends at commit {found})"),
+            });
+        }
+        // Best effort, as open does for a hint that does not open: the next open then has a
+        // whole hint again. A write that fails or races another leaves a hint that fails its
+        // checks, never one believed wrongly. (Not counted in the store's fsync counter.)
+        let id = (s.id.0, s.len);
+        let _ = if s.active {
+            let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
+            crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
+        } else {
+            crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt))
+        };
+        Ok(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect())
+    }
+
+    /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
+    /// Pages still answer after the segment failed to scan (only the scan's records replace
+    /// them): a key whose page opens is answered however damaged the rest is.
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as the line above says
+    pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
+        if !matches!(self.fallback.get(), Some(Ok(_))) {
+            // The last page whose first key is at or below `key`.
+            let i = self.pages.refs.partition_point(|p| &p.first[..] <= key);
+            if i == 0 {
+                return Ok(None);
+            }
+            if let Some(page) = self.page(i - 1) {
+                return Ok(search(page, self.pages.version(), key).map(|rec| rec.entry(self.rescan.id.0)));
+            }
+        }
+        let recs = self.scanned()?;
+        Ok(recs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| recs[i].1.clone()))
+    }
+
+    /// Every page opened (or the fallback): what [`crate::keydir::runs::Runs::totals`] and the map
+    /// build walk, off the first read's path.
+    pub fn ready(&self) -> Result<Ready<'_>> {
+        if self.fallback.get().is_none() {
+            let pages: Option<Vec<&Page>> = (0..self.opened.len()).map(|i| self.page(i)).collect();
+            if let Some(pages) = pages {
+                return Ok(Ready::Pages(pages));
+            }
+        }
+        Ok(Ready::Scanned(self.scanned()?))
+    }
+
+    /// Every record in key order appended to `out`, each page's parsed once (checked and
+    /// decoded together): the key directory's build. Pages a point read opened are used as
+    /// they are; the rest are opened into one reused buffer and not kept (the runs go once the
+    /// map is built). One thread: the pages split between two measured slower on a busy
+    /// 2-core machine (docs/investigations/encryption-cost.md).
+    pub fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
+        if self.fallback.get().is_none() {
+            let at = out.len();
+            if self.decode(out).is_some() {
+                return Ok(());
+            }
+            out.truncate(at);
+        }
+        out.extend_from_slice(self.scanned()?);
+        Ok(())
+    }
+
+    /// An opened page's records onto `out`.
+    fn decode_opened(&self, page: &Page, out: &mut Vec<(Key, Option<Entry>)>) {
+        let number = self.number();
+        let recs = (0..page.offs.len()).map(|j| page_rec(page, self.version(), j));
+        out.extend(recs.map(|r| (Key::from(r.key), r.entry(number))));
+    }
+
+    /// Every page's records, in order, onto `out`; `None` when one does not open or check.
+    fn decode(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
+        let mut scratch = Vec::new();
+        for i in 0..self.opened.len() {
+            match self.opened[i].get() {
+                Some(Some(page)) => self.decode_opened(page, out),
+                Some(None) => return None,
+                None => self.pages.decode(&self.crypt, i, &mut scratch, out)?,
+            }
+        }
+        Some(())
+    }
+
+    pub fn number(&self) -> u64 {
+        self.rescan.id.0
+    }
+
+    pub fn version(&self) -> u32 {
+        self.pages.version()
+    }
+
+    /// The global index `i` as (page, record in it).
+    pub fn locate(&self, i: usize) -> (usize, usize) {
+        let p = self.starts.partition_point(|s| *s <= i) - 1;
+        (p, i - self.starts[p])
+    }
+
+    pub fn len_pages(&self) -> usize {
+        *self.starts.last().unwrap_or(&0)
+    }
+}
+
+/// The record of `key` in an opened page.
+fn search<'a>(page: &'a Page, version: u32, key: &[u8]) -> Option<RawRec<'a>> {
+    let rec = |i: usize| page_rec(page, version, i);
+    let (mut lo, mut hi) = (0, page.offs.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        let r = rec(mid);
+        match r.key.cmp(key) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(r),
+        }
+    }
+    None
+}

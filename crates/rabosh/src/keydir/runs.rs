@@ -1,0 +1,211 @@
+//! The key directory before it is built: every segment's hint, kept as read at open and indexed
+//! in place, answers a point read by binary search, newest segment first. Open then costs the
+//! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
+
+use crate::error::Result;
+use crate::keydir::paged_run::{PagedRun, Ready};
+use crate::log::format::Reader;
+use crate::log::hint::HintBytes;
+use crate::log::hint_pages::Page;
+use crate::log::hint_pages::page_rec;
+use crate::log::hint_rec::{RawRec, read_rec};
+use crate::log::record::{Entry, Key};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
+/// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
+/// pages are opened (and checked) as reads reach them ([`PagedRun`]).
+pub(crate) enum Run {
+    Whole(WholeRun),
+    Paged(Box<PagedRun>),
+}
+
+pub(crate) struct WholeRun {
+    pub number: u64,
+    version: u32,
+    buf: HintBytes,
+    offs: Vec<u32>,
+}
+
+impl Run {
+    pub fn new(number: u64, version: u32, buf: HintBytes, offs: Vec<u32>) -> Run {
+        Run::Whole(WholeRun { number, version, buf, offs })
+    }
+
+    /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as the line above says
+    pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
+        match self {
+            Run::Whole(w) => Ok(w.get(key)),
+            Run::Paged(p) => p.get(key),
+        }
+    }
+
+    /// Every record readable by index (a paged run's pages all opened, or its fallback).
+    fn view(&self) -> Result<View<'_>> {
+        Ok(match self {
+            Run::Whole(w) => View::Whole(w),
+            Run::Paged(p) => match p.ready()? {
+                Ready::Pages(pages) => View::Pages(p, pages),
+                Ready::Scanned(recs) => View::Scanned(recs),
+            },
+        })
+    }
+
+    /// Every record, decoded (one key allocation each), in key order; each parsed once (the
+    /// map build's path: no per-record page lookup).
+    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
+        let mut out = Vec::with_capacity(self.len());
+        self.records_into(&mut out)?;
+        Ok(out)
+    }
+
+    /// [`Run::records`] appended to `out`: the build gathers every run's into one vector
+    /// without a copy of each run's.
+    fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
+        match self {
+            Run::Whole(w) => {
+                out.extend((0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))));
+            }
+            Run::Paged(p) => p.records_into(out)?,
+        }
+        Ok(())
+    }
+
+    /// How many records it holds (as its hint says).
+    fn len(&self) -> usize {
+        match self {
+            Run::Whole(w) => w.offs.len(),
+            Run::Paged(p) => p.len_pages(),
+        }
+    }
+}
+
+/// A run's records by index.
+enum View<'a> {
+    Whole(&'a WholeRun),
+    Pages(&'a PagedRun, Vec<&'a Page>),
+    Scanned(&'a [(Key, Option<Entry>)]),
+}
+
+impl View<'_> {
+    fn len(&self) -> usize {
+        match self {
+            View::Whole(w) => w.offs.len(),
+            View::Pages(p, _) => p.len_pages(),
+            View::Scanned(r) => r.len(),
+        }
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        match self {
+            View::Whole(w) => w.key(i),
+            View::Pages(p, pages) => {
+                let (pg, j) = p.locate(i);
+                page_rec(pages[pg], p.version(), j).key
+            }
+            View::Scanned(r) => &r[i].0,
+        }
+    }
+
+    fn entry(&self, i: usize) -> Option<Entry> {
+        match self {
+            View::Whole(w) => w.rec(i).entry(w.number),
+            View::Pages(p, pages) => {
+                let (pg, j) = p.locate(i);
+                page_rec(pages[pg], p.version(), j).entry(p.number())
+            }
+            View::Scanned(r) => r[i].1.clone(),
+        }
+    }
+}
+
+impl WholeRun {
+    fn rec(&self, i: usize) -> RawRec<'_> {
+        let mut r = Reader { buf: &self.buf, pos: self.offs[i] as usize };
+        read_rec(&mut r, self.version).expect("a run's records were checked when it was indexed")
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        // seq (8), tag (1), key length (4), key.
+        let at = self.offs[i] as usize + 9;
+        let klen = u32::from_le_bytes(self.buf[at..at + 4].try_into().unwrap()) as usize;
+        &self.buf[at + 4..at + 4 + klen]
+    }
+
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as [`Run::get`] says
+    fn get(&self, key: &[u8]) -> Option<Option<Entry>> {
+        let i = self.search(key).ok()?;
+        Some(self.rec(i).entry(self.number))
+    }
+
+    fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
+        let (mut lo, mut hi) = (0, self.offs.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            match self.key(mid).cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Ok(mid),
+            }
+        }
+        Err(lo)
+    }
+}
+
+/// A merge's next record of one run: (key, newest run first, index in the run), smallest first.
+type Head<'a> = Reverse<(&'a [u8], Reverse<usize>, usize)>;
+
+/// Every segment's run, in segment order (seq order: a later segment's records are newer).
+pub(crate) struct Runs(pub Vec<Run>);
+
+impl Runs {
+    /// The newest record of `key`: a later segment's delete hides an earlier one's put.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Entry>> {
+        for run in self.0.iter().rev() {
+            if let Some(e) = run.get(key)? {
+                return Ok(e);
+            }
+        }
+        Ok(None)
+    }
+
+    /// The live keys and the bytes their entries keep on disk, as the built map would count
+    /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
+    /// for counters that must not wait for the map.
+    pub fn totals(&self) -> Result<(u64, u64)> {
+        let views = self.0.iter().map(Run::view).collect::<Result<Vec<_>>>()?;
+        let mut heads: BinaryHeap<Head<'_>> = BinaryHeap::new();
+        for (r, v) in views.iter().enumerate() {
+            if v.len() > 0 {
+                heads.push(Reverse((v.key(0), Reverse(r), 0)));
+            }
+        }
+        let (mut keys, mut live) = (0u64, 0u64);
+        let mut last: Option<&[u8]> = None;
+        while let Some(Reverse((key, Reverse(r), i))) = heads.pop() {
+            if i + 1 < views[r].len() {
+                heads.push(Reverse((views[r].key(i + 1), Reverse(r), i + 1)));
+            }
+            if last == Some(key) {
+                continue;
+            }
+            last = Some(key);
+            if let Some(e) = views[r].entry(i) {
+                keys += 1;
+                live += e.disk_bytes(key.len());
+            }
+        }
+        Ok((keys, live))
+    }
+
+    /// Every segment's records in segment order, what [`crate::keydir::map::build_map`] takes.
+    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
+        let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
+        for run in &self.0 {
+            run.records_into(&mut out)?;
+        }
+        Ok(out)
+    }
+}
