@@ -11,7 +11,7 @@ use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
 use crate::io::bytes::{put_u32, put_u64};
 use crate::log::format::{FORMAT_VERSION, Reader};
 use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
-use crate::log::record::{Entry, Key, Rec, SegRecs};
+use crate::log::record::{Entry, Key, SegRecs};
 
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
@@ -296,6 +296,7 @@ pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, u
 /// the test that a store in the layout main wrote before pages still opens. `None` when it
 /// does not open whole.
 pub(crate) fn open_whole(c: &Crypt, file: &[u8], number: u64) -> Option<(u64, SegRecs, Option<ActiveTail>)> {
+    use crate::log::record::Rec;
     let d = directory_any(c, file, number)?;
     let mut recs = SegRecs::new();
     for i in 0..d.pages.refs.len() {
