@@ -420,7 +420,7 @@ export interface NativeStoreOptions {
   /**
    * The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
    * thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
-   * Uint8Array (a Buffer is one) so that the declarations need no @types/node.
+   * `Uint8Array` (a Buffer is one) so that the declarations need no @types/node.
    */
   encryptionKey?: Uint8Array
 }

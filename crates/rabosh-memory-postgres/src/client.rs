@@ -244,10 +244,10 @@ impl Client {
                     drive(connection, cx);
                     Poll::Ready(())
                 })
-                .await
+                .await;
             });
         }
-        self.connection.is_none() || self.inner.as_ref().is_none_or(|c| c.is_closed())
+        self.connection.is_none() || self.inner.as_ref().is_none_or(tokio_postgres::Client::is_closed)
     }
 
     /// Ends the session politely (a Terminate message) within a short bound; a broken one is

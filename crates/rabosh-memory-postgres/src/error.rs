@@ -59,6 +59,7 @@ impl PgErrorKind {
     ];
 
     /// The kind's stable code (`RABOSH_PG_*`), written here only.
+    #[must_use]
     pub fn code(self) -> &'static str {
         match self {
             PgErrorKind::InvalidUrl => "RABOSH_PG_INVALID_URL",
@@ -102,26 +103,30 @@ impl PgError {
         self.tampered
     }
 
+    #[must_use]
     pub fn kind(&self) -> PgErrorKind {
         self.kind
     }
 
+    #[must_use]
     pub fn sqlstate(&self) -> Option<&str> {
         self.sqlstate.as_deref()
     }
 
+    #[must_use]
     pub fn message(&self) -> &str {
         &self.message
     }
 
     /// A stable machine-readable code, in the family of the engine's codes.
+    #[must_use]
     pub fn code(&self) -> &'static str {
         self.kind.code()
     }
 
     /// A serialization failure or deadlock: the transaction was rolled back and may be rerun.
     pub(crate) fn is_retryable(&self) -> bool {
-        matches!(self.sqlstate.as_deref(), Some("40001") | Some("40P01"))
+        matches!(self.sqlstate.as_deref(), Some("40001" | "40P01"))
     }
 
     /// The connection is unusable afterwards.
@@ -157,6 +162,7 @@ impl From<PgError> for Error {
 
 impl PgError {
     /// The PostgreSQL fault `e` carries, when it is one.
+    #[must_use]
     pub fn of(e: &Error) -> Option<&PgError> {
         e.backend_error::<PgError>()
     }
@@ -356,7 +362,7 @@ fn tls_failure(e: &postgres::Error) -> Option<&'static str> {
 
 /// The host name did not resolve. On Unix the standard library reports getaddrinfo failures
 /// with this fixed prefix (the rest is the resolver's text, which does not quote the name); on
-/// Windows they are Winsock codes: WSAHOST_NOT_FOUND, WSATRY_AGAIN, WSANO_RECOVERY, WSANO_DATA
+/// Windows they are Winsock codes: `WSAHOST_NOT_FOUND`, `WSATRY_AGAIN`, `WSANO_RECOVERY`, `WSANO_DATA`
 /// (11001-11004; found by the suite under Wine, where the error read as "uncategorized").
 fn is_unresolved(e: &postgres::Error) -> bool {
     let mut cur: Option<&(dyn StdError + 'static)> = e.source();

@@ -68,7 +68,7 @@ pub fn read(
     let name = || "the feed's bound".to_string();
     let bound: i64 = columns::get(&row, 0, "feed", &name)?;
     let horizon: i64 = columns::get(&row, 1, "feed_horizon", &name)?;
-    let (bound, horizon) = (bound.max(0) as u64, horizon.max(0) as u64);
+    let (bound, horizon) = (u64::try_from(bound).unwrap_or(0), u64::try_from(horizon).unwrap_or(0));
     if limit == 0 {
         return Ok(changes_now(bound));
     }
@@ -90,7 +90,9 @@ pub fn read(
         None => Vec::new(),
     };
     let statement = conn.statement(sql, Q::FeedPage, redactor)?;
-    let (position, bound_param, limit_param) = (since.position as i64, bound as i64, limit as i64);
+    // Transaction ids (xid8) and a page size: far below i64::MAX, so saturating changes nothing.
+    let as_bigint = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+    let (position, bound_param, limit_param) = (as_bigint(since.position), as_bigint(bound), as_bigint(limit as u64));
     let rows = conn
         .client
         .query(&statement, &[&prefix, &position, &after, &bound_param, &limit_param])
@@ -107,11 +109,12 @@ pub fn read(
             return Err(Error::Corruption(format!("the change feed's entry {} is not ours", columns::key_name(key))));
         };
         changes.push(Change { path: path.to_string(), kind });
-        last = x.max(0) as u64;
+        last = u64::try_from(x).unwrap_or(0);
     }
-    let cursor = match changes.len() == limit {
-        true => Cursor { position: last, after: changes.last().map(|c| c.path.clone()) },
-        false => Cursor { position: bound.max(since.position), after: None },
+    let cursor = if changes.len() == limit {
+        Cursor { position: last, after: changes.last().map(|c| c.path.clone()) }
+    } else {
+        Cursor { position: bound.max(since.position), after: None }
     };
     Ok(ChangePage { changes, cursor, reset: false })
 }

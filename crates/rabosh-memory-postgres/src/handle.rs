@@ -28,15 +28,15 @@ impl PgHandle {
     }
 
     fn backend(&self) -> Result<Arc<PgBackend>> {
-        self.live.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)
+        self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone().ok_or(Error::Closed)
     }
 
     /// Ends the handle: later calls answer `Closed`; calls in flight finish, then the pool's
     /// connections close. Idempotent.
     pub fn close(&self) {
-        let taken = self.live.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let taken = self.live.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
         if let Some(b) = taken {
-            *self.at_close.lock().unwrap_or_else(|p| p.into_inner()) =
+            *self.at_close.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
                 PgCounters { commits: b.commits(), values_read: b.values_read() };
         }
     }
@@ -44,7 +44,7 @@ impl PgHandle {
     pub fn counters(&self) -> PgCounters {
         match self.backend() {
             Ok(b) => PgCounters { commits: b.commits(), values_read: b.values_read() },
-            Err(_) => *self.at_close.lock().unwrap_or_else(|p| p.into_inner()),
+            Err(_) => *self.at_close.lock().unwrap_or_else(std::sync::PoisonError::into_inner),
         }
     }
 

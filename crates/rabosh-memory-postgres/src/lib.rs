@@ -204,7 +204,7 @@ impl PgBackend {
     /// the pool.
     pub fn open(url: &str, options: PgOptions) -> Result<PgBackend> {
         if !sql::valid_schema(&options.schema) {
-            return Err(Error::InvalidOption { option: "schema", value: options.schema.clone() });
+            return Err(Error::InvalidOption { option: "schema", value: options.schema });
         }
         if options.pool_size == 0 || options.max_attempts == 0 {
             let (option, value) = if options.pool_size == 0 {
@@ -273,7 +273,7 @@ impl PgBackend {
                 schema: options.schema.clone(),
                 pool: pool.clone(),
                 last_error: last_error.clone(),
-                settings: Default::default(),
+                settings: settings_cache::SettingsCache::default(),
             }),
             last_error,
             max_attempts: options.max_attempts,
@@ -404,7 +404,7 @@ impl PgBackend {
             planned.push((a.guard(), vec![Box::new(a.key.as_slice()), Box::new(a.raw.as_deref())]));
         }
         let fresh: std::collections::BTreeSet<&[u8]> =
-            if new_only { writes.new_only_keys().into_iter().collect() } else { Default::default() };
+            if new_only { writes.new_only_keys().into_iter().collect() } else { std::collections::BTreeSet::default() };
         let (inserts, puts): (Vec<_>, Vec<_>) = puts.into_iter().partition(|p| fresh.contains(p.0));
         for (q, rows) in [(Q::InsertNew, &inserts), (Q::Upsert, &puts)] {
             let mut start = 0;
@@ -544,12 +544,11 @@ impl PgBackend {
             client::Failure::Pg(pe) => pe.code(),
             client::Failure::TimedOut => None,
         };
-        use postgres::error::SqlState;
-        if code == Some(&SqlState::INVALID_ARGUMENT_FOR_LOG) && !matches!(q, Q::Fused) {
+        if code == Some(&postgres::error::SqlState::INVALID_ARGUMENT_FOR_LOG) && !matches!(q, Q::Fused) {
             self.shared.settings.clear();
             return Ok(None);
         }
-        if code == Some(&SqlState::UNIQUE_VIOLATION) {
+        if code == Some(&postgres::error::SqlState::UNIQUE_VIOLATION) {
             return Ok(Some(Committed::Taken));
         }
         if self.shared.sealer.is_none() && sql::is_encrypted_refusal(&e) {
@@ -600,7 +599,7 @@ fn secrets(url: &str, config: &tokio_postgres::Config) -> Vec<String> {
             Host::Unix(path) => path.display().to_string(),
         });
     }
-    out.extend(config.get_hostaddrs().iter().map(|a| a.to_string()));
+    out.extend(config.get_hostaddrs().iter().map(std::string::ToString::to_string));
     out
 }
 
@@ -622,7 +621,7 @@ impl PgBackend {
                 let err = conn.fail(&e, Phase::Statement, &self.shared.redactor);
                 // Permission denied, syntax or feature not supported: the server's own vacuum
                 // (or GC) is all there is.
-                if matches!(err.sqlstate(), Some("42501") | Some("42601") | Some("0A000")) {
+                if matches!(err.sqlstate(), Some("42501" | "42601" | "0A000")) {
                     return Ok(());
                 }
                 Err(err.into())
@@ -689,7 +688,7 @@ impl PgBackend {
             // that overlap, so reruns that overlap each other mostly abort again. First runs
             // stay concurrent; only the ones that already collided queue. Scheduling only: what
             // commits is decided by the server as before.
-            let held = (attempt > 1).then(|| self.retry_gate.lock().unwrap_or_else(|p| p.into_inner()));
+            let held = (attempt > 1).then(|| self.retry_gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner));
             let mut conn = pool::deferred(&self.pool, &self.last_error, "BEGIN ISOLATION LEVEL SERIALIZABLE")?;
             self.attempts.fetch_add(1, Ordering::Relaxed);
             writes.clear();
@@ -731,7 +730,7 @@ impl PgBackend {
             match PgError::of(&e) {
                 Some(pe) if pe.is_retryable() && attempt < self.max_attempts => {
                     self.conflicts.fetch_add(1, Ordering::Relaxed);
-                    backoff.sleep()
+                    backoff.sleep();
                 }
                 // The connection broke before COMMIT was sent (a server restart, a failover): the
                 // transaction died with it, so running the body again on a new connection is

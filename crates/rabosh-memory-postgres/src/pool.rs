@@ -40,7 +40,7 @@ impl Conn {
         }
         let s = self.client.prepare(sql.text(q)).map_err(|e| self.fail(&e, Phase::Statement, redactor))?;
         let expected = q.result_types();
-        let got: Vec<&Type> = s.columns().iter().map(|c| c.type_()).collect();
+        let got: Vec<&Type> = s.columns().iter().map(postgres::Column::type_).collect();
         if got.len() != expected.len() || got.iter().zip(expected).any(|(g, e)| *g != e) {
             let (name, ty) = s
                 .columns()
@@ -154,7 +154,7 @@ impl r2d2::ManageConnection for Manager {
     fn connect(&self) -> Result<Conn, PgError> {
         let r = self.open();
         if let Err(e) = &r {
-            *self.last_error.lock().unwrap_or_else(|p| p.into_inner()) = Some(e.clone());
+            *self.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
         }
         r
     }
@@ -224,7 +224,7 @@ pub fn begin(
 
 /// A pool timeout, explained by the last connect failure when there was one.
 fn checkout_error(last: &Mutex<Option<PgError>>, waited: Duration) -> PgError {
-    match last.lock().unwrap_or_else(|p| p.into_inner()).take() {
+    match last.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
         Some(e) => e,
         None => PgError::new(
             PgErrorKind::Timeout,

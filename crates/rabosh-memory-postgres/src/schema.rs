@@ -72,7 +72,7 @@ fn summarise_existing(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Res
             deltas.memory(key, memory_size(key, meta)?, 1);
             last = key;
         }
-        if rows.len() as i64 != FILL_PAGE {
+        if i64::try_from(rows.len()) != Ok(FILL_PAGE) {
             break;
         }
         from = last.to_vec();
@@ -87,7 +87,7 @@ fn version(row: &postgres::Row) -> Result<i32> {
 
 /// SQLSTATEs of a lost race between first opens.
 fn raced(e: &PgError) -> bool {
-    e.is_retryable() || matches!(e.sqlstate(), Some("23505") | Some("42P06") | Some("42P07") | Some("42710"))
+    e.is_retryable() || matches!(e.sqlstate(), Some("23505" | "42P06" | "42P07" | "42710"))
 }
 
 pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) -> Result<()> {
@@ -102,7 +102,7 @@ pub fn ensure(conn: &mut Conn, schema: &str, create: bool, redactor: &Redactor) 
     if let Err(e) = &probe {
         let err = conn.fail(e, Phase::Statement, redactor);
         // Missing schema (3F000) or table (42P01) is the first open; anything else is real.
-        if !matches!(err.sqlstate(), Some("3F000") | Some("42P01")) {
+        if !matches!(err.sqlstate(), Some("3F000" | "42P01")) {
             return Err(err.into());
         }
         if !create {
@@ -155,7 +155,7 @@ fn migrate(conn: &mut Conn, schema: &str, redactor: &Redactor) -> Result<()> {
         .into());
     }
     for v in version..CURRENT {
-        let (ddl, fill) = MIGRATIONS[v as usize];
+        let (ddl, fill) = MIGRATIONS[usize::try_from(v).expect("a version read as valid")];
         exec(conn, &ddl.replace("{s}", s).replace("{settings}", &sql::settings_range()))?;
         if let Some(fill) = fill {
             fill(conn, schema, redactor)?;

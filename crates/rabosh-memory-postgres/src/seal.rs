@@ -156,9 +156,8 @@ pub fn settle(
                     Err(e) => {
                         let _ = conn.client.batch_execute("ROLLBACK");
                         // Two first opens racing on CREATE TABLE: the loser reruns and finds the row.
-                        let raced = PgError::of(&e).is_some_and(|pe| {
-                            pe.is_retryable() || matches!(pe.sqlstate(), Some("23505") | Some("42P07"))
-                        });
+                        let raced = PgError::of(&e)
+                            .is_some_and(|pe| pe.is_retryable() || matches!(pe.sqlstate(), Some("23505" | "42P07")));
                         if !raced || conn.broken {
                             return Err(e);
                         }
@@ -257,7 +256,7 @@ mod tests {
     fn every_seal_draws_a_new_nonce() {
         let s = sealer();
         let nonces: std::collections::HashSet<Vec<u8>> = (0..1000)
-            .map(|_| s.seal(Column::Meta, b"k", b"same")[1..1 + rabosh_memory::backend_kit::crypt::NONCE].to_vec())
+            .map(|_| s.seal(Column::Meta, b"k", b"same")[1..=rabosh_memory::backend_kit::crypt::NONCE].to_vec())
             .collect();
         assert_eq!(nonces.len(), 1000);
     }

@@ -45,10 +45,11 @@ pub struct SettingsCache {
 
 impl SettingsCache {
     fn rows(&self) -> std::sync::MutexGuard<'_, Rows> {
-        self.rows.lock().unwrap_or_else(|p| p.into_inner())
+        self.rows.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The column at `key` as last read, if it was: `Some(None)` is a row known absent.
+    #[allow(clippy::option_option)] // the two levels are "not read" and "read: no row"
     pub fn get(&self, column: Column, key: &[u8]) -> Option<Option<Vec<u8>>> {
         self.rows().get(&(column == Column::Meta, key.to_vec())).cloned()
     }

@@ -53,7 +53,7 @@ pub enum Q {
     /// A create's whole commit as ONE statement (`PgBackend::commit_fused`): the rows that must
     /// not exist (`$1..$3`, as `InsertNew`) and the summary deltas (`$4..$11`, as `DirsAdd`),
     /// sent alone in autocommit. Each statement of a pipelined flight is its own server cycle
-    /// (its Sync, its ReadyForQuery and flush), and for a create those cycles, BEGIN and COMMIT
+    /// (its Sync, its `ReadyForQuery` and flush), and for a create those cycles, BEGIN and COMMIT
     /// included, cost the server more than the writes (issue 24: 5 statements, ~0.6 ms of server
     /// CPU per create against ~0.3 ms fused). The session's default isolation is SERIALIZABLE
     /// (`pool.rs`), so the one statement is the same SERIALIZABLE transaction.
@@ -82,13 +82,19 @@ impl Q {
     pub fn result_types(self) -> &'static [Type] {
         match self {
             Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
-            Q::ScanBounded | Q::ScanOpen => &[Type::BYTEA, Type::BYTEA],
-            Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
+            Q::ScanBounded | Q::ScanOpen | Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
             Q::GuardValue | Q::GuardMeta => &[Type::INT4],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
-            Q::Upsert | Q::InsertNew | Q::Delete | Q::DirsAdd | Q::DirsPrune => &[],
-            Q::Fused | Q::FusedGuardValue | Q::FusedGuardMeta => &[],
-            Q::FeedPut | Q::FeedForget => &[],
+            Q::Upsert
+            | Q::InsertNew
+            | Q::Delete
+            | Q::DirsAdd
+            | Q::DirsPrune
+            | Q::Fused
+            | Q::FusedGuardValue
+            | Q::FusedGuardMeta
+            | Q::FeedPut
+            | Q::FeedForget => &[],
             Q::FeedBound => &[Type::INT8, Type::INT8],
             Q::FeedPage => &[Type::BYTEA, Type::INT8, Type::INT2],
         }
@@ -121,10 +127,7 @@ impl Sql {
         // rollback, so nothing else of the transaction is written either.
         let encrypted_mark =
             format!("(SELECT 1 / (1 - count(*)) FROM \"{schema}\".rabosh_schema WHERE id = {ENCRYPTED_MARK_ID}) = 1");
-        let unless_encrypted = match plain {
-            true => format!(" WHERE {encrypted_mark}"),
-            false => String::new(),
-        };
+        let unless_encrypted = if plain { format!(" WHERE {encrypted_mark}") } else { String::new() };
         let guard = |column: &str| {
             format!(
                 "SELECT 1 / (CASE WHEN (SELECT {column} FROM {t} WHERE k = $1 AND {}) IS NOT DISTINCT FROM $2::BYTEA \
@@ -246,7 +249,10 @@ pub fn is_encrypted_refusal(e: &super::client::Failure) -> bool {
 /// `WHERE` (schema version 3) and, repeated verbatim in the settings' reads, what lets the
 /// planner prove that index answers them.
 pub fn settings_range() -> String {
-    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let hex = |b: &[u8]| {
+        b.iter().flat_map(|x| [x >> 4, x & 15]).map(|d| char::from(DIGITS[usize::from(d)])).collect::<String>()
+    };
     let end = prefix_end(SETTINGS_PREFIX).expect("the settings prefix has a successor");
     format!("k >= '\\x{}'::BYTEA AND k < '\\x{}'::BYTEA", hex(SETTINGS_PREFIX), hex(&end))
 }

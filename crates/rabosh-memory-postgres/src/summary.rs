@@ -126,7 +126,7 @@ pub struct Delta {
 
 impl Delta {
     fn add(&mut self, sign: i64, size: u64, visible: bool) {
-        let size = size as i64;
+        let size = i64::try_from(size).expect("a memory's size fits a bigint");
         self.n += sign;
         self.b += sign * size;
         if visible {

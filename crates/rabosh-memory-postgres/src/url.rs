@@ -36,6 +36,7 @@ pub const CAPABILITIES: Capabilities = Capabilities {
 };
 
 /// True when `target` names a PostgreSQL database rather than a directory.
+#[must_use]
 pub fn is_url(target: &str) -> bool {
     target.starts_with("postgres://") || target.starts_with("postgresql://")
 }
@@ -117,7 +118,7 @@ fn split_options(url: &str) -> Result<(String, PgOptions)> {
             "pool_size" => options.pool_size = count("pool_size")?,
             "max_attempts" => options.max_attempts = count("max_attempts")?,
             "statement_timeout" => {
-                options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?))
+                options.statement_timeout = Duration::from_secs(u64::from(count("statement_timeout")?));
             }
             "client_timeout" => options.client_timeout = Some(Duration::from_secs(u64::from(count("client_timeout")?))),
             k if SERVER_PARAMETERS.contains(&k) => kept.push(pair),

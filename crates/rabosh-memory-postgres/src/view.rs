@@ -52,7 +52,7 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
     fn lock(&self) -> MutexGuard<'_, Held<C>> {
         // A panic in another caller of this view cannot leave the connection half-used: every
         // query below completes or fails before the guard drops.
-        self.held.lock().unwrap_or_else(|p| p.into_inner())
+        self.held.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     fn query(&self, q: Q, params: &[&(dyn ToSql + Sync)]) -> std::result::Result<Vec<Row>, PgError> {
@@ -124,7 +124,7 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
                 let unnamed = || format!("directory {}", String::from_utf8_lossy(&d));
                 let r: &[u8] = columns::get(row, 0, "dirs", &unnamed)?;
                 let name = || format!("directory {} entry {}", String::from_utf8_lossy(&d), String::from_utf8_lossy(r));
-                let size = |i: usize| columns::get::<i64>(row, i, "dirs", &name).map(|n| n.max(0) as u64);
+                let size = |i: usize| columns::get::<i64>(row, i, "dirs", &name).map(|n| u64::try_from(n).unwrap_or(0));
                 Ok(DirRow {
                     r: String::from_utf8_lossy(r).into_owned(),
                     f: columns::get(row, 1, "dirs", &name)?,
@@ -141,24 +141,21 @@ impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
     /// row (recorded, to be checked at commit: `settings_cache.rs`), else read and cached.
     fn setting(&self, column: Column, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let cached = if self.reopen.is_none() { self.shared.settings.get(column, key) } else { None };
-        let raw = match cached {
-            Some(raw) => {
-                self.lock().conn.assumed.push(Assumed { column, key: key.to_vec(), raw: raw.clone() });
-                raw
-            }
-            None => {
-                let q = match column {
-                    Column::Value => Q::SettingGet,
-                    Column::Meta => Q::SettingMeta,
-                };
-                let rows = self.query(q, &[&key])?;
-                let raw = match rows.first() {
-                    Some(row) => Some(columns::get::<&[u8]>(row, 0, "kv", &|| columns::key_name(key))?.to_vec()),
-                    None => None,
-                };
-                self.shared.settings.put(column, key, raw.clone());
-                raw
-            }
+        let raw = if let Some(raw) = cached {
+            self.lock().conn.assumed.push(Assumed { column, key: key.to_vec(), raw: raw.clone() });
+            raw
+        } else {
+            let q = match column {
+                Column::Value => Q::SettingGet,
+                Column::Meta => Q::SettingMeta,
+            };
+            let rows = self.query(q, &[&key])?;
+            let raw = match rows.first() {
+                Some(row) => Some(columns::get::<&[u8]>(row, 0, "kv", &|| columns::key_name(key))?.to_vec()),
+                None => None,
+            };
+            self.shared.settings.put(column, key, raw.clone());
+            raw
         };
         raw.map(|bytes| Ok(self.shared.open_column(column, key, &bytes)?.into_owned())).transpose()
     }
@@ -241,7 +238,7 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
                 }
                 last = key;
             }
-            match rows.len() as i64 {
+            match i64::try_from(rows.len()).unwrap_or(i64::MAX) {
                 SCAN_PAGE => {
                     // The byte-order successor of the last key: the next page starts after it.
                     from = last.to_vec();

@@ -1,7 +1,7 @@
 //! `rabosh_memory::open_with` as the binding calls it (with `PostgresOpener`): the target decides
 //! the backend, the store says what it can do, and every call or option it lacks is refused in
 //! one wording, before anything is opened. The PostgreSQL half runs against the real server of
-//! with-postgres.mjs (RABOSH_PG_URL).
+//! with-postgres.mjs (`RABOSH_PG_URL`).
 
 mod postgres_util;
 

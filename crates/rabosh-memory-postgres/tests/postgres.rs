@@ -1,4 +1,4 @@
-//! The PostgreSQL backend against a real server (RABOSH_PG_URL; scripts/with-postgres.mjs
+//! The PostgreSQL backend against a real server (`RABOSH_PG_URL`; scripts/with-postgres.mjs
 //! starts one). Each test has its own schema.
 
 mod postgres_util;
@@ -171,7 +171,7 @@ fn a_large_write_set_commits_whole() {
     // More rows than one write statement carries, and more bytes than one chunk.
     let big = vec![7u8; 40 << 10];
     b.transact(&mut |_, w| {
-        for i in 0..1_000 {
+        for i in 0..1_000u32 {
             let v = if i % 3 == 0 { big.clone() } else { vec![i as u8] };
             w.put(format!("big/{i:04}").into_bytes(), v, vec![i as u8]);
         }
@@ -461,7 +461,7 @@ fn ca() -> String {
     })
 }
 
-/// Whether the backend's session (found by its application_name) is encrypted, per the server.
+/// Whether the backend's session (found by its `application_name`) is encrypted, per the server.
 fn session_encrypted(s: &Schema, app: &str) -> bool {
     let rows = s
         .client()

@@ -45,7 +45,7 @@ fn a_later_numbered_commit_landing_first_holds_the_reader_back_until_the_earlier
     let (got, held) = changes(&m, &cursor);
     assert_eq!(got, vec![], "the reader went past a transaction still in flight");
     let held_at = u64::from_str_radix(&held, 16).unwrap();
-    assert!(held_at <= early_id as u64, "the cursor {held_at} passed the open transaction {early_id}");
+    assert!(held_at <= u64::try_from(early_id).unwrap(), "the cursor {held_at} passed the open transaction {early_id}");
 
     tx.commit().unwrap();
     // Read on until both are there: another test's transaction in flight on the same server

@@ -154,7 +154,7 @@ fn sigkill_mid_commit_is_all_or_nothing() {
 /// on Windows the socket closes with the process, so the server has already rolled it back and
 /// there are none. Under Wine there may be: wineserver can keep a terminated process's socket
 /// open (seen: the session idle in transaction for minutes, holding the subtree's row locks, so
-/// the next child's commit waited into statement_timeout and the schema's DROP hung). An operator
+/// the next child's commit waited into `statement_timeout` and the schema's DROP hung). An operator
 /// ends a session whose client is gone the same way; the round then tests the commit, not Wine.
 fn end_orphaned_sessions(s: &Schema) {
     let mut c = s.client();
@@ -320,7 +320,7 @@ fn expect_timeout<T>(what: &str, started: Instant, r: Result<T, Error>) {
     let waited = started.elapsed();
     match r {
         Err(e) if PgError::of(&e).is_some() => {
-            assert_eq!(PgError::of(&e).unwrap().kind(), PgErrorKind::Timeout, "{what}: {e}")
+            assert_eq!(PgError::of(&e).unwrap().kind(), PgErrorKind::Timeout, "{what}: {e}");
         }
         Err(e) => panic!("{what}: {e}"),
         Ok(_) => panic!("{what}: succeeded against a stopped server"),
@@ -331,7 +331,7 @@ fn expect_timeout<T>(what: &str, started: Instant, r: Result<T, Error>) {
 }
 
 /// With the server SIGSTOPped (postmaster and backends: the kernel still accepts and ACKs, so
-/// neither statement_timeout nor TCP timeouts fire), every call ends within the client-side
+/// neither `statement_timeout` nor TCP timeouts fire), every call ends within the client-side
 /// deadline with a typed Timeout; after SIGCONT the same handle works again.
 fn a_stopped_server_fails_calls_within_the_client_timeout() {
     let s = Schema::new("stopped");

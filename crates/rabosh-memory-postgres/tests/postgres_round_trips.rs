@@ -5,8 +5,8 @@
 //! reaches the server at once (the session is idle, not idle in a transaction), and the
 //! connection it leaves in the pool serves the next commands. A create is one too, once the
 //! handle has read the store's history setting: the setting is checked in the create's commit
-//! flight instead of read before it (settings_cache.rs), and another handle turning history on
-//! is still honoured by the next create (tests/postgres_settings.rs).
+//! flight instead of read before it (`settings_cache.rs`), and another handle turning history on
+//! is still honoured by the next create (`tests/postgres_settings.rs`).
 
 mod postgres_util;
 

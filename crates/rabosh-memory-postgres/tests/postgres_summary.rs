@@ -32,13 +32,13 @@ fn a_listing_reads_its_entries_not_the_content_below_them() {
     put(&m, "/memories/big/one", 1);
     put(&m, "/memories/big/sub/two", 2);
     put(&m, "/memories/big/.hidden", 4);
-    let n = 600;
+    let n = 600u32;
     for i in 0..n {
         put(&m, &format!("/memories/big/sub/deep/{}/{}/m{i}", i % 7, i % 11), 1);
     }
     let (summary_rows, view) = rows_read(&b, || m.view("/memories/big").unwrap());
     let View::Dir { total, entries } = &view else { panic!("{view:?}") };
-    assert_eq!(*total, 3 + n as u64);
+    assert_eq!(*total, 3 + u64::from(n));
     assert_eq!(entries.len(), 4, "{entries:?}");
     // The directory's own rows: one, .hidden, sub/two, and sub/deep's aggregate (at most one row
     // per shard, 16).
@@ -46,12 +46,12 @@ fn a_listing_reads_its_entries_not_the_content_below_them() {
     let (root_rows, _) = rows_read(&b, || m.view("/memories").unwrap());
     assert!(root_rows <= 2 + 16, "the root listing read {root_rows} rows");
     let (usage_rows, usage) = rows_read(&b, || m.usage().unwrap());
-    assert_eq!(usage, Usage { memories: 3 + n as u64, bytes: 7 + n as u64 });
+    assert_eq!(usage, Usage { memories: 3 + u64::from(n), bytes: 7 + u64::from(n) });
     assert!(usage_rows <= 2 + 16, "usage read {usage_rows} rows");
     // The counter counts: the scan reads every memory below the directory.
     let (scan_rows, scanned) = rows_read(&b, || handler(&b, false).view("/memories/big").unwrap());
     assert_eq!(scanned, view);
-    assert!(scan_rows >= n as u64, "the scan read {scan_rows} rows");
+    assert!(scan_rows >= u64::from(n), "the scan read {scan_rows} rows");
 }
 
 /// Metadata as the memory crate lays it out (version 1 of the store wrote the same bytes).
@@ -125,7 +125,7 @@ struct Lcg(u64);
 
 impl Lcg {
     fn next(&mut self, below: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 33) % below
     }
 }
@@ -216,7 +216,7 @@ fn round_trips<T>(b: &PgBackend, f: impl FnOnce() -> T) -> (u64, T) {
 }
 
 /// Issue 24: a create is one pipelined flight of BEGIN, the check of the history setting the
-/// handle cached (settings_cache.rs), its insert (which decides whether the path was free: no
+/// handle cached (`settings_cache.rs`), its insert (which decides whether the path was free: no
 /// read of the target), the summary rows and COMMIT; the flight leaves the summary exact (the
 /// listing after it agrees with the scan), a refused create commits nothing, and a failed
 /// statement in it commits nothing.

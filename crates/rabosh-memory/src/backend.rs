@@ -105,6 +105,7 @@ impl WriteSet {
         self.marks.push(Some(Staged { intent: Intent::Create, sizes, new_only: true }));
     }
     /// The keys staged by [`WriteSet::write_new`] whose last row is still that put.
+    #[must_use]
     pub fn new_only_keys(&self) -> Vec<&[u8]> {
         let mut last: std::collections::BTreeMap<&[u8], bool> = std::collections::BTreeMap::new();
         for (op, mark) in self.rows() {
@@ -152,18 +153,23 @@ impl WriteSet {
         self.forget.push(key);
     }
     /// The memory keys whose change feed entry this commit removes.
+    #[must_use]
     pub fn forgotten(&self) -> &[Vec<u8>] {
         &self.forget
     }
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty() && self.forget.is_empty()
     }
+    #[must_use]
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    #[must_use]
     pub fn ops(&self) -> &[WriteOp] {
         &self.ops
     }
+    #[must_use]
     pub fn into_ops(self) -> Vec<WriteOp> {
         self.ops
     }
@@ -192,6 +198,7 @@ impl WriteSet {
 
 /// Where a scan under `prefix` that resumes after `after` starts: the byte-order successor of the
 /// cursor (`after` followed by a zero byte), or the prefix itself when the cursor lies before it.
+#[must_use]
 pub fn resume_from(prefix: &[u8], after: Option<&[u8]>) -> Vec<u8> {
     match after {
         Some(a) if a >= prefix => {

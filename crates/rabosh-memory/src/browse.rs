@@ -147,12 +147,11 @@ impl Memories {
     pub fn export_page(&self, view: Option<&dyn ReadView>, after: Option<&str>, limit: usize) -> Result<ExportPage> {
         check_cursor(after)?;
         let fresh;
-        let view = match view {
-            Some(v) => v,
-            None => {
-                fresh = self.backend.read()?;
-                &*fresh
-            }
+        let view = if let Some(v) = view {
+            v
+        } else {
+            fresh = self.backend.read()?;
+            &*fresh
         };
         let scope = &self.options.scope;
         let prefix = subtree_prefix(scope, ROOT);

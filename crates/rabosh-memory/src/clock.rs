@@ -9,6 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub struct Clock(Arc<dyn Fn() -> i64 + Send + Sync>);
 
 impl Clock {
+    #[must_use]
     pub fn system() -> Clock {
         Clock(Arc::new(|| match SystemTime::now().duration_since(UNIX_EPOCH) {
             Ok(d) => d.as_millis() as i64,
@@ -20,6 +21,7 @@ impl Clock {
         Clock(Arc::new(f))
     }
 
+    #[must_use]
     pub fn now_ms(&self) -> i64 {
         (self.0)()
     }

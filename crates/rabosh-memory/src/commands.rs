@@ -20,7 +20,7 @@ impl Memories {
                 // the same transaction, one commit, answered once durable.
                 let stamped = self.transact(|view, ws| {
                     let Some(meta) = file_meta(view, path, &key)? else { return Ok(None) };
-                    let shown = self.file_view(view, &key, meta)?;
+                    let shown = Self::file_view(view, &key, meta)?;
                     if let View::File { content, .. } = &shown {
                         let meta = MemMeta { accessed_ms: self.clock.now_ms(), ..meta };
                         ws.touch(key.clone(), content.as_bytes().to_vec(), meta);
@@ -38,7 +38,7 @@ impl Memories {
             let view = self.backend.read_deferred()?;
             view.prefetch_value(&key);
             return match file_meta(&*view, path, &key)? {
-                Some(meta) if !self.options.track_access => self.file_view(&*view, &key, meta),
+                Some(meta) if !self.options.track_access => Self::file_view(&*view, &key, meta),
                 // Created since the transaction above: go round and stamp it.
                 Some(_) => continue,
                 None => Ok(dir_view(self.summary(&*view, path)?, path)),
@@ -49,7 +49,7 @@ impl Memories {
     /// The view, when answering it is bounded and needs nothing built: a memory's file view of at
     /// most `max_bytes`, or a listing of at most `max_lines` lines from an aggregate that is
     /// already current. None otherwise — a larger memory, a scan, an index still to build, or a
-    /// view that commits (track_access) — so the caller can run it off its latency-sensitive thread.
+    /// view that commits (`track_access`) — so the caller can run it off its latency-sensitive thread.
     pub fn view_if_cheap(&self, path: &str, max_bytes: u64, max_lines: u64) -> Result<Option<View>> {
         check_normalised(path)?;
         if self.options.track_access {
@@ -62,7 +62,7 @@ impl Memories {
             if meta.size > max_bytes {
                 return Ok(None);
             }
-            return self.file_view(&*view, &key, meta).map(Some);
+            return Self::file_view(&*view, &key, meta).map(Some);
         }
         if !self.options.listing_index {
             return Ok(None);
@@ -76,7 +76,7 @@ impl Memories {
         check_normalised(path)?;
         let key = self.key(path);
         match file_meta(view, path, &key)? {
-            Some(meta) => self.file_view(view, &key, meta),
+            Some(meta) => Self::file_view(view, &key, meta),
             None => Ok(dir_view(self.summary(view, path)?, path)),
         }
     }
@@ -275,7 +275,7 @@ impl Memories {
         }
     }
 
-    fn file_view(&self, view: &dyn ReadView, key: &[u8], meta: MemMeta) -> Result<View> {
+    fn file_view(view: &dyn ReadView, key: &[u8], meta: MemMeta) -> Result<View> {
         if meta.lines > MAX_VIEW_LINES {
             return Ok(View::TooManyLines);
         }
@@ -320,7 +320,7 @@ fn file_meta(view: &dyn ReadView, path: &str, key: &[u8]) -> Result<Option<MemMe
     MemMeta::stored(view, key)
 }
 
-/// A directory view, or NotFound when nothing visible is under it (except the root).
+/// A directory view, or `NotFound` when nothing visible is under it (except the root).
 fn dir_view(summary: DirSummary, path: &str) -> View {
     if summary.memories > 0 {
         View::Dir { total: summary.bytes, entries: summary.entries }

@@ -22,6 +22,7 @@ pub struct DirRow {
 
 /// The directory two levels deep, from its rows, exactly as the default scan
 /// ([`ReadView::dir_summary`](crate::ReadView::dir_summary)) would have built it.
+#[must_use]
 pub fn summary_of_rows(rows: &[DirRow]) -> DirSummary {
     let mut root = Dir::default();
     for row in rows {

@@ -1,4 +1,4 @@
-//! The text algorithms of str_replace and insert, free of storage so they can be tested alone.
+//! The text algorithms of `str_replace` and insert, free of storage so they can be tested alone.
 //! Lines are split on `\n` only: a `\r` stays part of its line.
 
 /// 1-based line of the start of every occurrence of `needle`, counted WITH overlaps
@@ -56,7 +56,7 @@ fn prefix_function(pat: &[u8], steps: &mut u64) -> Vec<usize> {
     border
 }
 
-/// Where `needle` occurs in `haystack`, counted without overlaps and only as far as str_replace
+/// Where `needle` occurs in `haystack`, counted without overlaps and only as far as `str_replace`
 /// needs: nowhere, once (at this byte offset), or more than once. `needle` must not be empty.
 ///
 /// These run on the writer thread inside the commit, before its fsync, so every byte scan here
@@ -114,7 +114,7 @@ pub(crate) fn insert_at(content: &str, at: Option<i64>, text: &str) -> Result<St
     let body = content.strip_suffix('\n').unwrap_or(content);
     let count = if content.is_empty() { 0 } else { newlines(body) + 1 };
     let at = match at {
-        Some(n) if n >= 0 && (n as u64) <= count => n as u64,
+        Some(n) if u64::try_from(n).is_ok_and(|n| n <= count) => n.unsigned_abs(),
         _ => return Err(count),
     };
     let text = text.strip_suffix('\n').unwrap_or(text);
@@ -168,7 +168,7 @@ mod tests {
         let all: Vec<&str> = content.split('\n').collect();
         let first = line.saturating_sub(2).max(1);
         let last = (line + 2).min(all.len() as u64);
-        (first, all[(first - 1) as usize..last as usize].iter().map(|s| s.to_string()).collect())
+        (first, all[(first - 1) as usize..last as usize].iter().map(std::string::ToString::to_string).collect())
     }
 
     fn insert_line(content: &str, at: Option<i64>, text: &str) -> Result<String, u64> {
@@ -179,7 +179,7 @@ mod tests {
         };
         let count = lines.len() as u64;
         let at = match at {
-            Some(n) if n >= 0 && (n as u64) <= count => n as usize,
+            Some(n) if u64::try_from(n).is_ok_and(|n| n <= count) => n.unsigned_abs() as usize,
             _ => return Err(count),
         };
         lines.insert(at, text.strip_suffix('\n').unwrap_or(text));
@@ -190,11 +190,11 @@ mod tests {
         Ok(out)
     }
 
-    /// What str_replace's text steps give: None for no match, Err for several, else the edited
+    /// What `str_replace`'s text steps give: None for no match, Err for several, else the edited
     /// text, the snippet's first line and its lines.
     type Replaced = Option<Result<(String, u64, Vec<String>), ()>>;
 
-    /// str_replace's text steps as commands.rs runs them.
+    /// `str_replace`'s text steps as commands.rs runs them.
     fn str_replace(content: &str, old: &str, new: &str) -> Replaced {
         match find_unique(content, old) {
             Found::Nowhere => None,
@@ -294,7 +294,7 @@ mod tests {
         assert_eq!(snippet_at(c, 6, 4), (2, vec!["2".into(), "3".into(), "4".into(), "5".into(), "6".into()]));
         assert_eq!(snippet_at(c, 12, 7), (5, vec!["5".into(), "6".into(), "7".into()]));
         assert_eq!(snippet_at("a\r\nb", 0, 1), (1, vec!["a\r".into(), "b".into()]));
-        assert_eq!(snippet_at("a\n", 2, 2), (1, vec!["a".into(), "".into()]));
+        assert_eq!(snippet_at("a\n", 2, 2), (1, vec!["a".into(), String::new()]));
     }
 
     #[test]

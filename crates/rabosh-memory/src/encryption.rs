@@ -17,6 +17,7 @@ pub const KEY_BYTES: usize = 32;
 pub struct EncryptionKey(Zeroizing<[u8; KEY_BYTES]>);
 
 impl EncryptionKey {
+    #[must_use]
     pub fn new(bytes: [u8; KEY_BYTES]) -> EncryptionKey {
         EncryptionKey(Zeroizing::new(bytes))
     }
@@ -30,6 +31,7 @@ impl EncryptionKey {
         Ok(EncryptionKey::new(array))
     }
 
+    #[must_use]
     pub fn bytes(&self) -> &[u8; KEY_BYTES] {
         &self.0
     }

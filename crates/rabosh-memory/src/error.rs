@@ -62,6 +62,7 @@ pub trait BackendError: std::error::Error + Send + Sync + 'static {
 
 impl Error {
     /// The backend's own fault of type `E`, when this is one.
+    #[must_use]
     pub fn backend_error<E: BackendError>(&self) -> Option<&E> {
         match self {
             Error::Backend(e) => (e.as_ref() as &dyn std::error::Error).downcast_ref::<E>(),

@@ -25,10 +25,10 @@ impl Memories {
         scan_usage(&*view, &self.options.scope)
     }
 
-    /// Deletes every memory last updated (or accessed, with track_access) before `instant_ms`,
+    /// Deletes every memory last updated (or accessed, with `track_access`) before `instant_ms`,
     /// then asks the backend to reclaim the space.
     ///
-    /// With track_access, a memory's last use is the later of updatedAt and accessedAt, so
+    /// With `track_access`, a memory's last use is the later of updatedAt and accessedAt, so
     /// neither a recent read nor a recent edit lets it expire.
     pub fn expire_before(&self, instant_ms: i64) -> Result<Expired> {
         let prefix = subtree_prefix(&self.options.scope, ROOT);

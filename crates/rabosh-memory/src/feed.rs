@@ -45,6 +45,7 @@ pub enum ChangeKind {
 }
 
 impl ChangeKind {
+    #[must_use]
     pub fn code(self) -> u8 {
         match self {
             ChangeKind::Created => 1,
@@ -55,6 +56,7 @@ impl ChangeKind {
         }
     }
 
+    #[must_use]
     pub fn from_code(code: u8) -> Option<ChangeKind> {
         Some(match code {
             1 => ChangeKind::Created,
@@ -67,6 +69,7 @@ impl ChangeKind {
     }
 
     /// The word the binding and the docs use.
+    #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             ChangeKind::Created => "created",
@@ -88,6 +91,7 @@ pub struct FeedChange {
 /// The memory keys `ws` changes, in key order, each once: what the commit found there (the first
 /// row's intent) against what it leaves (the last row's). An access stamp alone is no change,
 /// nor is a memory created and removed in the same commit.
+#[must_use]
 pub fn feed_changes(ws: &WriteSet) -> Vec<FeedChange> {
     // key → (existed before, exists after, last intent was a move)
     let mut net: BTreeMap<&[u8], (bool, bool, bool)> = BTreeMap::new();
@@ -134,6 +138,7 @@ pub struct Cursor {
 impl Cursor {
     /// The opaque string handed to readers: the position in hex, then `:` and the path when the
     /// page ended inside a commit.
+    #[must_use]
     pub fn encode(&self) -> String {
         match &self.after {
             None => format!("{:x}", self.position),
@@ -156,6 +161,7 @@ impl Cursor {
     }
 
     /// Whether the entry at `position`/`path` is past this cursor.
+    #[must_use]
     pub fn before(&self, position: u64, path: &str) -> bool {
         position > self.position
             || (position == self.position && self.after.as_deref().is_none_or(|after| path > after))
@@ -182,6 +188,7 @@ pub struct ChangePage {
 
 /// A page of no changes whose cursor is the state read: what a reader starting now (not from
 /// the feed's start) goes on from. Asked for with a limit of 0.
+#[must_use]
 pub fn now(end: u64) -> ChangePage {
     ChangePage { changes: Vec::new(), cursor: Cursor { position: end, after: None }, reset: false }
 }

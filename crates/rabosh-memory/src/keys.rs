@@ -37,11 +37,13 @@ pub(crate) fn is_memory_key(key: &[u8]) -> bool {
 }
 
 /// Prefix of every memory strictly under `path`.
+#[must_use]
 pub fn subtree_prefix(scope: &str, path: &str) -> Vec<u8> {
     format!("m:{scope}:{path}/").into_bytes()
 }
 
 /// Splits a key into its scope and its path; None for keys that are not memory keys.
+#[must_use]
 pub fn parse(key: &[u8]) -> Option<(&str, &str)> {
     let rest = key.strip_prefix(b"m:")?;
     let colon = rest.iter().position(|&b| b == b':')?;
@@ -51,6 +53,7 @@ pub fn parse(key: &[u8]) -> Option<(&str, &str)> {
 }
 
 /// The segments of a path below the root (`/memories/a/b` → `["a", "b"]`, the root → `[]`).
+#[must_use]
 pub fn segments(path: &str) -> Vec<&str> {
     match path.strip_prefix("/memories/") {
         Some(rest) => rest.split('/').collect(),
@@ -59,6 +62,7 @@ pub fn segments(path: &str) -> Vec<&str> {
 }
 
 /// A segment that hides a memory from listings of any directory above it.
+#[must_use]
 pub fn hidden(segment: &str) -> bool {
     segment.starts_with('.') || segment == "node_modules"
 }

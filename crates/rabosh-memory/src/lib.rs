@@ -94,7 +94,7 @@ pub const DEFAULT_LOCK_TIMEOUT: std::time::Duration = rabosh::DEFAULT_LOCK_TIMEO
 pub struct MemoryOptions {
     /// Key prefix separating namespaces: `[A-Za-z0-9_.-]{1,64}`.
     pub scope: String,
-    /// Cap on one memory's content in UTF-8 bytes (create, str_replace, insert).
+    /// Cap on one memory's content in UTF-8 bytes (create, `str_replace`, insert).
     pub max_memory_bytes: u64,
     /// `create` on an existing memory replaces it (keeping createdAt) instead of refusing.
     pub create_overwrites: bool,
@@ -146,12 +146,13 @@ impl Memories {
             options,
             clock: Clock::system(),
             history: None,
-            history_seen_on: Default::default(),
+            history_seen_on: std::sync::atomic::AtomicBool::default(),
             actor: None,
         })
     }
 
     /// Replaces the clock that stamps createdAt, updatedAt and accessedAt (for tests).
+    #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Memories {
         self.clock = clock;
         self

@@ -89,9 +89,10 @@ mod tests {
     fn a_memory_row_without_an_intent_is_refused() {
         for raw in [true, false] {
             let mut ws = WriteSet::default();
-            match raw {
-                true => ws.put(b"m:s:/memories/a".to_vec(), vec![], meta(1).encode()),
-                false => ws.delete(b"m:s:/memories/a".to_vec()),
+            if raw {
+                ws.put(b"m:s:/memories/a".to_vec(), vec![], meta(1).encode());
+            } else {
+                ws.delete(b"m:s:/memories/a".to_vec());
             }
             assert!(matches!(size_changes(&ws), Err(Error::InvalidArgument(_))));
         }

@@ -1,11 +1,11 @@
 //! The metadata every memory carries beside its content. The backend stores it as opaque bytes;
-//! its layout is this crate's: 40 bytes little-endian, size u64, lines u64, created_ms i64,
-//! updated_ms i64, accessed_ms i64 (0 = never). Size and line count are stored so listings,
+//! its layout is this crate's: 40 bytes little-endian, size u64, lines u64, `created_ms` i64,
+//! `updated_ms` i64, `accessed_ms` i64 (0 = never). Size and line count are stored so listings,
 //! usage and expiry never read a value. Bytes past the 40 are ignored, so a later version can
 //! append fields without a backend format change.
 //!
-//! Appended by version history (`history/`): memory_id u128 (16 bytes, stable across renames),
-//! then version_id u128 (16 bytes, 0 = the content was written while history was off). A memory
+//! Appended by version history (`history/`): `memory_id` u128 (16 bytes, stable across renames),
+//! then `version_id` u128 (16 bytes, 0 = the content was written while history was off). A memory
 //! never touched with history on has the 40 bytes only.
 
 use crate::{Error, Result};
@@ -80,6 +80,7 @@ impl MemMeta {
             )));
         }
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().expect("8 bytes"));
+        let i = |at: usize| i64::from_le_bytes(m[at..at + 8].try_into().expect("8 bytes"));
         let id = |i: usize| {
             let v = u128::from_le_bytes(m[i..i + 16].try_into().expect("16 bytes"));
             (v != 0).then_some(v)
@@ -90,9 +91,9 @@ impl MemMeta {
             version_id: if history { id(56) } else { None },
             size: u(0),
             lines: u(8),
-            created_ms: u(16) as i64,
-            updated_ms: u(24) as i64,
-            accessed_ms: u(32) as i64,
+            created_ms: i(16),
+            updated_ms: i(24),
+            accessed_ms: i(32),
         })
     }
 }

@@ -25,7 +25,7 @@ pub enum View {
         entries: Vec<DirEntry>,
     },
     /// Only in a view of the past ([`crate::Memories::view_past`]): history did not record the
-    /// state at this path then (see docs/guide/history.md, "What at() shows").
+    /// state at this path then (see docs/guide/history.md, "What `at()` shows").
     NotRecorded,
 }
 
@@ -43,7 +43,7 @@ pub enum Create {
 pub enum StrReplace {
     /// The root, or no memory at the path.
     NotFound,
-    /// Empty old_str, or not found.
+    /// Empty `old_str`, or not found.
     NoMatch,
     /// 1-based line of each occurrence's start, counted with overlaps.
     Multiple {
@@ -62,7 +62,7 @@ pub enum StrReplace {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Insert {
     NotFound,
-    /// insert_line out of `[0, count]`, or not an integer.
+    /// `insert_line` out of `[0, count]`, or not an integer.
     InvalidLine {
         count: u64,
     },
@@ -81,13 +81,13 @@ pub enum Delete {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Rename {
-    /// old_path is the root.
+    /// `old_path` is the root.
     IsRoot,
-    /// new_path is inside old_path.
+    /// `new_path` is inside `old_path`.
     Inside,
-    /// Nothing at or under old_path.
+    /// Nothing at or under `old_path`.
     NotFound,
-    /// new_path is the root, equals old_path, or has a memory at or under it.
+    /// `new_path` is the root, equals `old_path`, or has a memory at or under it.
     DestinationExists,
     Renamed {
         count: u64,

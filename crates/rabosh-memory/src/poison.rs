@@ -10,7 +10,7 @@ pub struct Poison(Mutex<Option<String>>);
 
 impl Poison {
     pub fn check(&self) -> Result<()> {
-        match &*self.0.lock().unwrap_or_else(|p| p.into_inner()) {
+        match &*self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner) {
             Some(reason) => Err(Error::Poisoned(reason.clone())),
             None => Ok(()),
         }
@@ -18,7 +18,7 @@ impl Poison {
 
     /// Records the first reason only: later failures are consequences of it.
     pub fn set(&self, reason: impl Into<String>) {
-        let mut g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut g = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if g.is_none() {
             *g = Some(reason.into());
         }

@@ -12,6 +12,7 @@ use crate::{Error, Result};
 
 /// What a store's backend can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[allow(clippy::struct_excessive_bools)] // independent yes/no answers the binding passes on as they are
 pub struct Capabilities {
     /// The backend's name as a sentence says it (`embedded`, `PostgreSQL`).
     pub backend: &'static str,
@@ -58,6 +59,7 @@ impl Capabilities {
     }
 
     /// The option `option` refused as given (`what` says the value), in the same wording.
+    #[must_use]
     pub fn refuse_option(&self, option: &'static str, what: &str) -> Error {
         Error::OptionUnsupported { option, refusal: self.refusal(what) }
     }
@@ -105,11 +107,13 @@ impl Store {
         Store { kind: Kind::Other(store), capabilities, workers }
     }
 
+    #[must_use]
     pub fn capabilities(&self) -> &Capabilities {
         &self.capabilities
     }
 
     /// What the memory semantics run over.
+    #[must_use]
     pub fn backend(&self) -> Arc<dyn Backend> {
         match &self.kind {
             Kind::Embedded(s) => s.clone(),
@@ -119,6 +123,7 @@ impl Store {
 
     /// The engine whose commits can share one fsync ([`EmbeddedStore::appending`]), for a write
     /// queue; None when the backend has no such thing (its `transact` is durable on return).
+    #[must_use]
     pub fn group_commit(&self) -> Option<&Arc<EmbeddedStore>> {
         match &self.kind {
             Kind::Embedded(s) => Some(s),
@@ -128,6 +133,7 @@ impl Store {
 
     /// The store's own threads, where every call that reaches its backend must run; None when
     /// calls may run on the caller's threads.
+    #[must_use]
     pub fn workers(&self) -> Option<&Arc<Workers>> {
         self.workers.as_ref()
     }
@@ -205,6 +211,7 @@ impl Store {
     }
 
     /// Counters kept in memory (no IO). Where the backend keeps fewer, the rest are zero.
+    #[must_use]
     pub fn stats(&self) -> Stats {
         match &self.kind {
             Kind::Embedded(s) => s.stats(),

@@ -33,13 +33,14 @@ pub struct Workers {
 
 impl Workers {
     /// At most `size` threads (at least one), named `name`.
+    #[must_use]
     pub fn new(name: &'static str, size: usize) -> Arc<Workers> {
         Arc::new(Workers { name, size: size.max(1), state: Mutex::default(), wake: Condvar::new() })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // Jobs run outside the lock: a poisoned lock still holds a consistent queue.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Queues `job`; a thread takes it as soon as one is free. When no thread runs and none can
@@ -82,7 +83,7 @@ impl Workers {
                 continue;
             }
             s.idle += 1;
-            let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(|p| p.into_inner());
+            let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(std::sync::PoisonError::into_inner);
             s = next;
             s.idle -= 1;
             if waited.timed_out() && s.jobs.is_empty() {

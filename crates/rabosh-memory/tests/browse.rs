@@ -22,8 +22,8 @@ fn seed(f: &Fixture) -> rabosh_memory::Memories {
     h
 }
 
-fn children_are_one_level_with_what_lies_below(f: Fixture) {
-    let h = seed(&f);
+fn children_are_one_level_with_what_lies_below(f: &Fixture) {
+    let h = seed(f);
     let root = h.children("/memories", None, 100).unwrap();
     assert_eq!((root.memories, root.bytes, root.total, root.next.as_deref()), (30, 11 + 2 + 3 + 3 + 2 + 25, 4, None));
     let got: Vec<(&str, Option<u64>, u64, u64)> =
@@ -44,8 +44,8 @@ fn children_are_one_level_with_what_lies_below(f: Fixture) {
     assert_eq!(f.values_read(), values, "children read metadata only");
 }
 
-fn searches_and_exports_resume_at_their_cursor(f: Fixture) {
-    let h = seed(&f);
+fn searches_and_exports_resume_at_their_cursor(f: &Fixture) {
+    let h = seed(f);
     let first = h.find_paths("A/", None, 1).unwrap();
     assert_eq!(first.paths, vec![("/memories/a/deep/y.md".to_string(), 3)]);
     let second = h.find_paths("A/", first.next.as_deref(), 1).unwrap();

@@ -9,7 +9,7 @@ fn pairs(items: &[(&str, &str)]) -> Vec<(String, String)> {
     items.iter().map(|(p, c)| (p.to_string(), c.to_string())).collect()
 }
 
-fn import_is_one_commit_and_export_sees_hidden_memories(f: Fixture) {
+fn import_is_one_commit_and_export_sees_hidden_memories(f: &Fixture) {
     let h = f.default_handler();
     let files = pairs(&[
         ("/memories/a.md", "alpha\r\n"),
@@ -28,7 +28,7 @@ fn import_is_one_commit_and_export_sees_hidden_memories(f: Fixture) {
     assert_eq!(exported, expected);
 }
 
-fn import_refuses_whole_batch_without_writing(f: Fixture) {
+fn import_refuses_whole_batch_without_writing(f: &Fixture) {
     let h = f.default_handler();
     assert_eq!(h.create("/memories/b.md", "old").unwrap(), Create::Created);
     let before = f.commits();
@@ -47,7 +47,7 @@ fn import_refuses_whole_batch_without_writing(f: Fixture) {
     assert_eq!(h.view("/memories/a.md").unwrap(), View::NotFound);
 }
 
-fn import_with_overwrite_replaces_and_keeps_created_at(f: Fixture) {
+fn import_with_overwrite_replaces_and_keeps_created_at(f: &Fixture) {
     let h = f.default_handler();
     f.set_now(5);
     h.create("/memories/b.md", "old").unwrap();
@@ -58,7 +58,7 @@ fn import_with_overwrite_replaces_and_keeps_created_at(f: Fixture) {
     assert_eq!((size, created, updated), (3, 5, 9));
 }
 
-fn export_is_scoped(f: Fixture) {
+fn export_is_scoped(f: &Fixture) {
     let a = f.default_handler();
     let b = f.handler(|o| o.scope = "other".into());
     a.create("/memories/a", "A").unwrap();

@@ -7,12 +7,12 @@ use rabosh_memory::{Create, Delete, Error, Insert, Memories, MemoryOptions, Rena
 
 /// The outcome of an edit whose snippet starts at `first_line`.
 fn edited(first_line: u64, snippet: &[&str]) -> StrReplace {
-    StrReplace::Edited { first_line, snippet: snippet.iter().map(|l| l.to_string()).collect() }
+    StrReplace::Edited { first_line, snippet: snippet.iter().map(std::string::ToString::to_string).collect() }
 }
 
 // ---- options and guards -------------------------------------------------------------------
 
-fn options_are_validated(f: Fixture) {
+fn options_are_validated(f: &Fixture) {
     for scope in ["", "a:b", "a b", "é", &"x".repeat(65)] {
         let options = MemoryOptions { scope: scope.to_string(), ..Default::default() };
         match Memories::new(f.backend.clone(), options) {
@@ -29,7 +29,7 @@ fn options_are_validated(f: Fixture) {
     assert!(Memories::new(f.backend.clone(), options).is_ok());
 }
 
-fn unnormalised_paths_are_caller_bugs(f: Fixture) {
+fn unnormalised_paths_are_caller_bugs(f: &Fixture) {
     let m = f.default_handler();
     let bad = "/memories/a/../b";
     assert!(matches!(m.view(bad), Err(Error::NotNormalised(_))));
@@ -43,7 +43,7 @@ fn unnormalised_paths_are_caller_bugs(f: Fixture) {
     assert_eq!(f.commits(), 0);
 }
 
-fn scopes_are_separate(f: Fixture) {
+fn scopes_are_separate(f: &Fixture) {
     let a = f.handler(|o| o.scope = "a".into());
     let b = f.handler(|o| o.scope = "b".into());
     assert_eq!(a.create("/memories/x", "1").unwrap(), Create::Created);
@@ -57,7 +57,7 @@ fn scopes_are_separate(f: Fixture) {
 
 // ---- view ----------------------------------------------------------------------------------
 
-fn view_file(f: Fixture) {
+fn view_file(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a.md", "x\r\ny\n").unwrap();
     assert_eq!(m.view("/memories/a.md").unwrap(), file("x\r\ny\n"));
@@ -65,27 +65,27 @@ fn view_file(f: Fixture) {
     assert_eq!(f.meta("default", "/memories/a.md").unwrap().1, 3);
 }
 
-fn view_memory_wins_over_directory(f: Fixture) {
+fn view_memory_wins_over_directory(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/b", "under").unwrap();
     m.create("/memories/a", "file").unwrap();
     assert_eq!(m.view("/memories/a").unwrap(), file("file"));
 }
 
-fn view_root_always_lists(f: Fixture) {
+fn view_root_always_lists(f: &Fixture) {
     let m = f.default_handler();
     assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
     m.create("/memories/.hidden", "x").unwrap();
     assert_eq!(m.view("/memories").unwrap(), View::Dir { total: 0, entries: vec![] });
 }
 
-fn view_missing_is_not_found(f: Fixture) {
+fn view_missing_is_not_found(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/ab", "x").unwrap();
     assert_eq!(m.view("/memories/a").unwrap(), View::NotFound);
 }
 
-fn view_directory_with_only_hidden_content_is_not_found(f: Fixture) {
+fn view_directory_with_only_hidden_content_is_not_found(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/.git/x", "x").unwrap();
     m.create("/memories/d/node_modules", "x").unwrap();
@@ -94,7 +94,7 @@ fn view_directory_with_only_hidden_content_is_not_found(f: Fixture) {
     assert!(matches!(m.view("/memories/d/.git").unwrap(), View::Dir { total: 1, .. }));
 }
 
-fn view_too_many_lines(f: Fixture) {
+fn view_too_many_lines(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/ok", &"\n".repeat(999_998)).unwrap();
     m.create("/memories/big", &"\n".repeat(999_999)).unwrap();
@@ -104,7 +104,7 @@ fn view_too_many_lines(f: Fixture) {
     assert_eq!(f.values_read(), read, "the line limit is decided from metadata");
 }
 
-fn view_with_track_access_records_access_in_one_commit(f: Fixture) {
+fn view_with_track_access_records_access_in_one_commit(f: &Fixture) {
     let m = f.handler(|o| o.track_access = true);
     m.create("/memories/a", "x").unwrap();
     assert_eq!(f.meta("default", "/memories/a").unwrap().4, 0);
@@ -120,7 +120,7 @@ fn view_with_track_access_records_access_in_one_commit(f: Fixture) {
     assert_eq!(f.commits() - before, 1);
 }
 
-fn view_without_track_access_commits_nothing(f: Fixture) {
+fn view_without_track_access_commits_nothing(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     let before = f.commits();
@@ -132,13 +132,13 @@ fn view_without_track_access_commits_nothing(f: Fixture) {
 
 // ---- create --------------------------------------------------------------------------------
 
-fn create_root_exists(f: Fixture) {
+fn create_root_exists(f: &Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     assert_eq!(m.create("/memories", "x").unwrap(), Create::Exists);
     assert_eq!(f.commits(), 0);
 }
 
-fn create_too_large_comes_before_exists(f: Fixture) {
+fn create_too_large_comes_before_exists(f: &Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 4);
     assert_eq!(m.create("/memories/a", "1234").unwrap(), Create::Created);
     assert_eq!(m.create("/memories/a", "12345").unwrap(), Create::TooLarge { limit: 4 });
@@ -146,14 +146,14 @@ fn create_too_large_comes_before_exists(f: Fixture) {
     assert_eq!(m.view("/memories/b").unwrap(), View::NotFound);
 }
 
-fn create_refuses_to_overwrite_by_default(f: Fixture) {
+fn create_refuses_to_overwrite_by_default(f: &Fixture) {
     let m = f.default_handler();
     assert_eq!(m.create("/memories/a", "old").unwrap(), Create::Created);
     assert_eq!(m.create("/memories/a", "new").unwrap(), Create::Exists);
     assert_eq!(content(&m, "/memories/a").unwrap(), "old");
 }
 
-fn create_overwrite_keeps_created_at(f: Fixture) {
+fn create_overwrite_keeps_created_at(f: &Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     m.create("/memories/a", "old").unwrap();
     f.set_now(2_000);
@@ -162,7 +162,7 @@ fn create_overwrite_keeps_created_at(f: Fixture) {
     assert_eq!(f.meta("default", "/memories/a").unwrap(), (6, 2, 1_000, 2_000, 0));
 }
 
-fn create_beside_a_directory_of_the_same_name(f: Fixture) {
+fn create_beside_a_directory_of_the_same_name(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/b", "x").unwrap();
     assert_eq!(m.create("/memories/a", "y").unwrap(), Create::Created);
@@ -171,7 +171,7 @@ fn create_beside_a_directory_of_the_same_name(f: Fixture) {
 
 // ---- str_replace ---------------------------------------------------------------------------
 
-fn str_replace_root_and_missing_are_not_found(f: Fixture) {
+fn str_replace_root_and_missing_are_not_found(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
     assert_eq!(m.str_replace("/memories", "a", "b").unwrap(), StrReplace::NotFound);
@@ -181,7 +181,7 @@ fn str_replace_root_and_missing_are_not_found(f: Fixture) {
     assert_eq!(m.str_replace("/memories/zz", "", "b").unwrap(), StrReplace::NotFound);
 }
 
-fn str_replace_empty_or_absent_old_str_is_no_match(f: Fixture) {
+fn str_replace_empty_or_absent_old_str_is_no_match(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "abc").unwrap();
     let before = f.commits();
@@ -191,7 +191,7 @@ fn str_replace_empty_or_absent_old_str_is_no_match(f: Fixture) {
     assert_eq!(f.commits(), before);
 }
 
-fn str_replace_multiple_lists_every_start_with_overlaps(f: Fixture) {
+fn str_replace_multiple_lists_every_start_with_overlaps(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "ab ab\nx\nab\naaaa").unwrap();
     assert_eq!(m.str_replace("/memories/a", "ab", "z").unwrap(), StrReplace::Multiple { lines: vec![1, 1, 3] });
@@ -200,21 +200,21 @@ fn str_replace_multiple_lists_every_start_with_overlaps(f: Fixture) {
     assert_eq!(content(&m, "/memories/a").unwrap(), "ab ab\nx\nab\naaaa");
 }
 
-fn str_replace_self_overlapping_once_is_replaced(f: Fixture) {
+fn str_replace_self_overlapping_once_is_replaced(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "aaa").unwrap();
     assert!(matches!(m.str_replace("/memories/a", "aa", "X").unwrap(), StrReplace::Edited { .. }));
     assert_eq!(content(&m, "/memories/a").unwrap(), "Xa");
 }
 
-fn str_replace_multiple_comes_before_too_large(f: Fixture) {
+fn str_replace_multiple_comes_before_too_large(f: &Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "ab ab").unwrap();
     let huge = "x".repeat(100);
     assert_eq!(m.str_replace("/memories/a", "ab", &huge).unwrap(), StrReplace::Multiple { lines: vec![1, 1] });
 }
 
-fn str_replace_too_large(f: Fixture) {
+fn str_replace_too_large(f: &Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 10);
     m.create("/memories/a", "0123456789").unwrap();
     assert_eq!(m.str_replace("/memories/a", "0", "ab").unwrap(), StrReplace::TooLarge { limit: 10 });
@@ -222,7 +222,7 @@ fn str_replace_too_large(f: Fixture) {
     assert!(matches!(m.str_replace("/memories/a", "0", "a").unwrap(), StrReplace::Edited { .. }));
 }
 
-fn str_replace_snippet_of_new_content(f: Fixture) {
+fn str_replace_snippet_of_new_content(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "1\n2\n3\n4\n5\n6\n7\n8").unwrap();
     f.set_now(3_000);
@@ -234,7 +234,7 @@ fn str_replace_snippet_of_new_content(f: Fixture) {
     assert_eq!(got, edited(1, &["2", "3", "4"]));
 }
 
-fn str_replace_traps(f: Fixture) {
+fn str_replace_traps(f: &Fixture) {
     let m = f.default_handler();
     // old_str spanning several lines matches; the changed line is where it starts.
     m.create("/memories/a", "x\nstart\nend\ny").unwrap();
@@ -255,7 +255,7 @@ fn str_replace_traps(f: Fixture) {
 
 // ---- insert --------------------------------------------------------------------------------
 
-fn insert_root_and_missing_are_not_found(f: Fixture) {
+fn insert_root_and_missing_are_not_found(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "abc").unwrap();
     assert_eq!(m.insert("/memories", Some(0), "x").unwrap(), Insert::NotFound);
@@ -265,7 +265,7 @@ fn insert_root_and_missing_are_not_found(f: Fixture) {
     assert_eq!(m.insert("/memories/zz", None, "x").unwrap(), Insert::NotFound);
 }
 
-fn insert_invalid_line(f: Fixture) {
+fn insert_invalid_line(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/e", "").unwrap();
     m.create("/memories/a", "a\nb\n").unwrap();
@@ -277,7 +277,7 @@ fn insert_invalid_line(f: Fixture) {
     assert_eq!(m.insert("/memories/b", Some(i64::MAX), "x").unwrap(), Insert::InvalidLine { count: 2 });
 }
 
-fn insert_invalid_line_comes_before_too_large(f: Fixture) {
+fn insert_invalid_line_comes_before_too_large(f: &Fixture) {
     let m = f.handler(|o| o.max_memory_bytes = 4);
     m.create("/memories/a", "a\n").unwrap();
     assert_eq!(m.insert("/memories/a", Some(5), "long line").unwrap(), Insert::InvalidLine { count: 1 });
@@ -286,7 +286,7 @@ fn insert_invalid_line_comes_before_too_large(f: Fixture) {
     assert_eq!(content(&m, "/memories/a").unwrap(), "b\na\n");
 }
 
-fn insert_edits(f: Fixture) {
+fn insert_edits(f: &Fixture) {
     let m = f.default_handler();
     for (before, at, text, after) in [
         ("a\n", 1, "", "a\n"),
@@ -310,21 +310,21 @@ fn insert_edits(f: Fixture) {
 
 // ---- delete --------------------------------------------------------------------------------
 
-fn delete_root(f: Fixture) {
+fn delete_root(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     assert_eq!(m.delete("/memories").unwrap(), Delete::IsRoot);
     assert_eq!(m.usage().unwrap().memories, 1);
 }
 
-fn delete_missing(f: Fixture) {
+fn delete_missing(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/ab", "x").unwrap();
     assert_eq!(m.delete("/memories/a").unwrap(), Delete::NotFound);
     assert_eq!(f.commits(), 1);
 }
 
-fn delete_memory_and_subtree_including_hidden(f: Fixture) {
+fn delete_memory_and_subtree_including_hidden(f: &Fixture) {
     let m = f.default_handler();
     for p in [
         "/memories/a",
@@ -344,7 +344,7 @@ fn delete_memory_and_subtree_including_hidden(f: Fixture) {
     assert_eq!(m.view("/memories/a.md").unwrap(), file("x"));
 }
 
-fn delete_directory_only_and_file_only(f: Fixture) {
+fn delete_directory_only_and_file_only(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/d/x", "1").unwrap();
     m.create("/memories/d/y/z", "2").unwrap();
@@ -356,34 +356,34 @@ fn delete_directory_only_and_file_only(f: Fixture) {
 
 // ---- rename --------------------------------------------------------------------------------
 
-fn rename_root_source_comes_first(f: Fixture) {
+fn rename_root_source_comes_first(f: &Fixture) {
     let m = f.default_handler();
     assert_eq!(m.rename("/memories", "/memories").unwrap(), Rename::IsRoot);
     assert_eq!(m.rename("/memories", "/memories/a").unwrap(), Rename::IsRoot);
 }
 
-fn rename_to_root_or_itself_is_destination_exists(f: Fixture) {
+fn rename_to_root_or_itself_is_destination_exists(f: &Fixture) {
     let m = f.default_handler();
     // Decided before the source is looked at: nothing needs to exist.
     assert_eq!(m.rename("/memories/a", "/memories").unwrap(), Rename::DestinationExists);
     assert_eq!(m.rename("/memories/a", "/memories/a").unwrap(), Rename::DestinationExists);
 }
 
-fn rename_inside_itself_comes_before_not_found(f: Fixture) {
+fn rename_inside_itself_comes_before_not_found(f: &Fixture) {
     let m = f.default_handler();
     assert_eq!(m.rename("/memories/a", "/memories/a/b").unwrap(), Rename::Inside);
     m.create("/memories/a", "x").unwrap();
     assert_eq!(m.rename("/memories/a", "/memories/a/b/c").unwrap(), Rename::Inside);
 }
 
-fn rename_source_is_checked_before_destination(f: Fixture) {
+fn rename_source_is_checked_before_destination(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/b", "x").unwrap();
     assert_eq!(m.rename("/memories/a", "/memories/b").unwrap(), Rename::NotFound);
     assert_eq!(m.rename("/memories/b", "/memories/ab").unwrap(), Rename::Renamed { count: 1 });
 }
 
-fn rename_destination_exists_at_or_under(f: Fixture) {
+fn rename_destination_exists_at_or_under(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     m.create("/memories/b", "y").unwrap();
@@ -393,7 +393,7 @@ fn rename_destination_exists_at_or_under(f: Fixture) {
     assert_eq!(f.commits(), 3);
 }
 
-fn rename_prefix_sibling_is_not_inside_and_not_moved(f: Fixture) {
+fn rename_prefix_sibling_is_not_inside_and_not_moved(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a/x", "1").unwrap();
     m.create("/memories/ab", "2").unwrap();
@@ -405,7 +405,7 @@ fn rename_prefix_sibling_is_not_inside_and_not_moved(f: Fixture) {
     assert_eq!(m.rename("/memories/p/q", "/memories/q").unwrap(), Rename::Renamed { count: 1 });
 }
 
-fn rename_moves_memory_and_subtree_in_one_commit(f: Fixture) {
+fn rename_moves_memory_and_subtree_in_one_commit(f: &Fixture) {
     let m = f.default_handler();
     for p in ["/memories/a", "/memories/a/b", "/memories/a/.h/c", "/memories/a/d/e/f"] {
         m.create(p, p).unwrap();
@@ -424,7 +424,7 @@ fn rename_moves_memory_and_subtree_in_one_commit(f: Fixture) {
     assert_eq!(m.usage().unwrap().memories, 4);
 }
 
-fn rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole(f: Fixture) {
+fn rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole(f: &Fixture) {
     // CONTRACT.md, Choices: a rename whose moved descendant would exceed 1,024 path bytes answers
     // like an unusable destination and moves nothing.
     let m = f.default_handler();
@@ -466,7 +466,7 @@ fn rename_that_pushes_a_descendant_past_the_path_limit_is_refused_whole(f: Fixtu
 
 // ---- usage and expiry ----------------------------------------------------------------------
 
-fn usage_counts_every_memory_of_the_scope(f: Fixture) {
+fn usage_counts_every_memory_of_the_scope(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "12").unwrap();
     m.create("/memories/.h/b", "345").unwrap();
@@ -479,7 +479,7 @@ fn usage_counts_every_memory_of_the_scope(f: Fixture) {
     assert_eq!(f.values_read(), read);
 }
 
-fn expire_before_deletes_by_updated_at_in_one_commit(f: Fixture) {
+fn expire_before_deletes_by_updated_at_in_one_commit(f: &Fixture) {
     let m = f.default_handler();
     f.set_now(100);
     m.create("/memories/old", "x").unwrap();
@@ -497,7 +497,7 @@ fn expire_before_deletes_by_updated_at_in_one_commit(f: Fixture) {
     assert_eq!(f.commits() - commits, 1, "nothing to delete, nothing to commit");
 }
 
-fn expire_before_with_track_access_counts_the_later_use(f: Fixture) {
+fn expire_before_with_track_access_counts_the_later_use(f: &Fixture) {
     let m = f.handler(|o| o.track_access = true);
     f.set_now(100);
     m.create("/memories/read-late", "x").unwrap();
@@ -518,7 +518,7 @@ fn expire_before_with_track_access_counts_the_later_use(f: Fixture) {
 
 // ---- one commit per command ----------------------------------------------------------------
 
-fn every_change_is_exactly_one_commit(f: Fixture) {
+fn every_change_is_exactly_one_commit(f: &Fixture) {
     let m = f.handler(|o| o.create_overwrites = true);
     let step = |what: &str, run: &dyn Fn()| {
         let before = f.commits();
@@ -528,7 +528,7 @@ fn every_change_is_exactly_one_commit(f: Fixture) {
     step("create", &|| assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created));
     step("overwrite", &|| assert_eq!(m.create("/memories/a", "abc\n").unwrap(), Create::Created));
     step("str_replace", &|| {
-        assert!(matches!(m.str_replace("/memories/a", "b", "B").unwrap(), StrReplace::Edited { .. }))
+        assert!(matches!(m.str_replace("/memories/a", "b", "B").unwrap(), StrReplace::Edited { .. }));
     });
     step("insert", &|| assert_eq!(m.insert("/memories/a", Some(0), "x").unwrap(), Insert::Edited));
     step("rename", &|| assert_eq!(m.rename("/memories/a", "/memories/d/a").unwrap(), Rename::Renamed { count: 1 }));
@@ -539,7 +539,7 @@ fn every_change_is_exactly_one_commit(f: Fixture) {
 
 const ANY: u64 = u64::MAX;
 
-fn view_if_cheap_answers_bounded_file_views_and_never_scans(f: Fixture) {
+fn view_if_cheap_answers_bounded_file_views_and_never_scans(f: &Fixture) {
     let plain = f.default_handler();
     plain.create("/memories/d/a.md", "x").unwrap();
     plain.create("/memories/big.md", "0123456789").unwrap();

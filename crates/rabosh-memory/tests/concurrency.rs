@@ -8,7 +8,7 @@ use std::sync::Arc;
 use common::{Fixture, content, fixture};
 use rabosh_memory::{Insert, StrReplace, View};
 
-fn concurrent_edits_lose_nothing_and_index_stays_exact(fx: Fixture) {
+fn concurrent_edits_lose_nothing_and_index_stays_exact(fx: &Fixture) {
     let scan = Arc::new(fx.default_handler());
     let indexed = Arc::new(fx.handler(|o| o.listing_index = true));
     scan.create("/memories/log", "").unwrap();
@@ -61,14 +61,14 @@ over_backends!(concurrent_edits_lose_nothing_and_index_stays_exact,);
 fn a_pinned_snapshot_does_not_keep_a_dropped_store_locked() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
-    let store = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
-    let m = rabosh_memory::Memories::new(store.clone(), Default::default()).unwrap();
+    let store = rabosh_memory::EmbeddedStore::open(&dir, rabosh_memory::EmbeddedOptions::default()).unwrap();
+    let m = rabosh_memory::Memories::new(store.clone(), rabosh_memory::MemoryOptions::default()).unwrap();
     m.create("/memories/a", "pinned").unwrap();
     let snap = store.snapshot().unwrap();
     drop(m);
     drop(store);
-    let reopened = rabosh_memory::EmbeddedStore::open(&dir, Default::default()).unwrap();
-    let m = rabosh_memory::Memories::new(reopened, Default::default()).unwrap();
+    let reopened = rabosh_memory::EmbeddedStore::open(&dir, rabosh_memory::EmbeddedOptions::default()).unwrap();
+    let m = rabosh_memory::Memories::new(reopened, rabosh_memory::MemoryOptions::default()).unwrap();
     assert_eq!(m.view_at(&snap, "/memories/a").unwrap(), common::file("pinned"));
     assert_eq!(m.view_at(&snap, "/memories").unwrap(), m.view("/memories").unwrap());
 }

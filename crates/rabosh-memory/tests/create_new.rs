@@ -17,7 +17,7 @@ fn listing(m: &Memories, dir: &str) -> (u64, usize) {
     }
 }
 
-fn taken_path_commits_nothing(f: Fixture) {
+fn taken_path_commits_nothing(f: &Fixture) {
     for listing_index in [false, true] {
         let m = f.handler(|o| o.listing_index = listing_index);
         let dir = format!("/memories/taken{listing_index}");
@@ -32,7 +32,7 @@ fn taken_path_commits_nothing(f: Fixture) {
     }
 }
 
-fn one_path_raced_has_one_creator(f: Fixture) {
+fn one_path_raced_has_one_creator(f: &Fixture) {
     const CALLERS: usize = 8;
     let m = Arc::new(f.handler(|o| o.listing_index = true));
     let racer = m.clone();

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use common::Fixture;
-use rabosh_memory::{ChangeKind, ChangePage, Create, Delete, Insert, Memories, Rename, VersionQuery};
+use rabosh_memory::{
+    ChangeKind, ChangePage, Create, Delete, HistoryOptions, Insert, Memories, MemoryOptions, Rename, VersionQuery,
+};
 
 /// Every change after `since`, read in pages of `limit`; the cursor to go on from. On
 /// PostgreSQL a page is read only below every transaction in flight (another test's, on the same
@@ -24,7 +26,7 @@ fn read_all(m: &Memories, since: Option<&str>, limit: usize, postgres: bool) -> 
     let target = postgres.then(|| {
         let mut c = postgres::Client::connect(&common::pg_url(), postgres::NoTls).unwrap();
         let id: i64 = c.query_one("SELECT pg_current_xact_id()::TEXT::INT8", &[]).unwrap().get(0);
-        id as u64
+        u64::try_from(id).unwrap()
     });
     let mut out = Vec::new();
     let mut cursor = since.map(str::to_string);
@@ -48,7 +50,7 @@ fn read_all(m: &Memories, since: Option<&str>, limit: usize, postgres: bool) -> 
 struct Lcg(u64);
 impl Lcg {
     fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
         (self.0 >> 33) % n
     }
 }
@@ -57,7 +59,7 @@ impl Lcg {
 /// latest change and its kind.
 #[derive(Default)]
 struct Model {
-    files: BTreeMap<String, ()>,
+    files: std::collections::BTreeSet<String>,
     latest: BTreeMap<String, (usize, ChangeKind)>,
     kinds: std::collections::BTreeSet<ChangeKind>,
 }
@@ -70,7 +72,7 @@ impl Model {
 
     fn under(&self, path: &str) -> Vec<String> {
         let prefix = format!("{path}/");
-        self.files.keys().filter(|p| *p == path || p.starts_with(&prefix)).cloned().collect()
+        self.files.iter().filter(|p| *p == path || p.starts_with(&prefix)).cloned().collect()
     }
 
     /// The paths whose latest change came after step `after`, in the order the feed must give.
@@ -89,12 +91,12 @@ fn random_path(rng: &mut Lcg) -> String {
     format!("{}/{}", DIRS[rng.next(3) as usize], NAMES[rng.next(3) as usize])
 }
 
-fn model_replay_from_any_cursor(f: Fixture) {
+fn model_replay_from_any_cursor(f: &Fixture) {
     let m = f.default_handler();
     let mut model = Model::default();
     let mut rng = Lcg(7);
     // cursors[i]: handed out after step i.
-    let (first, mut cursor) = drain(&f, &m, None, 4);
+    let (first, mut cursor) = drain(f, &m, None, 4);
     assert!(first.is_empty());
     let mut cursors = vec![cursor.clone()];
     for step in 1..=70 {
@@ -102,7 +104,7 @@ fn model_replay_from_any_cursor(f: Fixture) {
         match rng.next(5) {
             0 | 1 => {
                 if m.create(&path, "v").unwrap() == Create::Created {
-                    model.files.insert(path.clone(), ());
+                    model.files.insert(path.clone());
                     model.record(path, (step, ChangeKind::Created));
                 }
             }
@@ -131,7 +133,7 @@ fn model_replay_from_any_cursor(f: Fixture) {
                     for p in moving {
                         let q = format!("{to}{}", &p[from.len()..]);
                         model.files.remove(&p);
-                        model.files.insert(q.clone(), ());
+                        model.files.insert(q.clone());
                         model.record(p, (step, ChangeKind::RenamedFrom));
                         model.record(q, (step, ChangeKind::RenamedTo));
                     }
@@ -139,7 +141,7 @@ fn model_replay_from_any_cursor(f: Fixture) {
             }
         }
         // Read on incrementally, as a watcher does; it sees what this step changed.
-        let (got, next) = drain(&f, &m, Some(&cursor), 2);
+        let (got, next) = drain(f, &m, Some(&cursor), 2);
         let mut want: Vec<_> = model.since(step - 1);
         want.retain(|(p, _)| model.latest[p].0 == step);
         assert_eq!(got, want, "step {step}");
@@ -149,7 +151,7 @@ fn model_replay_from_any_cursor(f: Fixture) {
     assert_eq!(model.kinds.len(), 5, "the commands made every kind of change: {:?}", model.kinds);
     for (after, since) in cursors.iter().enumerate() {
         for limit in [1, 3, 1000] {
-            let (got, _) = drain(&f, &m, Some(since), limit);
+            let (got, _) = drain(f, &m, Some(since), limit);
             assert_eq!(got, model.since(after), "replayed from the cursor of step {after} in pages of {limit}");
         }
     }
@@ -176,60 +178,60 @@ fn stored_naming(f: &Fixture, needle: &str) -> usize {
             let mut c = postgres::Client::connect(&common::pg_url(), postgres::NoTls).unwrap();
             let sql = format!("SELECT count(*) FROM \"{schema}\".feed WHERE position($1::bytea IN k) > 0");
             let n: i64 = c.query_one(&sql, &[&needle.as_bytes()]).unwrap().get(0);
-            n as usize
+            usize::try_from(n).unwrap()
         }
         None => feed_rows(f).iter().filter(|r| r.contains(needle)).count(),
     }
 }
 
-fn one_entry_per_path_however_often_it_is_written(f: Fixture) {
+fn one_entry_per_path_however_often_it_is_written(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/hot", "0").unwrap();
     m.create("/memories/cold", "0").unwrap();
     for i in 0..150 {
         m.insert("/memories/hot", Some(0), &i.to_string()).unwrap();
     }
-    assert_eq!(stored_naming(&f, "/memories/hot"), if f.pg_schema().is_some() { 1 } else { 2 });
-    let (got, _) = drain(&f, &m, None, 10);
+    assert_eq!(stored_naming(f, "/memories/hot"), if f.pg_schema().is_some() { 1 } else { 2 });
+    let (got, _) = drain(f, &m, None, 10);
     assert_eq!(
         got,
         vec![("/memories/cold".to_string(), ChangeKind::Created), ("/memories/hot".to_string(), ChangeKind::Modified)]
     );
 }
 
-fn a_view_that_only_stamps_access_is_no_change(f: Fixture) {
+fn a_view_that_only_stamps_access_is_no_change(f: &Fixture) {
     let m = f.handler(|o| o.track_access = true);
     m.create("/memories/a", "x").unwrap();
-    let (_, cursor) = drain(&f, &m, None, 10);
+    let (_, cursor) = drain(f, &m, None, 10);
     m.view("/memories/a").unwrap();
-    assert_eq!(drain(&f, &m, Some(&cursor), 10).0, vec![]);
+    assert_eq!(drain(f, &m, Some(&cursor), 10).0, vec![]);
 }
 
-fn a_cursor_not_handed_out_is_refused_or_reset(f: Fixture) {
+fn a_cursor_not_handed_out_is_refused_or_reset(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/a", "x").unwrap();
     assert!(m.changes(Some("not a cursor"), None).is_err());
     // A cursor from the future (another store, a store restored from a backup) is a reset.
     let page = m.changes(Some("ffffffffffffff"), None).unwrap();
     assert!(page.reset && page.changes.is_empty());
-    assert_eq!(drain(&f, &m, Some(&page.cursor.encode()), 10).0, vec![]);
+    assert_eq!(drain(f, &m, Some(&page.cursor.encode()), 10).0, vec![]);
 }
 
-fn redaction_takes_an_erased_path_out_of_the_feed(f: Fixture) {
-    let m = f.default_handler().with_history(Default::default());
+fn redaction_takes_an_erased_path_out_of_the_feed(f: &Fixture) {
+    let m = f.default_handler().with_history(HistoryOptions::default());
     m.create("/memories/keep", "k").unwrap();
     m.create("/memories/secret-name", "s").unwrap();
-    let (_, before) = drain(&f, &m, None, 10);
+    let (_, before) = drain(f, &m, None, 10);
     m.insert("/memories/secret-name", Some(0), "t").unwrap();
     m.delete("/memories/secret-name").unwrap();
     m.insert("/memories/keep", Some(0), "more").unwrap();
-    let (_, after_delete) = drain(&f, &m, Some(&before), 10);
-    assert_eq!(stored_naming(&f, "secret-name"), if f.pg_schema().is_some() { 1 } else { 2 });
+    let (_, after_delete) = drain(f, &m, Some(&before), 10);
+    assert_eq!(stored_naming(f, "secret-name"), if f.pg_schema().is_some() { 1 } else { 2 });
     let q = VersionQuery { path: Some("/memories/secret-name".into()), ..Default::default() };
     for v in m.versions(&q).unwrap().data {
         m.redact(&rabosh_memory::id_hex(v.id)).unwrap();
     }
-    assert_eq!(stored_naming(&f, "secret-name"), 0, "the feed still names the erased path");
+    assert_eq!(stored_naming(f, "secret-name"), 0, "the feed still names the erased path");
     // A reader from before the erasure could have missed the deletion: it is told to re-list.
     let page = m.changes(Some(&before), None).unwrap();
     assert!(page.reset, "a cursor from before the erasure was not reset");
@@ -238,19 +240,19 @@ fn redaction_takes_an_erased_path_out_of_the_feed(f: Fixture) {
     // Reading on from the cursor of the reset answer: what changes next.
     m.create("/memories/later", "l").unwrap();
     assert_eq!(
-        drain(&f, &m, Some(&page.cursor.encode()), 10).0,
+        drain(f, &m, Some(&page.cursor.encode()), 10).0,
         vec![("/memories/later".to_string(), ChangeKind::Created)]
     );
 }
 
-fn a_reader_starting_now_gets_only_what_comes_after(f: Fixture) {
+fn a_reader_starting_now_gets_only_what_comes_after(f: &Fixture) {
     let m = f.default_handler();
     m.create("/memories/before", "b").unwrap();
     let now = m.changes(None, Some(0)).unwrap();
     assert!(now.changes.is_empty() && !now.reset);
     m.create("/memories/after", "a").unwrap();
     assert_eq!(
-        drain(&f, &m, Some(&now.cursor.encode()), 10).0,
+        drain(f, &m, Some(&now.cursor.encode()), 10).0,
         vec![("/memories/after".to_string(), ChangeKind::Created)]
     );
 }
@@ -270,7 +272,7 @@ fn open_embedded(dir: &std::path::Path, shared: bool) -> std::sync::Arc<rabosh_m
 }
 
 fn handler_on(store: &std::sync::Arc<rabosh_memory::EmbeddedStore>) -> Memories {
-    Memories::new(store.clone(), Default::default()).unwrap()
+    Memories::new(store.clone(), MemoryOptions::default()).unwrap()
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! Version history over both backends: what each command records, versions/version/revert/redact,
-//! retention, at(), host edits with preconditions and their race, and redaction reaching the disk.
+//! retention, `at()`, host edits with preconditions and their race, and redaction reaching the disk.
 
 mod common;
 
@@ -22,12 +22,14 @@ fn ops(m: &Memories) -> Vec<(Operation, Option<String>)> {
     v
 }
 
+#[allow(clippy::unnecessary_wraps)] // an expected path column, which is optional
 fn p(s: &str) -> Option<String> {
     Some(s.to_string())
 }
 
-fn every_command_records_its_versions(f: Fixture) {
-    let m = recording(&f).with_actor(Actor { kind: "session".into(), id: "s1".into() }).unwrap();
+fn every_command_records_its_versions(f: &Fixture) {
+    use Operation::*;
+    let m = recording(f).with_actor(Actor { kind: "session".into(), id: "s1".into() }).unwrap();
     m.create("/memories/a/x.md", "one").unwrap();
     m.str_replace("/memories/a/x.md", "one", "two").unwrap();
     m.insert("/memories/a/x.md", Some(0), "zero").unwrap();
@@ -36,7 +38,6 @@ fn every_command_records_its_versions(f: Fixture) {
     m.rename("/memories/a", "/memories/b").unwrap();
     m.view("/memories/b/x.md").unwrap();
     m.delete("/memories/b").unwrap();
-    use Operation::*;
     assert_eq!(
         ops(&m),
         vec![
@@ -66,10 +67,10 @@ fn every_command_records_its_versions(f: Fixture) {
     assert_eq!(m.version(&id_hex(deleted.id)).unwrap().unwrap().1, None);
 }
 
-fn refusals_and_history_off_record_nothing(f: Fixture) {
+fn refusals_and_history_off_record_nothing(f: &Fixture) {
     let off = f.default_handler();
     off.create("/memories/old.md", "before").unwrap();
-    let m = recording(&f);
+    let m = recording(f);
     m.create("/memories/old.md", "again").unwrap(); // refused: exists
     m.str_replace("/memories/none.md", "a", "b").unwrap();
     m.delete("/memories/none").unwrap();
@@ -79,8 +80,8 @@ fn refusals_and_history_off_record_nothing(f: Fixture) {
     assert_eq!(ops(&m), vec![(Operation::Modified, p("/memories/old.md"))]);
 }
 
-fn pages_filters_and_cursor(f: Fixture) {
-    let m = recording(&f);
+fn pages_filters_and_cursor(f: &Fixture) {
+    let m = recording(f);
     for i in 0..7 {
         f.set_now(1_000 + i);
         m.create(&format!("/memories/d{}/f{i}.md", i % 2), &format!("c{i}")).unwrap();
@@ -104,8 +105,8 @@ fn pages_filters_and_cursor(f: Fixture) {
     assert!(m.versions(&q).unwrap().data.is_empty(), "a prefix is a directory, not a string prefix");
 }
 
-fn revert_and_redact(f: Fixture) {
-    let m = recording(&f);
+fn revert_and_redact(f: &Fixture) {
+    let m = recording(f);
     m.create("/memories/n.md", "secret: 1234").unwrap();
     m.str_replace("/memories/n.md", "secret: 1234", "nothing").unwrap();
     let first = m.versions(&VersionQuery::default()).unwrap().data.last().unwrap().id;
@@ -125,7 +126,7 @@ fn revert_and_redact(f: Fixture) {
     assert_eq!(common::content(&m, "/memories/n.md").as_deref(), Some("secret: 1234"));
 }
 
-fn retention_keeps_the_newest(f: Fixture) {
+fn retention_keeps_the_newest(f: &Fixture) {
     let m =
         f.default_handler().with_history(HistoryOptions { retain_days: Some(1.0), max_versions_per_memory: Some(2) });
     m.create("/memories/r.md", "0").unwrap();
@@ -147,8 +148,8 @@ fn retention_keeps_the_newest(f: Fixture) {
     assert_eq!(m.history_usage().unwrap().versions, 0);
 }
 
-fn at_answers_as_the_model_saw_it(f: Fixture) {
-    let m = recording(&f);
+fn at_answers_as_the_model_saw_it(f: &Fixture) {
+    let m = recording(f);
     f.set_now(10);
     m.create("/memories/a.md", "first").unwrap();
     f.set_now(20);
@@ -179,8 +180,8 @@ fn at_answers_as_the_model_saw_it(f: Fixture) {
 
 /// Issue 33: an `At` built before a redaction answers, after it, as one built after it: the
 /// redacted content is not shown (the file view is not recorded, the listing incomplete).
-fn at_built_before_a_redaction_answers_as_after_it(f: Fixture) {
-    let m = recording(&f);
+fn at_built_before_a_redaction_answers_as_after_it(f: &Fixture) {
+    let m = recording(f);
     f.set_now(10);
     m.create("/memories/n.md", "secret: 1234").unwrap();
     f.set_now(20);
@@ -201,8 +202,9 @@ fn at_built_before_a_redaction_answers_as_after_it(f: Fixture) {
     assert_eq!(m.view_past(&later, "/memories/n.md").unwrap(), common::file("nothing"));
 }
 
-fn host_edits_with_preconditions(f: Fixture) {
-    let m = recording(&f);
+fn host_edits_with_preconditions(f: &Fixture) {
+    use Operation::*;
+    let m = recording(f);
     let base = "/memories/h.md";
     assert_eq!(m.host_get(base).unwrap(), None);
     let created = m.host_put(base, "v1", &Precondition { if_none_match_any: true, ..Default::default() }).unwrap();
@@ -233,13 +235,12 @@ fn host_edits_with_preconditions(f: Fixture) {
         HostRemove::Removed { version_id: Some(_) }
     ));
     assert_eq!(m.host_remove(base, None).unwrap(), HostRemove::Absent);
-    use Operation::*;
     let got: Vec<_> = ops(&m).into_iter().map(|(o, _)| o).collect();
     assert_eq!(got, vec![Created, Modified, Modified, Deleted]);
 }
 
-fn sixteen_conditional_puts_one_winner(f: Fixture) {
-    let m = Arc::new(recording(&f));
+fn sixteen_conditional_puts_one_winner(f: &Fixture) {
+    let m = Arc::new(recording(f));
     m.create("/memories/race.md", "base").unwrap();
     let base = hex(&sha256(b"base"));
     let barrier = Arc::new(Barrier::new(16));
@@ -267,7 +268,8 @@ fn sixteen_conditional_puts_one_winner(f: Fixture) {
     assert_eq!(m.history_usage().unwrap().versions, 2);
 }
 
-fn import_expiry_and_access_stamps(f: Fixture) {
+fn import_expiry_and_access_stamps(f: &Fixture) {
+    use Operation::*;
     let m = f.handler(|o| o.track_access = true).with_history(HistoryOptions::default());
     m.create("/memories/keep.md", "k").unwrap();
     let files =
@@ -276,7 +278,6 @@ fn import_expiry_and_access_stamps(f: Fixture) {
     f.set_now(5_000);
     m.view("/memories/keep.md").unwrap(); // an access stamp: a commit, not a version
     assert_eq!(m.expire_before(5_000).unwrap().count, 1);
-    use Operation::*;
     assert_eq!(
         ops(&m),
         vec![
@@ -288,8 +289,8 @@ fn import_expiry_and_access_stamps(f: Fixture) {
     );
 }
 
-fn store_wide_history_usage_counts_every_scope(f: Fixture) {
-    let a = recording(&f);
+fn store_wide_history_usage_counts_every_scope(f: &Fixture) {
+    let a = recording(f);
     let b = f.handler(|o| o.scope = "other".into()).with_history(HistoryOptions::default());
     a.create("/memories/x.md", "12345").unwrap();
     b.create("/memories/x.md", "12").unwrap();

@@ -2,7 +2,7 @@
 //! against a recording handler and against a longhand model written here. After every step the
 //! whole version list (operation, path, content, which memory) must equal the model's; at the
 //! end, `at(t)` for every step's instant must show exactly the model's state at that step, and
-//! its root listing must be the one the live handler answered then. Cases: PROPTEST_CASES
+//! its root listing must be the one the live handler answered then. Cases: `PROPTEST_CASES`
 //! (default 64), over both backends.
 
 mod common;
@@ -19,7 +19,7 @@ const PATHS: &[&str] =
 #[derive(Debug, Clone)]
 enum Step {
     Create(usize, String),
-    /// str_replace of the whole content (one match whenever the content is not empty).
+    /// `str_replace` of the whole content (one match whenever the content is not empty).
     ReplaceAll(usize, String),
     Put(usize, String),
     Remove(usize),
@@ -58,17 +58,14 @@ fn at_or_under<'a>(live: &'a BTreeMap<String, (usize, String)>, path: &str) -> V
 
 impl Model {
     fn write(&mut self, path: &str, content: &str) {
-        match self.live.get_mut(path) {
-            Some((m, c)) => {
-                *c = content.to_string();
-                self.versions.push((Operation::Modified, path.into(), Some(content.into()), *m));
-            }
-            None => {
-                let m = self.next_memory;
-                self.next_memory += 1;
-                self.live.insert(path.into(), (m, content.into()));
-                self.versions.push((Operation::Created, path.into(), Some(content.into()), m));
-            }
+        if let Some((m, c)) = self.live.get_mut(path) {
+            *c = content.to_string();
+            self.versions.push((Operation::Modified, path.into(), Some(content.into()), *m));
+        } else {
+            let m = self.next_memory;
+            self.next_memory += 1;
+            self.live.insert(path.into(), (m, content.into()));
+            self.versions.push((Operation::Created, path.into(), Some(content.into()), m));
         }
     }
 
@@ -127,10 +124,7 @@ fn run(m: &Memories, s: &Step) {
     match s {
         Step::Create(i, text) => drop(m.create(PATHS[*i], text).unwrap()),
         Step::ReplaceAll(i, text) => {
-            let old = match m.view(PATHS[*i]).unwrap() {
-                View::File { content, .. } => content,
-                _ => return,
-            };
+            let View::File { content: old, .. } = m.view(PATHS[*i]).unwrap() else { return };
             m.str_replace(PATHS[*i], &old, text).unwrap();
         }
         Step::Put(i, text) => drop(m.host_put(PATHS[*i], text, &Precondition::default()).unwrap()),
@@ -166,11 +160,11 @@ fn check(kind: Kind, steps: &[Step]) {
     let mut model = Model::default();
     let mut seen = Vec::new();
     for (n, s) in steps.iter().enumerate() {
-        f.set_now(1_000 + 10 * n as i64);
+        f.set_now(1_000 + 10 * i64::try_from(n).unwrap());
         run(&m, s);
         model.apply(s);
         assert_eq!(recorded(&m), model.versions, "after step {n}: {s:?}");
-        seen.push((1_000 + 10 * n as i64, model.live.clone(), m.view("/memories").unwrap()));
+        seen.push((1_000 + 10 * i64::try_from(n).unwrap(), model.live.clone(), m.view("/memories").unwrap()));
     }
     for (t, live, root) in seen {
         let at = m.at(t).unwrap();

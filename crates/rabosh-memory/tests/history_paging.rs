@@ -51,7 +51,7 @@ impl Backend for Counting {
     }
 }
 
-fn pages_start_at_their_cursor(f: Fixture) {
+fn pages_start_at_their_cursor(f: &Fixture) {
     let writer = f.default_handler().with_history(HistoryOptions::default());
     for n in 0..1_000 {
         writer.create(&format!("/memories/{n}.md"), "x").unwrap();
@@ -79,7 +79,7 @@ fn pages_start_at_their_cursor(f: Fixture) {
 /// `stats()` (on the JS thread) and `history_usage()` read each scope's running count: a key or
 /// two per scope, however many versions; and the count is the one a full recount gives after
 /// creates, deletes, a redaction and retention.
-fn usage_reads_the_running_count(f: Fixture) {
+fn usage_reads_the_running_count(f: &Fixture) {
     let a = f.default_handler().with_history(HistoryOptions { retain_days: None, max_versions_per_memory: Some(2) });
     let b = f.handler(|o| o.scope = "other".into());
     for n in 0..300 {
@@ -121,20 +121,20 @@ fn usage_reads_the_running_count(f: Fixture) {
 
 #[test]
 fn usage_on_the_engine() {
-    usage_reads_the_running_count(fixture_on(Kind::Embedded));
+    usage_reads_the_running_count(&fixture_on(Kind::Embedded));
 }
 
 #[test]
 fn usage_in_memory() {
-    usage_reads_the_running_count(fixture_on(Kind::InMemory));
+    usage_reads_the_running_count(&fixture_on(Kind::InMemory));
 }
 
 #[test]
 fn on_the_engine() {
-    pages_start_at_their_cursor(fixture_on(Kind::Embedded));
+    pages_start_at_their_cursor(&fixture_on(Kind::Embedded));
 }
 
 #[test]
 fn in_memory() {
-    pages_start_at_their_cursor(fixture_on(Kind::InMemory));
+    pages_start_at_their_cursor(&fixture_on(Kind::InMemory));
 }

@@ -17,7 +17,7 @@ fn pairs(n: usize) -> Vec<(String, String)> {
     files
 }
 
-fn pages_cover_the_scope_once_from_metadata(f: Fixture) {
+fn pages_cover_the_scope_once_from_metadata(f: &Fixture) {
     let h = f.default_handler();
     let files = pairs(1_000);
     h.import_all(&files, false).unwrap();
@@ -75,7 +75,7 @@ fn keys_after(view: &dyn ReadView, prefix: &[u8], after: Option<&[u8]>, take: us
     out
 }
 
-fn seeks_answer_as_the_default_scan(f: Fixture) {
+fn seeks_answer_as_the_default_scan(f: &Fixture) {
     f.default_handler().import_all(&pairs(50), false).unwrap();
     let prefix = b"m:default:/memories/";
     let cursors: [Option<&[u8]>; 7] = [

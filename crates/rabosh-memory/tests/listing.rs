@@ -24,7 +24,7 @@ fn both(fx: &common::Fixture, path: &str) -> View {
     scan
 }
 
-fn order_is_utf16_and_depth_first(fx: Fixture) {
+fn order_is_utf16_and_depth_first(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/a.md", 1);
     put(&m, "/memories/a-b", 2);
@@ -34,34 +34,34 @@ fn order_is_utf16_and_depth_first(fx: Fixture) {
     put(&m, "/memories/B", 6);
     let expected =
         vec![f("B", 6), d("a", 3), f("a/x", 3), f("a-b", 2), f("a.md", 1), f("\u{1F600}", 5), f("\u{FF5E}", 4)];
-    assert_eq!(both(&fx, "/memories"), View::Dir { total: 21, entries: expected });
+    assert_eq!(both(fx, "/memories"), View::Dir { total: 21, entries: expected });
 }
 
-fn memory_and_directory_at_one_name(fx: Fixture) {
+fn memory_and_directory_at_one_name(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/n", 10);
     put(&m, "/memories/n/m", 1);
     put(&m, "/memories/n/m/deep", 2);
     put(&m, "/memories/n/m/deep/er", 4);
     let expected = vec![f("n", 10), d("n", 7), f("n/m", 1), d("n/m", 6)];
-    assert_eq!(both(&fx, "/memories"), View::Dir { total: 17, entries: expected });
+    assert_eq!(both(fx, "/memories"), View::Dir { total: 17, entries: expected });
     // Viewing the name resolves to the memory.
-    assert!(matches!(both(&fx, "/memories/n"), View::File { .. }));
-    assert_eq!(both(&fx, "/memories/n/m/deep"), common::file("xx"),);
+    assert!(matches!(both(fx, "/memories/n"), View::File { .. }));
+    assert_eq!(both(fx, "/memories/n/m/deep"), common::file("xx"),);
 }
 
-fn deeper_content_rolls_into_depth_two(fx: Fixture) {
+fn deeper_content_rolls_into_depth_two(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/a/b/c/d/e", 100);
     put(&m, "/memories/a/b/c2", 20);
     put(&m, "/memories/a/b2", 3);
     let expected = vec![d("a", 123), d("a/b", 120), f("a/b2", 3)];
-    assert_eq!(both(&fx, "/memories"), View::Dir { total: 123, entries: expected });
+    assert_eq!(both(fx, "/memories"), View::Dir { total: 123, entries: expected });
     let expected = vec![d("b", 120), d("b/c", 100), f("b/c2", 20), f("b2", 3)];
-    assert_eq!(both(&fx, "/memories/a"), View::Dir { total: 123, entries: expected });
+    assert_eq!(both(fx, "/memories/a"), View::Dir { total: 123, entries: expected });
 }
 
-fn hidden_and_node_modules_are_excluded_everywhere(fx: Fixture) {
+fn hidden_and_node_modules_are_excluded_everywhere(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/.h", 1);
     put(&m, "/memories/.git/config", 2);
@@ -73,38 +73,38 @@ fn hidden_and_node_modules_are_excluded_everywhere(fx: Fixture) {
     put(&m, "/memories/only-hidden/.x", 128);
     put(&m, "/memories/node_modulesx", 256);
     let expected = vec![f("node_modulesx", 256), d("p", 64), d("p/q", 64)];
-    assert_eq!(both(&fx, "/memories"), View::Dir { total: 320, entries: expected });
-    assert_eq!(both(&fx, "/memories/only-hidden"), View::NotFound);
+    assert_eq!(both(fx, "/memories"), View::Dir { total: 320, entries: expected });
+    assert_eq!(both(fx, "/memories/only-hidden"), View::NotFound);
 }
 
-fn hidden_directory_viewed_directly_lists_normally(fx: Fixture) {
+fn hidden_directory_viewed_directly_lists_normally(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/.git/config", 2);
     put(&m, "/memories/.git/objects/ab/cd", 5);
     put(&m, "/memories/.git/objects/.pack", 7);
     let expected = vec![f("config", 2), d("objects", 5), d("objects/ab", 5)];
-    assert_eq!(both(&fx, "/memories/.git"), View::Dir { total: 7, entries: expected });
+    assert_eq!(both(fx, "/memories/.git"), View::Dir { total: 7, entries: expected });
     let expected = vec![d("ab", 5), f("ab/cd", 5)];
-    assert_eq!(both(&fx, "/memories/.git/objects"), View::Dir { total: 5, entries: expected });
-    assert_eq!(both(&fx, "/memories/node_modules"), View::NotFound);
+    assert_eq!(both(fx, "/memories/.git/objects"), View::Dir { total: 5, entries: expected });
+    assert_eq!(both(fx, "/memories/node_modules"), View::NotFound);
 }
 
-fn zero_byte_memories_are_visible(fx: Fixture) {
+fn zero_byte_memories_are_visible(fx: &Fixture) {
     let m = fx.default_handler();
     put(&m, "/memories/d/e", 0);
     let expected = vec![d("d", 0), f("d/e", 0)];
-    assert_eq!(both(&fx, "/memories"), View::Dir { total: 0, entries: expected });
-    assert_eq!(both(&fx, "/memories/d"), View::Dir { total: 0, entries: vec![f("e", 0)] });
+    assert_eq!(both(fx, "/memories"), View::Dir { total: 0, entries: expected });
+    assert_eq!(both(fx, "/memories/d"), View::Dir { total: 0, entries: vec![f("e", 0)] });
 }
 
-fn listings_read_no_values(fx: Fixture) {
+fn listings_read_no_values(fx: &Fixture) {
     let m = fx.default_handler();
     for i in 0..20 {
         put(&m, &format!("/memories/d{}/e{}/f{i}", i % 3, i % 5), i);
     }
     let read = fx.values_read();
     for path in ["/memories", "/memories/d1", "/memories/d1/e1", "/memories/zz"] {
-        both(&fx, path);
+        both(fx, path);
     }
     fx.default_handler().usage().unwrap();
     fx.handler(|o| o.listing_index = true).usage().unwrap();
@@ -114,28 +114,29 @@ fn listings_read_no_values(fx: Fixture) {
 /// Listings are kept from what the commands staged, never from the rows: a memory row written
 /// below the commands (`WriteSet::put` or `delete` of an `m:` key) would leave them behind, so
 /// every backend refuses the transaction and commits nothing of it.
-fn a_memory_row_without_an_intent_is_refused(fx: Fixture) {
+fn a_memory_row_without_an_intent_is_refused(fx: &Fixture) {
     let indexed = fx.handler(|o| o.listing_index = true);
     put(&indexed, "/memories/a/kept", 3);
-    let before = both(&fx, "/memories");
+    let before = both(fx, "/memories");
     let commits = fx.commits();
     for raw in [true, false] {
         let refused = fx.backend.transact(&mut |_, ws| {
             ws.put(b"h:default:other".to_vec(), Vec::new(), Vec::new());
-            match raw {
-                true => ws.put(b"m:default:/memories/a/raw".to_vec(), b"xx".to_vec(), vec![0; 40]),
-                false => ws.delete(b"m:default:/memories/a/kept".to_vec()),
+            if raw {
+                ws.put(b"m:default:/memories/a/raw".to_vec(), b"xx".to_vec(), vec![0; 40]);
+            } else {
+                ws.delete(b"m:default:/memories/a/kept".to_vec());
             }
             Ok(())
         });
         assert!(matches!(refused, Err(rabosh_memory::Error::InvalidArgument(_))), "{refused:?}");
     }
     assert_eq!(fx.commits(), commits);
-    assert_eq!(both(&fx, "/memories"), before);
+    assert_eq!(both(fx, "/memories"), before);
     assert_eq!(fx.backend.read().unwrap().meta(b"h:default:other").unwrap(), None);
     // The handlers go on: the refusal poisoned nothing.
     put(&indexed, "/memories/a/next", 1);
-    assert!(matches!(both(&fx, "/memories/a"), View::Dir { total: 4, .. }));
+    assert!(matches!(both(fx, "/memories/a"), View::Dir { total: 4, .. }));
 }
 
 #[test]

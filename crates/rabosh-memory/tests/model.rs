@@ -3,7 +3,7 @@
 //! written here from the contract. After every step, views of several directories must agree
 //! three ways, and usage too: a backend's listing aggregate (the embedded index, PostgreSQL's
 //! summary table, both kept from each commit's size changes) that drifted from a full rescan
-//! fails it. Cases: PROPTEST_CASES (default 256) over the embedded and in-memory backends, a
+//! fails it. Cases: `PROPTEST_CASES` (default 256) over the embedded and in-memory backends, a
 //! 32nd of them (at least 4) over PostgreSQL.
 
 mod common;
@@ -51,7 +51,7 @@ fn pool() -> impl Strategy<Value = Vec<String>> {
     })
 }
 
-/// Contents lean on `a` so self-overlapping old_str (`aa` in `aaa`) actually occurs.
+/// Contents lean on `a` so self-overlapping `old_str` (`aa` in `aaa`) actually occurs.
 fn text(max: usize) -> impl Strategy<Value = String> {
     let part = prop_oneof![6 => Just("a"), 2 => Just("b"), 2 => Just("\n"), 1 => Just("é"), 1 => Just("\r")];
     prop::collection::vec(part, 0..=max).prop_map(|parts| parts.concat())
@@ -216,11 +216,11 @@ impl Model {
             let body = if content.ends_with('\n') { &content[..content.len() - 1] } else { &content[..] };
             lines = body.split('\n').map(String::from).collect();
         }
-        let count = lines.len() as i64;
-        let at = match at {
-            Some(n) if (0..=count).contains(&n) => n as usize,
+        let count = lines.len() as u64;
+        let at = match at.map(u64::try_from) {
+            Some(Ok(n)) if n <= count => n as usize,
             _ => {
-                return Insert::InvalidLine { count: count as u64 };
+                return Insert::InvalidLine { count };
             }
         };
         let line = text.strip_suffix('\n').unwrap_or(text);
@@ -328,7 +328,7 @@ fn run(kind: common::Kind, pool: &[String], script: &[(Action, bool)]) -> Result
     let mut model = Model::default();
     for (step, (action, via_index)) in script.iter().enumerate() {
         let m = if *via_index { &indexed } else { &scan };
-        model.now = 1_000 + step as i64;
+        model.now = 1_000 + i64::try_from(step).unwrap();
         fx.set_now(model.now);
         let commits = fx.commits();
         let at = |i: &usize| pool[*i % pool.len()].clone();
@@ -379,7 +379,7 @@ fn run(kind: common::Kind, pool: &[String], script: &[(Action, bool)]) -> Result
         }
         let changed = ["Created", "Edited", "Deleted", "Renamed"].iter().any(|w| got.starts_with(w))
             || (got.starts_with("Expired") && got != "Expired 0");
-        prop_assert_eq!(fx.commits() - commits, changed as u64, "step {} {:?}", step, action);
+        prop_assert_eq!(fx.commits() - commits, u64::from(changed), "step {} {:?}", step, action);
         let read = fx.values_read();
         for probe in PROBES.iter().copied().chain(model.files.keys().map(String::as_str).take(3)) {
             let want = model.view(probe);

@@ -43,7 +43,7 @@ fn handlers(backend: &Arc<dyn Backend>) -> [Memories; 2] {
     [Memories::new(backend.clone(), scan).unwrap(), Memories::new(backend.clone(), indexed).unwrap()]
 }
 
-fn a_panic_while_committing_poisons(f: Fixture) {
+fn a_panic_while_committing_poisons(f: &Fixture) {
     let [scan, indexed] = handlers(&f.backend);
     scan.create("/memories/kept", "kept").unwrap();
     assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { .. }));

@@ -41,7 +41,7 @@ fn postgres_history_turned_on_elsewhere_records_the_next_create() {
 /// with memories and fresh statistics, under a generic plan and a custom one: the fix for
 /// creates aborting each other rests on the planner's choice, so the choice is pinned here. So
 /// does the check of a setting a handle answered from its cache, in the commit flight
-/// (`Q::GuardMeta`, settings_cache.rs), which is the read a create makes now.
+/// (`Q::GuardMeta`, `settings_cache.rs`), which is the read a create makes now.
 #[test]
 fn postgres_settings_are_read_through_their_own_index() {
     let f = fixture_on(Kind::Postgres);

@@ -29,8 +29,8 @@ fn base(tag: &str, value: Option<&str>, expect: Option<&str>) -> BaseWrite {
     }
 }
 
-fn one_commit_or_none(f: Fixture) {
-    let m = recording(&f);
+fn one_commit_or_none(f: &Fixture) {
+    let m = recording(f);
     let actor = Actor { kind: "memory_store".into(), id: "memstore_1".into() };
     let ok = m
         .sync_apply(
@@ -68,8 +68,8 @@ fn one_commit_or_none(f: Fixture) {
     assert_eq!(m.export_all().unwrap().len(), 2);
 }
 
-fn results_that_hold_are_not_refused(f: Fixture) {
-    let m = recording(&f);
+fn results_that_hold_are_not_refused(f: &Fixture) {
+    let m = recording(f);
     m.sync_apply(&[put("/memories/a.md", "A", None)], &[], None).unwrap();
     // The same pull again (another process did it already): no refusal, nothing new recorded.
     let again = m.sync_apply(&[put("/memories/a.md", "A", Some("old"))], &[], None).unwrap();
@@ -89,8 +89,8 @@ fn results_that_hold_are_not_refused(f: Fixture) {
     assert!(m.sync_entries("/memories").unwrap().is_empty());
 }
 
-fn overlapping_paths_are_refused(f: Fixture) {
-    let m = recording(&f);
+fn overlapping_paths_are_refused(f: &Fixture) {
+    let m = recording(f);
     m.sync_apply(&[put("/memories/a", "file", None), put("/memories/d/x.md", "x", None)], &[], None).unwrap();
     assert_eq!(
         m.sync_apply(&[put("/memories/a/b.md", "under a file", None)], &[], None).unwrap(),

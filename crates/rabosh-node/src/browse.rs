@@ -91,7 +91,7 @@ impl From<ExportPage> for NativeExportPage {
 
 /// A page size from JS: a positive safe integer by the facade's check; the cast saturates.
 fn page_size(limit: f64) -> usize {
-    limit as usize
+    crate::js_number::to_unsigned(limit) as usize
 }
 
 #[napi]

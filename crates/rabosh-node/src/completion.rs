@@ -63,7 +63,7 @@ unsafe impl Send for Ready {}
 impl Channel {
     fn lock(&self) -> MutexGuard<'_, State> {
         // Nothing panics while holding it; a poisoned lock still holds a consistent queue.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// `posted` outcomes are delivered: no longer running.
@@ -97,7 +97,7 @@ impl Pending {
             // SAFETY: an `Outcome` is called only by `settle_ready`, on the JS thread, with the
             // live environment of the drain it runs in, which made this promise.
             Ok(value) => unsafe { T::to_napi_value(env, value) },
-            Err(fault) => Err(fault.into_napi(&Env::from_raw(env))),
+            Err(fault) => Err(fault.into_napi(Env::from_raw(env))),
         }));
     }
 
@@ -192,7 +192,7 @@ impl Drop for Pending {
                 holder: None,
                 expired: None,
             };
-            self.post(Box::new(move |env| Err(lost.into_napi(&Env::from_raw(env)))));
+            self.post(Box::new(move |env| Err(lost.into_napi(Env::from_raw(env)))));
         }
     }
 }
@@ -204,7 +204,7 @@ pub fn promise(env: &Env) -> napi::Result<(Pending, sys::napi_value)> {
     let mut promise = ptr::null_mut();
     // SAFETY: an `Env` is not Send, so this runs on its JS thread, in a call from JS where the
     // environment is live; both out pointers are locals.
-    napi::check_status!(unsafe { sys::napi_create_promise(env.raw(), &mut deferred, &mut promise) })?;
+    napi::check_status!(unsafe { sys::napi_create_promise(env.raw(), &raw mut deferred, &raw mut promise) })?;
     let first = {
         let mut s = channel.lock();
         s.unsettled += 1;
@@ -224,7 +224,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     static CHANNELS: OnceLock<Mutex<HashMap<usize, Arc<Channel>>>> = OnceLock::new();
     let channels = CHANNELS.get_or_init(Default::default);
     let key = env.raw() as usize;
-    let mut map = channels.lock().unwrap_or_else(|p| p.into_inner());
+    let mut map = channels.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(c) = map.get(&key) {
         return Ok(c.clone());
     }
@@ -233,7 +233,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     // SAFETY: on `env`'s JS thread (an `Env` is not Send); `label` is valid UTF-8 of the length
     // given (which fits an isize); `name` is a local out pointer.
     napi::check_status!(unsafe {
-        sys::napi_create_string_utf8(env.raw(), label.as_ptr().cast(), label.len() as isize, &mut name)
+        sys::napi_create_string_utf8(env.raw(), label.as_ptr().cast(), label.len().cast_signed(), &raw mut name)
     })?;
     // The threadsafe function owns one reference to the channel, given back in `finalize`.
     let slot: Arc<Slot> = Arc::new(Mutex::new(None));
@@ -256,7 +256,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
             Some(finalize),
             context,
             Some(drain),
-            &mut tsfn,
+            &raw mut tsfn,
         )
     });
     if let Err(e) = made {
@@ -266,7 +266,7 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
         return Err(e);
     }
     let channel = Arc::new(Channel { tsfn, state: Mutex::default(), idle: Condvar::new() });
-    *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(channel.clone());
+    *slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(channel.clone());
     // Idle until a promise is made: an unused channel must not keep the process alive.
     // SAFETY: on `env`'s JS thread; `tsfn` was just made in `env` and lives until its teardown.
     unsafe { sys::napi_unref_threadsafe_function(env.raw(), tsfn) };
@@ -277,10 +277,10 @@ fn channel(env: &Env) -> napi::Result<Arc<Channel>> {
     env.add_env_cleanup_hook(channel.clone(), move |c: Arc<Channel>| {
         let mut s = c.lock();
         s.awaiting_idle += 1;
-        let mut s = c.idle.wait_while(s, |s| s.running > 0).unwrap_or_else(|p| p.into_inner());
+        let mut s = c.idle.wait_while(s, |s| s.running > 0).unwrap_or_else(std::sync::PoisonError::into_inner);
         s.awaiting_idle -= 1;
         drop(s);
-        channels.lock().unwrap_or_else(|p| p.into_inner()).remove(&key);
+        channels.lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&key);
     })?;
     map.insert(key, channel.clone());
     Ok(channel)
@@ -320,8 +320,9 @@ unsafe extern "C" fn next_turn(env: sys::napi_env, info: sys::napi_callback_info
     let mut context = ptr::null_mut();
     // SAFETY: `env` and `info` are this call's (the fn's contract); the nulls ask for no
     // arguments nor `this`, and `context` is a local out pointer.
-    let got =
-        unsafe { sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &mut context) };
+    let got = unsafe {
+        sys::napi_get_cb_info(env, info, ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), &raw mut context)
+    };
     if got == sys::Status::napi_ok {
         // SAFETY: on the JS thread of the live `env`; `context` is the function's data, the Slot
         // given to `set_immediate`. It is not freed yet: `finalize` runs only at the teardown,
@@ -344,7 +345,7 @@ unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
     // the threadsafe function until `finalize`, which runs only at the environment's teardown,
     // after which neither the threadsafe function nor an immediate calls back).
     let slot = unsafe { &*(context as *const Slot) };
-    let Some(channel) = slot.lock().unwrap_or_else(|p| p.into_inner()).clone() else { return };
+    let Some(channel) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone() else { return };
     let mut limit = PER_TURN;
     loop {
         let (ready, more) = {
@@ -359,7 +360,7 @@ unsafe fn settle_ready(env: sys::napi_env, context: *mut c_void) {
         let settled = ready.len();
         for r in ready {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| (r.outcome)(env)))
-                .unwrap_or_else(|p| Err(Fault::panic(p).into_napi(&Env::from_raw(env))));
+                .unwrap_or_else(|p| Err(Fault::panic(&*p).into_napi(Env::from_raw(env))));
             // Each deferred is settled here once: a `Pending` posts one `Ready` (settling marks
             // it so its drop does not post another), and draining takes it off the queue.
             match outcome {
@@ -405,26 +406,33 @@ unsafe fn set_immediate(env: sys::napi_env, context: *mut c_void) -> bool {
     // out pointers, and takes only napi_values made in `env` by the calls before it.
     let mut global = ptr::null_mut();
     // SAFETY: see above.
-    if unsafe { sys::napi_get_global(env, &mut global) } != OK {
+    if unsafe { sys::napi_get_global(env, &raw mut global) } != OK {
         return false;
     }
     let mut set = ptr::null_mut();
     // SAFETY: see above; the property name is a NUL-terminated C string literal.
-    if unsafe { sys::napi_get_named_property(env, global, c"setImmediate".as_ptr(), &mut set) } != OK {
+    if unsafe { sys::napi_get_named_property(env, global, c"setImmediate".as_ptr(), &raw mut set) } != OK {
         return false;
     }
     let mut f = ptr::null_mut();
     // SAFETY: see above; `name` is UTF-8 of the length given; `context` stays valid for as long
     // as the function can be called (see `next_turn`).
     let made = unsafe {
-        sys::napi_create_function(env, name.as_ptr().cast(), name.len() as isize, Some(next_turn), context, &mut f)
+        sys::napi_create_function(
+            env,
+            name.as_ptr().cast(),
+            name.len().cast_signed(),
+            Some(next_turn),
+            context,
+            &raw mut f,
+        )
     };
     if made != OK {
         return false;
     }
     let mut ignored = ptr::null_mut();
     // SAFETY: see above; `argv` points to the one argument counted.
-    unsafe { sys::napi_call_function(env, global, set, 1, &f, &mut ignored) == OK }
+    unsafe { sys::napi_call_function(env, global, set, 1, &raw const f, &raw mut ignored) == OK }
 }
 
 /// The threadsafe function's finalizer: gives back its reference to the Slot.

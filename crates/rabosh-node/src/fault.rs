@@ -64,24 +64,24 @@ impl Fault {
 
     /// An expiry that committed its deletions and then failed to reclaim the space: an IO fault
     /// that says both, with the count on the error (`expired`).
-    pub fn expired_but_not_reclaimed(count: u64, reclaim: Error) -> Fault {
+    pub fn expired_but_not_reclaimed(count: u64, reclaim: &Error) -> Fault {
         let message =
             format!("expired {count} memories (deleted and committed), then reclaiming their space failed: {reclaim}");
         Fault { code: codes::IO, message, holder: None, expired: Some(count) }
     }
 
     /// A panic inside the engine or the memory crate: the process lives on, the call fails.
-    pub fn panic(payload: Box<dyn Any + Send>) -> Fault {
+    pub fn panic(payload: &(dyn Any + Send)) -> Fault {
         let what = payload
             .downcast_ref::<&str>()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown panic payload".into());
         Fault { code: codes::PANIC, message: format!("internal error (panic): {what}"), holder: None, expired: None }
     }
 
     /// The JS error: `message`, `code`, and `holder` for `RABOSH_STORE_LOCKED`.
-    pub fn into_napi(self, env: &Env) -> napi::Error {
+    pub fn into_napi(self, env: Env) -> napi::Error {
         match self.build(env) {
             Ok(err) => err,
             // Could not even build the object: fall back to a plain error keeping the code in text.
@@ -89,7 +89,7 @@ impl Fault {
         }
     }
 
-    fn build(&self, env: &Env) -> napi::Result<napi::Error> {
+    fn build(&self, env: Env) -> napi::Result<napi::Error> {
         let mut obj = env.create_error(napi::Error::new(Status::GenericFailure, self.message.clone()))?;
         obj.set_named_property("code", self.code)?;
         if let Some(h) = &self.holder {
@@ -134,11 +134,11 @@ impl From<Error> for Fault {
 
 /// Runs `f`, turning a panic into a fault; for the few calls that stay on the JS thread.
 pub fn guard<T>(f: impl FnOnce() -> FaultResult<T>) -> FaultResult<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(Fault::panic(p)))
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| Err(Fault::panic(&*p)))
 }
 
 /// `guard`, then a fault becomes a thrown JS error.
-pub fn on_js_thread<T>(env: &Env, f: impl FnOnce() -> FaultResult<T>) -> napi::Result<T> {
+pub fn on_js_thread<T>(env: Env, f: impl FnOnce() -> FaultResult<T>) -> napi::Result<T> {
     guard(f).map_err(|fault| fault.into_napi(env))
 }
 
@@ -189,9 +189,9 @@ mod tests {
         assert_eq!(unique.len(), all.len(), "{all:?}");
         let raised = [
             Fault::from(Error::Closed).code,
-            Fault::panic(Box::new("x")).code,
+            Fault::panic(&"x").code,
             Fault::invalid_option("o", "v").code,
-            Fault::expired_but_not_reclaimed(1, Error::Io("x".into())).code,
+            Fault::expired_but_not_reclaimed(1, &Error::Io("x".into())).code,
         ];
         for code in raised {
             assert!(all.iter().any(|c| c == code), "{code} is not in fault_codes");
@@ -200,7 +200,7 @@ mod tests {
 
     #[test]
     fn a_failed_reclaim_reports_the_committed_expiry() {
-        let f = Fault::expired_but_not_reclaimed(3, Error::Io("write failed on seg: disk full".into()));
+        let f = Fault::expired_but_not_reclaimed(3, &Error::Io("write failed on seg: disk full".into()));
         assert_eq!((f.code, f.expired), ("RABOSH_IO", Some(3)));
         assert!(f.message.contains("expired 3 memories") && f.message.contains("disk full"), "{}", f.message);
     }

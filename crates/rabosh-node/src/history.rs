@@ -1,8 +1,8 @@
 //! Version history and host edits on `NativeMemories` (issue 13): its own `#[napi] impl` block,
 //! so the six commands' file stays as it is. Everything is decided in rabosh-memory; outcomes
-//! cross as typed unions (history_outcome.rs) the facade words (and turns into
+//! cross as typed unions (`history_outcome.rs`) the facade words (and turns into
 //! `PreconditionFailedError`). This module imports the handler and the store, never the reverse
-//! (what they need of history is in history_options.rs).
+//! (what they need of history is in `history_options.rs`).
 
 use std::sync::Arc;
 
@@ -93,7 +93,9 @@ fn query(q: NativeVersionQuery) -> Result<VersionQuery, Fault> {
         None => None,
     };
     let limit = match q.limit {
-        Some(l) if l.fract() == 0.0 && (1.0..=MAX_VERSION_PAGE as f64).contains(&l) => Some(l as usize),
+        Some(l) if l.fract() == 0.0 && (1.0..=MAX_VERSION_PAGE as f64).contains(&l) => {
+            Some(crate::js_number::to_unsigned(l) as usize)
+        }
         Some(l) => {
             return Err(Fault::invalid_argument(format!(
                 "limit must be an integer from 1 to {MAX_VERSION_PAGE}, got {l}"
@@ -223,7 +225,7 @@ impl NativeStore {
     /// Versions of every scope and their content bytes; reads metadata in memory only.
     #[napi]
     pub fn history_stats(&self, env: Env) -> napi::Result<HistoryUsage> {
-        on_js_thread(&env, || {
+        on_js_thread(env, || {
             let store: Arc<dyn Backend> = self.memory_store();
             Ok(HistoryUsage::from(history_usage_of(&*store.read()?)?))
         })

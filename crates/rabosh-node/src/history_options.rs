@@ -39,7 +39,7 @@ pub(crate) fn settle(
         (true, None) => HistoryRequest::On,
         (true, Some(o)) => HistoryRequest::OnWith(HistoryOptions {
             retain_days: o.retain_days,
-            max_versions_per_memory: o.max_versions_per_memory.map(|n| n as u64),
+            max_versions_per_memory: o.max_versions_per_memory.map(crate::js_number::to_unsigned),
         }),
     });
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64);

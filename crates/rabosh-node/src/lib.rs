@@ -17,6 +17,7 @@ mod fault_codes;
 mod history;
 mod history_options;
 mod history_outcome;
+mod js_number;
 mod limits;
 mod memories;
 mod outcome;
@@ -32,6 +33,7 @@ use napi_derive::napi;
 
 /// The version of the native addon.
 #[napi]
+#[must_use]
 pub fn native_version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }

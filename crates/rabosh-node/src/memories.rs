@@ -94,18 +94,18 @@ impl NativeMemories {
 
 /// `view_range` as `[start, end]` when the facade found two integers, and the character budget.
 pub(crate) fn view_shape(range: Option<Vec<f64>>, max_chars: f64) -> (Range, usize) {
-    let range = match range.as_deref() {
-        Some(&[start, end]) => Some((start, end)),
+    let range = range.and_then(|r| match r[..] {
+        [start, end] => Some((start, end)),
         _ => None,
-    };
+    });
     // A positive safe integer by the facade's check; the cast saturates anything else.
-    (range, max_chars as usize)
+    (range, crate::js_number::to_unsigned(max_chars) as usize)
 }
 
 /// A JS number that must be a positive integer to be a byte limit.
 fn positive_integer(option: &'static str, v: f64) -> Result<u64, Fault> {
     if v.fract() == 0.0 && (1.0..=9_007_199_254_740_991.0).contains(&v) {
-        Ok(v as u64)
+        Ok(crate::js_number::to_unsigned(v))
     } else {
         Err(Fault::invalid_option(option, v.to_string()))
     }
@@ -116,7 +116,7 @@ impl NativeMemories {
     /// A handler over `store` for one scope; validates the options (no disk access).
     #[napi(constructor)]
     pub fn new(env: Env, store: &NativeStore, options: NativeMemoryOptions) -> napi::Result<NativeMemories> {
-        on_js_thread(&env, || {
+        on_js_thread(env, || {
             let opts = MemoryOptions {
                 scope: options.scope,
                 max_memory_bytes: positive_integer("maxMemoryBytes", options.max_memory_bytes)?,
@@ -154,6 +154,7 @@ impl NativeMemories {
     /// already built), else null. A file view or listing answers its text alone; any other
     /// outcome, the `NativeView`.
     #[napi(ts_return_type = "string | NativeView | null")]
+    #[allow(clippy::needless_pass_by_value)] // napi converts each JS argument into an owned value
     pub fn view_if_cheap(
         &self,
         env: Env,
@@ -162,7 +163,7 @@ impl NativeMemories {
         max_chars: f64,
     ) -> napi::Result<Option<Either<Text, NativeView>>> {
         let (range, max_chars) = view_shape(range, max_chars);
-        on_js_thread(&env, || {
+        on_js_thread(env, || {
             if !self.cheap_views {
                 return Ok(None);
             }
@@ -250,7 +251,7 @@ impl NativeMemories {
             let expired = m.expire_before(instant_ms as i64)?;
             match expired.reclaim_error {
                 None => Ok(expired.count as f64),
-                Some(e) => Err(Fault::expired_but_not_reclaimed(expired.count, e)),
+                Some(e) => Err(Fault::expired_but_not_reclaimed(expired.count, &e)),
             }
         })
     }

@@ -38,7 +38,7 @@ pub struct NativeStoreOptions {
     pub lock_timeout_ms: Option<u32>,
     /// The host's 32-byte key (absent: a plain store). Copied into Rust's zeroized key on the JS
     /// thread; the TypeScript layer zeroes its own copy when the open settles. Typed as a
-    /// Uint8Array (a Buffer is one) so that the declarations need no @types/node.
+    /// `Uint8Array` (a Buffer is one) so that the declarations need no @types/node.
     #[napi(ts_type = "Uint8Array")]
     pub encryption_key: Option<Buffer>,
 }
@@ -47,7 +47,7 @@ pub struct NativeStoreOptions {
 pub struct NativeStore {
     inner: Arc<Store>,
     /// Where the backend can group commits: the queue its handlers' committing commands join
-    /// (write_queue.rs).
+    /// (`write_queue.rs`).
     writes: Option<Arc<WriteQueue>>,
     /// The store's history settings as this open settled them.
     pub(crate) history: Option<rabosh_memory::HistorySettings>,
@@ -129,11 +129,12 @@ impl NativeStore {
     /// Whether the store is encrypted at rest.
     #[napi]
     pub fn is_encrypted(&self, env: Env) -> napi::Result<bool> {
-        on_js_thread(&env, || Ok(self.inner.is_encrypted()?))
+        on_js_thread(env, || Ok(self.inner.is_encrypted()?))
     }
 
     /// Rewrap the data key under `key` (32 bytes), crash-safely, rewriting no data.
     #[napi(ts_args_type = "key: Uint8Array", ts_return_type = "Promise<void>")]
+    #[allow(clippy::needless_pass_by_value)] // napi converts each JS argument into an owned value
     pub fn rotate_key<'env>(&self, env: &'env Env, key: Buffer) -> napi::Result<Object<'env>> {
         let key = key_of("newKey", Some(&key));
         self.off_thread(env, move |s| {
@@ -147,6 +148,7 @@ impl NativeStore {
         ts_args_type = "dir: string, from?: Uint8Array | undefined | null, to?: Uint8Array | undefined | null",
         ts_return_type = "Promise<void>"
     )]
+    #[allow(clippy::needless_pass_by_value)] // napi converts each JS argument into an owned value
     pub fn reencrypt(dir: String, from: Option<Buffer>, to: Option<Buffer>) -> AsyncTask<Work<()>> {
         let (from, to) = (key_of("from", from.as_deref()), key_of("to", to.as_deref()));
         work(move || {
@@ -186,7 +188,7 @@ impl NativeStore {
     /// Counters kept in memory; no disk access, so answered on the calling thread.
     #[napi]
     pub fn stats(&self, env: Env) -> napi::Result<StoreCounters> {
-        on_js_thread(&env, || Ok(StoreCounters::from(self.inner.stats())))
+        on_js_thread(env, || Ok(StoreCounters::from(self.inner.stats())))
     }
 
     /// Pin a consistent view, on the calling thread: it never waits for another process's
@@ -194,7 +196,7 @@ impl NativeStore {
     /// would answer — see `snapshot_without_waiting`).
     #[napi]
     pub fn snapshot(&self, env: Env) -> napi::Result<NativeSnapshot> {
-        on_js_thread(&env, || {
+        on_js_thread(env, || {
             let snap = self.inner.snapshot()?;
             Ok(NativeSnapshot { seq: snap.seq() as f64, inner: Some(snap), store: self.inner.clone() })
         })

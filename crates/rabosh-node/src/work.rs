@@ -25,7 +25,7 @@ impl<T: ToNapiValue + TypeName + Send + 'static> Task for Work<T> {
     }
 
     fn resolve(&mut self, env: Env, output: Self::Output) -> napi::Result<T> {
-        output.map_err(|fault| fault.into_napi(&env))
+        output.map_err(|fault| fault.into_napi(env))
     }
 }
 
@@ -53,7 +53,7 @@ where
 
 /// [`work`] for a method that returns its promise as an object (one that may also settle its
 /// promise some other way).
-pub fn work_promise<'env, T, F>(env: &'env Env, job: F) -> napi::Result<Object<'env>>
+pub fn work_promise<T, F>(env: &Env, job: F) -> napi::Result<Object<'_>>
 where
     T: ToNapiValue + TypeName + Send + 'static,
     F: FnOnce() -> FaultResult<T> + Send + 'static,
@@ -100,7 +100,7 @@ mod tests {
 
     #[test]
     fn results_and_faults_pass_through() {
-        assert_eq!(run(|| Ok(2.5)).unwrap(), 2.5);
+        assert_eq!(run(|| Ok(2.5f64)).unwrap().to_bits(), 2.5f64.to_bits());
         let f = run::<f64>(|| Err(rabosh_memory::Error::Closed.into())).unwrap_err();
         assert_eq!(f.code, "RABOSH_CLOSED");
     }

@@ -12,7 +12,7 @@
 //! found by a writer still awake, that command costs no futex wake of a sleeping thread, which
 //! on a virtual machine (an idle vCPU halted and woken by an interrupt) was the largest part of
 //! a durable command's time beyond its fdatasync (docs/investigations/durable-commands.md: one caller's durable
-//! str_replace 0.29 → 0.23 ms, medians of five bench invocations).
+//! `str_replace` 0.29 → 0.23 ms, medians of five bench invocations).
 //!
 //! Shared mode: a batch first takes the cross-process commit lock, waiting for it at most the
 //! lock timeout counted from when its oldest command was queued. When that passes (another
@@ -105,7 +105,7 @@ impl WriteQueue {
 
     fn lock(&self) -> MutexGuard<'_, State> {
         // Commands run outside the lock and catch their panics: a poisoned lock is consistent.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Queues `command` for the writer thread, starting one when there is none. When no thread
@@ -167,7 +167,7 @@ impl WriteQueue {
             {
                 s.sleeps += 1;
             }
-            let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(|p| p.into_inner());
+            let (next, waited) = self.wake.wait_timeout(s, LINGER).unwrap_or_else(std::sync::PoisonError::into_inner);
             s = next;
             s.sleeping = false;
             #[cfg(test)]

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-/// The kinds of IO step FaultFs counts and can fail.
+/// The kinds of IO step `FaultFs` counts and can fail.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum IoKind {
     Create,
@@ -113,10 +113,12 @@ impl FaultFs {
     }
 
     /// Over the real filesystem.
+    #[must_use]
     pub fn std() -> FaultFs {
         FaultFs::new(Arc::new(rabosh::StdFs))
     }
 
+    #[must_use]
     pub fn count(&self, kind: IoKind) -> u64 {
         self.state.counts.lock().unwrap().get(&kind).copied().unwrap_or(0)
     }
@@ -146,6 +148,7 @@ impl FaultFs {
     /// A guard that opens the fsync gate when dropped (a test's end, even by a panic, so closing
     /// the store cannot hang behind it) and after `hang` regardless, so a store that blocks
     /// where it must not fails its test instead of hanging it.
+    #[must_use]
     pub fn release_on_drop(&self, hang: std::time::Duration) -> SyncRelease {
         let watchdog = self.clone();
         std::thread::spawn(move || {
@@ -157,6 +160,7 @@ impl FaultFs {
 
     /// Block until `n` fsyncs are held at the gate; false if that has not happened within
     /// `limit` (a hang guard for tests, so a broken store fails instead of hanging CI).
+    #[must_use]
     pub fn wait_held(&self, n: u64, limit: std::time::Duration) -> bool {
         let deadline = std::time::Instant::now() + limit;
         let mut g = self.state.gate.lock().unwrap();
@@ -171,16 +175,19 @@ impl FaultFs {
     }
 
     /// How many faults fired so far.
+    #[must_use]
     pub fn fired(&self) -> u64 {
         self.state.fired.load(Ordering::SeqCst)
     }
 
     /// The path the last fired fault hit.
+    #[must_use]
     pub fn fired_at(&self) -> Option<PathBuf> {
         self.state.fired_at.lock().unwrap().clone()
     }
 
     /// Bytes returned by file reads so far.
+    #[must_use]
     pub fn bytes_read(&self) -> u64 {
         self.state.bytes_read.load(Ordering::SeqCst)
     }
@@ -280,6 +287,7 @@ impl Vfs for FaultFs {
 pub struct Rng(u64);
 
 impl Rng {
+    #[must_use]
     pub fn new(seed: u64) -> Rng {
         Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
     }

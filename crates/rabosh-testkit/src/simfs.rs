@@ -1,4 +1,4 @@
-//! SimFs: an in-memory filesystem that keeps apart what is durable and what is only in the
+//! `SimFs`: an in-memory filesystem that keeps apart what is durable and what is only in the
 //! "page cache", so a test can cut the power at any step and reopen on what a disk could hold.
 //!
 //! Files: the durable content plus the writes and truncations since the last `sync_data`.
@@ -79,7 +79,7 @@ struct Shared {
     locks: Mutex<HashSet<PathBuf>>,
     /// Shared holders per path (shared mode's directory lock); an exclusive one is refused
     /// while any is counted, and they while it is held. Locked after `locks`.
-    shared_locks: Mutex<HashMap<PathBuf, usize>>,
+    lock_shares: Mutex<HashMap<PathBuf, usize>>,
     /// Commit locks held now; waiters sleep on `commit_freed`.
     commit_locks: Mutex<HashSet<PathBuf>>,
     commit_freed: Condvar,
@@ -103,14 +103,17 @@ pub struct Capture {
 
 impl Capture {
     /// A post-crash filesystem: durable state plus a seeded random choice of pending steps.
+    #[must_use]
     pub fn image(&self, seed: u64) -> SimFs {
         SimFs::from_sim(crash_image(&self.sim, &mut Rng::new(seed)))
     }
     /// Only what was durable: every pending step lost.
+    #[must_use]
     pub fn durable_image(&self) -> SimFs {
         SimFs::from_sim(crash_image_with(&self.sim, &mut Rng::new(0), Some(0)))
     }
     /// A process crash (no power loss): every pending step stays, as the page cache keeps it.
+    #[must_use]
     pub fn process_crash_image(&self) -> SimFs {
         let mut s = self.sim.clone();
         for i in s.inodes.values_mut() {
@@ -229,14 +232,10 @@ fn file_fates(rng: &mut Rng, n: usize, forced: Option<u32>) -> Vec<Fate> {
             let k = rng.below(n as u64 + 1) as usize;
             let torn = partial(rng);
             (0..n)
-                .map(|i| {
-                    if i < k {
-                        Fate::Kept
-                    } else if i == k {
-                        torn
-                    } else {
-                        Fate::Lost
-                    }
+                .map(|i| match i.cmp(&k) {
+                    std::cmp::Ordering::Less => Fate::Kept,
+                    std::cmp::Ordering::Equal => torn,
+                    std::cmp::Ordering::Greater => Fate::Lost,
                 })
                 .collect()
         }
@@ -298,7 +297,8 @@ fn crash_image_with(sim: &Sim, rng: &mut Rng, forced: Option<u32>) -> Sim {
         let mut c = i.durable.clone();
         for (op, fate) in i.pending.iter().zip(file_fates(rng, i.pending.len(), forced)) {
             match (op, fate) {
-                (_, Fate::Lost) => {}
+                // A size change is all or nothing: torn or zeroed, it did not happen.
+                (_, Fate::Lost) | (FileOp::SetLen(_), Fate::Torn | Fate::Zeros) => {}
                 (FileOp::Write { off, data }, Fate::Kept) => write_into(&mut c, *off, data, false),
                 (FileOp::Write { off, data }, Fate::Torn) => {
                     let n = rng.below(data.len() as u64 + 1) as usize;
@@ -307,7 +307,6 @@ fn crash_image_with(sim: &Sim, rng: &mut Rng, forced: Option<u32>) -> Sim {
                 // Only the size reached disk: the new bytes read as zeros.
                 (FileOp::Write { off, data }, Fate::Zeros) => write_into(&mut c, *off, &vec![0; data.len()], true),
                 (FileOp::SetLen(l), Fate::Kept) => c.resize(*l as usize, 0),
-                (FileOp::SetLen(_), _) => {}
             }
         }
         out.inodes.insert(ino, Inode { durable: c.clone(), cur: c, pending: Vec::new(), handles: 0 });
@@ -336,6 +335,7 @@ impl Default for SimFs {
 }
 
 impl SimFs {
+    #[must_use]
     pub fn new() -> SimFs {
         SimFs::from_sim(Sim::default())
     }
@@ -346,7 +346,7 @@ impl SimFs {
     }
 
     fn sim(&self) -> std::sync::MutexGuard<'_, Sim> {
-        self.sh.sim.lock().unwrap_or_else(|p| p.into_inner())
+        self.sh.sim.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Runs one mutating step (capturing the state before it when asked to).
@@ -361,6 +361,7 @@ impl SimFs {
     }
 
     /// An independent filesystem with the same current state (pending steps stay pending).
+    #[must_use]
     pub fn fork(&self) -> SimFs {
         let mut s = self.sim().clone();
         for i in s.inodes.values_mut() {
@@ -370,16 +371,19 @@ impl SimFs {
     }
 
     /// Cut the power now: a new filesystem holding a seeded post-crash image.
+    #[must_use]
     pub fn crash(&self, seed: u64) -> SimFs {
         SimFs::from_sim(crash_image(&self.sim(), &mut Rng::new(seed)))
     }
 
     /// Cut the power now, losing every pending step.
+    #[must_use]
     pub fn crash_durable(&self) -> SimFs {
         SimFs::from_sim(crash_image_with(&self.sim(), &mut Rng::new(0), Some(0)))
     }
 
     /// Mutating steps so far (creates, writes, syncs, renames, removes, links, truncations).
+    #[must_use]
     pub fn steps(&self) -> u64 {
         self.sim().steps
     }
@@ -389,6 +393,7 @@ impl SimFs {
         self.sh.capturing.store(on, Ordering::Relaxed);
     }
 
+    #[must_use]
     pub fn take_captures(&self) -> Vec<Capture> {
         std::mem::take(&mut *self.sh.captures.lock().unwrap())
     }
@@ -423,17 +428,16 @@ impl SimFs {
             pd.durable.insert(n, Node::Dir);
             sim.dirs.insert(m, Dir::default());
         }
-        let ino = match sim.file(path) {
-            Ok(ino) => ino,
-            Err(_) => {
-                let ino = sim.next_ino;
-                sim.next_ino += 1;
-                sim.inodes.insert(ino, Inode::default());
-                let dir = sim.dir_mut(&d)?;
-                dir.cur.insert(name.clone(), Node::File(ino));
-                dir.durable.insert(name, Node::File(ino));
-                ino
-            }
+        let ino = if let Ok(ino) = sim.file(path) {
+            ino
+        } else {
+            let ino = sim.next_ino;
+            sim.next_ino += 1;
+            sim.inodes.insert(ino, Inode::default());
+            let dir = sim.dir_mut(&d)?;
+            dir.cur.insert(name.clone(), Node::File(ino));
+            dir.durable.insert(name, Node::File(ino));
+            ino
         };
         let i = sim.inodes.get_mut(&ino).unwrap();
         i.cur = bytes.to_vec();
@@ -453,11 +457,13 @@ impl SimFs {
     }
 
     /// Names in a directory, sorted.
+    #[must_use]
     pub fn names(&self, dir: &Path) -> Vec<String> {
         self.sim().dirs.get(&norm(dir)).map(|d| d.cur.keys().cloned().collect()).unwrap_or_default()
     }
 
     /// True when nothing is pending anywhere: the image a crash would leave is the current state.
+    #[must_use]
     pub fn all_durable(&self) -> bool {
         let sim = self.sim();
         sim.dirs.values().all(|d| d.pending.is_empty()) && sim.inodes.values().all(|i| i.pending.is_empty())
@@ -544,7 +550,7 @@ struct SimSharedLock {
 
 impl Drop for SimSharedLock {
     fn drop(&mut self) {
-        let mut shared = self.fs.sh.shared_locks.lock().unwrap();
+        let mut shared = self.fs.sh.lock_shares.lock().unwrap();
         if let Some(n) = shared.get_mut(&self.path) {
             *n -= 1;
             if *n == 0 {
@@ -554,7 +560,7 @@ impl Drop for SimSharedLock {
     }
 }
 
-/// A commit lock on one SimFs: handles on the same machine (modelling processes) exclude each
+/// A commit lock on one `SimFs`: handles on the same machine (modelling processes) exclude each
 /// other; a crash image is a new machine, with no lock held.
 #[derive(Debug)]
 struct SimCommitLock {
@@ -717,7 +723,7 @@ impl Vfs for SimFs {
         }
         let p = norm(path);
         let mut locks = self.sh.locks.lock().unwrap();
-        if self.sh.shared_locks.lock().unwrap().contains_key(&p) || !locks.insert(p.clone()) {
+        if self.sh.lock_shares.lock().unwrap().contains_key(&p) || !locks.insert(p.clone()) {
             return Ok(None);
         }
         Ok(Some(Box::new(SimLock { fs: self.clone(), path: p })))
@@ -732,7 +738,7 @@ impl Vfs for SimFs {
         if locks.contains(&p) {
             return Ok(None);
         }
-        *self.sh.shared_locks.lock().unwrap().entry(p.clone()).or_insert(0) += 1;
+        *self.sh.lock_shares.lock().unwrap().entry(p.clone()).or_insert(0) += 1;
         Ok(Some(Box::new(SimSharedLock { fs: self.clone(), path: p })))
     }
 

@@ -53,6 +53,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
     /// A stable machine-readable code for each kind, used by the bindings.
+    #[must_use]
     pub fn code(&self) -> &'static str {
         match self {
             Error::Io { .. } => "RABOSH_IO",

@@ -15,7 +15,7 @@ pub fn set_background_build(on: bool) {
 }
 
 pub(crate) fn background_build() -> bool {
-    !NO_BACKGROUND_BUILD.with(|c| c.get())
+    !NO_BACKGROUND_BUILD.with(std::cell::Cell::get)
 }
 
 thread_local! {
@@ -24,8 +24,9 @@ thread_local! {
 
 /// How many plain hint files this thread has mapped instead of read (unix, the standard file
 /// system): an open of a store whose every segment has a hint maps each.
+#[must_use]
 pub fn hints_mapped() -> u64 {
-    HINTS_MAPPED.with(|c| c.get())
+    HINTS_MAPPED.with(std::cell::Cell::get)
 }
 
 pub(crate) fn count_hint_mapped() {
@@ -38,8 +39,9 @@ thread_local! {
 
 /// How many sealed hint pages this thread has opened (decrypted): a point read after a lazy open
 /// opens one, open itself none.
+#[must_use]
 pub fn hint_pages_opened() -> u64 {
-    PAGES_OPENED.with(|c| c.get())
+    PAGES_OPENED.with(std::cell::Cell::get)
 }
 
 pub(crate) fn count_page_opened() {

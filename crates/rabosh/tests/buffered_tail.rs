@@ -1,4 +1,4 @@
-//! The torn-tail rule for buffered commits (FORMAT.md, recovery rule 6), case by case on SimFs:
+//! The torn-tail rule for buffered commits (FORMAT.md, recovery rule 6), case by case on `SimFs`:
 //! a bad frame with only buffered commits behind it is a torn tail (they were never synced, so
 //! they go with it); a bad frame with a Sync-mode commit or a synced marker behind it was
 //! durable once, so it is reported as corruption.
@@ -22,7 +22,7 @@ fn active_segment(fs: &SimFs) -> PathBuf {
     d.join(fs.names(d).into_iter().filter(|n| n.ends_with(".seg")).max().unwrap())
 }
 
-/// A store on its own SimFs: the same three commits every time (seq 1..=3), each written in the
+/// A store on its own `SimFs`: the same three commits every time (seq 1..=3), each written in the
 /// durability `modes[i]`; a close + reopen between commits whose modes differ, and `sync()`
 /// after the commits listed in `sync_after`. Returns the filesystem (store still open, nothing
 /// after the last step synced), the segment's bytes, the end offset of each commit, the models.
@@ -97,7 +97,7 @@ fn damaged(b: &Built, seq: usize) -> Vec<(&'static str, Vec<u8>)> {
     zeros[s..e].fill(0);
     out.push(("lost (zeros)", zeros));
     let mut torn = b.bytes.clone();
-    torn[(s + e) / 2..e].fill(0);
+    torn[usize::midpoint(s, e)..e].fill(0);
     out.push(("torn", torn));
     let mut flipped = b.bytes.clone();
     flipped[e - 2] ^= 0x40;

@@ -1,4 +1,4 @@
-//! close() racing in-flight commits (issue 9, case 4): a commit whose caller was told
+//! `close()` racing in-flight commits (issue 9, case 4): a commit whose caller was told
 //! `Closed` must not be on disk after reopen, and every acknowledged commit must be.
 
 use rabosh::{Batch, Error, Options, Store};
@@ -10,7 +10,7 @@ const PER_THREAD: usize = 60;
 
 #[test]
 fn a_commit_refused_as_closed_is_never_on_disk_and_every_acknowledged_one_is() {
-    let rounds = std::env::var("RABOSH_CLOSE_RACE_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(30);
+    let rounds = std::env::var("RABOSH_CLOSE_RACE_ROUNDS").ok().and_then(|s| s.parse().ok()).unwrap_or(30u64);
     let mut raced = 0;
     for round in 0..rounds {
         let tmp = tempfile::tempdir().unwrap();
@@ -43,7 +43,7 @@ fn a_commit_refused_as_closed_is_never_on_disk_and_every_acknowledged_one_is() {
             .collect();
         start.wait();
         // Let some commits through, then close among the rest.
-        while store.stats().seq < (round as u64 % 7) * 20 + 5 {
+        while store.stats().seq < (round % 7) * 20 + 5 {
             std::thread::yield_now();
         }
         store.close().unwrap();
@@ -52,7 +52,7 @@ fn a_commit_refused_as_closed_is_never_on_disk_and_every_acknowledged_one_is() {
         }
         drop(store);
         let (acked, refused) = (acked.lock().unwrap().clone(), refused.lock().unwrap().clone());
-        raced += !refused.is_empty() as u64;
+        raced += u64::from(!refused.is_empty());
         let store = Store::open(tmp.path(), Options::default()).unwrap();
         let snap = store.snapshot().unwrap();
         let on_disk: BTreeSet<Vec<u8>> = snap.range(b"", None).map(|(k, _)| k.to_vec()).collect();

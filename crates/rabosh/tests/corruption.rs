@@ -3,20 +3,20 @@
 //! flips, truncations, zeroed ranges, deletions. Open must never panic; it either recovers
 //! exactly (a torn tail of the active segment, a rebuilt hint, a rewritten holder record) or
 //! reports Corruption / Unsupported naming the damaged file. After a successful open every read
-//! returns the model's value or a Corruption error, and verify() finds sealed-segment damage.
+//! returns the model's value or a Corruption error, and `verify()` finds sealed-segment damage.
 //! The fixture ends with a clean close, so its SYNCED record vouches for the whole active
 //! segment: damage there is corruption. Half the active-segment cases first delete the record
 //! (as a power loss may leave it stale), and then a damaged last frame is a legal torn tail.
 //! The clean close also left the active segment's hint: half the active-segment cases delete it
 //! (open scans, and must report the damage); the others keep it, and where the damage keeps the
 //! file's length open trusts the hint as it trusts a sealed segment's (FORMAT.md, rule 6), so the
-//! damage must be found by reads and verify() instead.
+//! damage must be found by reads and `verify()` instead.
 //!
 //! The same sweep runs over an encrypted store (its KEY file among the targets: any damage to
 //! it is Corruption naming it; a sealed value or hint that does not authenticate is damage like
 //! a failed CRC).
 //!
-//! Knobs: RABOSH_CORRUPTION_CASES (default 5000; the encrypted sweep runs 2/5 of it), RABOSH_CORRUPTION_SEED.
+//! Knobs: `RABOSH_CORRUPTION_CASES` (default 5000; the encrypted sweep runs 2/5 of it), `RABOSH_CORRUPTION_SEED`.
 
 mod common;
 
@@ -251,12 +251,11 @@ fn one_case(f: &Fixture, rng: &mut Rng, tally: &mut Tally) {
         Err(e) => panic!("{ctx}: unexpected error {e}"),
         Ok(s) => s,
     };
-    if kind == Kind::Key && first_bad != usize::MAX {
-        panic!("{ctx}: damage to the key file must be reported");
-    }
-    if kind == Kind::Active && record_kept && first_bad != usize::MAX {
-        panic!("{ctx}: damage to a cleanly closed active segment must be reported, not dropped");
-    }
+    assert!(!(kind == Kind::Key && first_bad != usize::MAX), "{ctx}: damage to the key file must be reported");
+    assert!(
+        !(kind == Kind::Active && record_kept && first_bad != usize::MAX),
+        "{ctx}: damage to a cleanly closed active segment must be reported, not dropped"
+    );
     let seq = store.stats().seq;
     if kind == Kind::Active && !matches!(d, Damage::Delete) {
         // Intact frames before the first damaged byte are kept; the damaged one was the last

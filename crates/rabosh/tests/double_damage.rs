@@ -55,7 +55,7 @@ fn flip_last_blob(dir: &Path, file: &str) {
 fn assert_names_segment<T: std::fmt::Debug>(r: rabosh::Result<T>, what: &str) {
     match r {
         Err(Error::Corruption { file, .. }) => {
-            assert!(file.ends_with("0000000001.seg"), "{what}: Corruption names {}", file.display())
+            assert!(file.ends_with("0000000001.seg"), "{what}: Corruption names {}", file.display());
         }
         other => panic!("{what}: expected Corruption naming the segment, got {other:?}"),
     }
@@ -82,8 +82,8 @@ fn a_damaged_page_over_a_damaged_segment_answers_corruption_never_panics() {
     // A key of another segment: its own hint's page.
     assert_eq!(snap.get(&key(KEYS - 1)).unwrap(), Some(value(KEYS - 1)));
 
-    assert_names_segment(snap.try_range(b"", None).map(|it| it.count()), "a listing");
-    assert_names_segment(snap.try_scan_prefix(b"k0").map(|it| it.count()), "a prefix listing");
+    assert_names_segment(snap.try_range(b"", None).map(std::iter::Iterator::count), "a listing");
+    assert_names_segment(snap.try_scan_prefix(b"k0").map(std::iter::Iterator::count), "a prefix listing");
     assert_names_segment(snap.try_len(), "the count");
     let seq = s.stats().seq; // counters have no error to return: they answer, without panicking
     assert_names_segment(s.compact(), "compaction");
@@ -134,7 +134,7 @@ fn the_background_build_failing_leaves_callers_an_error() {
     let s = Store::open(tmp.path(), opts()).unwrap();
     let snap = s.snapshot().unwrap();
     assert_eq!(snap.get(&key(0)).unwrap(), Some(value(0)));
-    assert_names_segment(snap.try_range(b"", None).map(|it| it.count()), "a listing");
+    assert_names_segment(snap.try_range(b"", None).map(std::iter::Iterator::count), "a listing");
     assert_names_segment(s.verify(), "verify");
     drop(snap);
     s.close().unwrap();

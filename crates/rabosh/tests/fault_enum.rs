@@ -1,13 +1,13 @@
-//! Fault enumeration on SimFs: every operation kind (commit, roll-over, compaction, checkpoint by
+//! Fault enumeration on `SimFs`: every operation kind (commit, roll-over, compaction, checkpoint by
 //! link and by copy, buffered sync, close, and open/recovery of fresh, torn, hint-less and
-//! checkpoint directories) runs once under a counting FaultFs; then, for every IO step kind and
+//! checkpoint directories) runs once under a counting `FaultFs`; then, for every IO step kind and
 //! every N up to that count, a fresh run fails exactly the Nth step. Each fault must fire once and
 //! surface as an IO error (or be a documented best-effort step whose failure leaves the result
 //! correct); the store is then reopened live and from crash images of the aftermath, and must hold
 //! every acknowledged commit and nothing half-applied. A failed checkpoint leaves the source
 //! intact and the target not openable as a store.
 //!
-//! Knobs: RABOSH_FAULT_MAX_N caps N per kind (default: all), RABOSH_FAULT_IMAGES crash images
+//! Knobs: `RABOSH_FAULT_MAX_N` caps N per kind (default: all), `RABOSH_FAULT_IMAGES` crash images
 //! per fault (default 2).
 
 mod common;
@@ -330,7 +330,7 @@ fn check_checkpoint_target(w: &World, ok: bool, ctx: &str) {
         (true, Ok(c)) => assert!(contents(&c).unwrap() == w.models[c.stats().seq as usize]),
         (true, Err(e)) => panic!("{ctx}: an acknowledged checkpoint does not open: {e}"),
         (false, Ok(c)) => {
-            assert!(names.is_empty() && c.stats().seq == 0, "{ctx}: a failed checkpoint opened as a store ({names:?})")
+            assert!(names.is_empty() && c.stats().seq == 0, "{ctx}: a failed checkpoint opened as a store ({names:?})");
         }
         (false, Err(Error::Corruption { file, .. })) => assert!(file.ends_with("MANIFEST"), "{ctx}"),
         (false, Err(e)) => panic!("{ctx}: failed checkpoint target: unexpected {e}"),

@@ -1,7 +1,7 @@
 //! Fault injection through the Vfs seam on the real filesystem: fail the Nth IO step of a kind
 //! during commits, compaction and checkpoint; the store must refuse, poison where memory may be
 //! wrong, and a reopen must hold every acknowledged commit. The exhaustive enumeration (every
-//! step of every operation, with crash images of the aftermath) runs on SimFs in fault_enum.rs;
+//! step of every operation, with crash images of the aftermath) runs on `SimFs` in `fault_enum.rs`;
 //! this one proves the same on real files for the first steps of each kind.
 
 use rabosh::{Batch, Error, Options, Store};
@@ -112,12 +112,11 @@ fn scenario(kind: IoKind, n: u64, action: Action) -> bool {
         Action::Commits => {
             let mut failed = false;
             for i in 9..=14 {
-                match store.write(ops(i)) {
-                    Ok(s) => acked = s,
-                    Err(_) => {
-                        failed = true;
-                        break;
-                    }
+                if let Ok(s) = store.write(ops(i)) {
+                    acked = s;
+                } else {
+                    failed = true;
+                    break;
                 }
             }
             failed

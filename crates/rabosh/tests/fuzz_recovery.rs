@@ -1,11 +1,11 @@
 //! Fuzzing the recovery path (proptest, small budget in CI): a store directory whose MANIFEST,
 //! segments and hints are arbitrary bytes, random mutations of valid files, or mutations
 //! re-sealed with fresh checksums (so the decoders behind the CRCs see hostile structure), plus
-//! stray files with our names. Open — and, when it succeeds, every read and verify() — must
+//! stray files with our names. Open — and, when it succeeds, every read and `verify()` — must
 //! return Ok or an error, never panic, and never allocate more than the input can justify
 //! (a counting allocator bounds the largest single allocation).
 //!
-//! Knob: RABOSH_FUZZ_CASES (default 2000).
+//! Knob: `RABOSH_FUZZ_CASES` (default 2000).
 //!
 //! `unsafe`: the counting allocator is a `GlobalAlloc` over the system one.
 #![allow(unsafe_code)]
@@ -31,7 +31,7 @@ thread_local! {
 static LARGEST: AtomicUsize = AtomicUsize::new(0);
 
 fn note(size: usize) {
-    if ARMED.with(|a| a.get()) {
+    if ARMED.with(std::cell::Cell::get) {
         LARGEST.fetch_max(size, Ordering::Relaxed);
     }
 }
@@ -221,10 +221,12 @@ fn run_case(edits: &[Edit], strays: &[(usize, Vec<u8>)]) -> Result<(), TestCaseE
         match e {
             Edit::Keep => {}
             Edit::Delete => continue,
-            Edit::Replace(r) => b = r.clone(),
+            Edit::Replace(r) => b.clone_from(r),
             Edit::Mutate(ms) => ms.iter().for_each(|m| apply(&mut b, m)),
             Edit::Reseal(ms) => {
-                ms.iter().for_each(|m| apply(&mut b, m));
+                for m in ms {
+                    apply(&mut b, m);
+                }
                 reseal(name, &mut b);
             }
         }

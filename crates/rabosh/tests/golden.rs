@@ -87,12 +87,12 @@ fn write_golden_v1(dir: &Path) {
 /// v2: commits 1–4 in Sync mode (a compaction after 3), then 5–10 buffered (sync after 6 and
 /// 8, close at the end), so its log segments hold both kinds of commit frame and synced markers.
 fn write_golden_v2(dir: &Path) {
-    write_mixed(dir, 2)
+    write_mixed(dir, 2);
 }
 
 /// v3: the same history as v2, with opaque metadata of varying length.
 fn write_golden_v3(dir: &Path) {
-    write_mixed(dir, 3)
+    write_mixed(dir, 3);
 }
 
 fn write_mixed(dir: &Path, version: u32) {
@@ -167,7 +167,7 @@ fn segment_census(dir: &Path) -> BTreeMap<String, (u32, usize, usize)> {
         while at + 12 <= b.len() {
             let word = u32::from_le_bytes(b[at + 4..at + 8].try_into().unwrap());
             flagged += (word >> 31) as usize;
-            markers += (b[at + 12] == 3) as usize;
+            markers += usize::from(b[at + 12] == 3);
             at += 12 + (word & 0x7fff_ffff) as usize;
         }
         out.insert(name, (version, flagged, markers));

@@ -97,7 +97,7 @@ fn commits_appended_behind_a_running_fsync_share_the_next_one() {
     wait_appended(&store, n);
     fs.release_syncs();
     let mut seqs: Vec<u64> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-    seqs.sort();
+    seqs.sort_unstable();
     assert_eq!(seqs, (1..=n).collect::<Vec<_>>());
     let fsyncs = store.stats().fsyncs - before;
     assert!(fsyncs <= 2, "{fsyncs} fsyncs for {n} commits appended behind one held fsync");

@@ -1,4 +1,4 @@
-//! close() releases every file handle even while the Store value lives on (a binding's object
+//! `close()` releases every file handle even while the Store value lives on (a binding's object
 //! may outlive close until a GC): descriptors must not pile up over open/close cycles.
 
 #[cfg(target_os = "linux")]

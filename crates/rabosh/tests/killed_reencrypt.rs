@@ -55,7 +55,7 @@ fn name(p: &Path) -> &str {
 }
 
 impl HangAt {
-    fn hang(&self) {
+    fn hang() {
         println!("HANGING");
         std::io::stdout().flush().unwrap();
         std::thread::sleep(std::time::Duration::from_secs(120));
@@ -71,13 +71,13 @@ impl Vfs for HangAt {
             && ((self.point == Point::BeforeSwap && name(to) == "MANIFEST")
                 || (self.point == Point::BeforeKey && name(to) == "KEY"))
         {
-            self.hang();
+            Self::hang();
         }
         StdFs.rename(from, to)?;
         match name(to) {
             "KEY.next" => self.armed.store(true, Ordering::SeqCst),
-            "MANIFEST" if armed && self.point == Point::AfterSwap => self.hang(),
-            "KEY" if armed && self.point == Point::AfterPromotion => self.hang(),
+            "MANIFEST" if armed && self.point == Point::AfterSwap => Self::hang(),
+            "KEY" if armed && self.point == Point::AfterPromotion => Self::hang(),
             _ => {}
         }
         Ok(())
@@ -86,7 +86,7 @@ impl Vfs for HangAt {
         StdFs.remove(path)?;
         // Decrypting promotes "plain" by removing KEY.
         if self.armed.load(Ordering::SeqCst) && self.point == Point::AfterPromotion && name(path) == "KEY" {
-            self.hang();
+            Self::hang();
         }
         Ok(())
     }

@@ -134,16 +134,15 @@ fn violations(files: &BTreeMap<String, String>) -> Vec<String> {
             let named = &path[0];
             match rank(named) {
                 None if own != u8::MAX => {
-                    bad.push(format!("{file}: names crate::{named}, which the crate root re-exports: use its module"))
+                    bad.push(format!("{file}: names crate::{named}, which the crate root re-exports: use its module"));
                 }
-                None => {}
                 Some(_) if named == "sealed" && own != u8::MAX => {
-                    bad.push(format!("{file}: production code names the test kit's module crate::sealed"))
+                    bad.push(format!("{file}: production code names the test kit's module crate::sealed"));
                 }
                 Some(r) if r > own => {
-                    bad.push(format!("{file}: names crate::{}, a layer above its own ({top})", path.join("::")))
+                    bad.push(format!("{file}: names crate::{}, a layer above its own ({top})", path.join("::")));
                 }
-                Some(_) => {}
+                _ => {}
             }
             // The longest prefix of the path that is a file of the tree: the module it names.
             let target = (1..=path.len()).rev().map(|n| path[..n].join("::")).find(|m| modules.contains(m));
@@ -170,7 +169,7 @@ fn find_circle(edges: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>
         stack: &mut Vec<&'a str>,
     ) -> Option<Vec<String>> {
         if let Some(i) = stack.iter().position(|m| *m == at) {
-            let mut circle: Vec<String> = stack[i..].iter().map(|s| s.to_string()).collect();
+            let mut circle: Vec<String> = stack[i..].iter().map(ToString::to_string).collect();
             circle.push(at.to_string());
             return Some(circle);
         }

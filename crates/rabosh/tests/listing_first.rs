@@ -1,6 +1,6 @@
 //! A listing straight after open builds the key directory from the sealed hint's pages, each
 //! opened into one reused buffer and its records parsed once as they are checked, none kept
-//! (paged_run.rs). The point-read path (tests/paged_hint.rs) opens and keeps pages first; this
+//! (`paged_run.rs`). The point-read path (`tests/paged_hint.rs`) opens and keeps pages first; this
 //! is the other path: nothing opened before the build, or only some pages. A damaged page at
 //! any place must be answered from the segment's scan, never a wrong or short listing. Each
 //! case is compared with a plain store given the same writes.

@@ -1,5 +1,5 @@
 //! Differential test: random batches, snapshots, reopen, compact and checkpoint against a
-//! BTreeMap model; the store and every live snapshot must equal their model after every step.
+//! `BTreeMap` model; the store and every live snapshot must equal their model after every step.
 
 use proptest::prelude::*;
 use rabosh::{Batch, Options, Snapshot, Store};
@@ -98,15 +98,12 @@ fn run(cmds: Vec<Cmd>) {
             Cmd::Write(ops) => {
                 let mut b = Batch::new();
                 for (k, v) in ops {
-                    match v {
-                        Some((len, fill)) => {
-                            b.put(key(k), value(len, fill), meta_of(len, fill));
-                            model.insert(key(k), (value(len, fill), meta_of(len, fill)));
-                        }
-                        None => {
-                            b.delete(key(k));
-                            model.remove(&key(k));
-                        }
+                    if let Some((len, fill)) = v {
+                        b.put(key(k), value(len, fill), meta_of(len, fill));
+                        model.insert(key(k), (value(len, fill), meta_of(len, fill)));
+                    } else {
+                        b.delete(key(k));
+                        model.remove(&key(k));
                     }
                 }
                 seq += 1;

@@ -27,7 +27,7 @@ fn counter(key: &str, snap: &rabosh::Snapshot) -> u64 {
     snap.get(key.as_bytes()).unwrap().map_or(0, |v| String::from_utf8(v).unwrap().parse().unwrap())
 }
 
-/// Read-increment-write under the commit guard: the engine-level view + str_replace.
+/// Read-increment-write under the commit guard: the engine-level view + `str_replace`.
 fn increment(store: &Store, key: &str) -> Result<u64, Error> {
     let guard = store.commit_guard()?;
     let n = counter(key, &store.latest_snapshot()?) + 1;

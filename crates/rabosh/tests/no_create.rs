@@ -103,7 +103,7 @@ fn a_file_is_refused_as_not_a_directory_and_left_alone() {
         for options in [no_create(), Options::default()] {
             match Store::open(&dir, options) {
                 Err(Error::InvalidArgument(m)) => {
-                    assert_eq!(m, format!("{} is not a directory: a store is a directory", dir.display()))
+                    assert_eq!(m, format!("{} is not a directory: a store is a directory", dir.display()));
                 }
                 Err(e) => panic!("{}: expected InvalidArgument, got {e:?}", dir.display()),
                 Ok(_) => panic!("{}: opened as a store", dir.display()),

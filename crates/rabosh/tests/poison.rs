@@ -16,22 +16,22 @@ fn put(i: u64) -> Batch {
     b
 }
 
-fn poisoned<T: std::fmt::Debug>(r: rabosh::Result<T>, what: &str) {
+fn poisoned<T: std::fmt::Debug>(r: &rabosh::Result<T>, what: &str) {
     assert!(matches!(r, Err(Error::Poisoned { .. })), "{what} must answer Poisoned, got {r:?}");
 }
 
 /// Every call the lead's choice lists answers Poisoned; verify, stats and close still run.
 fn every_call_is_poisoned(store: &Store, cp: &Path) {
     assert!(store.stats().poisoned);
-    poisoned(store.snapshot().map(|s| s.seq()), "snapshot");
-    poisoned(store.latest_snapshot().map(|s| s.seq()), "latest_snapshot");
-    poisoned(store.append(put(100)), "append");
-    poisoned(store.append(Batch::new()), "an empty append");
-    poisoned(store.write(put(101)), "write");
-    poisoned(store.wait_durable(store.stats().seq + 1), "wait_durable");
-    poisoned(store.sync(), "sync");
-    poisoned(store.compact(), "compact");
-    poisoned(store.checkpoint(cp), "checkpoint");
+    poisoned(&store.snapshot().map(|s| s.seq()), "snapshot");
+    poisoned(&store.latest_snapshot().map(|s| s.seq()), "latest_snapshot");
+    poisoned(&store.append(put(100)), "append");
+    poisoned(&store.append(Batch::new()), "an empty append");
+    poisoned(&store.write(put(101)), "write");
+    poisoned(&store.wait_durable(store.stats().seq + 1), "wait_durable");
+    poisoned(&store.sync(), "sync");
+    poisoned(&store.compact(), "compact");
+    poisoned(&store.checkpoint(cp), "checkpoint");
     store.verify().unwrap();
     store.close().unwrap();
 }
@@ -74,9 +74,7 @@ impl VFile for PanicFile {
         self.inner.read_at(buf, offset)
     }
     fn write_at(&self, buf: &[u8], offset: u64) -> io::Result<usize> {
-        if self.armed.swap(false, Ordering::SeqCst) {
-            panic!("planted panic in a write");
-        }
+        assert!(!self.armed.swap(false, Ordering::SeqCst), "planted panic in a write");
         self.inner.write_at(buf, offset)
     }
     fn sync_data(&self) -> io::Result<()> {

@@ -1,4 +1,4 @@
-//! Power loss on SimFs: random workloads (commits with tiny segments so they roll over,
+//! Power loss on `SimFs`: random workloads (commits with tiny segments so they roll over,
 //! compaction, checkpoints, reopen) run once while the filesystem records its state before every
 //! mutating step; each recorded state then yields random crash images (unsynced writes dropped,
 //! torn, zero-filled or reordered; unsynced directory entries likewise). Every image must open
@@ -7,16 +7,16 @@
 //! sync/close covering it), and a checkpoint must be whole once acknowledged and otherwise whole
 //! or visibly not a store.
 //!
-//! Several processes: two or three handles opened with `shared: true` on one SimFs directory
+//! Several processes: two or three handles opened with `shared: true` on one `SimFs` directory
 //! (each its own file handles and in-memory state, as processes have) interleave commits,
 //! compaction, checkpoints, snapshots and reopens, Sync and Buffered handles mixed; every crash
 //! image must open at the acknowledged prefix (plus at most the one commit in flight).
 //!
 //! The Sync and shared explorers also run over encrypted stores (every handle opened with the
-//! same key; RABOSH_POWERLOSS_ENCRYPTED_RUNS workloads each, default 1).
+//! same key; `RABOSH_POWERLOSS_ENCRYPTED_RUNS` workloads each, default 1).
 //!
-//! Budget: RABOSH_POWERLOSS_RUNS workloads (default 10), RABOSH_POWERLOSS_IMAGES images per
-//! recorded step (default 2), RABOSH_POWERLOSS_SEED to replay one workload. Half the steps also
+//! Budget: `RABOSH_POWERLOSS_RUNS` workloads (default 10), `RABOSH_POWERLOSS_IMAGES` images per
+//! recorded step (default 2), `RABOSH_POWERLOSS_SEED` to replay one workload. Half the steps also
 //! open their process-crash image (page cache kept, the SYNCED record with it) and then the same
 //! image with a byte flipped in the last frame the record vouches for: that must be corruption.
 
@@ -42,10 +42,10 @@ struct Checkpoint {
 struct Trace {
     /// models[s] = state after commit s.
     models: Vec<Model>,
-    /// ack_steps[s] = steps done when commit s became durable by contract (ack_steps[0] = 0):
+    /// `ack_steps`[s] = steps done when commit s became durable by contract (`ack_steps`[0] = 0):
     /// when `write` returned (Sync), or when the next `sync`/`close` returned (Buffered).
     ack_steps: Vec<u64>,
-    /// start_steps[s] = steps done when commit s began.
+    /// `start_steps`[s] = steps done when commit s began.
     start_steps: Vec<u64>,
     checkpoints: Vec<Checkpoint>,
     segment_bytes: u64,
@@ -70,7 +70,7 @@ thread_local! {
 }
 
 fn encryption() -> Option<rabosh::Encryption> {
-    ENCRYPTED.with(|e| e.get()).then(|| rabosh::Encryption::new([0x3A; 32]))
+    ENCRYPTED.with(std::cell::Cell::get).then(|| rabosh::Encryption::new([0x3A; 32]))
 }
 
 fn open_with(fs: &SimFs, dir: &str, segment_bytes: u64, durability: Durability) -> rabosh::Result<Store> {
@@ -175,7 +175,7 @@ fn snapshot_contents(s: &rabosh::Snapshot) -> Model {
     s.range(b"", None).map(|(k, m)| (k.to_vec(), (s.get(k).unwrap().unwrap(), m.to_vec()))).collect()
 }
 
-/// Two or three shared handles on one SimFs (processes, one thread driving them in turn).
+/// Two or three shared handles on one `SimFs` (processes, one thread driving them in turn).
 /// Commits are numbered across handles (each catches up before deciding), so the trace reads as
 /// one store's. A Buffered commit is acknowledged by the next `sync`/`close` of any handle, or
 /// by anything that fsyncs the active segment under the commit lock after it (a Sync commit,
@@ -380,7 +380,7 @@ fn explore(seed: u64, images_per_step: u64, durability: Durability) -> u64 {
 }
 
 fn explore_trace(seed: u64, images_per_step: u64, t: &Trace, captures: &[Capture]) -> u64 {
-    let mut rng = Rng::new(seed ^ 0xC0FFEE);
+    let mut rng = Rng::new(seed ^ 0x00C0_FFEE);
     let mut images = 0;
     for c in captures {
         for i in 0..images_per_step {
@@ -488,7 +488,7 @@ fn a_sync_commit_behind_another_handles_buffered_ones_survives_any_power_loss() 
             t.models.push(model.clone());
             t.start_steps.push(fs.steps());
             assert_eq!(who.write(batch).unwrap(), seq);
-            if std::ptr::eq(who, &b) {
+            if std::ptr::eq(who, &raw const b) {
                 while t.ack_steps.len() < t.models.len() {
                     t.ack_steps.push(fs.steps());
                 }

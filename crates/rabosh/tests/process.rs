@@ -230,7 +230,7 @@ fn lock_deleted_then_replaced(dir: &Path, holder_pid: u32) {
     }
 }
 
-/// Windows: the holder opened LOCK without FILE_SHARE_DELETE, so while held it can be neither
+/// Windows: the holder opened LOCK without `FILE_SHARE_DELETE`, so while held it can be neither
 /// deleted nor renamed over (a directory cannot be locked there, so this is what keeps a second
 /// writer out); the store stays locked.
 #[cfg(windows)]

@@ -1,4 +1,4 @@
-//! Byte-damage sweeps and recovery classification: what open() must drop, and what it must report.
+//! Byte-damage sweeps and recovery classification: what `open()` must drop, and what it must report.
 
 mod common;
 
@@ -79,7 +79,11 @@ fn build(dir: &Path, n: u32) -> Vec<u64> {
 fn expect_corruption(r: rabosh::Result<Store>, file_ends_with: &str) -> (PathBuf, u64, String) {
     match r {
         Err(Error::Corruption { file, offset, reason }) => {
-            assert!(file.to_string_lossy().ends_with(file_ends_with), "{file:?} should end with {file_ends_with}");
+            assert!(
+                file.to_string_lossy().ends_with(file_ends_with),
+                "{} should end with {file_ends_with}",
+                file.display()
+            );
             (file, offset, reason)
         }
         Err(e) => panic!("expected corruption in {file_ends_with}, got {e}"),
@@ -105,7 +109,7 @@ fn truncation_at_every_offset_recovers_the_longest_intact_prefix() {
         forget_synced(&d);
         let store = Store::open(&d, opts()).unwrap();
         let n = ends.iter().rposition(|&e| e <= cut).unwrap() as u32;
-        assert_eq!(store.stats().seq, n as u64, "cut at {cut}");
+        assert_eq!(store.stats().seq, u64::from(n), "cut at {cut}");
         assert!(store.stats().seq >= last_recovered, "recovery must be monotone in surviving bytes");
         last_recovered = store.stats().seq;
         assert_eq!(contents(&store), model(n), "cut at {cut}");
@@ -121,7 +125,7 @@ fn truncation_at_every_offset_recovers_the_longest_intact_prefix() {
         commit(&store, n + 1);
         drop(store);
         let store = Store::open(&d, opts()).unwrap();
-        assert_eq!(store.stats().seq, n as u64 + 1);
+        assert_eq!(store.stats().seq, u64::from(n) + 1);
         assert_eq!(contents(&store), model(n + 1));
         drop(store);
         fs::remove_dir_all(&d).unwrap();

@@ -1,5 +1,5 @@
 //! `reencrypt`: plain → encrypted, encrypted → plain, encrypted → a new data key. A power loss
-//! or a kill at every step of it (every state SimFs recorded: durable, random and
+//! or a kill at every step of it (every state `SimFs` recorded: durable, random and
 //! process-crash images) leaves a store that opens with the old mode or the new one, holding
 //! exactly what it held; never neither.
 

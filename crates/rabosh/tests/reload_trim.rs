@@ -1,5 +1,5 @@
 //! Issue 19: a cheap view on the JS thread of one process waited up to 145 ms while another
-//! process compacted. perf's sched_switch stacks of that JS thread showed the wait: a `calloc`
+//! process compacted. perf's `sched_switch` stacks of that JS thread showed the wait: a `calloc`
 //! in the view's napi call blocked on glibc's arena lock (`__lll_lock_wait_private`), held by
 //! `malloc_trim`, which walks and madvises every free chunk of each arena under its lock. A
 //! shared catch-up that finds the MANIFEST replaced reloads from hints and builds the key

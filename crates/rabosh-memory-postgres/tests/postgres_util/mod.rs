@@ -21,9 +21,9 @@ pub fn url() -> String {
     })
 }
 
-/// Runs the server command scripts/with-postgres.mjs exports in `var` (RABOSH_PG_RESTART,
-/// RABOSH_PG_STOP or RABOSH_PG_CONT: shell commands for the server it started) and panics unless
-/// it succeeds. When RABOSH_PG_CONTROL (`host:port`) is set, the runner runs it and answers its
+/// Runs the server command scripts/with-postgres.mjs exports in `var` (`RABOSH_PG_RESTART`,
+/// `RABOSH_PG_STOP` or `RABOSH_PG_CONT`: shell commands for the server it started) and panics unless
+/// it succeeds. When `RABOSH_PG_CONTROL` (`host:port`) is set, the runner runs it and answers its
 /// exit status: a Windows test binary under Wine has no `sh`, and can start a Linux program but
 /// not wait for it (scripts/targets/pg-control.mjs).
 pub fn server_command(var: &str) {
@@ -66,6 +66,7 @@ impl Schema {
     }
 
     /// A direct client for inspecting what the backend wrote.
+    #[allow(clippy::unused_self)] // reached from the schema a test inspects, as its other helpers are
     pub fn client(&self) -> postgres::Client {
         postgres::Client::connect(&url(), postgres::NoTls).expect("connect for inspection")
     }

@@ -35,6 +35,7 @@ pub struct InMemoryBackend {
 }
 
 impl InMemoryBackend {
+    #[must_use]
     pub fn new() -> InMemoryBackend {
         InMemoryBackend::default()
     }
@@ -50,7 +51,7 @@ impl InMemoryBackend {
     }
 
     fn view(&self) -> MapView {
-        let state = self.current.read().unwrap_or_else(|p| p.into_inner()).clone();
+        let state = self.current.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
         MapView { state, values_read: self.values_read.clone() }
     }
 }
@@ -143,7 +144,8 @@ impl Backend for InMemoryBackend {
                 }
             }
         }
-        *self.current.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(State { map: next, seq: position });
+        *self.current.write().unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Arc::new(State { map: next, seq: position });
         self.commits.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }

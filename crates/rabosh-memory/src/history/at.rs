@@ -60,6 +60,7 @@ pub struct At {
 
 impl At {
     /// Every memory's state at the instant is known: every view answers.
+    #[must_use]
     pub fn complete(&self) -> bool {
         self.complete
     }
@@ -75,7 +76,7 @@ pub struct Past<'a> {
 
 impl Past<'_> {
     fn content(&self, s: &Source) -> Result<Vec<u8>> {
-        let mut last = self.last.lock().unwrap_or_else(|p| p.into_inner());
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some((k, v)) = last.take().filter(|(k, _)| *k == s.key) {
             *last = Some((k, v.clone()));
             return Ok(v);

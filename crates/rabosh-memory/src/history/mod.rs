@@ -101,6 +101,7 @@ impl Memories {
     /// Turns history on for the store at this handler's first commit, if it is not on already
     /// (with these retention options then). A handler records whenever the store records,
     /// built so or not; this is for callers that settle no store option ([`settle_history`]).
+    #[must_use]
     pub fn with_history(mut self, options: HistoryOptions) -> Memories {
         self.history = Some(options);
         self
@@ -163,7 +164,7 @@ impl Memories {
     pub fn revert(&self, path: &str, version_id: &str) -> Result<Revert> {
         let Some((_, content)) = self.version(version_id)? else { return Ok(Revert::UnknownVersion) };
         let Some(content) = content else { return Ok(Revert::NoContent) };
-        match self.host_put(path, &content, &Default::default())? {
+        match self.host_put(path, &content, &Precondition::default())? {
             HostWrite::Written { version_id, .. } | HostWrite::Unchanged { version_id, .. } => {
                 Ok(Revert::Reverted { version_id })
             }

@@ -3,7 +3,7 @@
 //! a deletion), and the record below as the metadata, so listing versions reads no content.
 //!
 //! Record layout, little-endian: format u8 (1), operation u8, flags u8 (1 hash, 2 path, 4 actor),
-//! memory_id u128, created_ms i64, redacted_ms i64 (0 = not redacted), size u64, then the hash
+//! `memory_id` u128, `created_ms` i64, `redacted_ms` i64 (0 = not redacted), size u64, then the hash
 //! (32 bytes), the path (u16 length + UTF-8) and the actor (u8 length + type, u16 length + id) when
 //! their flag is set.
 
@@ -24,6 +24,7 @@ pub enum Operation {
 }
 
 impl Operation {
+    #[must_use]
     pub fn as_str(self) -> &'static str {
         match self {
             Operation::Created => "created",
@@ -33,6 +34,7 @@ impl Operation {
         }
     }
 
+    #[must_use]
     pub fn parse(s: &str) -> Option<Operation> {
         [Operation::Created, Operation::Modified, Operation::Renamed, Operation::Deleted]
             .into_iter()
@@ -103,6 +105,7 @@ impl Version {
         self.content_sha256.as_ref().map(hex)
     }
 
+    #[must_use]
     pub fn encode(&self) -> Vec<u8> {
         let mut m = Vec::with_capacity(FIXED + 32 + self.path.as_ref().map_or(0, |p| p.len() + 2));
         let flags = u8::from(self.content_sha256.is_some())
@@ -142,7 +145,7 @@ impl Version {
         let memory_id = u128::from_le_bytes(m[3..19].try_into().expect("16 bytes"));
         let created_ms = i64_at(19);
         let redacted = i64_at(27);
-        let size = i64_at(35) as u64;
+        let size = u64::from_le_bytes(m[35..43].try_into().expect("8 bytes"));
         let mut at = FIXED;
         let mut take = |n: usize| -> Result<&[u8]> {
             let s = m.get(at..at + n).ok_or_else(|| bad("truncated"))?;
@@ -179,18 +182,23 @@ impl Version {
     }
 }
 
+#[must_use]
 pub fn sha256(content: &[u8]) -> [u8; 32] {
     Sha256::digest(content).into()
 }
 
+#[must_use]
 pub fn hex(bytes: &[u8; 32]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    bytes.iter().flat_map(|b| [b >> 4, b & 15]).map(|d| char::from(DIGITS[usize::from(d)])).collect()
 }
 
+#[must_use]
 pub fn id_hex(id: u128) -> String {
     format!("{id:032x}")
 }
 
+#[must_use]
 pub fn parse_id(s: &str) -> Option<u128> {
     (s.len() == 32 && s.bytes().all(|b| b.is_ascii_hexdigit())).then(|| u128::from_str_radix(s, 16).ok()).flatten()
 }

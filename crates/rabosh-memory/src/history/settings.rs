@@ -3,8 +3,8 @@
 //! transactions, so every handler over the store records, whatever its opener asked for.
 //!
 //! Record (the key's metadata; the value is empty), little-endian: format u8 (1), flags u8 (1
-//! retain_days set, 2 max_versions_per_memory set), since_ms i64 (when it was turned on: every
-//! change from then on is recorded), retain_days f64, max_versions u64.
+//! `retain_days` set, 2 `max_versions_per_memory` set), `since_ms` i64 (when it was turned on: every
+//! change from then on is recorded), `retain_days` f64, `max_versions` u64.
 //!
 //! Once on, history stays on: an opener asking for `history: false` is refused (see
 //! [`settle_history`]); one giving explicit retention rewrites the retention.

@@ -147,8 +147,8 @@ impl IdGen {
     fn next(&mut self) -> u128 {
         let state = RandomState::new();
         let random =
-            ((state.hash_one(self.last) as u128) << 16 | state.hash_one(1u8) as u128 & 0xffff) & ((1 << 80) - 1);
-        let ms = (self.now_ms.max(0) as u128) & ((1 << 48) - 1);
+            (u128::from(state.hash_one(self.last)) << 16 | u128::from(state.hash_one(1u8)) & 0xffff) & ((1 << 80) - 1);
+        let ms = u128::from(self.now_ms.max(0).unsigned_abs()) & ((1 << 48) - 1);
         self.last = ((ms << 80) | random).max(self.last + 1);
         self.last
     }

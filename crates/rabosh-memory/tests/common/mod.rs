@@ -1,5 +1,5 @@
 //! Shared fixtures: a backend (the embedded engine in a temp directory, the in-memory map, or
-//! PostgreSQL in a schema of its own on RABOSH_PG_URL) and handlers over it with a settable
+//! PostgreSQL in a schema of its own on `RABOSH_PG_URL`) and handlers over it with a settable
 //! clock. `over_backends!` runs one test body over all three.
 #![allow(dead_code)]
 
@@ -60,7 +60,7 @@ pub struct Fixture {
     pub backend: Arc<dyn Backend>,
     concrete: Concrete,
     pub now: Arc<AtomicI64>,
-    _dir: TempDir,
+    dir: TempDir,
 }
 
 /// The embedded engine, for tests of what only it has (listing index, group commit, snapshots).
@@ -85,10 +85,10 @@ pub fn fixture_on(kind: Kind) -> Fixture {
             (pg.clone(), Concrete::Postgres(pg, schema))
         }
     };
-    Fixture { backend, concrete, now: Arc::new(AtomicI64::new(1_000)), _dir: dir }
+    Fixture { backend, concrete, now: Arc::new(AtomicI64::new(1_000)), dir }
 }
 
-/// `over_backends!(a, b)`: for each test function `fn a(f: Fixture)`, a module `a` with one
+/// `over_backends!(a, b)`: for each test function `fn a(f: &Fixture)`, a module `a` with one
 /// `#[test]` per backend (`a::embedded`, `a::in_memory`, `a::postgres`).
 #[macro_export]
 macro_rules! over_backends {
@@ -96,15 +96,15 @@ macro_rules! over_backends {
         mod $name {
             #[test]
             fn embedded() {
-                super::$name($crate::common::fixture_on($crate::common::Kind::Embedded))
+                super::$name(&$crate::common::fixture_on($crate::common::Kind::Embedded))
             }
             #[test]
             fn in_memory() {
-                super::$name($crate::common::fixture_on($crate::common::Kind::InMemory))
+                super::$name(&$crate::common::fixture_on($crate::common::Kind::InMemory))
             }
             #[test]
             fn postgres() {
-                super::$name($crate::common::fixture_on($crate::common::Kind::Postgres))
+                super::$name(&$crate::common::fixture_on($crate::common::Kind::Postgres))
             }
         }
     )*};
@@ -127,7 +127,7 @@ impl Fixture {
 
     /// The directory of the embedded store (a test that reads its files).
     pub fn embedded_dir(&self) -> std::path::PathBuf {
-        self._dir.path().join("store")
+        self.dir.path().join("store")
     }
 
     /// The embedded store under this fixture (a test of an engine-only feature).
@@ -178,7 +178,8 @@ impl Fixture {
     pub fn meta(&self, scope: &str, path: &str) -> Option<(u64, u64, i64, i64, i64)> {
         let m = self.backend.read().unwrap().meta(format!("m:{scope}:{path}").as_bytes()).unwrap()?;
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
-        Some((u(0), u(8), u(16) as i64, u(24) as i64, u(32) as i64))
+        let i = |at: usize| i64::from_le_bytes(m[at..at + 8].try_into().unwrap());
+        Some((u(0), u(8), i(16), i(24), i(32)))
     }
 }
 

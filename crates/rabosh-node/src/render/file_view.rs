@@ -2,7 +2,7 @@
 //! `viewMaxChars` applied and the shown lines numbered in one pass into one string, so the answer
 //! crosses napi once, flat, instead of as a window the facade splits, numbers and joins (see
 //! `render`). The facade words every other answer (src/strings.ts) but the directory view
-//! (listing.rs); str_replace's snippet, a few lines, it numbers the same way (`edited`).
+//! (listing.rs); `str_replace`'s snippet, a few lines, it numbers the same way (`edited`).
 
 use super::text::Text;
 
@@ -17,10 +17,11 @@ pub type Range = Option<(f64, f64)>;
 
 fn clamp(x: f64, hi: usize) -> usize {
     // Integers of any magnitude arrive as f64; past the file they clamp, so no cast overflows.
-    x.clamp(0.0, hi as f64) as usize
+    crate::js_number::to_unsigned(x.clamp(0.0, hi as f64)) as usize
 }
 
 /// The first and last (exclusive) line index the range selects in a file of `n` lines.
+#[allow(clippy::float_cmp)] // -1 is the contract's exact sentinel for "to the end"
 fn bounds(range: Range, n: usize) -> (usize, usize) {
     let Some((start, end)) = range else {
         return (0, n);
@@ -176,13 +177,14 @@ pub fn render(path: &str, content: &str, range: Range, max_chars: usize) -> Text
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fmt::Write as _;
 
     const H: &str = "Here's the content of /memories/a with line numbers:";
 
     /// `n` right-aligned in six columns (more when it has more digits), then a tab: the plain
     /// formatting `LineNumber` must agree with.
     fn push_number(out: &mut String, n: usize) {
-        out.push_str(&format!("{n:>6}\t"));
+        write!(out, "{n:>6}\t").unwrap();
     }
 
     fn view(content: &str, range: Range, max: usize) -> String {

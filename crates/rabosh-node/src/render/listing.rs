@@ -86,7 +86,7 @@ mod tests {
     fn reference(bytes: u64) -> String {
         let units = ["B", "K", "M", "G"];
         let mut exp = 0;
-        while exp < 3 && bytes as f64 >= 1024f64.powi(exp as i32 + 1) {
+        while exp < 3 && bytes as f64 >= 1024f64.powi(i32::try_from(exp).unwrap() + 1) {
             exp += 1;
         }
         let unit = 1024u128.pow(exp as u32);

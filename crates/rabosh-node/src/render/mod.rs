@@ -3,7 +3,7 @@
 //! answer is worded by the facade (src/strings.ts).
 //!
 //! - `file_view`: the file view, `view_range` and `viewMaxChars` applied and the lines numbered
-//!   in one pass (str_replace's short snippet is numbered the same way by the facade);
+//!   in one pass (`str_replace`'s short snippet is numbered the same way by the facade);
 //! - `listing`: the directory view, whose size grows with the store;
 //! - `text`: how a rendered answer crosses to JS (Latin-1 when it is all ASCII).
 

@@ -76,11 +76,11 @@ fn batch_behind_held_fsync(
     before_release();
     fs.release_syncs();
     let _ = sim;
-    collect(rx, n + 1)
+    collect(&rx, n + 1)
 }
 
-fn collect(rx: Receiver<(usize, FaultResult<Create>)>, n: usize) -> Vec<FaultResult<Create>> {
-    let got = Mutex::new(Vec::from_iter((0..n).map(|_| None)));
+fn collect(rx: &Receiver<(usize, FaultResult<Create>)>, n: usize) -> Vec<FaultResult<Create>> {
+    let got = Mutex::new((0..n).map(|_| None).collect::<Vec<_>>());
     for _ in 0..n {
         let (i, r) = rx.recv_timeout(HANG).expect("a command never settled");
         got.lock().unwrap()[i] = Some(r);
@@ -120,9 +120,9 @@ fn one_fsync_covers_64_queued_commands_and_a_power_cut_keeps_every_acknowledged_
 
 #[test]
 fn a_failed_fsync_fails_every_command_waiting_on_it_and_acknowledges_none() {
+    const N: usize = 16;
     let (sim, fs, _store, m, q) = queue_over_faults();
     assert_eq!(m.create("/memories/kept", "kept").unwrap(), Create::Created);
-    const N: usize = 16;
     // The held fsync (the first command's) passes; the next one, the batch's, fails.
     let got = batch_behind_held_fsync(&sim, &fs, &m, &q, N, || fs.fail_nth(IoKind::Sync, 2));
     assert_eq!(fs.fired(), 1, "the batch's fsync was not the one that failed");
@@ -160,7 +160,7 @@ fn a_panicking_command_is_a_coded_fault_and_the_rest_of_its_batch_commits() {
     }));
     q.submit(create(&m, 2, &tx));
     fs.release_syncs();
-    let got = collect(rx, 3);
+    let got = collect(&rx, 3);
     assert!(matches!(got[0], Ok(Create::Created)) && matches!(got[2], Ok(Create::Created)), "{got:?}");
     assert_eq!(got[1].as_ref().unwrap_err().code, "RABOSH_PANIC");
 }

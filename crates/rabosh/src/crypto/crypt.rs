@@ -71,9 +71,10 @@ enum NonceBytes {
 impl Nonces {
     /// `n` fresh random nonces.
     pub fn draw(n: usize) -> Result<Nonces, NoRandom> {
-        let mut bytes = match n <= INLINE_NONCES {
-            true => NonceBytes::Inline([0; NONCE * INLINE_NONCES]),
-            false => NonceBytes::Heap(vec![0; NONCE * n]),
+        let mut bytes = if n <= INLINE_NONCES {
+            NonceBytes::Inline([0; NONCE * INLINE_NONCES])
+        } else {
+            NonceBytes::Heap(vec![0; NONCE * n])
         };
         let b = match &mut bytes {
             NonceBytes::Inline(a) => &mut a[..NONCE * n],
@@ -114,6 +115,7 @@ fn with_ad<R>(parts: &[&[u8]], f: impl FnOnce(&[u8]) -> R) -> R {
 }
 
 impl Crypt {
+    #[must_use]
     pub fn new(key: &[u8; 32]) -> Crypt {
         Crypt { aead: XChaCha20Poly1305::new(&Array::from(*key)) }
     }
@@ -142,6 +144,7 @@ impl Crypt {
 
     /// The plaintext of a sealed blob, or `None` when it does not authenticate (damage, the
     /// wrong key, or a blob moved from where it was sealed).
+    #[must_use]
     pub fn open(&self, ad: &[&[u8]], blob: &[u8]) -> Option<Vec<u8>> {
         let mut plain = Vec::new();
         self.open_to(ad, blob, &mut plain)?;
@@ -149,6 +152,7 @@ impl Crypt {
     }
 
     /// [`Crypt::open`] decrypting in the blob's own buffer (a value read: no second buffer).
+    #[must_use]
     pub fn open_owned(&self, ad: &[&[u8]], mut blob: Vec<u8>) -> Option<Vec<u8>> {
         if blob.len() < OVERHEAD {
             return None;
@@ -166,6 +170,7 @@ impl Crypt {
     /// A sealed blob read in two pieces, its `nonce` and `body` (ciphertext then tag), opened in
     /// `body`'s own buffer with no copy and no move: for a large blob (a hint file, read whole
     /// at open) the copy would cost about as much as the cipher's Poly1305 half.
+    #[must_use]
     pub fn open_body(&self, ad: &[&[u8]], nonce: &[u8], mut body: Vec<u8>) -> Option<Vec<u8>> {
         let end = body.len().checked_sub(TAG)?;
         let (text, tag) = body.split_at_mut(end);

@@ -12,6 +12,7 @@ pub struct Encryption {
 }
 
 impl Encryption {
+    #[must_use]
     pub fn new(key: [u8; 32]) -> Self {
         Encryption { key: zeroize::Zeroizing::new(key) }
     }

@@ -108,12 +108,12 @@ pub(crate) fn write(vfs: &dyn Vfs, dir: &Path, bytes: &[u8], fsyncs: &dyn Fn()) 
 
 const NEXT_MAGIC: &[u8; 8] = b"RABOSHKN";
 
-/// `KEY.next`: magic | from_segment u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
+/// `KEY.next`: magic | `from_segment` u64 | plain u8 | 0 0 0 | crc u32 (of the bytes before it)
 /// | the new KEY file's bytes (absent when plain).
 pub(crate) fn encode_next(from_segment: u64, key_file: Option<&[u8]>) -> Vec<u8> {
     let mut out = NEXT_MAGIC.to_vec();
     put_u64(&mut out, from_segment);
-    out.extend_from_slice(&[key_file.is_none() as u8, 0, 0, 0]);
+    out.extend_from_slice(&[u8::from(key_file.is_none()), 0, 0, 0]);
     let c = crc(&[&out]);
     put_u32(&mut out, c);
     out.extend_from_slice(key_file.unwrap_or_default());

@@ -41,13 +41,13 @@ impl Drop for DirLock {
             return;
         };
         let _ = replace_file(&*self.vfs, &self.dir, HOLDER, HOLDER_TMP, b"", None);
-        open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(canon);
+        open_dirs().lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(canon);
     }
 }
 
 pub fn acquire(vfs: &Arc<dyn Vfs>, dir: &Path) -> Result<DirLock> {
     let canon = vfs.canonicalize(dir).map_err(|e| Error::io("canonicalize", dir, e))?;
-    if !open_dirs().lock().unwrap_or_else(|p| p.into_inner()).insert(canon.clone()) {
+    if !open_dirs().lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(canon.clone()) {
         let mut holder = read_holder_retrying(&**vfs, dir);
         holder.this_process = true;
         holder.is_running = true;
@@ -105,7 +105,7 @@ struct Claim(Option<PathBuf>);
 impl Drop for Claim {
     fn drop(&mut self) {
         if let Some(c) = self.0.take() {
-            open_dirs().lock().unwrap_or_else(|p| p.into_inner()).remove(&c);
+            open_dirs().lock().unwrap_or_else(std::sync::PoisonError::into_inner).remove(&c);
         }
     }
 }
@@ -158,7 +158,7 @@ fn judge(mut h: LockHolder) -> LockHolder {
 /// The winner of the lock may not have written its record yet: give it about a second, and
 /// prefer a record whose holder runs over a stale one left by an earlier holder.
 fn read_holder_retrying(vfs: &dyn Vfs, dir: &Path) -> LockHolder {
-    let deadline = Instant::now() + Duration::from_millis(1000);
+    let deadline = Instant::now() + Duration::from_secs(1);
     let mut last = None;
     loop {
         if let Some(h) = read_holder(vfs, dir) {

@@ -3,7 +3,7 @@
 //! hint file read-only ([`Mapped`]).
 //!
 //! A few calls per OS instead of a process-listing crate: `sysinfo` (used before) links IOKit,
-//! CoreFoundation and SystemConfiguration on macOS, which need Apple's SDK to link, so the macOS
+//! CoreFoundation and `SystemConfiguration` on macOS, which need Apple's SDK to link, so the macOS
 //! addons could not be built anywhere but on a Mac. What is needed here is in libSystem
 //! (`proc_pidinfo`), in `/proc` on Linux and in kernel32 on Windows.
 //!
@@ -17,10 +17,10 @@
 /// a store stays resident only for what the store keeps.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 pub(crate) fn release_freed_memory() {
-    crate::probe::count_heap_trim();
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> std::ffi::c_int;
     }
+    crate::probe::count_heap_trim();
     // SAFETY: glibc's malloc_trim takes no pointer; it only returns wholly free pages of its
     // own heaps to the kernel, and is safe to call from any thread at any time.
     unsafe {
@@ -43,7 +43,7 @@ pub(crate) fn zeroed_for_read(len: usize) -> Vec<u8> {
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if len >= 256 << 10 {
         // SAFETY: sysconf takes no pointer.
-        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize;
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096)).unwrap_or(4096);
         let at = buf.as_ptr() as usize;
         let (start, end) = (at.next_multiple_of(page), (at + len) / page * page);
         if end > start {
@@ -83,10 +83,10 @@ pub(crate) fn statx_field(file: &std::fs::File, mask: u32) -> Option<libc::statx
     let r = unsafe {
         libc::syscall(
             libc::SYS_statx,
-            file.as_raw_fd() as libc::c_long,
+            libc::c_long::from(file.as_raw_fd()),
             c"".as_ptr(),
-            libc::AT_EMPTY_PATH as libc::c_long,
-            mask as libc::c_long,
+            libc::c_long::from(libc::AT_EMPTY_PATH),
+            libc::c_long::from(mask),
             out.as_mut_ptr(),
         )
     };
@@ -187,7 +187,7 @@ mod imp {
         let mut buf = [0u16; 256];
         let mut len = buf.len() as u32;
         // SAFETY: `len` is the buffer's length in u16s; the call writes at most that many.
-        let ok = unsafe { GetComputerNameExW(ComputerNameDnsHostname, buf.as_mut_ptr(), &mut len) };
+        let ok = unsafe { GetComputerNameExW(ComputerNameDnsHostname, buf.as_mut_ptr(), &raw mut len) };
         if ok == 0 {
             return None;
         }
@@ -208,9 +208,9 @@ mod imp {
         let mut code = 0u32;
         // SAFETY: `h` is the open process handle checked above (closed only below); every out
         // pointer is a live local FILETIME.
-        let times_ok = unsafe { GetProcessTimes(h, &mut created, &mut exited, &mut kernel, &mut user) };
+        let times_ok = unsafe { GetProcessTimes(h, &raw mut created, &raw mut exited, &raw mut kernel, &raw mut user) };
         // SAFETY: `h` as above; `code` is a live local u32.
-        let code_ok = unsafe { GetExitCodeProcess(h, &mut code) };
+        let code_ok = unsafe { GetExitCodeProcess(h, &raw mut code) };
         // SAFETY: `h` was opened above, is closed once here and not used after.
         unsafe { CloseHandle(h) };
         // An exited process whose handle someone still holds can be opened: it does not run.

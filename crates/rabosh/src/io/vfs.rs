@@ -154,7 +154,7 @@ fn try_flock(f: File, shared: bool) -> io::Result<Option<LockGuard>> {
     }
 }
 
-/// `LOCK` opened to be locked: created when missing, never truncated. Without FILE_SHARE_DELETE
+/// `LOCK` opened to be locked: created when missing, never truncated. Without `FILE_SHARE_DELETE`
 /// (Windows): while held, LOCK cannot be deleted or replaced.
 fn try_lock_file(path: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
     let mut o = OpenOptions::new();
@@ -166,6 +166,7 @@ fn try_lock_file(path: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
 
 /// flock on the directory's own fd: deleting or replacing LOCK does not free it (Unix; elsewhere
 /// no directory lock is taken).
+#[cfg_attr(not(unix), allow(clippy::unnecessary_wraps))] // Unix's signature; elsewhere it cannot fail
 fn try_lock_dir_fd(dir: &Path, shared: bool) -> io::Result<Option<LockGuard>> {
     #[cfg(unix)]
     {

@@ -26,7 +26,7 @@ impl ActiveRecs {
         ActiveRecs::default()
     }
 
-    pub fn insert(&mut self, key: Key, rec: Rec) {
+    pub fn insert(&mut self, key: Key, rec: &Rec) {
         match rec.entry {
             Some(_) => {
                 self.deleted.remove(&key);
@@ -39,7 +39,7 @@ impl ActiveRecs {
 
     pub fn extend(&mut self, recs: impl IntoIterator<Item = (Key, Rec)>) {
         for (k, r) in recs {
-            self.insert(k, r);
+            self.insert(k, &r);
         }
     }
 
@@ -112,7 +112,7 @@ impl Keys {
             runs: ArcSwapOption::empty(),
             from_hints: false,
             trim: true.into(),
-            building: Default::default(),
+            building: std::sync::Mutex::default(),
         }
     }
 
@@ -122,7 +122,7 @@ impl Keys {
             runs: ArcSwapOption::from_pointee(runs),
             from_hints: true,
             trim: true.into(),
-            building: Default::default(),
+            building: std::sync::Mutex::default(),
         }
     }
 
@@ -158,12 +158,11 @@ impl Keys {
         if let Some((map, live)) = self.built.get() {
             return Ok((map.len() as u64, *live));
         }
-        match self.runs.load_full() {
-            Some(runs) => runs.totals(),
-            None => {
-                let (map, live) = self.try_force()?;
-                Ok((map.len() as u64, *live))
-            }
+        if let Some(runs) = self.runs.load_full() {
+            runs.totals()
+        } else {
+            let (map, live) = self.try_force()?;
+            Ok((map.len() as u64, *live))
         }
     }
 
@@ -177,14 +176,13 @@ impl Keys {
             return Ok(b);
         }
         // One build at a time (a second caller waits for it, as `get_or_init` would make it).
-        let held = self.building.lock().unwrap_or_else(|p| p.into_inner());
-        let b = match self.built.get() {
-            Some(b) => b,
-            None => {
-                let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
-                let recs = runs.records()?;
-                self.built.get_or_init(|| build_map(recs))
-            }
+        let held = self.building.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let b = if let Some(b) = self.built.get() {
+            b
+        } else {
+            let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
+            let recs = runs.records()?;
+            self.built.get_or_init(|| build_map(recs))
         };
         drop(held);
         if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {

@@ -86,10 +86,7 @@ impl PagedRun {
         // Seen only up to the length open found: the scan reads exactly what open would have,
         // whatever was appended since.
         let f = crate::io::vfs::Bounded { inner: &*s.file, len: s.len };
-        let mode = match s.active {
-            true => ScanMode::Active { synced: s.len, trust_zeros: false },
-            false => ScanMode::Sealed,
-        };
+        let mode = if s.active { ScanMode::Active { synced: s.len, trust_zeros: false } } else { ScanMode::Sealed };
         let sc = scan(&f, &s.path, s.id, s.next_seq, mode, Some(&self.crypt))?;
         let found = sc.last_seq.unwrap_or(s.next_seq - 1);
         if sc.torn.is_some() || sc.valid_len != s.len || s.last_seq.is_some_and(|want| want != found) {
@@ -103,12 +100,11 @@ impl PagedRun {
         // whole hint again. A write that fails or races another leaves a hint that fails its
         // checks, never one believed wrongly. (Not counted in the store's fsync counter.)
         let id = (s.id.0, s.len);
-        let _ = match s.active {
-            false => crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt)),
-            true => {
-                let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
-                crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
-            }
+        let _ = if s.active {
+            let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
+            crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
+        } else {
+            crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt))
         };
         Ok(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect())
     }
@@ -116,6 +112,7 @@ impl PagedRun {
     /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
     /// Pages still answer after the segment failed to scan (only the scan's records replace
     /// them): a key whose page opens is answered however damaged the rest is.
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as the line above says
     pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
         if !matches!(self.fallback.get(), Some(Ok(_))) {
             // The last page whose first key is at or below `key`.

@@ -34,6 +34,7 @@ impl Run {
     }
 
     /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as the line above says
     pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
         match self {
             Run::Whole(w) => Ok(w.get(key)),
@@ -65,7 +66,7 @@ impl Run {
     fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
         match self {
             Run::Whole(w) => {
-                out.extend((0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))))
+                out.extend((0..w.offs.len()).map(|i| w.rec(i)).map(|r| (Key::from(r.key), r.entry(w.number))));
             }
             Run::Paged(p) => p.records_into(out)?,
         }
@@ -133,6 +134,7 @@ impl WholeRun {
         &self.buf[at + 4..at + 4 + klen]
     }
 
+    #[allow(clippy::option_option)] // `Some(None)` is a delete, as [`Run::get`] says
     fn get(&self, key: &[u8]) -> Option<Option<Entry>> {
         let i = self.search(key).ok()?;
         Some(self.rec(i).entry(self.number))

@@ -26,8 +26,8 @@ pub const FRAME_MAGIC: u32 = 0x5246_4252; // "RBFR" little-endian
 pub const FRAME_HEADER: usize = 12;
 /// Rejects a damaged length instead of allocating it; also the largest batch one commit takes.
 pub const MAX_FRAME: usize = 1 << 30;
-/// Top bit of a frame's length word (v2): written as a Durability::Buffered commit, so nothing
-/// behind it proves the bytes before it were durable. Lengths never reach it (MAX_FRAME).
+/// Top bit of a frame's length word (v2): written as a `Durability::Buffered` commit, so nothing
+/// behind it proves the bytes before it were durable. Lengths never reach it (`MAX_FRAME`).
 pub const FRAME_BUFFERED: u32 = 1 << 31;
 
 pub const SEG_MAGIC: &[u8; 8] = b"RABOSHSG";
@@ -97,7 +97,7 @@ pub fn encode_seg_header(kind: u8, number: u64, first_seq: u64, encrypted: bool)
     let mut h = Vec::with_capacity(SEG_HEADER);
     h.extend_from_slice(SEG_MAGIC);
     put_u32(&mut h, written_version(encrypted));
-    h.extend_from_slice(&[kind, encrypted as u8, 0, 0]);
+    h.extend_from_slice(&[kind, u8::from(encrypted), 0, 0]);
     put_u64(&mut h, number);
     put_u64(&mut h, first_seq);
     let c = crc(&[&h]);
@@ -371,10 +371,11 @@ impl PayloadBuilder {
     /// The length of the frame [`PayloadBuilder::seal`] or [`PayloadBuilder::finish`] makes.
     pub fn frame_len(&self, sealed: bool) -> usize {
         let puts = self.values.len();
-        match sealed {
-            false => FRAME_HEADER + self.buf.len(),
+        if sealed {
             // + head length word and its blob's overhead; − each value's CRC; + each value's overhead.
-            true => FRAME_HEADER + self.buf.len() + 4 + OVERHEAD + puts * OVERHEAD - puts * 4,
+            FRAME_HEADER + self.buf.len() + 4 + OVERHEAD + puts * OVERHEAD - puts * 4
+        } else {
+            FRAME_HEADER + self.buf.len()
         }
     }
 

@@ -34,9 +34,9 @@ pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail
         put_rec(&mut out, k, r);
     }
     if let Some(t) = tail {
-        out.push(t.last_seq.is_some() as u8);
+        out.push(u8::from(t.last_seq.is_some()));
         put_u64(&mut out, t.last_seq.unwrap_or(0));
-        out.push(t.ends_with_commit as u8);
+        out.push(u8::from(t.ends_with_commit));
     }
     let c = crc(&[&out]);
     put_u32(&mut out, c);
@@ -89,24 +89,23 @@ impl RawRec<'_> {
     pub(crate) fn check(&self, seg_len: u64) -> std::result::Result<(), &'static str> {
         let Some((_, off, len, _)) = self.put else { return Ok(()) };
         let inside = off >= crate::log::format::SEG_HEADER as u64
-            && off.checked_add(len as u64).is_some_and(|end| end <= seg_len);
+            && off.checked_add(u64::from(len)).is_some_and(|end| end <= seg_len);
         if inside { Ok(()) } else { Err("entry points outside its segment") }
     }
 }
 
 /// After the records: an active segment's tail, then nothing.
 fn read_tail(r: &mut Reader, active: bool) -> std::result::Result<Option<ActiveTail>, &'static str> {
-    let tail = match active {
-        false => None,
-        true => {
-            let has_last = r.u8()?;
-            let last = r.u64()?;
-            let ends_with_commit = r.u8()?;
-            if has_last > 1 || ends_with_commit > 1 {
-                return Err("bad tail flags");
-            }
-            Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends_with_commit == 1 })
+    let tail = if active {
+        let has_last = r.u8()?;
+        let last = r.u64()?;
+        let ends_with_commit = r.u8()?;
+        if has_last > 1 || ends_with_commit > 1 {
+            return Err("bad tail flags");
         }
+        Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends_with_commit == 1 })
+    } else {
+        None
     };
     if !r.done() {
         return Err("trailing bytes");
@@ -208,22 +207,21 @@ pub(crate) fn index(buf: &[u8], number: u64, seg_len: u64, sealed: bool) -> Opti
         let mut q = p + 13 + klen;
         match tag {
             TAG_PUT => {
-                let meta = match legacy {
-                    true => crate::log::format::LEGACY_META_LEN,
-                    false => {
-                        let n = u32::from_le_bytes(b.get(q..q + 4)?.try_into().ok()?) as usize;
-                        q += 4;
-                        if n > crate::log::metabuf::MAX_META {
-                            return None;
-                        }
-                        n
+                let meta = if legacy {
+                    crate::log::format::LEGACY_META_LEN
+                } else {
+                    let n = u32::from_le_bytes(b.get(q..q + 4)?.try_into().ok()?) as usize;
+                    q += 4;
+                    if n > crate::log::metabuf::MAX_META {
+                        return None;
                     }
+                    n
                 };
                 q += meta;
                 // value offset (8), length (4), checksum (4): the value must lie inside its segment.
                 let tail: &[u8; 16] = b.get(q..q + 16)?.try_into().ok()?;
                 let off = u64::from_le_bytes(tail[..8].try_into().ok()?);
-                let len = u32::from_le_bytes(tail[8..12].try_into().ok()?) as u64;
+                let len = u64::from(u32::from_le_bytes(tail[8..12].try_into().ok()?));
                 if off < crate::log::format::SEG_HEADER as u64 || off.checked_add(len).is_none_or(|end| end > seg_len) {
                     return None;
                 }

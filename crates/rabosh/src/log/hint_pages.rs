@@ -11,7 +11,7 @@ use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
 use crate::io::bytes::{put_u32, put_u64};
 use crate::log::format::{FORMAT_VERSION, Reader};
 use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
-use crate::log::record::{Entry, Key, Rec, SegRecs};
+use crate::log::record::{Entry, Key, SegRecs};
 
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
@@ -41,7 +41,7 @@ pub(crate) fn encode(
     let mut plain = Vec::new();
     for (i, chunk) in chunks.iter().enumerate() {
         plain.clear();
-        for (k, r) in chunk.iter() {
+        for (k, r) in *chunk {
             put_rec(&mut plain, k, r);
         }
         let at = pages.len();
@@ -60,13 +60,13 @@ pub(crate) fn encode(
         .values()
         .map(|r| r.seq)
         .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
-    d.push(seqs.is_some() as u8);
+    d.push(u8::from(seqs.is_some()));
     put_u64(&mut d, seqs.map_or(0, |s| s.0));
     put_u64(&mut d, seqs.map_or(0, |s| s.1));
     if let Some(t) = tail {
-        d.push(t.last_seq.is_some() as u8);
+        d.push(u8::from(t.last_seq.is_some()));
         put_u64(&mut d, t.last_seq.unwrap_or(0));
-        d.push(t.ends_with_commit as u8);
+        d.push(u8::from(t.ends_with_commit));
     }
     let dels: Vec<_> = recs.iter().filter(|(_, r)| r.entry.is_none()).collect();
     put_u64(&mut d, dels.len() as u64);
@@ -144,15 +144,14 @@ pub(crate) fn directory(c: &Crypt, file: Vec<u8>, number: u64, seg_len: u64) -> 
             1 if lo <= hi => Some((lo, hi)),
             _ => return Err("seqs"),
         };
-        let tail = match flags & FLAG_ACTIVE != 0 {
-            false => None,
-            true => {
-                let (has_last, last, ends) = (r.u8()?, r.u64()?, r.u8()?);
-                if has_last > 1 || ends > 1 {
-                    return Err("tail");
-                }
-                Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends == 1 })
+        let tail = if flags & FLAG_ACTIVE == 0 {
+            None
+        } else {
+            let (has_last, last, ends) = (r.u8()?, r.u64()?, r.u8()?);
+            if has_last > 1 || ends > 1 {
+                return Err("tail");
             }
+            Some(ActiveTail { last_seq: (has_last == 1).then_some(last), ends_with_commit: ends == 1 })
         };
         let ndels = r.u64()?;
         let mut dels = Vec::new();
@@ -174,7 +173,7 @@ pub(crate) fn directory(c: &Crypt, file: Vec<u8>, number: u64, seg_len: u64) -> 
             if count == 0 || !inside || refs.last().is_some_and(|p| p.first >= first) {
                 return Err("page");
             }
-            total += count as u64;
+            total += u64::from(count);
             refs.push(PageRef { first, count, at, len });
         }
         if !r.done() || total != count {
@@ -297,6 +296,7 @@ pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, u
 /// the test that a store in the layout main wrote before pages still opens. `None` when it
 /// does not open whole.
 pub(crate) fn open_whole(c: &Crypt, file: &[u8], number: u64) -> Option<(u64, SegRecs, Option<ActiveTail>)> {
+    use crate::log::record::Rec;
     let d = directory_any(c, file, number)?;
     let mut recs = SegRecs::new();
     for i in 0..d.pages.refs.len() {

@@ -42,7 +42,7 @@ impl Manifest {
         for s in &self.segments {
             put_u64(&mut body, s.number);
             body.push(s.kind);
-            body.push(s.sealed as u8);
+            body.push(u8::from(s.sealed));
             put_u64(&mut body, s.first_seq);
             put_u64(&mut body, s.last_seq);
             put_u64(&mut body, s.len);

@@ -21,7 +21,7 @@ pub struct Entry {
 impl Entry {
     /// Bytes this entry keeps alive on disk (value plus its record overhead, v3 layout).
     pub fn disk_bytes(&self, key_len: usize) -> u64 {
-        self.len as u64 + key_len as u64 + self.meta.len() as u64 + 17
+        u64::from(self.len) + key_len as u64 + self.meta.len() as u64 + 17
     }
 }
 

@@ -41,7 +41,7 @@ fn live() -> &'static Mutex<HashMap<PathBuf, usize>> {
 
 /// Whether this process holds segment `number` of the store in `dir` open.
 pub(crate) fn held_here(dir: &Path, number: u64) -> bool {
-    live().lock().unwrap_or_else(|p| p.into_inner()).contains_key(&dir.join(seg_name(number)))
+    live().lock().unwrap_or_else(std::sync::PoisonError::into_inner).contains_key(&dir.join(seg_name(number)))
 }
 
 /// An open segment. Readers and the writer share it through `Arc`; when compaction retires it,
@@ -89,7 +89,11 @@ impl Segment {
         vfs: Arc<dyn Vfs>,
         crypt: Option<Arc<Crypt>>,
     ) -> Segment {
-        *live().lock().unwrap_or_else(|p| p.into_inner()).entry(dir.join(seg_name(number))).or_insert(0) += 1;
+        *live()
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(dir.join(seg_name(number)))
+            .or_insert(0) += 1;
         Segment {
             number,
             version,
@@ -144,7 +148,7 @@ impl Segment {
 impl Drop for Segment {
     fn drop(&mut self) {
         {
-            let mut live = live().lock().unwrap_or_else(|p| p.into_inner());
+            let mut live = live().lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             if let Some(n) = live.get_mut(&self.path) {
                 *n -= 1;
                 if *n == 0 {
@@ -202,9 +206,10 @@ pub fn check_header(
         return Err(corrupt(format!("header names segment {} but the file is segment {number}", hd.number)));
     }
     if hd.encrypted != encrypted {
-        return Err(corrupt(match encrypted {
-            true => "a plain segment in an encrypted store".into(),
-            false => "an encrypted segment in a plain store (is its KEY file missing?)".into(),
+        return Err(corrupt(if encrypted {
+            "a plain segment in an encrypted store".into()
+        } else {
+            "an encrypted segment in a plain store (is its KEY file missing?)".into()
         }));
     }
     if hd.kind != kind {
@@ -534,7 +539,9 @@ fn probe_behind(
             p += 1;
             continue;
         }
-        if !(head.buffered && fkind == KIND_LOG) {
+        if head.buffered && fkind == KIND_LOG {
+            out.buffered += 1;
+        } else {
             let mut payload = vec![0u8; head.len];
             read_exact_at(f, &mut payload, body).map_err(|e| Error::io("read", path, e))?;
             if decode_payload(&payload, p, version, crypt, number).is_ok() {
@@ -545,8 +552,6 @@ fn probe_behind(
                 out.durable = Some((p, what));
                 return Ok(out);
             }
-        } else {
-            out.buffered += 1;
         }
         // Skip its body: a frame copied inside a value is not evidence either.
         p = end;
@@ -632,7 +637,7 @@ mod tests {
 
     #[test]
     fn range_crc_equals_the_crc_of_the_range() {
-        let data: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        let data: Vec<u8> = (0..5000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
         let f = Mem(data.clone());
         let p = Path::new("mem");
         for base in [0u64, 7, 40] {

@@ -22,6 +22,7 @@ pub struct Batch {
 }
 
 impl Batch {
+    #[must_use]
     pub fn new() -> Self {
         Batch::default()
     }
@@ -31,12 +32,15 @@ impl Batch {
     pub fn delete(&mut self, key: impl Into<Vec<u8>>) {
         self.ops.push(Op::Delete { key: key.into() });
     }
+    #[must_use]
     pub fn len(&self) -> usize {
         self.ops.len()
     }
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }
+    #[must_use]
     pub fn ops(&self) -> &[Op] {
         &self.ops
     }

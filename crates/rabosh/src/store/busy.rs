@@ -84,7 +84,7 @@ impl Waiters {
     pub fn wait(&self, vfs: &Arc<dyn Vfs>, path: &Path, patience: &mut Patience<'_>) -> Result<Box<dyn CommitLock>> {
         loop {
             let waiter = self.helper(vfs, path)?;
-            let mut slot = waiter.slot.lock().unwrap_or_else(|p| p.into_inner());
+            let mut slot = waiter.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
             slot.wanted = true;
             loop {
                 if let Some(got) = slot.got.take() {
@@ -103,23 +103,23 @@ impl Waiters {
                     return Err(patience.busy(path));
                 }
                 let nap = left.min(NAP);
-                slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(|p| p.into_inner()).0;
+                slot = waiter.moved.wait_timeout(slot, nap).unwrap_or_else(std::sync::PoisonError::into_inner).0;
             }
         }
     }
 
     /// The parked helper, or a new one when there is none (or it finished).
     fn helper(&self, vfs: &Arc<dyn Vfs>, path: &Path) -> Result<Arc<Waiter>> {
-        let mut parked = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut parked = self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(w) = &*parked
-            && !w.slot.lock().unwrap_or_else(|p| p.into_inner()).done
+            && !w.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).done
         {
             return Ok(w.clone());
         }
         // Wanted from the start: a helper that gets the lock at once must hand it over, not let
         // it go before this caller said it waits.
         let w = Arc::new(Waiter::default());
-        w.slot.lock().unwrap_or_else(|p| p.into_inner()).wanted = true;
+        w.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).wanted = true;
         spawn_helper(vfs.clone(), path.to_path_buf(), w.clone())?;
         *parked = Some(w.clone());
         Ok(w)
@@ -129,7 +129,7 @@ impl Waiters {
 fn spawn_helper(vfs: Arc<dyn Vfs>, path: PathBuf, w: Arc<Waiter>) -> Result<()> {
     let spawned = std::thread::Builder::new().name("rabosh-lock-wait".into()).spawn(move || {
         let got = vfs.commit_lock(&path).and_then(|l| l.lock().map(|()| l));
-        let mut slot = w.slot.lock().unwrap_or_else(|p| p.into_inner());
+        let mut slot = w.slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.wanted {
             slot.got = Some(got);
             w.moved.notify_all();
@@ -202,7 +202,7 @@ pub(crate) struct GateGuard<'a>(&'a Gate);
 impl Gate {
     fn state(&self) -> std::sync::MutexGuard<'_, InGate> {
         // Held only to read or set the state: never poisoned in a way that matters.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Enters the gate: behind a thread of this process that holds the commit lock, as long as
@@ -225,7 +225,7 @@ impl Gate {
                     left => left.min(NAP),
                 },
             };
-            st = self.freed.wait_timeout(st, nap).unwrap_or_else(|p| p.into_inner()).0;
+            st = self.freed.wait_timeout(st, nap).unwrap_or_else(std::sync::PoisonError::into_inner).0;
         }
     }
 

@@ -40,7 +40,7 @@ impl Drop for CommitGuard<'_> {
             return;
         }
         if self.batch {
-            let me = self.store as *const Store as usize;
+            let me = std::ptr::from_ref::<Store>(self.store) as usize;
             BATCH.with(|b| b.borrow_mut().retain(|a| *a != me));
             // The next holder must find every commit durable. Normally the batch's owner has
             // waited already; this covers an owner that unwound (a failure poisons the store).
@@ -49,14 +49,14 @@ impl Drop for CommitGuard<'_> {
         // Still under the lock: what memory holds is what the files hold now.
         self.store.note_seen();
         self.file = None;
-        let me = self.store as *const Store as usize;
+        let me = std::ptr::from_ref::<Store>(self.store) as usize;
         HELD.with(|h| h.borrow_mut().retain(|a| *a != me));
     }
 }
 
 impl Store {
     fn held_here(&self) -> bool {
-        let me = self as *const Store as usize;
+        let me = std::ptr::from_ref::<Store>(self) as usize;
         HELD.with(|h| h.borrow().contains(&me))
     }
 
@@ -101,7 +101,7 @@ impl Store {
     }
 
     fn guard_with<'a>(&'a self, gate: GateGuard<'a>, file: FileLock) -> Result<CommitGuard<'a>> {
-        let me = self as *const Store as usize;
+        let me = std::ptr::from_ref::<Store>(self) as usize;
         HELD.with(|h| h.borrow_mut().push(me));
         let guard = CommitGuard { store: self, file: Some(file), _gate: Some(gate), batch: false };
         {
@@ -125,14 +125,14 @@ impl Store {
         let mut guard = self.commit_guard_since(started)?;
         if guard.file.is_some() {
             guard.batch = true;
-            let me = self as *const Store as usize;
+            let me = std::ptr::from_ref::<Store>(self) as usize;
             BATCH.with(|b| b.borrow_mut().push(me));
         }
         Ok(guard)
     }
 
     pub(crate) fn batching_here(&self) -> bool {
-        let me = self as *const Store as usize;
+        let me = std::ptr::from_ref::<Store>(self) as usize;
         BATCH.with(|b| b.borrow().contains(&me))
     }
 
@@ -189,7 +189,7 @@ impl Store {
                 sh.seen().manifest = Some(f);
             }
         }
-        let synced = w.synced.as_ref().and_then(|s| s.read());
+        let synced = w.synced.as_ref().and_then(crate::log::synced::SyncedFile::read);
         let log = w.log();
         let seg = log.seg.clone();
         let durable = synced.filter(|p| p.segment == seg.number).map_or(0, |p| p.len);
@@ -265,7 +265,7 @@ impl Store {
     /// Records the MANIFEST and active segment as this process now knows them (under the lock).
     pub(crate) fn note_seen(&self) {
         let Some(sh) = &self.shared else { return };
-        let w = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let w = self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(log) = w.log.as_ref() else { return };
         let mut seen = sh.seen();
         // Not on Windows: an open handle there could make another process's MANIFEST
@@ -296,7 +296,7 @@ impl Store {
     /// Applies the frames other processes appended to the active segment; cuts a torn tail a
     /// dead holder of the lock left (no live process is writing: we hold the lock).
     fn catch_up_tail(&self, w: &mut Writer) -> Result<()> {
-        let synced = w.synced.as_ref().and_then(|s| s.read());
+        let synced = w.synced.as_ref().and_then(crate::log::synced::SyncedFile::read);
         let log = w.log();
         let seg = log.seg.clone();
         if !appended_at(&seg, log.len).map_err(|e| Error::io("read", &seg.path, e))? {

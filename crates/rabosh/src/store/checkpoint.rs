@@ -1,6 +1,6 @@
 //! checkpoint(target): seal the active segment, pin a version, hard-link (or copy) every sealed
 //! segment and hint, fsync each and the directory, write the MANIFEST last. Until that MANIFEST
-//! exists the target is visibly not a store and open() refuses it.
+//! exists the target is visibly not a store and `open()` refuses it.
 
 use crate::error::{Error, Result};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};

@@ -1,4 +1,4 @@
-//! compact(): rewrite every live entry of the sealed segments into one compacted segment, then
+//! `compact()`: rewrite every live entry of the sealed segments into one compacted segment, then
 //! swap the MANIFEST. Holds the writer mutex (writers wait); readers only see a pointer swap, and
 //! retired segments are unlinked when the last snapshot that reads them lets go.
 
@@ -79,7 +79,7 @@ fn compact(store: &Store) -> Result<CompactInfo> {
             *off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map()?.iter() {
+        for (k, e) in cur.map()? {
             if !inputs.contains(&e.seg) {
                 continue;
             }

@@ -256,7 +256,7 @@ impl Store {
                 (Op::Delete { key }, _) | (Op::Put { key, .. }, None) => (key, None),
             };
             let key: Key = key.into();
-            log.recs.insert(key.clone(), Rec { seq, entry: entry.clone() });
+            log.recs.insert(key.clone(), &Rec { seq, entry: entry.clone() });
             apply_one(&mut map, &mut live, key, entry);
         }
         let v = Arc::new(Version::new(map, live, seq, cur.segments.clone()));
@@ -329,7 +329,7 @@ impl Store {
         if self.options.durability == Durability::Buffered && self.current.load().seq >= seq {
             return Ok(());
         }
-        let _leader = self.syncer.lock().unwrap_or_else(|p| p.into_inner());
+        let _leader = self.syncer.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         if published() {
             return Ok(());
         }
@@ -355,7 +355,7 @@ impl Store {
         }
         self.counters.fsync();
         self.check_still_linked(&active)?;
-        self.note_synced(&mut w, active.number, len);
+        Self::note_synced(&mut w, active.number, len);
         self.publish_durable(&mut w, v);
         Ok(())
     }
@@ -376,7 +376,7 @@ impl Store {
 
     /// Records (without an fsync) that `len` bytes of segment `number` are durable, if that
     /// is news; a stale record only makes recovery more lenient, so a failed write is ignored.
-    pub(crate) fn note_synced(&self, w: &mut Writer, number: u64, len: u64) {
+    pub(crate) fn note_synced(w: &mut Writer, number: u64, len: u64) {
         let Some(log) = w.log.as_mut() else { return };
         if log.seg.number != number || len <= log.synced_len {
             return;
@@ -411,7 +411,7 @@ impl Store {
         }
         self.counters.fsync();
         self.check_still_linked(&active)?;
-        self.note_synced(w, active.number, len);
+        Self::note_synced(w, active.number, len);
         self.publish_durable(w, v);
         Ok(())
     }
@@ -447,7 +447,7 @@ impl Store {
         }
         self.check_still_linked(&active)?;
         let len = w.log().len;
-        self.note_synced(w, active.number, len);
+        Self::note_synced(w, active.number, len);
         Ok(())
     }
 
@@ -583,9 +583,10 @@ impl Store {
             let seg = v.segment(sm.number).expect("the current version holds every listed segment");
             report.files += 1;
             // The active segment: every byte of its log must read back; zeros may follow.
-            let mode = match sm.sealed {
-                true => crate::log::segment::ScanMode::Sealed,
-                false => crate::log::segment::ScanMode::Active { synced: log_len, trust_zeros: false },
+            let mode = if sm.sealed {
+                crate::log::segment::ScanMode::Sealed
+            } else {
+                crate::log::segment::ScanMode::Active { synced: log_len, trust_zeros: false }
             };
             let sc = crate::log::segment::scan(
                 seg.file(),
@@ -611,7 +612,7 @@ impl Store {
             next = if sm.sealed { sm.last_seq + 1 } else { sc.last_seq.map_or(next, |s| s + 1) };
             report.records += sc.records;
         }
-        for (_, e) in v.map()?.iter() {
+        for (_, e) in v.map()? {
             let seg = v.segment(e.seg).ok_or_else(|| Error::Corruption {
                 file: self.dir.join(seg_name(e.seg)),
                 offset: e.off,
@@ -653,12 +654,13 @@ impl Store {
     pub fn close(&self) -> Result<()> {
         // Shared mode: the clean-close record is written under the commit lock, after catching
         // up, so it never names less than another process already recorded.
-        let (_guard, busy) = match self.shared.is_some() && !self.is_closed() && self.poisoned.get().is_none() {
-            true => match self.commit_guard() {
+        let (_guard, busy) = if self.shared.is_some() && !self.is_closed() && self.poisoned.get().is_none() {
+            match self.commit_guard() {
                 Ok(g) => (Some(g), false),
                 Err(e) => (None, matches!(e, Error::Busy { .. })),
-            },
-            false => (None, false),
+            }
+        } else {
+            (None, false)
         };
         let mut w = self.lock_writer_anyway();
         if self.closed.swap(true, Ordering::SeqCst) {
@@ -682,14 +684,13 @@ impl Store {
             }
             // The clean-close hint names the file's length: the zeros written ahead go first.
             if result.is_ok() {
-                result = cut_zeros_ahead(w.log()).and_then(|cut| match cut {
-                    false => Ok(()),
-                    true => {
+                result = cut_zeros_ahead(w.log()).and_then(|cut| {
+                    if cut {
                         let seg = &w.log().seg;
                         seg.file().sync_data().map_err(|e| Error::io("fsync", &seg.path, e))?;
                         self.counters.fsync();
-                        Ok(())
                     }
+                    Ok(())
                 });
             }
             if result.is_ok() {
@@ -718,7 +719,7 @@ impl Store {
     fn record_clean_close(&self, w: &mut Writer) -> Result<()> {
         let log = w.log();
         let (number, len) = (log.seg.number, log.len);
-        self.note_synced(w, number, len);
+        Self::note_synced(w, number, len);
         if w.log().synced_len != len {
             // The record could not be written: the store is still whole, only less protected.
             return Ok(());

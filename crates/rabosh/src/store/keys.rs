@@ -90,10 +90,7 @@ fn effective_key_file(vfs: &dyn Vfs, dir: &Path, is_store: bool) -> Result<Optio
     }
     let (from, key_file) = decode_next(&next, &dir.join(KEY_NEXT))?;
     let m = crate::log::manifest::Manifest::read(vfs, dir)?;
-    match m.segments.first().is_some_and(|s| s.number >= from) {
-        true => Ok(key_file),
-        false => read_small(vfs, dir, KEY),
-    }
+    if m.segments.first().is_some_and(|s| s.number >= from) { Ok(key_file) } else { read_small(vfs, dir, KEY) }
 }
 
 /// Under the lock at open: a killed `reencrypt`'s `KEY.next` is applied (its swap happened)
@@ -122,6 +119,7 @@ impl Store {
     /// data is rewritten. `NotEncrypted` on a plain store. In shared mode the other processes
     /// keep working (the data key is unchanged); the next open anywhere needs `new`. A copy of
     /// the old KEY file still opens the store with the old key: [`crate::store::reencrypt`] re-keys.
+    #[allow(clippy::needless_pass_by_value)] // the key is handed over: zeroized when this call drops it
     pub fn rotate_key(&self, new: Encryption) -> Result<()> {
         let Some(dk) = &self.data_key else {
             return Err(Error::NotEncrypted { dir: self.dir.clone() });

@@ -75,9 +75,10 @@ fn open(dir: &Path, options: Options) -> Result<Store> {
     crate::io::vfs::create_dir_durable(&*vfs, dir).map_err(|e| Error::io("create directory", dir, e))?;
     let lock =
         if options.shared { crate::io::lock::acquire_shared(&vfs, dir)? } else { crate::io::lock::acquire(&vfs, dir)? };
-    let shared = match options.shared {
-        true => Some(crate::store::shared::SharedState::open(&vfs, dir, options.lock_timeout)?),
-        false => None,
+    let shared = if options.shared {
+        Some(crate::store::shared::SharedState::open(&vfs, dir, options.lock_timeout)?)
+    } else {
+        None
     };
     // Shared: nobody commits while open reads, cuts a torn tail or sweeps leftovers. A holder
     // that does not let go within the lock timeout fails the open with `Busy`.
@@ -146,9 +147,10 @@ fn open(dir: &Path, options: Options) -> Result<Store> {
     segments.sort_by_key(|s| s.number);
 
     let version = Version { keys, seq, segments: Arc::new(segments) };
-    match version.keys.is_built() {
-        true => release_freed_memory(),
-        false => build_in_background(&version.keys),
+    if version.keys.is_built() {
+        release_freed_memory();
+    } else {
+        build_in_background(&version.keys);
     }
     let store = Store {
         dir: dir.to_path_buf(),
@@ -268,58 +270,57 @@ pub(crate) fn load(
                 vfs: vfs.clone(),
                 dir: dir.to_path_buf(),
             };
-            match crate::log::hint::read(&**vfs, dir, sm.number, c)
+            if let Some(h) = crate::log::hint::read(&**vfs, dir, sm.number, c)
                 .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
             {
-                Some(h) => sources.push(h.source),
-                None => {
-                    let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
-                    let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
-                    if sm.kind == KIND_LOG && found != sm.last_seq {
-                        return Err(Error::Corruption {
-                            file: path,
-                            offset: sc.valid_len,
-                            reason: format!("sealed segment ends at commit {found}, MANIFEST says {}", sm.last_seq),
-                        });
-                    }
-                    // Best effort: a hint that cannot be written is rebuilt again next time.
-                    let _ = crate::log::hint::write(&**vfs, dir, (sm.number, sm.len), &sc.recs, &fsyncs, c);
-                    sources.push(Source::Recs(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect()));
+                sources.push(h.source);
+            } else {
+                let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
+                let found = sc.last_seq.unwrap_or(if sm.kind == KIND_LOG { seq } else { 0 });
+                if sm.kind == KIND_LOG && found != sm.last_seq {
+                    return Err(Error::Corruption {
+                        file: path,
+                        offset: sc.valid_len,
+                        reason: format!("sealed segment ends at commit {found}, MANIFEST says {}", sm.last_seq),
+                    });
                 }
+                // Best effort: a hint that cannot be written is rebuilt again next time.
+                let _ = crate::log::hint::write(&**vfs, dir, (sm.number, sm.len), &sc.recs, &fsyncs, c);
+                sources.push(Source::Recs(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect()));
             }
             seq = sm.last_seq;
             disk += sm.len;
             segments.push(Arc::new(Segment::new(sm.number, version, dir, f, vfs.clone(), crypt.cloned())));
         } else {
             let durable = synced_point.filter(|p| p.segment == sm.number).map_or(0, |p| p.len);
-            let a = match active_hint((vfs, crypt), dir, (&f, &path, version), sm.number, durable, seq, &mut sources) {
-                Some(a) => a,
-                None => {
-                    let sc = scan(
-                        &*f,
-                        &path,
-                        (sm.number, version, KIND_LOG),
-                        seq + 1,
-                        ScanMode::Active { synced: durable, trust_zeros: false },
-                        c,
-                    )?;
-                    if let Some(why) = &sc.torn {
-                        if strict {
-                            return Err(Error::Corruption {
-                                file: path,
-                                offset: sc.valid_len,
-                                reason: format!("torn tail (strict mode refuses to drop it): {why}"),
-                            });
-                        }
-                        // Cut before appending: every later commit must follow readable bytes.
-                        f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
+            let a = if let Some(a) =
+                active_hint((vfs, crypt), dir, (&f, &path, version), sm.number, durable, seq, &mut sources)
+            {
+                a
+            } else {
+                let sc = scan(
+                    &*f,
+                    &path,
+                    (sm.number, version, KIND_LOG),
+                    seq + 1,
+                    ScanMode::Active { synced: durable, trust_zeros: false },
+                    c,
+                )?;
+                if let Some(why) = &sc.torn {
+                    if strict {
+                        return Err(Error::Corruption {
+                            file: path,
+                            offset: sc.valid_len,
+                            reason: format!("torn tail (strict mode refuses to drop it): {why}"),
+                        });
                     }
-                    let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
-                    sources.push(Source::Recs(sc.recs.iter().map(|(k, r)| (k.clone(), r.entry.clone())).collect()));
-                    let dels =
-                        sc.recs.into_iter().filter(|(_, r)| r.entry.is_none()).map(|(k, r)| (k, r.seq)).collect();
-                    ActiveLoaded { dels, len: sc.valid_len, tail }
+                    // Cut before appending: every later commit must follow readable bytes.
+                    f.set_len(sc.valid_len).map_err(|e| Error::io("truncate", &path, e))?;
                 }
+                let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
+                sources.push(Source::Recs(sc.recs.iter().map(|(k, r)| (k.clone(), r.entry.clone())).collect()));
+                let dels = sc.recs.into_iter().filter(|(_, r)| r.entry.is_none()).map(|(k, r)| (k, r.seq)).collect();
+                ActiveLoaded { dels, len: sc.valid_len, tail }
             };
             // What open reports must be durable: after a failed fsync (or a buffered writer's
             // exit) the frames just read may exist only in the page cache. Not when the synced

@@ -42,6 +42,7 @@ pub fn reencrypt_with(dir: &Path, options: Options, to: Option<Encryption>) -> R
 }
 
 impl Store {
+    #[allow(clippy::needless_pass_by_value)] // the key is handed over: zeroized when this call drops it
     fn rewrite_encrypted(&self, to: Option<Encryption>) -> Result<()> {
         let mut w = self.writable()?;
         self.settle(&mut w)?;
@@ -83,7 +84,7 @@ impl Store {
             off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map()?.iter() {
+        for (k, e) in cur.map()? {
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
             pending.push((k.clone(), e.clone()));

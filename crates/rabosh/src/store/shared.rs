@@ -98,24 +98,31 @@ impl SharedState {
 
     /// What the synced record says, as one number: every durable commit of any process moves it.
     fn progress(&self) -> u64 {
-        let p = self.synced.lock().unwrap_or_else(|p| p.into_inner()).as_ref().and_then(|f| f.read());
+        let p = self
+            .synced
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .and_then(crate::log::synced::SyncedFile::read);
         p.map_or(0, |p| p.segment.rotate_left(40) ^ p.len)
     }
 
     /// The commit lock if no one holds it, at once; `None` otherwise.
     pub(crate) fn try_lock_file(&self) -> Result<Option<FileLock>> {
-        let writer = self.writer.lock().unwrap_or_else(|p| p.into_inner()).clone().ok_or(Error::Closed)?;
-        match writer.try_lock().map_err(|e| Error::io("lock", &self.path, e))? {
-            true => Ok(Some(FileLock(writer))),
-            false => Ok(None),
+        let writer =
+            self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone().ok_or(Error::Closed)?;
+        if writer.try_lock().map_err(|e| Error::io("lock", &self.path, e))? {
+            Ok(Some(FileLock(writer)))
+        } else {
+            Ok(None)
         }
     }
 
     /// Close: drop the handles this process kept to notice others' changes, and the commit
     /// lock's file (its descriptor goes once no guard holds it).
     pub fn release(&self) {
-        *self.writer.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        *self.synced.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        *self.writer.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        *self.synced.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         let mut seen = self.seen();
         seen.manifest = None;
         seen.active = None;
@@ -123,7 +130,7 @@ impl SharedState {
     }
 
     pub(crate) fn seen(&self) -> MutexGuard<'_, Seen> {
-        self.seen.lock().unwrap_or_else(|p| p.into_inner())
+        self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

@@ -36,6 +36,7 @@ impl Drop for Snapshot {
 
 impl Snapshot {
     /// The sequence number of the last commit this view sees.
+    #[must_use]
     pub fn seq(&self) -> u64 {
         self.v.seq
     }
@@ -67,16 +68,19 @@ impl Snapshot {
     /// for the key directory; everything else needs it built, and waits while another thread
     /// builds it. False only for a while after an open that left it to build (FORMAT.md, "Hint
     /// file"): a caller that must not wait may decline then.
+    #[must_use]
     pub fn is_built(&self) -> bool {
         self.v.keys.is_built()
     }
 
     /// How many live keys this view holds. Panics where [`Snapshot::try_len`] fails; code
     /// that serves callers uses that.
+    #[must_use]
     pub fn len(&self) -> usize {
         self.try_len().unwrap_or_else(|e| panic!("{e}"))
     }
 
+    #[must_use]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -90,6 +94,7 @@ impl Snapshot {
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only;
     /// `.rev()` walks them from the top (history pages newest first from a cursor). Panics
     /// where [`Snapshot::try_range`] fails; code that serves callers uses that.
+    #[must_use]
     pub fn range<'a>(
         &'a self,
         from: &[u8],
@@ -135,6 +140,7 @@ impl Snapshot {
 }
 
 /// The smallest key greater than every key that starts with `prefix` (None: no such key).
+#[must_use]
 pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {

@@ -30,7 +30,7 @@ pub fn meta(seed: u64) -> Vec<u8> {
 /// A random batch over a small key space; applies it to `model` too.
 pub fn random_batch(rng: &mut Rng, model: &mut Model, seq: u64) -> Batch {
     let mut b = Batch::new();
-    for j in 0..1 + rng.below(4) {
+    for j in 0..=rng.below(4) {
         let key = format!("k{:02}", rng.below(10)).into_bytes();
         if rng.below(5) == 0 {
             model.remove(&key);
@@ -125,7 +125,7 @@ pub fn active_segment(dir: &std::path::Path) -> String {
 
 /// Inside an `impl Vfs for T`: every method but `rename` and `remove` passed to the real
 /// filesystem, for the test filesystems that only stop or announce themselves at a rename or an
-/// unlink (killed_reencrypt.rs, interrupted_compaction.rs). The caller writes those two.
+/// unlink (`killed_reencrypt.rs`, `interrupted_compaction.rs`). The caller writes those two.
 #[allow(unused_macros)]
 macro_rules! std_fs_except_rename_and_remove {
     () => {

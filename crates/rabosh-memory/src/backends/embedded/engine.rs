@@ -36,7 +36,7 @@ pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&cr
 pub(crate) struct EngineSnap(rabosh::Snapshot);
 
 impl Engine {
-    pub fn open(dir: &Path, options: &EmbeddedOptions) -> Result<Engine> {
+    pub fn open(dir: &Path, options: EmbeddedOptions) -> Result<Engine> {
         let engine = rabosh::Options {
             durability: match options.durability {
                 Durability::Sync => rabosh::Durability::Sync,
@@ -47,14 +47,14 @@ impl Engine {
             create_if_missing: options.create_if_missing,
             shared: options.shared,
             lock_timeout: options.lock_timeout,
-            vfs: options.vfs.clone(),
+            vfs: options.vfs,
             encryption: options.encryption.as_ref().map(engine_key),
         };
         Ok(Engine(rabosh::Store::open(dir, engine)?))
     }
 
-    pub fn is_encrypted(&self) -> Result<bool> {
-        Ok(self.0.is_encrypted())
+    pub fn is_encrypted(&self) -> bool {
+        self.0.is_encrypted()
     }
 
     pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {

@@ -169,7 +169,7 @@ pub struct Snapshot(EngineSnap);
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
     pub fn open(dir: impl AsRef<Path>, options: EmbeddedOptions) -> Result<Arc<EmbeddedStore>> {
-        let engine = Engine::open(dir.as_ref(), &options)?;
+        let engine = Engine::open(dir.as_ref(), options)?;
         Ok(Arc::new(EmbeddedStore {
             shared: Arc::new(Shared {
                 engine,
@@ -203,7 +203,7 @@ impl EmbeddedStore {
 
     /// Whether the engine seals what it writes.
     pub fn is_encrypted(&self) -> Result<bool> {
-        self.shared.engine.is_encrypted()
+        Ok(self.shared.engine.is_encrypted())
     }
 
     /// See [`crate::Store::rotate_key`].
@@ -229,6 +229,7 @@ impl EmbeddedStore {
         self.shared.engine.verify()
     }
 
+    #[must_use]
     pub fn stats(&self) -> Stats {
         let mut stats = self.shared.engine.stats();
         stats.appended_seq = self.shared.engine.latest().map_or(stats.seq, |snap| snap.seq());
@@ -279,20 +280,17 @@ impl EmbeddedStore {
         if !s.engine.is_shared() {
             let restore = Restore(APPENDING.with(|a| a.replace(Some((s.key(), 0)))));
             let r = f();
-            let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
+            let seq = APPENDING.with(std::cell::Cell::get).map_or(0, |(_, seq)| seq);
             drop(restore);
             return Ok((r, Appended { seq, settled: None }));
         }
         // Shared: the whole batch under one hold of the cross-process commit lock (taken after
         // the writer mutex, the order every transaction takes them in), synced before it goes.
-        let writer = match s.writer.lock() {
-            Ok(w) => w,
-            Err(_) => {
-                return Ok((
-                    f(),
-                    Appended { seq: 0, settled: Some(Err(Error::Poisoned("a panic while committing".into()))) },
-                ));
-            }
+        let Ok(writer) = s.writer.lock() else {
+            return Ok((
+                f(),
+                Appended { seq: 0, settled: Some(Err(Error::Poisoned("a panic while committing".into()))) },
+            ));
         };
         let guard = match s.engine.batch_guard_since(started) {
             Ok(g) => g,
@@ -309,7 +307,7 @@ impl EmbeddedStore {
         let held = WriterHeld::enter(s.key());
         let r = f();
         drop(held);
-        let seq = APPENDING.with(|a| a.get()).map_or(0, |(_, seq)| seq);
+        let seq = APPENDING.with(std::cell::Cell::get).map_or(0, |(_, seq)| seq);
         drop(restore);
         let settled = s.durable(seq);
         drop(guard);
@@ -319,6 +317,7 @@ impl EmbeddedStore {
 
     /// The longest wait for another process's commit lock (shared mode), from when a call began
     /// to wait: see [`EmbeddedStore::appending`].
+    #[must_use]
     pub fn lock_timeout(&self) -> Duration {
         self.shared.engine.lock_timeout()
     }
@@ -335,11 +334,13 @@ impl EmbeddedStore {
     }
 
     /// Index nodes every indexed directory view so far has looked at (a work counter).
+    #[must_use]
     pub fn index_nodes_visited(&self) -> u64 {
         self.shared.index_nodes_visited.load(Ordering::Relaxed)
     }
 
     /// Scopes that currently have a listing index built.
+    #[must_use]
     pub fn indexed_scopes(&self) -> Vec<String> {
         let mut v: Vec<String> = self.shared.lock_indexes().trees.keys().cloned().collect();
         v.sort();
@@ -350,7 +351,7 @@ impl EmbeddedStore {
 impl Shared {
     /// This store's identity for [`EmbeddedStore::appending`].
     fn key(&self) -> usize {
-        self as *const Shared as usize
+        std::ptr::from_ref::<Shared>(self) as usize
     }
 
     /// Returns once commit `seq` is durable, or at once under [`EmbeddedStore::appending`] on
@@ -483,6 +484,7 @@ impl ReadView for EngineView {
 
 impl Snapshot {
     /// The sequence number of the last commit this view sees.
+    #[must_use]
     pub fn seq(&self) -> u64 {
         self.0.seq()
     }
@@ -526,9 +528,10 @@ impl Backend for EmbeddedStore {
         // The lock timeout bounds the whole wait, behind this process's other commits too.
         let started = Instant::now();
         // Inside a shared batch on this thread the writer mutex is already held by it.
-        let writer = match WriterHeld::here(s.key()) {
-            true => None,
-            false => Some(s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?),
+        let writer = if WriterHeld::here(s.key()) {
+            None
+        } else {
+            Some(s.writer.lock().map_err(|_| Error::Poisoned("a panic while committing".into()))?)
         };
         let _on_panic = s.poison.on_panic();
         // Shared mode: no other process commits between this decision and its append.
