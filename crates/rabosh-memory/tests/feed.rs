@@ -214,7 +214,13 @@ fn a_cursor_not_handed_out_is_refused_or_reset(f: &Fixture) {
     // A cursor from the future (another store, a store restored from a backup) is a reset.
     let page = m.changes(Some("ffffffffffffff"), None).unwrap();
     assert!(page.reset && page.changes.is_empty());
-    assert_eq!(drain(f, &m, Some(&page.cursor.encode()), 10).0, vec![]);
+    let got = drain(f, &m, Some(&page.cursor.encode()), 10).0;
+    if f.pg_schema().is_some() {
+        // The reset's cursor is PostgreSQL's cursor of now: at least once (see above).
+        assert!(got.is_empty() || got == vec![("/memories/a".to_string(), ChangeKind::Created)], "{got:?}");
+    } else {
+        assert_eq!(got, vec![]);
+    }
 }
 
 fn redaction_takes_an_erased_path_out_of_the_feed(f: &Fixture) {
@@ -251,10 +257,17 @@ fn a_reader_starting_now_gets_only_what_comes_after(f: &Fixture) {
     let now = m.changes(None, Some(0)).unwrap();
     assert!(now.changes.is_empty() && !now.reset);
     m.create("/memories/after", "a").unwrap();
-    assert_eq!(
-        drain(f, &m, Some(&now.cursor.encode()), 10).0,
-        vec![("/memories/after".to_string(), ChangeKind::Created)]
-    );
+    let got = drain(f, &m, Some(&now.cursor.encode()), 10).0;
+    let after = ("/memories/after".to_string(), ChangeKind::Created);
+    if f.pg_schema().is_some() {
+        // PostgreSQL's cursor of now is the oldest transaction still in flight on the server
+        // (docs/guide/changes.md): with other transactions open, a change committed just
+        // before it may come again; none is ever missed.
+        let before = ("/memories/before".to_string(), ChangeKind::Created);
+        assert!(got == vec![after.clone()] || got == vec![before, after], "{got:?}");
+    } else {
+        assert_eq!(got, vec![after]);
+    }
 }
 
 over_backends!(
