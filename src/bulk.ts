@@ -6,7 +6,7 @@
 
 import { InvalidArgumentError, native } from './errors.js';
 import type { NativeMemories, NativeMemoryFile } from './native.js';
-import type { Same } from './options.js';
+import type { Same } from './same-shape.js';
 import { MemoryPath } from './path.js';
 
 /** One memory as plain data. */

@@ -4,7 +4,7 @@
  */
 
 import type { NativeLockHolder } from './native.js';
-import type { Same } from './options.js';
+import type { Same } from './same-shape.js';
 
 /** Every code a {@link RaboshError} carries, one per fault the binding raises. */
 export type RaboshErrorCode =

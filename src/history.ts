@@ -15,7 +15,7 @@ import {
   type NativeHistoryRequest,
   type NativeMemories,
 } from './native.js';
-import type { Same } from './options.js';
+import type { Same } from './same-shape.js';
 import { MemoryPath } from './path.js';
 import * as S from './strings.js';
 import type { ToolOutput } from './tool-output.js';

@@ -6,13 +6,6 @@
 
 import { InvalidOptionError } from './errors.js';
 
-/**
- * `true` exactly when `A` and `B` are the same type: a public type that must keep the shape of
- * the binding's generated one says so with `const x: Same<Public, Generated> = true`, which
- * stops compiling when either changes alone.
- */
-export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
-
 /** A value as a refusal shows it, whatever it is (a string quoted; never a throw). */
 export function show(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);

@@ -23,7 +23,8 @@ import {
   type StoreCounters,
   type VerifyReport,
 } from './native.js';
-import { optionRecord, refuseUnknownKeys, type Same } from './options.js';
+import { optionRecord, refuseUnknownKeys } from './options.js';
+import type { Same } from './same-shape.js';
 import { syncStore } from './sync/engine.js';
 import { syncEvery, stopSyncs } from './sync/every.js';
 import type { SyncEveryOptions, SyncHost, SyncOptions, SyncReport, SyncRunner } from './sync/types.js';
