@@ -113,6 +113,16 @@ fn a_schema_migrated_with_memories_in_it_answers_reset_then_reads_on() {
     let page = m.changes(None, None).unwrap();
     assert!(page.reset, "the memories written before the feed are in no entry: the reader must re-list");
     m.create("/memories/new", "n").unwrap();
-    let (got, _) = changes(&m, &page.cursor.encode());
+    // A page reads below every transaction in flight on the server, other tests' too: read on
+    // until the change is in, for as long as a busy server may hold one open.
+    let mut got = Vec::new();
+    let mut cursor = page.cursor.encode();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while got.is_empty() && std::time::Instant::now() < until {
+        let (more, next) = changes(&m, &cursor);
+        got.extend(more);
+        cursor = next;
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
     assert_eq!(got, vec![("/memories/new".to_string(), ChangeKind::Created)]);
 }
