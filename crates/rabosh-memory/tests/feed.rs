@@ -13,6 +13,7 @@ use common::Fixture;
 use rabosh_memory::{
     ChangeKind, ChangePage, Create, Delete, HistoryOptions, Insert, Memories, MemoryOptions, Rename, VersionQuery,
 };
+use rabosh_testkit::Rng;
 
 /// Every change after `since`, read in pages of `limit`; the cursor to go on from. On
 /// PostgreSQL a page is read only below every transaction in flight (another test's, on the same
@@ -43,15 +44,6 @@ fn read_all(m: &Memories, since: Option<&str>, limit: usize, postgres: bool) -> 
         if !full {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-    }
-}
-
-/// A small deterministic generator (the same sequence on every backend).
-struct Lcg(u64);
-impl Lcg {
-    fn next(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        (self.0 >> 33) % n
     }
 }
 
@@ -87,21 +79,22 @@ impl Model {
 const DIRS: [&str; 3] = ["/memories/a", "/memories/b", "/memories/a/d"];
 const NAMES: [&str; 3] = ["x", "y", "z.md"];
 
-fn random_path(rng: &mut Lcg) -> String {
-    format!("{}/{}", DIRS[rng.next(3) as usize], NAMES[rng.next(3) as usize])
+fn random_path(rng: &mut Rng) -> String {
+    format!("{}/{}", DIRS[rng.below(3) as usize], NAMES[rng.below(3) as usize])
 }
 
 fn model_replay_from_any_cursor(f: &Fixture) {
     let m = f.default_handler();
     let mut model = Model::default();
-    let mut rng = Lcg(7);
+    // The same sequence on every backend.
+    let mut rng = Rng::new(7);
     // cursors[i]: handed out after step i.
     let (first, mut cursor) = drain(f, &m, None, 4);
     assert!(first.is_empty());
     let mut cursors = vec![cursor.clone()];
     for step in 1..=70 {
         let path = random_path(&mut rng);
-        match rng.next(5) {
+        match rng.below(5) {
             0 | 1 => {
                 if m.create(&path, "v").unwrap() == Create::Created {
                     model.files.insert(path.clone());
@@ -114,7 +107,7 @@ fn model_replay_from_any_cursor(f: &Fixture) {
                 }
             }
             3 => {
-                let target = if rng.next(2) == 0 { path } else { DIRS[rng.next(3) as usize].to_string() };
+                let target = if rng.below(2) == 0 { path } else { DIRS[rng.below(3) as usize].to_string() };
                 let gone = model.under(&target);
                 if let Delete::Deleted { .. } = m.delete(&target).unwrap() {
                     for p in gone {
@@ -124,9 +117,9 @@ fn model_replay_from_any_cursor(f: &Fixture) {
                 }
             }
             _ => {
-                let (from, to) = match rng.next(2) {
+                let (from, to) = match rng.below(2) {
                     0 => (path, random_path(&mut rng)),
-                    _ => (DIRS[rng.next(3) as usize].to_string(), DIRS[rng.next(3) as usize].replace('a', "c")),
+                    _ => (DIRS[rng.below(3) as usize].to_string(), DIRS[rng.below(3) as usize].replace('a', "c")),
                 };
                 let moving = model.under(&from);
                 if let Rename::Renamed { .. } = m.rename(&from, &to).unwrap() {
