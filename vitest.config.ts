@@ -12,6 +12,7 @@ export default defineConfig({
     exclude: ['**/node_modules/**', '__test__/targets/**'],
     // Crash tests spawn and SIGKILL child processes: separate processes, generous time.
     pool: 'forks',
+    setupFiles: ['__test__/cpu-per-file.ts'],
     // Vitest's default, one worker fewer than the cores, runs one file at a time on CI's two
     // cores, and most files spend their time waiting on the child processes they start (CLI, MCP
     // server, npm, PostgreSQL, the benchmark's children). Each file works in directories and

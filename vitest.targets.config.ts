@@ -12,6 +12,7 @@ export default defineConfig({
     // about 25 more minutes on two cores than CI has: `npm run test:targets:rust` runs them.
     exclude: process.env['RABOSH_TARGETS_RUST'] === '1' ? [] : ['__test__/targets/*-rust.test.ts'],
     pool: 'forks',
+    setupFiles: ['__test__/cpu-per-file.ts'],
     maxWorkers: 3,
     testTimeout: 1_800_000,
     hookTimeout: 900_000,

@@ -15,7 +15,9 @@
 //
 // Usage: node scripts/build-targets.mjs [--profile cross|release|dev] [--only a,b] [--check-msvc]
 //        [--native-from-root]   (linux-x64-gnu: take the addon `npm run build` left at the root)
-// The default profile `cross` is release without LTO (Cargo.toml says why).
+// By default a target that runs here (under qemu or Wine) builds with profile `cross`, release
+// without LTO; one that is only inspected here (how it links: musl, macOS) with `cross-inspect`,
+// unoptimised (Cargo.toml says why). `--profile` builds every target with the one it names.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -28,10 +30,10 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 /** Every napi target, with how it is built here. */
 export const TARGETS = [
   { triple: 'x86_64-unknown-linux-gnu', platform: 'linux-x64-gnu', via: 'cargo' },
-  { triple: 'x86_64-unknown-linux-musl', platform: 'linux-x64-musl', via: 'zig' },
+  { triple: 'x86_64-unknown-linux-musl', platform: 'linux-x64-musl', via: 'zig', inspected: true },
   { triple: 'aarch64-unknown-linux-gnu', platform: 'linux-arm64-gnu', via: 'zig' },
-  { triple: 'x86_64-apple-darwin', platform: 'darwin-x64', via: 'zig' },
-  { triple: 'aarch64-apple-darwin', platform: 'darwin-arm64', via: 'zig' },
+  { triple: 'x86_64-apple-darwin', platform: 'darwin-x64', via: 'zig', inspected: true },
+  { triple: 'aarch64-apple-darwin', platform: 'darwin-arm64', via: 'zig', inspected: true },
   { triple: 'x86_64-pc-windows-gnu', platform: 'win32-x64-msvc', via: 'mingw' },
 ];
 
@@ -146,7 +148,7 @@ function main() {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : fallback;
   };
-  const profile = value('--profile', 'cross');
+  const profileFlag = value('--profile', null);
   const only = value('--only', null)?.split(',');
   // `npm test` has just built this platform's release addon at the root: reuse it.
   const nativeFromRoot = argv.includes('--native-from-root');
@@ -159,7 +161,7 @@ function main() {
       console.log(`build-targets: ${t.platform} copied from the root's build`);
       continue;
     }
-    const out = buildTarget(t, profile);
+    const out = buildTarget(t, profileFlag ?? (t.inspected ? 'cross-inspect' : 'cross'));
     const secs = ((Date.now() - started) / 1000).toFixed(0);
     console.log(`build-targets: ${t.platform} (${t.triple}, ${t.via}) -> ${out} ${statSync(out).size} bytes in ${secs} s`);
   }

@@ -13,6 +13,9 @@
 // RABOSH_TEST_SERIAL=1 runs the same steps one at a time, in the order listed (to measure a step
 // alone, or to read a failure without interleaving).
 import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { TARGETS } from './build-targets.mjs';
 
@@ -52,14 +55,45 @@ let failed = null;
 
 const width = Math.max(...STEPS.map((s) => s.name.length));
 
+// Each step's CPU seconds (its processes and all they waited for), from the shell's `times`: on
+// a machine that other work shares, wall time says little and CPU time is what a step costs.
+const cpuDir = mkdtempSync(join(tmpdir(), 'rabosh-test-cpu-'));
+// And each vitest file's (__test__/cpu-per-file.ts), for the costliest files in the table.
+const fileCpuLog = join(cpuDir, 'files');
+
+/** `step.run` in a shell that writes its children's user + system seconds to `file` at the end. */
+function timed(step, file) {
+  return `${step.run}; rc=$?; times > '${file}'; exit $rc`;
+}
+
+/** The children's CPU seconds from a `times` output (second line: children's user and system). */
+function cpuSeconds(file) {
+  let text;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const line = text.trim().split('\n')[1] ?? '';
+  let total = 0;
+  for (const [, m, s] of line.matchAll(/(\d+)m([\d.]+)s/g)) total += Number(m) * 60 + Number(s);
+  return total;
+}
+
 function runStep(step) {
   return new Promise((resolve) => {
     const t = (Date.now() - started) / 1000;
     ran.set(step.name, { start: t });
-    const command = step.nice ? `nice -n 10 sh -c ${JSON.stringify(step.run)}` : step.run;
+    const cpuFile = join(cpuDir, step.name.replace(/[^a-z0-9]+/gi, '-'));
+    const script = timed(step, cpuFile);
+    const command = [...(step.nice ? ['nice', '-n', '10'] : []), 'sh', '-c', script];
     // Its own process group, so a failure elsewhere can stop the whole step (cargo, vitest and
     // their children), and nothing else.
-    const child = spawn(command, { shell: true, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(command[0], command.slice(1), {
+      env: { ...process.env, RABOSH_TEST_CPU_LOG: fileCpuLog },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     children.add(child);
     const tag = `${step.name.padEnd(width)} │ `;
     for (const stream of [child.stdout, child.stderr]) {
@@ -71,6 +105,7 @@ function runStep(step) {
       const entry = ran.get(step.name);
       entry.end = (Date.now() - started) / 1000;
       entry.status = code ?? signal;
+      entry.cpu = cpuSeconds(cpuFile);
       if (failed) entry.stopped = true;
       if (code !== 0 && !failed) {
         failed = `${step.name} exited with ${code ?? signal}`;
@@ -137,11 +172,26 @@ const rows = STEPS.filter((s) => ran.has(s.name)).map((s) => {
   const r = ran.get(s.name);
   const end = r.end ?? total;
   const note = r.stopped || r.end === undefined ? ' (stopped)' : s.nice ? ' (low priority)' : '';
-  return `  ${s.name.padEnd(22)} ${secs(end - r.start)} s   from ${secs(r.start)} s to ${secs(end)} s${note}`;
+  const cpu = r.cpu === undefined ? '    -' : secs(r.cpu);
+  return `  ${s.name.padEnd(22)} ${secs(end - r.start)} s ${cpu} s   from ${secs(r.start)} s to ${secs(end)} s${note}`;
 });
+const costliest = (() => {
+  try {
+    return readFileSync(fileCpuLog, 'utf8').trim().split('\n');
+  } catch {
+    return [];
+  }
+})()
+  .map((line) => line.split(' '))
+  .sort((a, b) => Number(b[0]) - Number(a[0]))
+  .slice(0, 12)
+  .map(([cpu, file]) => `  ${secs(Number(cpu))} s  ${file}`);
+rmSync(cpuDir, { recursive: true, force: true });
+const cpuTotal = [...ran.values()].reduce((sum, r) => sum + (r.cpu ?? 0), 0);
 const mode = serial ? 'one at a time' : 'overlapped';
+if (costliest.length > 0) console.log(`\nthe test files that cost the most CPU:\n${costliest.join('\n')}`);
 console.log(
-  `\nnpm test, time per step (${mode}; each step's own time, then when it ran):\n${rows.join('\n')}\n  ${'wall total'.padEnd(22)} ${secs(total)} s`,
+  `\nnpm test, time per step (${mode}; each step's wall and CPU seconds, then when it ran):\n${rows.join('\n')}\n  ${'total'.padEnd(22)} ${secs(total)} s ${secs(cpuTotal)} s`,
 );
 if (failed) {
   console.error(`npm test: ${failed}`);
