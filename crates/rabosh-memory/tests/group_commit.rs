@@ -24,7 +24,7 @@ fn handler(store: &Arc<EmbeddedStore>, listing_index: bool) -> Memories {
 
 fn wait_appended(store: &EmbeddedStore, seq: u64) {
     let start = Instant::now();
-    while store.stats().appended_seq < seq {
+    while store.appended_seq() < seq {
         assert!(start.elapsed() < HANG, "commands could not append while an fsync was running");
         std::thread::yield_now();
     }

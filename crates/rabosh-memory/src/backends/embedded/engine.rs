@@ -5,30 +5,24 @@
 
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
 use crate::backend::{Visit, WriteOp, resume_from};
 use crate::{Error, Result};
 
-use super::{Durability, EmbeddedOptions, Stats};
+use super::{EmbeddedOptions, Stats};
 
 // The engine's own reports and lock holder, re-exported whole: this crate adds nothing to their
-// shape, so a second definition would only be a copy to keep in step. `Stats` is this crate's
-// own (it adds `appended_seq`, and the PostgreSQL backend fills it too).
+// shape, so a second definition would only be a copy to keep in step (as with the options and
+// counters, re-exported in `mod.rs`).
 pub use rabosh::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
 
 pub(crate) struct Engine(rabosh::Store);
 
-/// The host key as the engine takes it.
-pub(crate) fn engine_key(key: &crate::EncryptionKey) -> rabosh::Encryption {
-    rabosh::Encryption::new(*key.bytes())
-}
-
 /// Rewrites the closed store in `dir` from `from` to `to` (None: plain), crash-safely: a kill at
 /// any point leaves it opening with `from` or with `to` (`rabosh-memory encrypt` / `decrypt`).
 pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
-    Ok(rabosh::reencrypt(dir, from.map(engine_key), to.map(engine_key))?)
+    Ok(rabosh::reencrypt(dir, from.cloned(), to.cloned())?)
 }
 
 /// One engine snapshot, read through this crate's byte-keyed shapes.
@@ -37,20 +31,7 @@ pub(crate) struct EngineSnap(rabosh::Snapshot);
 
 impl Engine {
     pub fn open(dir: &Path, options: EmbeddedOptions) -> Result<Engine> {
-        let engine = rabosh::Options {
-            durability: match options.durability {
-                Durability::Sync => rabosh::Durability::Sync,
-                Durability::Buffered => rabosh::Durability::Buffered,
-            },
-            segment_bytes: options.segment_bytes,
-            strict: options.strict,
-            create_if_missing: options.create_if_missing,
-            shared: options.shared,
-            lock_timeout: options.lock_timeout,
-            vfs: options.vfs,
-            encryption: options.encryption.as_ref().map(engine_key),
-        };
-        Ok(Engine(rabosh::Store::open(dir, engine)?))
+        Ok(Engine(rabosh::Store::open(dir, options)?))
     }
 
     pub fn is_encrypted(&self) -> bool {
@@ -58,7 +39,7 @@ impl Engine {
     }
 
     pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
-        Ok(self.0.rotate_key(engine_key(new))?)
+        Ok(self.0.rotate_key(new.clone())?)
     }
 
     /// The durable (published) state.
@@ -149,22 +130,7 @@ impl Engine {
     }
 
     pub fn stats(&self) -> Stats {
-        let s = self.0.stats();
-        Stats {
-            commits: s.commits,
-            fsyncs: s.fsyncs,
-            values_read: s.values_read,
-            bytes_written: s.bytes_written,
-            live_bytes: s.live_bytes,
-            dead_bytes: s.dead_bytes,
-            files: s.files,
-            keys: s.keys,
-            open_snapshots: s.open_snapshots,
-            compactions: s.compactions,
-            seq: s.seq,
-            appended_seq: s.seq,
-            poisoned: s.poisoned,
-        }
+        self.0.stats()
     }
 }
 
@@ -239,6 +205,3 @@ impl From<rabosh::Error> for Error {
         }
     }
 }
-
-/// The engine's filesystem seam as options carry it: tests inject faults there (not a stable API).
-pub type SharedVfs = Option<Arc<dyn rabosh::Vfs>>;

@@ -24,79 +24,13 @@ use crate::poison::Poison;
 use crate::{Error, Result, Usage};
 
 pub use engine::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
-use engine::{Engine, EngineSnap, SharedVfs};
+use engine::{Engine, EngineSnap};
 use indexes::Indexes;
 
-/// When a commit is durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Every commit is fdatasync'd before it is acknowledged.
-    #[default]
-    Sync,
-    /// Commits reach the OS page cache only; [`EmbeddedStore::sync`] makes them durable.
-    Buffered,
-}
-
-/// How to open an embedded store.
-#[derive(Clone)]
-pub struct EmbeddedOptions {
-    pub durability: Durability,
-    /// Roll the active log over to a new segment past this many bytes.
-    pub segment_bytes: u64,
-    /// Refuse to open when the log has a torn tail instead of dropping it.
-    pub strict: bool,
-    /// Create the store when the directory holds none; false refuses (`NotAStore`), writing nothing.
-    pub create_if_missing: bool,
-    /// Several processes may open the store at once (the engine's shared mode): commits are
-    /// serialised by a cross-process lock and every decision and read first catches up with
-    /// other processes' commits. Off: the directory is held exclusively. Requires `Sync`.
-    pub shared: bool,
-    /// Shared mode: the longest a call waits for another process's commit lock before it fails
-    /// with `Busy` naming the holder (reads answer from what is durable without waiting).
-    pub lock_timeout: std::time::Duration,
-    /// Encrypt at rest under this host key (None: plain); see [`crate::StoreOptions::encryption`].
-    pub encryption: Option<crate::EncryptionKey>,
-    /// The filesystem to use; `None` is the real one. Tests inject faults here.
-    #[doc(hidden)]
-    pub vfs: SharedVfs,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        EmbeddedOptions {
-            durability: Durability::Sync,
-            segment_bytes: 64 << 20,
-            strict: false,
-            create_if_missing: true,
-            shared: false,
-            lock_timeout: rabosh::DEFAULT_LOCK_TIMEOUT,
-            encryption: None,
-            vfs: None,
-        }
-    }
-}
-
-/// Counters that make work visible to tests and operators.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub commits: u64,
-    pub fsyncs: u64,
-    /// Values read from disk; metadata reads do not count.
-    pub values_read: u64,
-    pub bytes_written: u64,
-    pub live_bytes: u64,
-    pub dead_bytes: u64,
-    pub files: u64,
-    pub keys: u64,
-    pub open_snapshots: u64,
-    pub compactions: u64,
-    /// The last commit published (durable, visible to reads).
-    pub seq: u64,
-    /// The last commit appended, durable or not (ahead of `seq` while an fsync runs).
-    pub appended_seq: u64,
-    /// True after a failed or panicking commit: every call is refused until reopen.
-    pub poisoned: bool,
-}
+// The engine's options, durability and counters, re-exported whole like its reports: this
+// backend adds nothing to their shape. What it knows beyond them (the last commit appended but
+// not yet durable) is [`EmbeddedStore::appended_seq`].
+pub use rabosh::{Durability, Options as EmbeddedOptions, Stats};
 
 /// Marks the stores whose writer mutex this thread holds for a shared batch
 /// ([`EmbeddedStore::appending`]), so the batch's transactions do not take it again.
@@ -232,9 +166,15 @@ impl EmbeddedStore {
     #[must_use]
     pub fn stats(&self) -> Stats {
         let mut stats = self.shared.engine.stats();
-        stats.appended_seq = self.shared.engine.latest().map_or(stats.seq, |snap| snap.seq());
         stats.poisoned |= self.shared.poison.check().is_err();
         stats
+    }
+
+    /// The last commit appended, durable or not: ahead of [`Stats::seq`] while an fsync runs.
+    /// A closed or failed store answers with `seq`.
+    #[must_use]
+    pub fn appended_seq(&self) -> u64 {
+        self.shared.engine.latest().map_or_else(|_| self.shared.engine.stats().seq, |snap| snap.seq())
     }
 
     /// Pins the durable state, for reads as of now (e.g. [`crate::Memories::view_at`]).
