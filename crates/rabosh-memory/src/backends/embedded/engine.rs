@@ -7,7 +7,7 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::backend::{Visit, WriteOp, resume_from};
+use crate::backend::{ReadView, Visit, WriteOp, resume_from};
 use crate::{Error, Result};
 
 use super::{EmbeddedOptions, Stats};
@@ -25,9 +25,11 @@ pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&cr
     Ok(rabosh::reencrypt(dir, from.cloned(), to.cloned())?)
 }
 
-/// One engine snapshot, read through this crate's byte-keyed shapes.
+/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
+/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
+/// store's lock), so its listings are scans (the default summaries).
 #[derive(Clone)]
-pub(crate) struct EngineSnap(rabosh::Snapshot);
+pub struct Snapshot(rabosh::Snapshot);
 
 impl Engine {
     pub fn open(dir: &Path, options: EmbeddedOptions) -> Result<Engine> {
@@ -43,8 +45,8 @@ impl Engine {
     }
 
     /// The durable (published) state.
-    pub fn snapshot(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.snapshot()?))
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.snapshot()?))
     }
 
     /// [`rabosh::Store::release_retired`]: after a snapshot is released.
@@ -53,13 +55,13 @@ impl Engine {
     }
 
     /// [`Engine::snapshot`] without waiting for another process (`Busy` at once instead).
-    pub fn snapshot_without_waiting(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.snapshot_without_waiting()?))
+    pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.snapshot_without_waiting()?))
     }
 
     /// [`Engine::snapshot`] when no catch-up on another process is due; `None` otherwise.
-    pub fn snapshot_if_current(&self) -> Result<Option<EngineSnap>> {
-        Ok(self.0.snapshot_if_current()?.map(EngineSnap))
+    pub fn snapshot_if_current(&self) -> Result<Option<Snapshot>> {
+        Ok(self.0.snapshot_if_current()?.map(Snapshot))
     }
 
     /// The newest state, including commits appended but not yet durable.
@@ -90,8 +92,8 @@ impl Engine {
         self.0.published_seq()
     }
 
-    pub fn latest(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.latest_snapshot()?))
+    pub fn latest(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.latest_snapshot()?))
     }
 
     pub fn append(&self, ops: Vec<WriteOp>) -> Result<u64> {
@@ -134,22 +136,26 @@ impl Engine {
     }
 }
 
-impl EngineSnap {
+impl Snapshot {
+    /// The sequence number of the last commit this view sees.
+    #[must_use]
     pub fn seq(&self) -> u64 {
         self.0.seq()
     }
+}
 
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+impl ReadView for Snapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.0.get(key)?)
     }
 
-    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.0.meta(key)?)
     }
 
     /// Corruption when the key directory cannot be built (a sealed hint's page and its
     /// segment both damaged): a listing answers that, never a panic in a worker.
-    pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         for (key, meta) in self.0.try_scan_prefix(prefix)? {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
@@ -159,7 +165,7 @@ impl EngineSnap {
     }
 
     /// Keys under `prefix` after `after`: a seek to the cursor, then one step per key.
-    pub fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let from = resume_from(prefix, after);
         let end = rabosh::prefix_successor(prefix);
         for (key, meta) in self.0.try_range(&from, end.as_deref())? {
@@ -171,7 +177,7 @@ impl EngineSnap {
     }
 
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
-    pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
         let to = match (before, end.as_deref()) {
             (Some(b), Some(e)) => Some(b.min(e)),

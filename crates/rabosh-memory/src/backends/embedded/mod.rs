@@ -23,8 +23,8 @@ use crate::listing_index::ScopeIndex;
 use crate::poison::Poison;
 use crate::{Error, Result, Usage};
 
-pub use engine::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
-use engine::{Engine, EngineSnap};
+use engine::Engine;
+pub use engine::{CheckpointInfo, CompactInfo, LockHolder, Snapshot, VerifyReport};
 use indexes::Indexes;
 
 // The engine's options, durability and counters, re-exported whole like its reports: this
@@ -90,15 +90,9 @@ struct Shared {
 /// A read view of the embedded store at one engine snapshot, answering listings from the
 /// store's index when it is at the same state.
 struct EngineView {
-    snap: EngineSnap,
+    snap: Snapshot,
     shared: Arc<Shared>,
 }
-
-/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
-/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
-/// store's lock), so its listings are scans (the default summaries).
-#[derive(Clone)]
-pub struct Snapshot(EngineSnap);
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
@@ -180,7 +174,7 @@ impl EmbeddedStore {
     /// Pins the durable state, for reads as of now (e.g. [`crate::Memories::view_at`]).
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.shared.poison.check()?;
-        Ok(Snapshot(self.shared.engine.snapshot()?))
+        self.shared.engine.snapshot()
     }
 
     /// [`EmbeddedStore::snapshot`] for a thread that must not block (a JS thread): never waits
@@ -189,7 +183,7 @@ impl EmbeddedStore {
     /// holds the lock right after it rotated or compacted).
     pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
         self.shared.poison.check()?;
-        Ok(Snapshot(self.shared.engine.snapshot_without_waiting()?))
+        self.shared.engine.snapshot_without_waiting()
     }
 
     /// After a snapshot of this store is released: closes here the segments another process
@@ -422,37 +416,9 @@ impl ReadView for EngineView {
     }
 }
 
-impl Snapshot {
-    /// The sequence number of the last commit this view sees.
-    #[must_use]
-    pub fn seq(&self) -> u64 {
-        self.0.seq()
-    }
-}
-
-impl ReadView for Snapshot {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.0.get(key)
-    }
-    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.0.meta(key)
-    }
-    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix(prefix, visit)
-    }
-
-    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_rev(prefix, before, visit)
-    }
-
-    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_after(prefix, after, visit)
-    }
-}
-
 impl Backend for EmbeddedStore {
     fn read(&self) -> Result<Box<dyn ReadView>> {
-        let snap = self.snapshot()?.0;
+        let snap = self.snapshot()?;
         Ok(Box::new(EngineView { snap, shared: self.shared.clone() }))
     }
 
