@@ -5,19 +5,13 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, truncateSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RaboshMemoryToolHandler } from '../index.js';
 import { run } from '../apps/cli/src/program.js';
 import { cli, json, seed, writeTree } from './cli-harness.js';
-import { makeTempDir, removeDir } from './tmp-dir.js';
+import { dirPerTest } from './dir-per-test.js';
 
-let tmp: string;
-let store: string;
-beforeEach(() => {
-  tmp = makeTempDir('rabosh-cli-users');
-  store = join(tmp, 'store');
-});
-afterEach(() => removeDir(tmp));
+const dirs = dirPerTest('rabosh-cli-users');
 
 describe('--scope', () => {
   for (const args of [
@@ -26,49 +20,57 @@ describe('--scope', () => {
     ['import', 'FROM', 'STORE'],
   ]) {
     it(`a bad scope exits 2 before any store is opened (${args[0]})`, () => {
-      writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
-      const r = cli(...args.map((a) => (a === 'STORE' ? store : a === 'FROM' ? join(tmp, 'from') : a)), '--scope', 'bad scope!');
+      writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
+      const r = cli(...args.map((a) => (a === 'STORE' ? dirs.store : a === 'FROM' ? join(dirs.dir, 'from') : a)), '--scope', 'bad scope!');
       expect(r.status).toBe(2);
       expect(r.stderr).toContain('invalid --scope "bad scope!"');
-      expect(existsSync(store)).toBe(false);
+      expect(existsSync(dirs.store)).toBe(false);
     });
   }
 });
 
 describe('plurals', () => {
   it('one memory, one byte, one file are singular', async () => {
-    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
-    expect(cli('import', join(tmp, 'from'), store).stdout).toBe('imported 1 memory (1 B) in one commit\n');
-    expect(cli('usage', store).stdout).toBe('1 memory, 1 B (1 byte)\n');
-    expect(cli('export', store, join(tmp, 'to')).stdout).toBe(`exported 1 memory (1 B) to ${join(tmp, 'to')}\n`);
-    const v = json(cli('verify', store, '--json'));
+    writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
+    expect(cli('import', join(dirs.dir, 'from'), dirs.store).stdout).toBe('imported 1 memory (1 B) in one commit\n');
+    expect(cli('usage', dirs.store).stdout).toBe('1 memory, 1 B (1 byte)\n');
+    expect(cli('export', dirs.store, join(dirs.dir, 'to')).stdout).toBe(`exported 1 memory (1 B) to ${join(dirs.dir, 'to')}\n`);
+    const v = json(cli('verify', dirs.store, '--json'));
     const word = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
-    expect(cli('verify', store).stdout).toBe(
+    expect(cli('verify', dirs.store).stdout).toBe(
       `ok: ${word(v.records, 'record', 'records')} in ${word(v.files, 'file', 'files')}, ${word(v.keys, 'live key', 'live keys')}\n`,
     );
     // The memory's key and the change feed's (its entry and marker): the words follow the count.
     expect(v.keys).toBeGreaterThan(1);
-    expect(cli('expire', store, '--before', '2000-01-01').stdout).toBe('expired 0 memories last updated before 2000-01-01T00:00:00.000Z\n');
+    expect(cli('expire', dirs.store, '--before', '2000-01-01').stdout).toBe(
+      'expired 0 memories last updated before 2000-01-01T00:00:00.000Z\n',
+    );
   });
 });
 
+/** A terminal as cli-progress sees one (isTTY and a width), handing what is drawn to `sink`. */
+function terminal(sink: (s: string) => void) {
+  return {
+    isTTY: true,
+    columns: 100,
+    write: (s: string) => {
+      sink(s);
+      return true;
+    },
+    on() {},
+    removeListener() {},
+  };
+}
+
 describe('import progress on a terminal', () => {
   it('draws a bar on stderr while reading, and says it is committing', async () => {
-    writeTree(join(tmp, 'from'), Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`memories/m${i}.md`, `memory ${i}`])));
+    writeTree(join(dirs.dir, 'from'), Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`memories/m${i}.md`, `memory ${i}`])));
     let out = '';
     let err = '';
-    // A terminal as cli-progress sees one: isTTY and a width.
-    const tty = {
-      isTTY: true,
-      columns: 100,
-      write: (s: string) => {
-        err += s;
-        return true;
-      },
-      on() {},
-      removeListener() {},
-    };
-    const code = await run(['import', join(tmp, 'from'), store], {
+    const tty = terminal((s) => {
+      err += s;
+    });
+    const code = await run(['import', join(dirs.dir, 'from'), dirs.store], {
       stdout: {
         isTTY: true,
         write: (s: string) => {
@@ -84,43 +86,36 @@ describe('import progress on a terminal', () => {
   });
 
   it('draws nothing for --json', async () => {
-    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
     let err = '';
-    const tty = {
-      isTTY: true,
-      columns: 100,
-      write: (s: string) => {
-        err += s;
-        return true;
-      },
-      on() {},
-      removeListener() {},
-    };
-    await run(['import', join(tmp, 'from'), store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
+    const tty = terminal((s) => {
+      err += s;
+    });
+    await run(['import', join(dirs.dir, 'from'), dirs.store, '--json'], { stdout: { isTTY: true, write: () => true }, stderr: tty });
     expect(err).toBe('');
   });
 });
 
 describe('export is whole or absent', () => {
   it('refuses a symlinked <to>/memories and writes nothing where it points', async () => {
-    await seed(store, { '/memories/a.md': 'x' });
-    const elsewhere = join(tmp, 'elsewhere');
+    await seed(dirs.store, { '/memories/a.md': 'x' });
+    const elsewhere = join(dirs.dir, 'elsewhere');
     mkdirSync(elsewhere);
-    mkdirSync(join(tmp, 'to'));
-    symlinkSync(elsewhere, join(tmp, 'to', 'memories'), 'junction');
-    const r = cli('export', store, join(tmp, 'to'), '--json');
+    mkdirSync(join(dirs.dir, 'to'));
+    symlinkSync(elsewhere, join(dirs.dir, 'to', 'memories'), 'junction');
+    const r = cli('export', dirs.store, join(dirs.dir, 'to'), '--json');
     expect(r.status).toBe(1);
     expect(JSON.parse(r.stderr).error.code).toBe('CLI_TARGET_SYMLINK');
     expect(readdirSync(elsewhere)).toEqual([]);
-    expect(readdirSync(join(tmp, 'to'))).toEqual(['memories']);
+    expect(readdirSync(join(dirs.dir, 'to'))).toEqual(['memories']);
   });
 
   it('refuses a symlinked <to>', async () => {
-    await seed(store, { '/memories/a.md': 'x' });
-    const elsewhere = join(tmp, 'elsewhere');
+    await seed(dirs.store, { '/memories/a.md': 'x' });
+    const elsewhere = join(dirs.dir, 'elsewhere');
     mkdirSync(elsewhere);
-    symlinkSync(elsewhere, join(tmp, 'to'), 'junction');
-    const r = cli('export', store, join(tmp, 'to'));
+    symlinkSync(elsewhere, join(dirs.dir, 'to'), 'junction');
+    const r = cli('export', dirs.store, join(dirs.dir, 'to'));
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('is a symbolic link');
     expect(readdirSync(elsewhere)).toEqual([]);
@@ -130,22 +125,22 @@ describe('export is whole or absent', () => {
     // A real failing write after /memories/a.md was written: on POSIX a file size limit (Node
     // ignores SIGXFSZ, so the write fails with EFBIG); on Windows a name NTFS cannot hold.
     const bad = process.platform === 'win32' ? '/memories/z/what?.md' : '/memories/z/big.md';
-    await seed(store, { '/memories/a.md': 'first', [bad]: 'x'.repeat(4096) });
-    const to = join(tmp, 'to');
+    await seed(dirs.store, { '/memories/a.md': 'first', [bad]: 'x'.repeat(4096) });
+    const to = join(dirs.dir, 'to');
     mkdirSync(to);
     const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
     const r =
       process.platform === 'win32'
-        ? spawnSync(process.execPath, [bin, 'export', store, to], { encoding: 'utf8' })
-        : spawnSync('sh', ['-c', 'ulimit -f 2 && exec "$0" "$@"', process.execPath, bin, 'export', store, to], { encoding: 'utf8' });
+        ? spawnSync(process.execPath, [bin, 'export', dirs.store, to], { encoding: 'utf8' })
+        : spawnSync('sh', ['-c', 'ulimit -f 2 && exec "$0" "$@"', process.execPath, bin, 'export', dirs.store, to], { encoding: 'utf8' });
     expect(r.stderr).toMatch(new RegExp(`^rabosh-memory: cannot export ${bad.replace('?', '\\?')}: .*; nothing was exported\\n$`));
     expect(r.status).toBe(1);
     expect(readdirSync(to)).toEqual([]);
 
-    const h = await RaboshMemoryToolHandler.open(store);
+    const h = await RaboshMemoryToolHandler.open(dirs.store);
     expect((await h.execute({ command: 'delete', path: bad })).isError).toBe(false);
     await h.close();
-    const retry = cli('export', store, to);
+    const retry = cli('export', dirs.store, to);
     expect(retry.status).toBe(0);
     expect(readdirSync(to)).toEqual(['memories']);
     expect(readFileSync(join(to, 'memories', 'a.md'), 'utf8')).toBe('first');
@@ -154,14 +149,14 @@ describe('export is whole or absent', () => {
 
 describe('import says why a file cannot be imported', () => {
   it('a 3 GB sparse file is too large, and is not read', () => {
-    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
-    const big = join(tmp, 'from', 'memories', 'big.md');
+    writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
+    const big = join(dirs.dir, 'from', 'memories', 'big.md');
     writeFileSync(big, '');
     truncateSync(big, 3 * 2 ** 30);
-    const r = cli('import', join(tmp, 'from'), store);
+    const r = cli('import', join(dirs.dir, 'from'), dirs.store);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(`rabosh-memory: cannot import ${big}: too large (${3 * 2 ** 30} bytes; a memory holds at most 1048576)\n`);
-    expect(existsSync(store)).toBe(false);
+    expect(existsSync(dirs.store)).toBe(false);
   });
 
   it('an unreadable file is "permission denied", not "not valid UTF-8"', () => {
@@ -169,7 +164,7 @@ describe('import says why a file cannot be imported', () => {
     // capabilities that override file permissions (setpriv): still the owner of the clone and
     // the tree, so it loads from wherever the repository was cloned (a 0700 parent included),
     // where another user such as `nobody` could not. On Windows, an ACL denies reading instead.
-    const from = join(tmp, 'from');
+    const from = join(dirs.dir, 'from');
     writeTree(from, { 'memories/a.md': 'x', 'memories/secret.md': 'y' });
     const secret = join(from, 'memories', 'secret.md');
     const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -179,7 +174,7 @@ describe('import says why a file cannot be imported', () => {
       chmodSync(secret, 0o000);
     }
     const bin = resolve(import.meta.dirname, '..', 'apps', 'cli', 'dist', 'main.js');
-    const argv = [process.execPath, bin, 'import', from, store];
+    const argv = [process.execPath, bin, 'import', from, dirs.store];
     const noOverride = ['setpriv', '--bounding-set=-dac_override,-dac_read_search', '--inh-caps=-all', '--'];
     const [exe, ...args] = asRoot ? [...noOverride, ...argv] : argv;
     const r = spawnSync(exe!, args, { encoding: 'utf8' });
@@ -201,52 +196,52 @@ describe('read-only commands never create a store', () => {
   ];
 
   it('an existing empty directory is refused and left empty', () => {
-    mkdirSync(store);
-    for (const args of readOnly(store, join(tmp, 'to'))) {
+    mkdirSync(dirs.store);
+    for (const args of readOnly(dirs.store, join(dirs.dir, 'to'))) {
       const r = cli(...args);
       expect(r.status, args[0]).toBe(1);
-      expect(r.stderr, args[0]).toBe(`rabosh-memory: no store at ${store}\n`);
-      expect(readdirSync(store), args[0]).toEqual([]);
-      expect(existsSync(join(tmp, 'to')), args[0]).toBe(false);
+      expect(r.stderr, args[0]).toBe(`rabosh-memory: no store at ${dirs.store}\n`);
+      expect(readdirSync(dirs.store), args[0]).toEqual([]);
+      expect(existsSync(join(dirs.dir, 'to')), args[0]).toBe(false);
     }
   });
 
   // Needs the engine's create: false (RaboshOptions.create), merged from another branch.
   it('a directory holding other files is refused and left as it was', () => {
-    writeTree(store, { 'notes.txt': 'not a store' });
-    for (const args of readOnly(store, join(tmp, 'to'))) {
+    writeTree(dirs.store, { 'notes.txt': 'not a store' });
+    for (const args of readOnly(dirs.store, join(dirs.dir, 'to'))) {
       const r = cli(...args);
       expect(r.status, args[0]).toBe(1);
-      expect(readdirSync(store), args[0]).toEqual(['notes.txt']);
+      expect(readdirSync(dirs.store), args[0]).toEqual(['notes.txt']);
     }
   });
 });
 
 describe('the CLI speaks the CLI’s language', () => {
   it('an import conflict names the --overwrite flag, not the API option', () => {
-    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
-    expect(cli('import', join(tmp, 'from'), store).status).toBe(0);
-    const r = cli('import', join(tmp, 'from'), store);
+    writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
+    expect(cli('import', join(dirs.dir, 'from'), dirs.store).status).toBe(0);
+    const r = cli('import', join(dirs.dir, 'from'), dirs.store);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(
       'rabosh-memory: nothing imported: /memories/a.md already exists (pass --overwrite to replace existing memories)\n',
     );
-    const j = cli('import', join(tmp, 'from'), store, '--json');
+    const j = cli('import', join(dirs.dir, 'from'), dirs.store, '--json');
     expect(JSON.parse(j.stderr).error).toMatchObject({ code: 'RABOSH_INVALID_ARGUMENT' });
     expect(JSON.parse(j.stderr).error.message).toContain('--overwrite');
-    expect(cli('import', join(tmp, 'from'), store, '--overwrite').status).toBe(0);
+    expect(cli('import', join(dirs.dir, 'from'), dirs.store, '--overwrite').status).toBe(0);
   });
 
   it('a file given as the store is refused in words, for every kind of command', () => {
-    const file = join(tmp, 'not-a-dir');
+    const file = join(dirs.dir, 'not-a-dir');
     writeFileSync(file, 'plain file');
-    writeTree(join(tmp, 'from'), { 'memories/a.md': 'x' });
+    writeTree(join(dirs.dir, 'from'), { 'memories/a.md': 'x' });
     for (const target of [file, join(file, 'below')]) {
       for (const args of [
         ['view', target],
         ['usage', target],
         ['stats', target],
-        ['import', join(tmp, 'from'), target],
+        ['import', join(dirs.dir, 'from'), target],
         ['history', target, '/memories/a.md'],
       ]) {
         const r = cli(...args);
@@ -261,37 +256,37 @@ describe('the CLI speaks the CLI’s language', () => {
   });
 
   it('show prints an unknown version on stderr, not stdout', async () => {
-    const h = await RaboshMemoryToolHandler.open(store, { history: true });
+    const h = await RaboshMemoryToolHandler.open(dirs.store, { history: true });
     await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'one' });
     await h.close();
-    const r = cli('show', store, '0'.repeat(32));
+    const r = cli('show', dirs.store, '0'.repeat(32));
     expect(r.status).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toBe(`rabosh-memory: no version ${'0'.repeat(32)}\n`);
-    const j = cli('show', store, '0'.repeat(32), '--json');
+    const j = cli('show', dirs.store, '0'.repeat(32), '--json');
     expect(j.stdout).toBe('');
     expect(JSON.parse(j.stderr)).toEqual({ error: { code: 'CLI_NO_VERSION', message: `no version ${'0'.repeat(32)}` } });
   });
 
   it('a revert to the content already there says nothing changed, and writes no version', async () => {
-    const h = await RaboshMemoryToolHandler.open(store, { history: true });
+    const h = await RaboshMemoryToolHandler.open(dirs.store, { history: true });
     await h.execute({ command: 'create', path: '/memories/n.md', file_text: 'one' });
     await h.execute({ command: 'str_replace', path: '/memories/n.md', old_str: 'one', new_str: 'two' });
     const [second, first] = (await h.versions({ path: '/memories/n.md' })).data;
     await h.close();
-    const noop = cli('revert', store, '/memories/n.md', second!.id);
+    const noop = cli('revert', dirs.store, '/memories/n.md', second!.id);
     expect(noop.status).toBe(0);
     expect(noop.stdout).toBe(`nothing changed: /memories/n.md already holds the content of version ${second!.id}\n`);
-    expect(json(cli('revert', store, '/memories/n.md', second!.id, '--json'))).toEqual({
+    expect(json(cli('revert', dirs.store, '/memories/n.md', second!.id, '--json'))).toEqual({
       path: '/memories/n.md',
       versionId: second!.id,
       changed: false,
     });
-    expect(json(cli('history', store, '/memories/n.md', '--json')).data).toHaveLength(2);
-    const real = json(cli('revert', store, '/memories/n.md', first!.id, '--json'));
+    expect(json(cli('history', dirs.store, '/memories/n.md', '--json')).data).toHaveLength(2);
+    const real = json(cli('revert', dirs.store, '/memories/n.md', first!.id, '--json'));
     expect(real).toMatchObject({ path: '/memories/n.md', changed: true });
     expect(real.versionId).not.toBe(second!.id);
-    expect(cli('revert', store, '/memories/n.md', first!.id).stdout).toMatch(/^nothing changed: /);
+    expect(cli('revert', dirs.store, '/memories/n.md', first!.id).stdout).toMatch(/^nothing changed: /);
   });
 
   it('--help gives the defaults, --json and the exit codes', () => {

@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { eachLine } from './child-lines.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const ROUNDS = Number(process.env.RABOSH_CRASH_ROUNDS ?? 20);
@@ -30,21 +31,15 @@ function runAndKill(script: string, args: string[], shouldKill: (line: string, i
     const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     const lines: string[] = [];
     let stderr = '';
-    let partial = '';
     let aliveWhenKilled = false;
     let killed = false;
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      partial += d.toString();
-      for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
-        const line = partial.slice(0, nl);
-        partial = partial.slice(nl + 1);
-        lines.push(line);
-        if (!killed && shouldKill(line, lines.length - 1)) {
-          killed = true;
-          aliveWhenKilled = child.exitCode === null && child.signalCode === null;
-          child.kill('SIGKILL');
-        }
+    eachLine(child.stdout, (line) => {
+      lines.push(line);
+      if (!killed && shouldKill(line, lines.length - 1)) {
+        killed = true;
+        aliveWhenKilled = child.exitCode === null && child.signalCode === null;
+        child.kill('SIGKILL');
       }
     });
     child.on('error', reject);

@@ -16,6 +16,7 @@ import {
   UnsupportedError,
 } from '../index.js';
 import { freshPgUrl, pgBaseUrl } from './pg-url.js';
+import { eachLine } from './child-lines.js';
 
 const fixture = (name: string) => fileURLToPath(new URL(`./fixtures/${name}`, import.meta.url));
 
@@ -181,19 +182,13 @@ describe('PostgreSQL store by URL', () => {
         const killed = await new Promise<{ lines: string[]; err: string }>((resolve, reject) => {
           const child = spawn(process.execPath, [fixture('crash-rename.mjs'), url], { stdio: ['ignore', 'pipe', 'pipe'] });
           const lines: string[] = [];
-          let partial = '';
           let err = '';
           child.stderr.on('data', (d) => (err += d));
-          child.stdout.on('data', (d: Buffer) => {
-            partial += d.toString();
-            for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
-              const line = partial.slice(0, nl);
-              partial = partial.slice(nl + 1);
-              lines.push(line);
-              // The next rename is already on its way when this line arrives; the kill lands
-              // at a random point of it or of the one after (half the time of one rename apart).
-              if (line.startsWith(`R ${target} `)) setTimeout(() => child.kill('SIGKILL'), Math.random() * 2 * perRename);
-            }
+          eachLine(child.stdout, (line) => {
+            lines.push(line);
+            // The next rename is already on its way when this line arrives; the kill lands
+            // at a random point of it or of the one after (half the time of one rename apart).
+            if (line.startsWith(`R ${target} `)) setTimeout(() => child.kill('SIGKILL'), Math.random() * 2 * perRename);
           });
           child.on('error', reject);
           child.on('close', () => resolve({ lines, err }));

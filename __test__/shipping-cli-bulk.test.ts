@@ -4,18 +4,12 @@
 // Both need the handler's whole-scope read and one-commit write (exportMemories/importMemories).
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Rabosh } from '../index.js';
 import { cli, json, seed, writeTree } from './cli-harness.js';
-import { makeTempDir, removeDir } from './tmp-dir.js';
+import { dirPerTest } from './dir-per-test.js';
 
-let tmp: string;
-let store: string;
-beforeEach(() => {
-  tmp = makeTempDir('rabosh-cli');
-  store = join(tmp, 'store');
-});
-afterEach(() => removeDir(tmp));
+const dirs = dirPerTest('rabosh-cli');
 
 /** Every file under `dir` as relative path → bytes. */
 function tree(dir: string): Map<string, Buffer> {
@@ -49,20 +43,20 @@ describe('import and export', () => {
   };
 
   it('import then export reproduces the source directory byte for byte, in one commit', async () => {
-    const from = join(tmp, 'from');
+    const from = join(dirs.dir, 'from');
     writeTree(from, source);
-    const imported = cli('import', from, store, '--json');
+    const imported = cli('import', from, dirs.store, '--json');
     expect(imported.stderr).toBe('');
     expect(imported.status).toBe(0);
     const files = Object.keys(source).length;
     expect(json(imported).memories).toBe(files);
 
-    const db = await Rabosh.open(store);
+    const db = await Rabosh.open(dirs.store);
     expect(db.stats().seq).toBe(1); // a fresh store, one import: exactly one commit
     await db.close();
 
-    const to = join(tmp, 'to');
-    const exported = cli('export', store, to, '--json');
+    const to = join(dirs.dir, 'to');
+    const exported = cli('export', dirs.store, to, '--json');
     expect(exported.status).toBe(0);
     expect(json(exported).memories).toBe(files);
     const want = tree(from);
@@ -72,20 +66,20 @@ describe('import and export', () => {
   });
 
   it('export refuses a memory that is also a directory, naming it', async () => {
-    await seed(store, { '/memories/a': 'file', '/memories/a/b.md': 'child' });
-    const r = cli('export', store, join(tmp, 'to'));
+    await seed(dirs.store, { '/memories/a': 'file', '/memories/a/b.md': 'child' });
+    const r = cli('export', dirs.store, join(dirs.dir, 'to'));
     expect(r.status).toBe(1);
     expect(r.stderr).toContain('/memories/a is both a memory and a directory');
   });
 
   it('export never writes over an existing non-empty target, and draws no progress bar when piped', async () => {
-    await seed(store, { '/memories/a.md': 'x' });
-    const to = join(tmp, 'to');
+    await seed(dirs.store, { '/memories/a.md': 'x' });
+    const to = join(dirs.dir, 'to');
     writeTree(to, { 'memories/keep.md': 'mine' });
-    const r = cli('export', store, to);
+    const r = cli('export', dirs.store, to);
     expect(r.status).toBe(1);
     expect(readFileSync(join(to, 'memories', 'keep.md'), 'utf8')).toBe('mine');
-    const ok = cli('export', store, join(tmp, 'fresh'));
+    const ok = cli('export', dirs.store, join(dirs.dir, 'fresh'));
     expect(ok.status).toBe(0);
     // biome-ignore lint/suspicious/noControlCharactersInRegex: an escape code is what it looks for
     expect(ok.stdout + ok.stderr).not.toMatch(/\u001b\[/);

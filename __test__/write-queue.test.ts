@@ -13,6 +13,7 @@ import { open } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
+import { eachLine } from './child-lines.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
 const ROUNDS = Number(process.env.RABOSH_CRASH_ROUNDS ?? 5);
@@ -76,22 +77,17 @@ function runAndKill(dir: string, target: number): Promise<Killed> {
     });
     const acks: [number, number][] = [];
     let stderr = '';
-    let partial = '';
     let killed = false;
     let aliveWhenKilled = false;
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.stdout.on('data', (d: Buffer) => {
-      partial += d.toString();
-      for (let nl = partial.indexOf('\n'); nl >= 0; nl = partial.indexOf('\n')) {
-        const m = /^ACK (\d+) (\d+)$/.exec(partial.slice(0, nl));
-        partial = partial.slice(nl + 1);
-        if (!m) continue;
-        acks.push([Number(m[1]), Number(m[2])]);
-        if (!killed && acks.length >= target) {
-          killed = true;
-          aliveWhenKilled = child.exitCode === null && child.signalCode === null;
-          child.kill('SIGKILL');
-        }
+    eachLine(child.stdout, (line) => {
+      const m = /^ACK (\d+) (\d+)$/.exec(line);
+      if (!m) return;
+      acks.push([Number(m[1]), Number(m[2])]);
+      if (!killed && acks.length >= target) {
+        killed = true;
+        aliveWhenKilled = child.exitCode === null && child.signalCode === null;
+        child.kill('SIGKILL');
       }
     });
     child.on('error', reject);

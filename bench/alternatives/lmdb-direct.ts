@@ -9,7 +9,7 @@ import type { Database, RootDatabase } from 'lmdb';
 import { fileView, normalise, ROOT } from '../../__test__/fixtures/contract-model.js';
 import type { BenchHandler } from '../handlers/types.js';
 import { anyKeyUnder, durably, keysAt, openEnv, removeKeys, txStoreOver, under } from './lmdb-env.js';
-import { KvMemoryHandler, type Tx, type TxStore } from './memory-commands.js';
+import { KvMemoryHandler, type Tx, type TxStore, withView } from './memory-commands.js';
 import { tunedListing } from './tuned-listing.js';
 
 const VIEW_MAX_CHARS = 16_000;
@@ -63,25 +63,17 @@ function txStore({ env, sizes, bodies }: Direct): TxStore {
 export function openLmdbDirect(dir: string): BenchHandler {
   const d = openDirect(dir);
   const kv = new KvMemoryHandler(txStore(d));
-  return {
-    async view(input) {
-      const path = normalise(typeof input.path === 'string' ? input.path : '');
-      if (path === null) return kv.view(input);
-      if (path !== ROOT) {
-        const body = d.bodies.get(path);
-        if (body !== undefined) return fileView(path, body, input.view_range, VIEW_MAX_CHARS).text;
-      }
-      const rows: [string, number][] = [];
-      for (const { key, value } of d.sizes.getRange(under(`${path}/`))) rows.push([key, value]);
-      return tunedListing(path, path === ROOT, rows) ?? kv.view(input);
-    },
-    create: (i) => kv.create(i),
-    str_replace: (i) => kv.str_replace(i),
-    insert: (i) => kv.insert(i),
-    delete: (i) => kv.delete(i),
-    rename: (i) => kv.rename(i),
-    close: () => kv.close(),
-  };
+  return withView(kv, async (input) => {
+    const path = normalise(typeof input.path === 'string' ? input.path : '');
+    if (path === null) return kv.view(input);
+    if (path !== ROOT) {
+      const body = d.bodies.get(path);
+      if (body !== undefined) return fileView(path, body, input.view_range, VIEW_MAX_CHARS).text;
+    }
+    const rows: [string, number][] = [];
+    for (const { key, value } of d.sizes.getRange(under(`${path}/`))) rows.push([key, value]);
+    return tunedListing(path, path === ROOT, rows) ?? kv.view(input);
+  });
 }
 
 /** Bulk load in one transaction, the way the other alternatives seed. */

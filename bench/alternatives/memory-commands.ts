@@ -17,6 +17,7 @@ import {
   tooLarge as tooBig,
   type Edit,
 } from '../../__test__/fixtures/contract-model.js';
+import type { BenchHandler } from '../handlers/types.js';
 
 export interface Meta {
   size: number;
@@ -171,4 +172,17 @@ export class KvMemoryHandler {
       return `Successfully renamed ${from} to ${to}`;
     });
   }
+}
+
+/** `kv` as a benchmarked handler whose views `view` answers (a tuned read path); the rest are kv's. */
+export function withView(kv: KvMemoryHandler, view: BenchHandler['view']): BenchHandler {
+  return {
+    view,
+    create: (i) => kv.create(i),
+    str_replace: (i) => kv.str_replace(i),
+    insert: (i) => kv.insert(i),
+    delete: (i) => kv.delete(i),
+    rename: (i) => kv.rename(i),
+    close: () => kv.close(),
+  };
 }

@@ -1,11 +1,11 @@
-import { KvMemoryHandler } from '../alternatives/memory-commands.js';
+import { KvMemoryHandler, withView } from '../alternatives/memory-commands.js';
 import { openLmdbDirect, seedLmdbDirect } from '../alternatives/lmdb-direct.js';
 import { openLmdbStore } from '../alternatives/lmdb-store.js';
 import { openSqliteStore } from '../alternatives/sqlite-store.js';
 import { tunedListing } from '../alternatives/tuned-listing.js';
 import type { SqlDriver } from '../alternatives/sql-driver.js';
 import { normalise, ROOT } from '../../__test__/fixtures/contract-model.js';
-import type { Backend, BenchHandler } from './types.js';
+import type { Backend } from './types.js';
 
 type Driver = (file: string) => SqlDriver;
 
@@ -35,21 +35,12 @@ export function sqliteTunedBackend(driver: Driver): Backend {
     async open(dir) {
       const store = openSqliteStore(dir, driver);
       const kv = new KvMemoryHandler(store);
-      const view: BenchHandler['view'] = async (input) => {
+      return withView(kv, async (input) => {
         const path = normalise(input.path);
         if (path === null || (path !== ROOT && store.has(path))) return kv.view(input);
         const text = store.read(() => tunedListing(path, path === ROOT, store.sizesUnderAll(`${path}/`)));
         return text ?? kv.view(input);
-      };
-      return {
-        view,
-        create: (i) => kv.create(i),
-        str_replace: (i) => kv.str_replace(i),
-        insert: (i) => kv.insert(i),
-        delete: (i) => kv.delete(i),
-        rename: (i) => kv.rename(i),
-        close: () => kv.close(),
-      };
+      });
     },
     seed: sqliteBackend(driver).seed,
   };

@@ -5,6 +5,7 @@ const { app, safeStorage } = require('electron');
 const { join } = require('node:path');
 const { RaboshMemoryToolHandler } = require('rabosh-memory');
 const { loadKey } = require('./key.cjs');
+const { runThenExit } = require('./run-main.cjs');
 
 async function main() {
   const dir = join(app.getPath('userData'), 'memories');
@@ -20,13 +21,4 @@ async function main() {
   }
 }
 
-app
-  .whenReady()
-  .then(main)
-  .then(
-    () => app.exit(0),
-    (error) => {
-      console.error(error);
-      app.exit(1);
-    },
-  );
+runThenExit(app, main);

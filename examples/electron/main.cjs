@@ -9,6 +9,7 @@ const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 const { RaboshMemoryToolHandler } = require('rabosh-memory');
 const { roundTrip, check } = require('./round-trip.cjs');
+const { runThenExit } = require('./run-main.cjs');
 
 function utility(dir) {
   return new Promise((resolve, reject) => {
@@ -41,13 +42,4 @@ async function main() {
   }
 }
 
-app
-  .whenReady()
-  .then(main)
-  .then(
-    () => app.exit(0),
-    (error) => {
-      console.error(error);
-      app.exit(1);
-    },
-  );
+runThenExit(app, main);

@@ -15,6 +15,7 @@ import {
 import { parseBefore } from './dates.js';
 import { CLI_ACTOR, addHistoryCommands } from './history.js';
 import { addUiCommand } from './inspector/command.js';
+import { bytesText } from './inspector/page/bytes.js';
 import { addSyncCommand } from './sync.js';
 import { CliError, EXIT, asCliError } from './exit.js';
 import { addMcpCommand } from './mcp.js';
@@ -35,18 +36,6 @@ interface Common {
   json?: boolean;
   scope?: string;
   keyFile?: string;
-}
-
-function sizeText(bytes: number): string {
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
 }
 
 /** `1 memory`, `2 memories`. */
@@ -171,7 +160,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
     .action(async (dir: string, opts: Common) => {
       await withStore(dir, false, opts, async (db) => {
         const u = await handlerFor(db, opts).usage();
-        out(opts, `${count(u.memories, 'memory', 'memories')}, ${sizeText(u.bytes)} (${count(u.bytes, 'byte', 'bytes')})`, u);
+        out(opts, `${count(u.memories, 'memory', 'memories')}, ${bytesText(u.bytes)} (${count(u.bytes, 'byte', 'bytes')})`, u);
       });
     });
 
@@ -187,7 +176,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         try {
           const { memories, bytes } = await writeTree(to, handler.exportStream(), bar);
           bar.stop();
-          out(opts, `exported ${count(memories, 'memory', 'memories')} (${sizeText(bytes)}) to ${to}`, {
+          out(opts, `exported ${count(memories, 'memory', 'memories')} (${bytesText(bytes)}) to ${to}`, {
             memories,
             bytes,
             to,
@@ -219,7 +208,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         } finally {
           status.stop();
         }
-        out(opts, `imported ${count(r.memories, 'memory', 'memories')} (${sizeText(r.bytes)}) in one commit`, r);
+        out(opts, `imported ${count(r.memories, 'memory', 'memories')} (${bytesText(r.bytes)}) in one commit`, r);
       });
     });
 
@@ -274,7 +263,7 @@ export function buildProgram(io: Io, done: (exitCode: number) => void): Command 
         if (history !== undefined) {
           lines.push([
             'history',
-            `${count(history.versions, 'version', 'versions')}, ${sizeText(history.bytes)} (${count(history.bytes, 'byte', 'bytes')})`,
+            `${count(history.versions, 'version', 'versions')}, ${bytesText(history.bytes)} (${count(history.bytes, 'byte', 'bytes')})`,
           ]);
         }
         const width = Math.max(...lines.map(([k]) => k.length));

@@ -54,7 +54,7 @@ pub use embedded::{
     Appended, CheckpointInfo, CompactInfo, Durability, EmbeddedOptions, EmbeddedStore, LockHolder, Snapshot, Stats,
     VerifyReport,
 };
-pub use encryption::{EncryptionKey, KEY_BYTES};
+pub use encryption::{EncryptionKey, KEY_BYTES, key_from_slice};
 pub use error::{BackendError, Error, Result, Unsupported};
 pub use expiry::Expired;
 pub use feed::{

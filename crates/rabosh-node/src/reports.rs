@@ -5,6 +5,18 @@
 
 use napi_derive::napi;
 
+/// `From<$from> for $to` where every field of `$to` is the count of the same name in `$from`,
+/// crossing as a JS number: one conversion for every report of counts below.
+macro_rules! counts_from {
+    ($from:path => $to:ident { $($field:ident),+ $(,)? }) => {
+        impl From<$from> for $to {
+            fn from(c: $from) -> Self {
+                $to { $($field: c.$field as f64),+ }
+            }
+        }
+    };
+}
+
 /// Counters that make the store's work visible, read from memory without touching the disk.
 /// The `commits` … `compactions` counters count work done through this open handle (they start at
 /// zero on every open); the byte, file and key figures describe the store as it is now.
@@ -36,23 +48,9 @@ pub struct StoreCounters {
     pub seq: f64,
 }
 
-impl From<rabosh_memory::Stats> for StoreCounters {
-    fn from(s: rabosh_memory::Stats) -> Self {
-        StoreCounters {
-            commits: s.commits as f64,
-            fsyncs: s.fsyncs as f64,
-            values_read: s.values_read as f64,
-            bytes_written: s.bytes_written as f64,
-            live_bytes: s.live_bytes as f64,
-            dead_bytes: s.dead_bytes as f64,
-            files: s.files as f64,
-            keys: s.keys as f64,
-            open_snapshots: s.open_snapshots as f64,
-            compactions: s.compactions as f64,
-            seq: s.seq as f64,
-        }
-    }
-}
+counts_from!(rabosh_memory::Stats => StoreCounters {
+    commits, fsyncs, values_read, bytes_written, live_bytes, dead_bytes, files, keys, open_snapshots, compactions, seq,
+});
 
 /// What `db.checkpoint(dir)` wrote.
 #[napi(object)]
@@ -79,11 +77,7 @@ pub struct CompactInfo {
     pub bytes_after: f64,
 }
 
-impl From<rabosh_memory::CompactInfo> for CompactInfo {
-    fn from(c: rabosh_memory::CompactInfo) -> Self {
-        CompactInfo { bytes_before: c.bytes_before as f64, bytes_after: c.bytes_after as f64 }
-    }
-}
+counts_from!(rabosh_memory::CompactInfo => CompactInfo { bytes_before, bytes_after });
 
 /// What a successful `db.verify()` checked; any problem rejects instead.
 #[napi(object)]
@@ -96,11 +90,7 @@ pub struct VerifyReport {
     pub keys: f64,
 }
 
-impl From<rabosh_memory::VerifyReport> for VerifyReport {
-    fn from(r: rabosh_memory::VerifyReport) -> Self {
-        VerifyReport { files: r.files as f64, records: r.records as f64, keys: r.keys as f64 }
-    }
-}
+counts_from!(rabosh_memory::VerifyReport => VerifyReport { files, records, keys });
 
 /// How many memories a scope holds and their total content.
 #[napi(object)]
@@ -111,11 +101,7 @@ pub struct ScopeUsage {
     pub bytes: f64,
 }
 
-impl From<rabosh_memory::Usage> for ScopeUsage {
-    fn from(u: rabosh_memory::Usage) -> Self {
-        ScopeUsage { memories: u.memories as f64, bytes: u.bytes as f64 }
-    }
-}
+counts_from!(rabosh_memory::Usage => ScopeUsage { memories, bytes });
 
 /// The history's own size, apart from `usage()`.
 #[napi(object)]
@@ -126,8 +112,4 @@ pub struct HistoryUsage {
     pub bytes: f64,
 }
 
-impl From<rabosh_memory::HistoryUsage> for HistoryUsage {
-    fn from(u: rabosh_memory::HistoryUsage) -> Self {
-        HistoryUsage { versions: u.versions as f64, bytes: u.bytes as f64 }
-    }
-}
+counts_from!(rabosh_memory::HistoryUsage => HistoryUsage { versions, bytes });

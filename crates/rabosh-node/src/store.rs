@@ -88,7 +88,7 @@ impl NativeStore {
 /// A key's bytes copied into the memory crate's zeroized key (a wrong length refused naming
 /// `option`, never showing a byte). The TypeScript layer checks first; this is the last word.
 fn key_of(option: &'static str, bytes: Option<&[u8]>) -> Result<Option<EncryptionKey>, Fault> {
-    Ok(bytes.map(|b| EncryptionKey::from_slice(option, b)).transpose()?)
+    Ok(bytes.map(|b| rabosh_memory::key_from_slice(option, b)).transpose()?)
 }
 
 impl From<NativeDurability> for Durability {

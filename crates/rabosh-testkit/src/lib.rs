@@ -282,6 +282,16 @@ impl Vfs for FaultFs {
     }
 }
 
+/// What group commit promises, from the counters read before and after concurrent commits:
+/// `commits` commits landed, and fewer fsyncs than commits covered them (some shared one). The
+/// memory crate's counters are the engine's, so both layers' tests check with this.
+pub fn assert_fsyncs_shared(before: &rabosh::Stats, after: &rabosh::Stats, commits: u64) {
+    let landed = after.commits - before.commits;
+    let fsyncs = after.fsyncs - before.fsyncs;
+    assert_eq!(landed, commits);
+    assert!(fsyncs < landed, "{fsyncs} fsyncs for {landed} commits: nothing grouped");
+}
+
 /// A small seeded generator (SplitMix64): reproducible crash images without a dependency.
 #[derive(Debug, Clone)]
 pub struct Rng(u64);

@@ -22,7 +22,7 @@ mod store;
 /// The engine's AEAD (XChaCha20-Poly1305, a random 192-bit nonce per blob), public so the
 /// PostgreSQL backend seals its rows with the same cipher, nonce and tag handling.
 pub use crypto::crypt;
-pub use crypto::encryption::Encryption;
+pub use crypto::encryption::{Encryption, KEY_BYTES};
 pub use error::{Error, LockHolder, Result};
 #[doc(hidden)]
 pub use io::vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs, write_all_at};

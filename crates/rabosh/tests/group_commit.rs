@@ -5,7 +5,7 @@ mod common;
 
 use common::{contents, knob, meta, opts};
 use rabosh::{Batch, Store, Vfs};
-use rabosh_testkit::{FaultFs, IoKind, SimFs};
+use rabosh_testkit::{FaultFs, IoKind, SimFs, assert_fsyncs_shared};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
@@ -64,11 +64,7 @@ fn concurrent_commits_share_fsyncs_and_all_land() {
     for h in handles {
         h.join().unwrap();
     }
-    let after = store.stats();
-    let commits = after.commits - before.commits;
-    let fsyncs = after.fsyncs - before.fsyncs;
-    assert_eq!(commits, threads * each);
-    assert!(fsyncs < commits, "{fsyncs} fsyncs for {commits} commits: nothing grouped");
+    assert_fsyncs_shared(&before, &store.stats(), threads * each);
     let want: BTreeMap<String, String> =
         (0..threads).flat_map(|t| (0..each).map(move |i| (format!("t{t}/{i}"), format!("v{t}.{i}")))).collect();
     assert_eq!(values(&store), want);

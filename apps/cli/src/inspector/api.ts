@@ -11,18 +11,9 @@ import { structuredPatch } from 'diff';
 import { DEFAULT_VERSION_PAGE, InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
 import { memoryVersions } from '../history.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
+import type { StoreInfo } from './page/store-info.js';
 
-/** What the page is told about the store it looks into. */
-export interface StoreInfo {
-  /** The store as messages name it: a directory's path, a URL's schema only. */
-  name: string;
-  backend: 'directory' | 'postgresql';
-  scope: string;
-  /** Whether the inspector's own writes (reverts) are recorded as versions. */
-  history: boolean;
-  /** Who the inspector's writes are recorded as. */
-  actor: { type: string; id: string };
-}
+export type { StoreInfo };
 
 /** Past this many changed lines, or this long, a diff is not worth waiting for: the page says so. */
 const DIFF_TIMEOUT_MS = 1500;

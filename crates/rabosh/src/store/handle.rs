@@ -794,8 +794,10 @@ pub struct Stats {
     pub keys: u64,
     pub open_snapshots: u64,
     pub compactions: u64,
+    /// The last commit published (durable, visible to reads).
     pub seq: u64,
-    /// True after a failed write or fsync: writes are refused until reopen.
+    /// True after a failed write or fsync: writes are refused until reopen. A layer above that
+    /// refuses calls after failures of its own reports those here too.
     pub poisoned: bool,
 }
 

@@ -1,12 +1,8 @@
 /** The inspector's JSON API, as the page calls it (relative URLs: they carry the token). */
 
-export interface StoreInfo {
-  name: string;
-  backend: 'directory' | 'postgresql';
-  scope: string;
-  history: boolean;
-  actor: { type: string; id: string };
-}
+import type { StoreInfo } from './store-info.js';
+
+export type { StoreInfo };
 
 export interface Usage {
   memories: number;

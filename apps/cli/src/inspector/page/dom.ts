@@ -2,6 +2,8 @@
  * Building the page from data. Memory content and paths are data written by a model: they only
  * ever become text nodes (never markup), so a memory holding `<script>` reads as text.
  */
+import { bytesText } from './bytes.js';
+
 type Child = Node | string | null | undefined | false;
 
 const ATTRIBUTES = /^(class|id|role|title|type|hidden|disabled|tabindex|value|for|data-[a-z-]+|aria-[a-z-]+)$/;
@@ -35,18 +37,9 @@ export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   return el as T;
 }
 
-/** `812 B`, `4.0 KiB`, like the CLI's usage line. */
+/** `812 B`, `4.0 KiB`, like the CLI's usage line; a dash for no size. */
 export function size(bytes: number | null): string {
-  if (bytes === null) return '—';
-  if (bytes < 1024) return `${bytes} B`;
-  const units = ['KiB', 'MiB', 'GiB', 'TiB'];
-  let v = bytes / 1024;
-  let i = 0;
-  while (v >= 1024 && i < units.length - 1) {
-    v /= 1024;
-    i++;
-  }
-  return `${v.toFixed(1)} ${units[i]}`;
+  return bytes === null ? '—' : bytesText(bytes);
 }
 
 export function count(n: number, one: string, many: string): string {

@@ -5,52 +5,35 @@
 
 use std::ops::ControlFlow;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Instant;
 
-use crate::backend::{Visit, WriteOp, resume_from};
+use crate::backend::{ReadView, Visit, WriteOp, resume_from};
 use crate::{Error, Result};
 
-use super::{Durability, EmbeddedOptions, Stats};
+use super::{EmbeddedOptions, Stats};
 
 // The engine's own reports and lock holder, re-exported whole: this crate adds nothing to their
-// shape, so a second definition would only be a copy to keep in step. `Stats` is this crate's
-// own (it adds `appended_seq`, and the PostgreSQL backend fills it too).
+// shape, so a second definition would only be a copy to keep in step (as with the options and
+// counters, re-exported in `mod.rs`).
 pub use rabosh::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
 
 pub(crate) struct Engine(rabosh::Store);
 
-/// The host key as the engine takes it.
-pub(crate) fn engine_key(key: &crate::EncryptionKey) -> rabosh::Encryption {
-    rabosh::Encryption::new(*key.bytes())
-}
-
 /// Rewrites the closed store in `dir` from `from` to `to` (None: plain), crash-safely: a kill at
 /// any point leaves it opening with `from` or with `to` (`rabosh-memory encrypt` / `decrypt`).
 pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&crate::EncryptionKey>) -> Result<()> {
-    Ok(rabosh::reencrypt(dir, from.map(engine_key), to.map(engine_key))?)
+    Ok(rabosh::reencrypt(dir, from.cloned(), to.cloned())?)
 }
 
-/// One engine snapshot, read through this crate's byte-keyed shapes.
+/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
+/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
+/// store's lock), so its listings are scans (the default summaries).
 #[derive(Clone)]
-pub(crate) struct EngineSnap(rabosh::Snapshot);
+pub struct Snapshot(rabosh::Snapshot);
 
 impl Engine {
     pub fn open(dir: &Path, options: EmbeddedOptions) -> Result<Engine> {
-        let engine = rabosh::Options {
-            durability: match options.durability {
-                Durability::Sync => rabosh::Durability::Sync,
-                Durability::Buffered => rabosh::Durability::Buffered,
-            },
-            segment_bytes: options.segment_bytes,
-            strict: options.strict,
-            create_if_missing: options.create_if_missing,
-            shared: options.shared,
-            lock_timeout: options.lock_timeout,
-            vfs: options.vfs,
-            encryption: options.encryption.as_ref().map(engine_key),
-        };
-        Ok(Engine(rabosh::Store::open(dir, engine)?))
+        Ok(Engine(rabosh::Store::open(dir, options)?))
     }
 
     pub fn is_encrypted(&self) -> bool {
@@ -58,12 +41,12 @@ impl Engine {
     }
 
     pub fn rotate_key(&self, new: &crate::EncryptionKey) -> Result<()> {
-        Ok(self.0.rotate_key(engine_key(new))?)
+        Ok(self.0.rotate_key(new.clone())?)
     }
 
     /// The durable (published) state.
-    pub fn snapshot(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.snapshot()?))
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.snapshot()?))
     }
 
     /// [`rabosh::Store::release_retired`]: after a snapshot is released.
@@ -72,13 +55,13 @@ impl Engine {
     }
 
     /// [`Engine::snapshot`] without waiting for another process (`Busy` at once instead).
-    pub fn snapshot_without_waiting(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.snapshot_without_waiting()?))
+    pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.snapshot_without_waiting()?))
     }
 
     /// [`Engine::snapshot`] when no catch-up on another process is due; `None` otherwise.
-    pub fn snapshot_if_current(&self) -> Result<Option<EngineSnap>> {
-        Ok(self.0.snapshot_if_current()?.map(EngineSnap))
+    pub fn snapshot_if_current(&self) -> Result<Option<Snapshot>> {
+        Ok(self.0.snapshot_if_current()?.map(Snapshot))
     }
 
     /// The newest state, including commits appended but not yet durable.
@@ -109,8 +92,8 @@ impl Engine {
         self.0.published_seq()
     }
 
-    pub fn latest(&self) -> Result<EngineSnap> {
-        Ok(EngineSnap(self.0.latest_snapshot()?))
+    pub fn latest(&self) -> Result<Snapshot> {
+        Ok(Snapshot(self.0.latest_snapshot()?))
     }
 
     pub fn append(&self, ops: Vec<WriteOp>) -> Result<u64> {
@@ -149,41 +132,30 @@ impl Engine {
     }
 
     pub fn stats(&self) -> Stats {
-        let s = self.0.stats();
-        Stats {
-            commits: s.commits,
-            fsyncs: s.fsyncs,
-            values_read: s.values_read,
-            bytes_written: s.bytes_written,
-            live_bytes: s.live_bytes,
-            dead_bytes: s.dead_bytes,
-            files: s.files,
-            keys: s.keys,
-            open_snapshots: s.open_snapshots,
-            compactions: s.compactions,
-            seq: s.seq,
-            appended_seq: s.seq,
-            poisoned: s.poisoned,
-        }
+        self.0.stats()
     }
 }
 
-impl EngineSnap {
+impl Snapshot {
+    /// The sequence number of the last commit this view sees.
+    #[must_use]
     pub fn seq(&self) -> u64 {
         self.0.seq()
     }
+}
 
-    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+impl ReadView for Snapshot {
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.0.get(key)?)
     }
 
-    pub fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         Ok(self.0.meta(key)?)
     }
 
     /// Corruption when the key directory cannot be built (a sealed hint's page and its
     /// segment both damaged): a listing answers that, never a panic in a worker.
-    pub fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
         for (key, meta) in self.0.try_scan_prefix(prefix)? {
             if let ControlFlow::Break(()) = visit(key, meta) {
                 break;
@@ -193,7 +165,7 @@ impl EngineSnap {
     }
 
     /// Keys under `prefix` after `after`: a seek to the cursor, then one step per key.
-    pub fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let from = resume_from(prefix, after);
         let end = rabosh::prefix_successor(prefix);
         for (key, meta) in self.0.try_range(&from, end.as_deref())? {
@@ -205,7 +177,7 @@ impl EngineSnap {
     }
 
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
-    pub fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let end = rabosh::prefix_successor(prefix);
         let to = match (before, end.as_deref()) {
             (Some(b), Some(e)) => Some(b.min(e)),
@@ -239,6 +211,3 @@ impl From<rabosh::Error> for Error {
         }
     }
 }
-
-/// The engine's filesystem seam as options carry it: tests inject faults there (not a stable API).
-pub type SharedVfs = Option<Arc<dyn rabosh::Vfs>>;

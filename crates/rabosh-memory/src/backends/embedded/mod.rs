@@ -23,80 +23,14 @@ use crate::listing_index::ScopeIndex;
 use crate::poison::Poison;
 use crate::{Error, Result, Usage};
 
-pub use engine::{CheckpointInfo, CompactInfo, LockHolder, VerifyReport};
-use engine::{Engine, EngineSnap, SharedVfs};
+use engine::Engine;
+pub use engine::{CheckpointInfo, CompactInfo, LockHolder, Snapshot, VerifyReport};
 use indexes::Indexes;
 
-/// When a commit is durable.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Durability {
-    /// Every commit is fdatasync'd before it is acknowledged.
-    #[default]
-    Sync,
-    /// Commits reach the OS page cache only; [`EmbeddedStore::sync`] makes them durable.
-    Buffered,
-}
-
-/// How to open an embedded store.
-#[derive(Clone)]
-pub struct EmbeddedOptions {
-    pub durability: Durability,
-    /// Roll the active log over to a new segment past this many bytes.
-    pub segment_bytes: u64,
-    /// Refuse to open when the log has a torn tail instead of dropping it.
-    pub strict: bool,
-    /// Create the store when the directory holds none; false refuses (`NotAStore`), writing nothing.
-    pub create_if_missing: bool,
-    /// Several processes may open the store at once (the engine's shared mode): commits are
-    /// serialised by a cross-process lock and every decision and read first catches up with
-    /// other processes' commits. Off: the directory is held exclusively. Requires `Sync`.
-    pub shared: bool,
-    /// Shared mode: the longest a call waits for another process's commit lock before it fails
-    /// with `Busy` naming the holder (reads answer from what is durable without waiting).
-    pub lock_timeout: std::time::Duration,
-    /// Encrypt at rest under this host key (None: plain); see [`crate::StoreOptions::encryption`].
-    pub encryption: Option<crate::EncryptionKey>,
-    /// The filesystem to use; `None` is the real one. Tests inject faults here.
-    #[doc(hidden)]
-    pub vfs: SharedVfs,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        EmbeddedOptions {
-            durability: Durability::Sync,
-            segment_bytes: 64 << 20,
-            strict: false,
-            create_if_missing: true,
-            shared: false,
-            lock_timeout: rabosh::DEFAULT_LOCK_TIMEOUT,
-            encryption: None,
-            vfs: None,
-        }
-    }
-}
-
-/// Counters that make work visible to tests and operators.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stats {
-    pub commits: u64,
-    pub fsyncs: u64,
-    /// Values read from disk; metadata reads do not count.
-    pub values_read: u64,
-    pub bytes_written: u64,
-    pub live_bytes: u64,
-    pub dead_bytes: u64,
-    pub files: u64,
-    pub keys: u64,
-    pub open_snapshots: u64,
-    pub compactions: u64,
-    /// The last commit published (durable, visible to reads).
-    pub seq: u64,
-    /// The last commit appended, durable or not (ahead of `seq` while an fsync runs).
-    pub appended_seq: u64,
-    /// True after a failed or panicking commit: every call is refused until reopen.
-    pub poisoned: bool,
-}
+// The engine's options, durability and counters, re-exported whole like its reports: this
+// backend adds nothing to their shape. What it knows beyond them (the last commit appended but
+// not yet durable) is [`EmbeddedStore::appended_seq`].
+pub use rabosh::{Durability, Options as EmbeddedOptions, Stats};
 
 /// Marks the stores whose writer mutex this thread holds for a shared batch
 /// ([`EmbeddedStore::appending`]), so the batch's transactions do not take it again.
@@ -156,15 +90,9 @@ struct Shared {
 /// A read view of the embedded store at one engine snapshot, answering listings from the
 /// store's index when it is at the same state.
 struct EngineView {
-    snap: EngineSnap,
+    snap: Snapshot,
     shared: Arc<Shared>,
 }
-
-/// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
-/// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
-/// store's lock), so its listings are scans (the default summaries).
-#[derive(Clone)]
-pub struct Snapshot(EngineSnap);
 
 impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
@@ -232,15 +160,21 @@ impl EmbeddedStore {
     #[must_use]
     pub fn stats(&self) -> Stats {
         let mut stats = self.shared.engine.stats();
-        stats.appended_seq = self.shared.engine.latest().map_or(stats.seq, |snap| snap.seq());
         stats.poisoned |= self.shared.poison.check().is_err();
         stats
+    }
+
+    /// The last commit appended, durable or not: ahead of [`Stats::seq`] while an fsync runs.
+    /// A closed or failed store answers with `seq`.
+    #[must_use]
+    pub fn appended_seq(&self) -> u64 {
+        self.shared.engine.latest().map_or_else(|_| self.shared.engine.stats().seq, |snap| snap.seq())
     }
 
     /// Pins the durable state, for reads as of now (e.g. [`crate::Memories::view_at`]).
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.shared.poison.check()?;
-        Ok(Snapshot(self.shared.engine.snapshot()?))
+        self.shared.engine.snapshot()
     }
 
     /// [`EmbeddedStore::snapshot`] for a thread that must not block (a JS thread): never waits
@@ -249,7 +183,7 @@ impl EmbeddedStore {
     /// holds the lock right after it rotated or compacted).
     pub fn snapshot_without_waiting(&self) -> Result<Snapshot> {
         self.shared.poison.check()?;
-        Ok(Snapshot(self.shared.engine.snapshot_without_waiting()?))
+        self.shared.engine.snapshot_without_waiting()
     }
 
     /// After a snapshot of this store is released: closes here the segments another process
@@ -482,37 +416,9 @@ impl ReadView for EngineView {
     }
 }
 
-impl Snapshot {
-    /// The sequence number of the last commit this view sees.
-    #[must_use]
-    pub fn seq(&self) -> u64 {
-        self.0.seq()
-    }
-}
-
-impl ReadView for Snapshot {
-    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.0.get(key)
-    }
-    fn meta(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.0.meta(key)
-    }
-    fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix(prefix, visit)
-    }
-
-    fn scan_prefix_rev(&self, prefix: &[u8], before: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_rev(prefix, before, visit)
-    }
-
-    fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
-        self.0.scan_prefix_after(prefix, after, visit)
-    }
-}
-
 impl Backend for EmbeddedStore {
     fn read(&self) -> Result<Box<dyn ReadView>> {
-        let snap = self.snapshot()?.0;
+        let snap = self.snapshot()?;
         Ok(Box::new(EngineView { snap, shared: self.shared.clone() }))
     }
 
