@@ -713,13 +713,10 @@ impl PgBackend {
                 Ok(None) => continue,
                 Err(e) => e,
             };
-            if let Some(pe) = PgError::of(&e)
-                && pe.kind() == PgErrorKind::CommitOutcomeUnknown
-            {
-                // As the trait asks of a commit whose outcome is unknown; reopening answers
-                // from the server's state, which is the truth.
-                self.poison.set("the connection was lost during COMMIT");
-            }
+            // A commit whose outcome is unknown does not poison the handle: everything it
+            // knows is on the server (the settings cache is cleared around every commit that
+            // writes settings), so later calls answer from the server's state, which is the
+            // truth, on whichever node now takes writes (`failover.rs`).
             // A BEGIN never sent began nothing to roll back.
             if !conn.broken && conn.pending_begin.take().is_none() && conn.client.batch_execute("ROLLBACK").is_err() {
                 conn.broken = true;
