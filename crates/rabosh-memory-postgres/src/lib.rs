@@ -47,13 +47,17 @@
 //! A connection lost later in a transaction, before COMMIT was sent, reruns the body on a new
 //! connection (nothing committed; at most 3 times); a snapshot view that has not answered yet
 //! begins again on a new one. When COMMIT itself was in flight the
-//! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
+//! call answers [`PgErrorKind::CommitOutcomeUnknown`], and the handle goes on (it keeps no state
+//! the outcome could change). A multi-host URL rides a failover: new connections go to the
+//! node that takes writes now, retried every 100 ms while none does, and a stale primary is
+//! refused (`failover.rs`). Every call has a client-side deadline
 //! (`client.rs`), so a server that does not answer at all fails calls instead of holding
 //! threads. Durability is the server's (`synchronous_commit` and its replication).
 
 mod client;
 mod columns;
 mod error;
+mod failover;
 mod feed;
 mod handle;
 mod pool;
@@ -240,7 +244,8 @@ impl PgBackend {
         }
         let manager = Manager {
             tls: tls::connector(&request)?,
-            config,
+            hosts: failover::Hosts::new(&config),
+            guard: failover::Guard::default(),
             redactor: redactor.clone(),
             statement_timeout: options.statement_timeout,
             connect_timeout,
