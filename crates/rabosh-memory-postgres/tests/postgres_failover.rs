@@ -159,10 +159,14 @@ fn check(scenario: &str, calls: &[Call], down: Outage, up: Instant, survivor: &s
     }
     let first_after = acknowledged.iter().filter(|c| c.started >= up).map(|c| c.ended).min();
     let resumed = first_after.map(|t| t.duration_since(up));
+    // The pause a caller saw: from the outage to the first create started after it that succeeded.
+    let paused =
+        acknowledged.iter().filter(|c| c.started >= down.1).map(|c| c.ended).min().map(|t| t.duration_since(down.0));
     let lost = lost(&acknowledged, survivor);
     println!(
-        "  {scenario}: {} acknowledged, {lost} lost, {exists} answered exists, outage {:?}, first write started after \
-         it acknowledged {resumed:?} later, errors {errors:?}",
+        "  {scenario}: {} acknowledged, {lost} lost, {exists} answered exists, outage until promoted {:?}, first \
+         create started after the promotion acknowledged {resumed:?} after it, callers paused {paused:?}, errors \
+         {errors:?}",
         acknowledged.len(),
         up.duration_since(down.0)
     );
