@@ -236,6 +236,10 @@ fn a_stale_primary_never_takes_writes() {
     // A short connect_timeout: the creates below that find no usable node fail sooner.
     let m = open(&cluster.url("stale", "&connect_timeout=2"));
     assert!(create(&m, "/memories/before".into()).outcome == Ok(true));
+    // The standby alone does not take writes, and the refusal says so.
+    let standby = format!("{}&target_session_attrs=read-write", cluster.node_url(1, "stale"));
+    let e = rabosh_memory::open_with(&standby, StoreOptions::default(), &[&PostgresOpener]).err().expect("refused");
+    assert!(e.to_string().contains("does not take writes"), "{e}");
     cluster.run("kill 0");
     cluster.run("promote 1");
     let moved = run_until(&m, "/memories/moved", Duration::from_secs(10));
@@ -245,6 +249,8 @@ fn a_stale_primary_never_takes_writes() {
     cluster.run("start 0");
     cluster.run("stop 1");
     let refused: Vec<Call> = (0..2).map(|i| create(&m, format!("/memories/refused/{i}"))).collect();
+    let e = m.create("/memories/refused/why", "x").expect_err("refused");
+    assert!(e.to_string().contains("refused a stale server"), "{e}");
     let codes: Vec<&Result<bool, String>> = refused.iter().map(|c| &c.outcome).collect();
     println!("  stale primary up, new primary down: creates answered {codes:?}");
     for c in &refused {
@@ -255,8 +261,9 @@ fn a_stale_primary_never_takes_writes() {
     assert_eq!(resumed.last().unwrap().outcome, Ok(true), "no create succeeded once the new primary was back");
     // The stale node holds nothing written after the failover.
     let stale = open(&cluster.node_url(0, "stale"));
-    for c in moved.iter().chain(&refused).chain(&resumed) {
-        assert!(matches!(stale.view(&c.path), Ok(View::NotFound)), "{} is on the stale node", c.path);
+    let paths = moved.iter().chain(&refused).chain(&resumed).map(|c| c.path.as_str());
+    for path in paths.chain(["/memories/refused/why"]) {
+        assert!(matches!(stale.view(path), Ok(View::NotFound)), "{path} is on the stale node");
     }
     let ours = open(&cluster.node_url(1, "stale"));
     for c in [&moved, &resumed].map(|calls| calls.last().unwrap()) {
