@@ -1,6 +1,7 @@
 //! A primary and a synchronous standby (scripts/pg-cluster.mjs starts them), and one store opened
 //! on their multi-host URL with `target_session_attrs=read-write`: a failover under concurrent
-//! writers, the old primary coming back as a stale node, and an operator's switchover. Each
+//! writers, the old primary coming back as a stale node, an operator's switchover, and a
+//! failover to a standby whose replay fell behind. Each
 //! scenario prints its figures. Own `main` (harness = false): the scenarios run one after
 //! another, each on a cluster of its own, since each kills or stops servers.
 
@@ -17,13 +18,17 @@ use rabosh_memory::{Create, Error, Memories, MemoryOptions, StoreOptions, View};
 use rabosh_memory_postgres::{PgError, PgErrorKind, PostgresOpener};
 
 fn main() {
-    let steps: [(&str, fn()); 3] = [
+    let steps: [(&str, fn()); 4] = [
         (
             "a_failover_under_32_writers_loses_nothing_and_resumes",
             a_failover_under_32_writers_loses_nothing_and_resumes,
         ),
         ("a_stale_primary_never_takes_writes", a_stale_primary_never_takes_writes),
         ("a_switchover_loses_nothing_and_resumes", a_switchover_loses_nothing_and_resumes),
+        (
+            "a_standby_behind_in_replay_loses_nothing_at_promotion",
+            a_standby_behind_in_replay_loses_nothing_at_promotion,
+        ),
     ];
     // Like libtest: arguments that are not flags filter the scenarios by name.
     let filters: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
@@ -76,6 +81,12 @@ impl Cluster {
         format!(
             "postgres://postgres@127.0.0.1:{a},127.0.0.1:{b}/postgres?target_session_attrs=read-write&schema={schema}{extra}"
         )
+    }
+
+    /// A session on one node, bypassing the store (to steer the node or look at it).
+    fn session(&self, node: usize) -> postgres::Client {
+        let conninfo = format!("host=127.0.0.1 port={} user=postgres dbname=postgres", self.ports[node]);
+        postgres::Client::connect(&conninfo, postgres::NoTls).expect("connect to a node")
     }
 
     /// The URL of one node alone, whatever it is now.
@@ -248,28 +259,24 @@ fn a_stale_primary_never_takes_writes() {
     // away: the URL's only read-write node is now the stale one, behind what the handle saw.
     cluster.run("start 0");
     cluster.run("stop 1");
-    let refused: Vec<Call> = (0..2).map(|i| create(&m, format!("/memories/refused/{i}"))).collect();
-    let e = m.create("/memories/refused/why", "x").expect_err("refused");
-    assert!(e.to_string().contains("refused a stale server"), "{e}");
-    let codes: Vec<&Result<bool, String>> = refused.iter().map(|c| &c.outcome).collect();
-    println!("  stale primary up, new primary down: creates answered {codes:?}");
-    for c in &refused {
-        assert!(c.outcome.is_err(), "{} was written while only the stale node took writes", c.path);
-    }
+    let refused = m.create("/memories/refused", "x").expect_err("written while only the stale node took writes");
+    println!("  stale primary up, new primary down: a create answered {}: {refused}", code(&refused));
+    assert!(refused.to_string().contains("refused a stale server"), "{refused}");
     cluster.run("start 1");
     let resumed = run_until(&m, "/memories/resumed", Duration::from_secs(10));
     assert_eq!(resumed.last().unwrap().outcome, Ok(true), "no create succeeded once the new primary was back");
     // The stale node holds nothing written after the failover.
     let stale = open(&cluster.node_url(0, "stale"));
-    let paths = moved.iter().chain(&refused).chain(&resumed).map(|c| c.path.as_str());
-    for path in paths.chain(["/memories/refused/why"]) {
+    let paths = moved.iter().chain(&resumed).map(|c| c.path.as_str());
+    for path in paths.chain(["/memories/refused"]) {
         assert!(matches!(stale.view(path), Ok(View::NotFound)), "{path} is on the stale node");
     }
     let ours = open(&cluster.node_url(1, "stale"));
     for c in [&moved, &resumed].map(|calls| calls.last().unwrap()) {
         assert!(matches!(ours.view(&c.path), Ok(View::File { .. })), "{} is missing from the new primary", c.path);
     }
-    println!("  stale primary: {} created on the new primary, 0 on the stale node", moved.len() + resumed.len());
+    let created = moved.iter().chain(&resumed).filter(|c| c.outcome == Ok(true)).count();
+    println!("  stale primary: {created} created on the new primary, 0 on the stale node");
 }
 
 fn a_switchover_loses_nothing_and_resumes() {
@@ -287,4 +294,31 @@ fn a_switchover_loses_nothing_and_resumes() {
     stop.store(true, Ordering::Relaxed);
     let calls: Vec<Call> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
     check("switchover", &calls, down, up, &cluster.node_url(1, "switchover"));
+}
+
+/// A synchronous standby acknowledges a commit once its WAL is flushed there, not replayed: with
+/// replay paused it falls behind what the primary acknowledged, and a promotion must replay it
+/// all before the first write.
+fn a_standby_behind_in_replay_loses_nothing_at_promotion() {
+    let mut cluster = Cluster::start();
+    let m = open(&cluster.url("behind", ""));
+    let mut standby = cluster.session(1);
+    standby.batch_execute("SELECT pg_wal_replay_pause()").unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let threads = writers(&m, 8, &stop);
+    std::thread::sleep(Duration::from_millis(500));
+    let behind: i64 =
+        standby.query_one("SELECT (pg_last_wal_receive_lsn() - pg_last_wal_replay_lsn())::INT8", &[]).unwrap().get(0);
+    drop(standby);
+    assert!(behind > 0, "the standby replayed everything it received: it is not behind");
+    let down = Instant::now();
+    cluster.run("kill 0");
+    let down = (down, Instant::now());
+    cluster.run("promote 1");
+    let up = Instant::now();
+    std::thread::sleep(Duration::from_secs(1));
+    stop.store(true, Ordering::Relaxed);
+    let calls: Vec<Call> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    println!("  standby behind: {behind} bytes of WAL received and not replayed at the kill");
+    check("standby behind", &calls, down, up, &cluster.node_url(1, "behind"));
 }
