@@ -128,17 +128,29 @@ function kill(node) {
       // Gone already.
     }
   }
-  // A later start must not find the dead postmaster's pid file and refuse.
+  // Answered once every backend has exited (so every client socket is closed) and the
+  // postmaster is reaped (a later start refuses while its pid exists, even as a zombie).
   const deadline = Date.now() + 5000;
-  while (isAlive(pm) && Date.now() < deadline) execFileSync('sleep', ['0.01']);
+  while ((exists(pm) || children.some(running)) && Date.now() < deadline) execFileSync('sleep', ['0.01']);
 }
 
-function isAlive(pid) {
+function exists(pid) {
   try {
     process.kill(pid, 0);
     return true;
   } catch {
     return false;
+  }
+}
+
+/** Exists and is not a zombie (which has closed its sockets; PID 1 reaps it in its own time). */
+function running(pid) {
+  if (!exists(pid)) return false;
+  try {
+    // The state follows the command name in parentheses.
+    return !/\) Z /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
   }
 }
 
