@@ -156,22 +156,28 @@ impl Guard {
             Err(e) => return Err(Err(e)),
         };
         let Some(identity) = identity else { return Ok(()) };
+        self.admit(identity).map_err(Ok)
+    }
+
+    /// Admits a server of `identity` unless it is behind the newest one seen, and remembers it
+    /// when it is newer (a standby, on no timeline of its own, changes nothing).
+    fn admit(&self, identity: Identity) -> Result<(), PgError> {
         let mut seen = self.seen.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         match seen.as_ref() {
-            Some(s) if s.system != identity.system => Err(Ok(PgError::new(
+            Some(s) if s.system != identity.system => Err(PgError::new(
                 PgErrorKind::Unreachable,
                 "refused a server of another database cluster than the one this handle opened \
                  (its system identifier differs)",
-            ))),
+            )),
             Some(Identity { timeline: Some(newest), .. }) if identity.timeline.is_some_and(|t| t < *newest) => {
-                Err(Ok(PgError::new(
+                Err(PgError::new(
                     PgErrorKind::Unreachable,
                     format!(
                         "refused a stale server: its timeline {} is older than timeline {newest}, which this \
                          handle already used (a failed primary back as a primary of its own?)",
                         identity.timeline.unwrap_or_default()
                     ),
-                )))
+                ))
             }
             Some(Identity { timeline: Some(_), .. }) if identity.timeline.is_none() => Ok(()),
             _ => {
@@ -201,6 +207,26 @@ mod tests {
         }
         let one: tokio_postgres::Config = "postgres://u@a/db".parse().unwrap();
         assert_eq!(split(&one).len(), 1);
+    }
+
+    #[test]
+    fn a_server_behind_the_newest_timeline_or_of_another_cluster_is_refused() {
+        let id = |system: &str, timeline: Option<u32>| Identity { system: system.into(), timeline };
+        let guard = Guard::default();
+        guard.admit(id("7", Some(1))).unwrap();
+        guard.admit(id("7", Some(1))).unwrap();
+        // The promoted standby: newer, remembered.
+        guard.admit(id("7", Some(2))).unwrap();
+        let stale = guard.admit(id("7", Some(1))).unwrap_err();
+        assert_eq!(stale.kind(), PgErrorKind::Unreachable);
+        assert!(stale.message().contains("stale server: its timeline 1 is older than timeline 2"), "{stale}");
+        // A standby follows its primary's timeline: admitted, and the newest stays 2.
+        guard.admit(id("7", None)).unwrap();
+        assert!(guard.admit(id("7", Some(1))).is_err());
+        let other = guard.admit(id("8", Some(3))).unwrap_err();
+        assert!(other.message().contains("another database cluster"), "{other}");
+        guard.admit(id("7", Some(3))).unwrap();
+        assert!(guard.admit(id("7", Some(2))).is_err());
     }
 
     #[test]
