@@ -1,9 +1,9 @@
 //! A primary and a synchronous standby (scripts/pg-cluster.mjs starts them), and one store opened
 //! on their multi-host URL with `target_session_attrs=read-write`: a failover under concurrent
 //! writers, the old primary coming back as a stale node, an operator's switchover, and a
-//! failover to a standby whose replay fell behind. Each
-//! scenario prints its figures. Own `main` (harness = false): the scenarios run one after
-//! another, each on a cluster of its own, since each kills or stops servers.
+//! failover to a standby whose replay fell behind. Each scenario prints its figures. Own `main`
+//! (harness = false): the scenarios run one after another, each on a cluster of its own, since
+//! each kills or stops servers.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Lines, Write};
