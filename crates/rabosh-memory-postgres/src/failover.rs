@@ -56,11 +56,18 @@ impl Hosts {
 
 /// One configuration per host of a multi-host configuration (its own port and `hostaddr`, every
 /// other setting shared), so a host the handle refuses can be passed over for the next one: the
-/// client would stop at the first that accepts. A single host is kept as it is.
+/// client would stop at the first that accepts. A single host is kept as it is, and so is a URL
+/// with `load_balance_hosts=random`, whose connections the client spreads (a refused node is then
+/// passed over by the next try, `Manager::open_patiently`).
 fn split(config: &tokio_postgres::Config) -> Vec<tokio_postgres::Config> {
     let (hosts, addrs, ports) = (config.get_hosts(), config.get_hostaddrs(), config.get_ports());
     let n = hosts.len().max(addrs.len());
-    if n <= 1 || (ports.len() > 1 && ports.len() != n) || (!hosts.is_empty() && !addrs.is_empty() && hosts.len() != n) {
+    let random = config.get_load_balance_hosts() == tokio_postgres::config::LoadBalanceHosts::Random;
+    if n <= 1
+        || random
+        || (ports.len() > 1 && ports.len() != n)
+        || (!hosts.is_empty() && !addrs.is_empty() && hosts.len() != n)
+    {
         // The client refuses mismatched lists with its own error; let it.
         return vec![config.clone()];
     }
@@ -207,6 +214,8 @@ mod tests {
         }
         let one: tokio_postgres::Config = "postgres://u@a/db".parse().unwrap();
         assert_eq!(split(&one).len(), 1);
+        let spread: tokio_postgres::Config = "postgres://u@a:1,b:2/db?load_balance_hosts=random".parse().unwrap();
+        assert_eq!(split(&spread).len(), 1);
     }
 
     #[test]
