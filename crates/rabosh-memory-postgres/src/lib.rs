@@ -61,6 +61,7 @@ mod failover;
 mod feed;
 mod handle;
 mod pool;
+mod pooler;
 mod retry;
 mod schema;
 mod seal;
@@ -257,7 +258,6 @@ impl PgBackend {
         let mut first = manager.open()?;
         schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         let sealer = seal::settle(&mut first, &options.schema, options.encryption.as_ref(), &redactor)?;
-        drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
@@ -267,6 +267,10 @@ impl PgBackend {
             .connection_timeout(connect_timeout)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
+        // The pool's first connection, which stays in it (no connection made for the probe alone).
+        let mut second = pool::checkout(&pool, &last_error)?;
+        pooler::refuse_transaction_pooling(&mut first, &mut second, &redactor)?;
+        drop((first, second));
         Ok(PgBackend {
             pool: pool.clone(),
             shared: Arc::new(Shared {

@@ -220,6 +220,14 @@ impl r2d2::ManageConnection for Manager {
     }
 }
 
+/// A pooled connection as it is.
+pub fn checkout(
+    pool: &r2d2::Pool<Manager>,
+    last_error: &Mutex<Option<PgError>>,
+) -> Result<r2d2::PooledConnection<Manager>, PgError> {
+    pool.get().map_err(|_| checkout_error(last_error, pool.connection_timeout()))
+}
+
 /// A pooled connection for a transaction whose `begin` is sent with its first statement
 /// (`Conn::pending_begin`). A connection the server already ended (seen at checkout without a
 /// round trip) is discarded and another one tried; one that went stale unseen fails that first

@@ -18,10 +18,10 @@ use rabosh_memory::{Create, Error, Memories, MemoryOptions, StoreOptions, View};
 use rabosh_memory_postgres::{PgError, PgErrorKind, PostgresOpener};
 
 fn main() {
-    if cfg!(any(windows, target_env = "musl")) {
-        // The cross-target runs (__test__/targets): the cluster is Linux's PostgreSQL driven by
-        // node on the host, which a binary under Wine cannot wait for; what is tested here is
-        // the same code on every target, run by the host's `cargo test`.
+    if cfg!(any(not(target_os = "linux"), target_env = "musl")) {
+        // Linux only, natively: the cluster is Debian's (or the CI image's) PostgreSQL driven by
+        // node, which a binary under Wine cannot wait for, and CI's time is spent once; what is
+        // tested here is the same code on every target.
         println!("\ntest result: ok. 0 passed; 0 failed; 0 ignored; 0 measured; 4 filtered out");
         return;
     }
