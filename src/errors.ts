@@ -218,7 +218,8 @@ export class BackendUnavailableError extends PostgresError {
 
 /**
  * The connection broke while COMMIT was in flight: the command may or may not have committed.
- * The handle is poisoned (every later call refuses); reopen, and read to learn which.
+ * The handle goes on (on the node that now takes writes, after a failover); read to learn
+ * which, and never just send the command again where running it twice would differ.
  */
 export class CommitOutcomeUnknownError extends PostgresError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -276,6 +276,9 @@ pub(crate) fn classify(e: &postgres::Error, phase: Phase, redactor: &Redactor) -
     }
     match phase {
         Phase::Connect => {
+            if let Some(why) = session_attrs_refusal(e) {
+                return PgError::new(PgErrorKind::Unreachable, format!("could not connect to the server: {why}"));
+            }
             let why = match io_kind(e) {
                 Some(k) => io_kind_text(k),
                 None if e.to_string() == "invalid connection string" => {
@@ -374,6 +377,27 @@ fn is_unresolved(e: &postgres::Error) -> bool {
         cur = s.source();
     }
     false
+}
+
+/// The client's own refusal of a server for the URL's `target_session_attrs` (its fixed texts),
+/// in words that say what to look at: during a failover, every node may be a standby for a while.
+fn session_attrs_refusal(e: &postgres::Error) -> Option<&'static str> {
+    let mut cur: Option<&(dyn StdError + 'static)> = e.source();
+    while let Some(s) = cur {
+        if let Some(io) = s.downcast_ref::<io::Error>() {
+            return match io.to_string().as_str() {
+                "database does not allow writes" => Some(
+                    "it does not take writes (a standby, or a failover under way), and the URL asks for target_session_attrs=read-write",
+                ),
+                "database is not read only" => {
+                    Some("it takes writes, and the URL asks for target_session_attrs=read-only")
+                }
+                _ => None,
+            };
+        }
+        cur = s.source();
+    }
+    None
 }
 
 fn io_kind(e: &postgres::Error) -> Option<io::ErrorKind> {

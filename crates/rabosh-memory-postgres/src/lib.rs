@@ -47,16 +47,21 @@
 //! A connection lost later in a transaction, before COMMIT was sent, reruns the body on a new
 //! connection (nothing committed; at most 3 times); a snapshot view that has not answered yet
 //! begins again on a new one. When COMMIT itself was in flight the
-//! call answers [`PgErrorKind::CommitOutcomeUnknown`]. Every call has a client-side deadline
+//! call answers [`PgErrorKind::CommitOutcomeUnknown`], and the handle goes on (it keeps no state
+//! the outcome could change). A multi-host URL rides a failover: new connections go to the
+//! node that takes writes now, retried every 100 ms while none does, and a stale primary is
+//! refused (`failover.rs`). Every call has a client-side deadline
 //! (`client.rs`), so a server that does not answer at all fails calls instead of holding
 //! threads. Durability is the server's (`synchronous_commit` and its replication).
 
 mod client;
 mod columns;
 mod error;
+mod failover;
 mod feed;
 mod handle;
 mod pool;
+mod pooler;
 mod retry;
 mod schema;
 mod seal;
@@ -240,7 +245,8 @@ impl PgBackend {
         }
         let manager = Manager {
             tls: tls::connector(&request)?,
-            config,
+            hosts: failover::Hosts::new(&config),
+            guard: failover::Guard::default(),
             redactor: redactor.clone(),
             statement_timeout: options.statement_timeout,
             connect_timeout,
@@ -252,7 +258,6 @@ impl PgBackend {
         let mut first = manager.open()?;
         schema::ensure(&mut first, &options.schema, options.create, &redactor)?;
         let sealer = seal::settle(&mut first, &options.schema, options.encryption.as_ref(), &redactor)?;
-        drop(first);
         let pool = r2d2::Pool::builder()
             .max_size(options.pool_size)
             .min_idle(Some(0))
@@ -262,6 +267,10 @@ impl PgBackend {
             .connection_timeout(connect_timeout)
             .error_handler(Box::new(r2d2::NopErrorHandler))
             .build_unchecked(manager);
+        // The pool's first connection, which stays in it (no connection made for the probe alone).
+        let mut second = pool::checkout(&pool, &last_error)?;
+        pooler::refuse_transaction_pooling(&mut first, &mut second, &redactor)?;
+        drop((first, second));
         Ok(PgBackend {
             pool: pool.clone(),
             shared: Arc::new(Shared {
@@ -713,13 +722,10 @@ impl PgBackend {
                 Ok(None) => continue,
                 Err(e) => e,
             };
-            if let Some(pe) = PgError::of(&e)
-                && pe.kind() == PgErrorKind::CommitOutcomeUnknown
-            {
-                // As the trait asks of a commit whose outcome is unknown; reopening answers
-                // from the server's state, which is the truth.
-                self.poison.set("the connection was lost during COMMIT");
-            }
+            // A commit whose outcome is unknown does not poison the handle: everything it
+            // knows is on the server (the settings cache is cleared around every commit that
+            // writes settings), so later calls answer from the server's state, which is the
+            // truth, on whichever node now takes writes (`failover.rs`).
             // A BEGIN never sent began nothing to roll back.
             if !conn.broken && conn.pending_begin.take().is_none() && conn.client.batch_execute("ROLLBACK").is_err() {
                 conn.broken = true;

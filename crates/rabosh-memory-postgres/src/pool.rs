@@ -2,7 +2,7 @@
 //! last typed connect failure (r2d2 itself reports a pool timeout only as text).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::Statement;
 use postgres::types::Type;
@@ -10,6 +10,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::client::{Client, Failure};
 use super::error::{PgError, PgErrorKind, Phase, Redactor, classify, timed_out};
+use super::failover::{Guard, Hosts};
 use super::settings_cache::Assumed;
 use super::sql::{Q, Sql};
 
@@ -84,7 +85,10 @@ impl Drop for Conn {
 }
 
 pub struct Manager {
-    pub config: tokio_postgres::Config,
+    /// The URL's hosts (`failover.rs`).
+    pub hosts: Hosts,
+    /// Refuses a server behind the ones this handle used (`failover.rs`).
+    pub guard: Guard,
     pub tls: MakeRustlsConnect,
     pub redactor: Redactor,
     pub statement_timeout: Duration,
@@ -98,14 +102,32 @@ pub struct Manager {
 }
 
 impl Manager {
-    /// Connects on the calling thread and sets the session up.
+    /// Connects on the calling thread to the first of the URL's hosts that accepts (the one
+    /// that accepted last first) and sets the session up; the last host's failure when none
+    /// does.
     pub fn open(&self) -> Result<Conn, PgError> {
+        let mut failure = None;
+        for (i, config) in self.hosts.in_order() {
+            match self.open_host(config) {
+                Ok(conn) => {
+                    self.hosts.accepted(i);
+                    return Ok(conn);
+                }
+                Err(e) => failure = Some(e),
+            }
+        }
+        Err(failure.expect("a URL names at least one host"))
+    }
+
+    /// Connects on the calling thread and, when the server is not refused (`failover.rs`),
+    /// sets the session up.
+    fn open_host(&self, config: &tokio_postgres::Config) -> Result<Conn, PgError> {
         let connect_error = |e: Failure| match e {
             Failure::Pg(e) => classify(&e, Phase::Connect, &self.redactor),
             Failure::TimedOut => timed_out(Phase::Connect),
         };
         let client = Client::connect(
-            &self.config,
+            config,
             self.tls.clone(),
             self.connect_timeout,
             self.client_timeout,
@@ -143,16 +165,46 @@ impl Manager {
             conn.broken = true;
             connect_error(e)
         })?;
+        self.guard.check(&mut conn.client).map_err(|refused| {
+            conn.broken = true;
+            refused.unwrap_or_else(connect_error)
+        })?;
         Ok(conn)
     }
+
+    /// [`Manager::open`], tried again every [`RECONNECT_EVERY`] for up to `connect_timeout`
+    /// while no host accepts for a reason that can pass (a server restarting or down, a standby
+    /// not promoted yet, a stale node refused): r2d2 itself retries a failed connect only after
+    /// a doubling wait (up to half the timeout), which after a failover would leave callers
+    /// waiting seconds after the new primary took writes.
+    fn open_patiently(&self) -> Result<Conn, PgError> {
+        let deadline = Instant::now() + self.connect_timeout;
+        loop {
+            let e = match self.open() {
+                Ok(conn) => return Ok(conn),
+                Err(e) => e,
+            };
+            let passing =
+                matches!(e.kind(), PgErrorKind::Unreachable | PgErrorKind::Timeout | PgErrorKind::ConnectionLost);
+            if !passing || Instant::now() + RECONNECT_EVERY >= deadline {
+                return Err(e);
+            }
+            // Callers that give up meanwhile are told why (`checkout_error`).
+            *self.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e);
+            std::thread::sleep(RECONNECT_EVERY);
+        }
+    }
 }
+
+/// How often a pool with no server to connect to tries again.
+const RECONNECT_EVERY: Duration = Duration::from_millis(100);
 
 impl r2d2::ManageConnection for Manager {
     type Connection = Conn;
     type Error = PgError;
 
     fn connect(&self) -> Result<Conn, PgError> {
-        let r = self.open();
+        let r = self.open_patiently();
         if let Err(e) = &r {
             *self.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(e.clone());
         }
@@ -166,6 +218,14 @@ impl r2d2::ManageConnection for Manager {
     fn has_broken(&self, conn: &mut Conn) -> bool {
         conn.broken || conn.in_body || conn.pending_begin.is_some() || conn.client.is_closed()
     }
+}
+
+/// A pooled connection as it is.
+pub fn checkout(
+    pool: &r2d2::Pool<Manager>,
+    last_error: &Mutex<Option<PgError>>,
+) -> Result<r2d2::PooledConnection<Manager>, PgError> {
+    pool.get().map_err(|_| checkout_error(last_error, pool.connection_timeout()))
 }
 
 /// A pooled connection for a transaction whose `begin` is sent with its first statement

@@ -5,10 +5,20 @@
 
 mod postgres_util;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use postgres_util::Schema;
 use rabosh_memory::{ChangeKind, Memories, MemoryOptions};
+
+/// A page reads below every transaction in flight on the server, so one test's commits in flight
+/// would hold another's first page back below its own first commit (which the next page then
+/// returns) or below a migration's horizon (a second reset): the tests here run one at a time,
+/// each taking the lock first so it is released after the test's schema is dropped.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn changes(m: &Memories, since: &str) -> (Vec<(String, ChangeKind)>, String) {
     let page = m.changes(Some(since), None).unwrap();
@@ -18,6 +28,7 @@ fn changes(m: &Memories, since: &str) -> (Vec<(String, ChangeKind)>, String) {
 
 #[test]
 fn a_later_numbered_commit_landing_first_holds_the_reader_back_until_the_earlier_one_ends() {
+    let _serial = serial();
     let s = Schema::new("feed_order");
     let m = Memories::new(Arc::new(s.open()), MemoryOptions::default()).unwrap();
     m.create("/memories/first", "1").unwrap();
@@ -68,6 +79,7 @@ fn a_later_numbered_commit_landing_first_holds_the_reader_back_until_the_earlier
 
 #[test]
 fn another_handle_reads_what_one_commits_and_a_page_ends_inside_a_commit() {
+    let _serial = serial();
     let s = Schema::new("feed_handles");
     let (a, b) = (s.open(), s.open());
     let ma = Memories::new(Arc::new(a), MemoryOptions::default()).unwrap();
@@ -98,6 +110,7 @@ fn another_handle_reads_what_one_commits_and_a_page_ends_inside_a_commit() {
 
 #[test]
 fn a_schema_migrated_with_memories_in_it_answers_reset_then_reads_on() {
+    let _serial = serial();
     let s = Schema::new("feed_migrated");
     let m = Memories::new(Arc::new(s.open()), MemoryOptions::default()).unwrap();
     m.create("/memories/old", "o").unwrap();

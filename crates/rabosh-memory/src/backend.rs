@@ -334,7 +334,9 @@ pub trait Backend: Send + Sync {
     /// even when its answer is a refusal, so a refusing body stages nothing (or clears). An
     /// error means nothing was committed — except an IO fault after the commit reached storage,
     /// when durability cannot be known: the backend is then poisoned and refuses every later
-    /// call (reads too, with `Error::Poisoned`) until reopened. A panic in the body or the
+    /// call (reads too, with `Error::Poisoned`) until reopened; and a server's connection lost
+    /// during COMMIT, answered with the backend's typed error (`backend_kit` says when that
+    /// poisons). A panic in the body or the
     /// commit poisons the same way: nothing continues on state it may have left half-updated.
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()>;
 

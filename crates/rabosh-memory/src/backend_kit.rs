@@ -24,8 +24,10 @@
 //!   options promise (capabilities without `buffered`: durable on return).
 //! - Outcomes: a failure is `Err` with nothing committed, except when the outcome is unknown (a
 //!   connection lost during COMMIT, an IO fault after the commit reached storage): then the
-//!   backend answers a typed error saying so and poisons itself ([`Poison`]) so no later call
-//!   builds on a state it cannot know. Its own faults travel as [`Error::Backend`] with a stable
+//!   backend answers a typed error saying so, and poisons itself ([`Poison`]) when state it
+//!   keeps in the process may depend on that outcome, so no later call builds on a state it
+//!   cannot know. A backend whose every later answer comes from its server (PostgreSQL) goes
+//!   on: the server's state is the truth, and a failover must not stop the handle. Its own faults travel as [`Error::Backend`] with a stable
 //!   code ([`BackendError`]) and never a secret (a password or host) in the message.
 //! - Change feed: a backend records [`feed_changes`] of each write set in the same commit,
 //!   one entry per path (its latest change, the older one removed), drops the entries of
