@@ -40,9 +40,9 @@ const STEPS = [
   {
     name: 'test:targets',
     run: `node scripts/build-targets.mjs --native-from-root --only ${NATIVE.join(',')} && node scripts/with-postgres.mjs "vitest run --config vitest.targets.config.ts"`,
-    // After vitest too: the emulated runs put other platforms' addons beside this one's at the
-    // root, and the native suites expect one addon there.
-    after: ['build', 'cross builds', 'vitest'],
+    // Beside vitest: the emulated runs load their addons from npm/<platform>/, the root keeps
+    // this platform's alone (scripts/targets/foreign.mjs, addonFor).
+    after: ['build', 'cross builds'],
   },
 ];
 

@@ -86,12 +86,17 @@ export function foreignTools(platform) {
   }
 }
 
-/** Copies `platform`'s addon from npm/<platform>/ to the root, where binding.cjs looks first. */
-export function placeAddon(platform) {
+/**
+ * The path of `platform`'s addon in npm/<platform>/, as that platform's Node spells it: runs hand
+ * it to binding.cjs in NAPI_RS_NATIVE_LIBRARY_PATH instead of copying it to the root, so the
+ * root keeps this machine's addon alone and the native suites can run beside the foreign ones.
+ */
+export function addonFor(platform) {
   const name = `rabosh-memory.${FOREIGN[platform].addon}.node`;
   const built = join(root, 'npm', FOREIGN[platform].addon, name);
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build:targets first`);
-  copyFileSync(built, join(root, name));
+  // Wine maps the Unix root to drive Z:.
+  return platform === 'win32-x64' ? `Z:${built.replaceAll('/', '\\')}` : built;
 }
 
 /** The project's Wine prefix (created once), with the environment to run in it. */
