@@ -31,7 +31,8 @@ impl Memories {
     /// `after` (None: from the first) and contains `contains` compared in lower case (empty: every
     /// path), in byte order of the path, at one snapshot. `after` need not name a memory that
     /// still exists. The keys are read in order either way, so a search that matches little reads
-    /// the scope's keys (never content) up to its last match.
+    /// the scope's keys (never content) up to its last match; a backend may leave out keys that
+    /// cannot match before they reach this process (`ReadView::scan_prefix_after_containing`).
     pub fn list_page(&self, after: Option<&str>, limit: usize, contains: &str) -> Result<MemoryPage> {
         if let Some(a) = after {
             check_normalised(a)?;
@@ -43,7 +44,7 @@ impl Memories {
         let mut more = false;
         let mut failed: Option<Error> = None;
         let prefix = subtree_prefix(&self.options.scope, ROOT);
-        view.scan_prefix_after(&prefix, after.as_deref(), &mut |key, meta| {
+        let mut visit = |key: &[u8], meta: &[u8]| {
             let Some((_, path)) = parse(key) else { return ControlFlow::Continue(()) };
             if !needle.is_empty() && !path.to_lowercase().contains(&needle) {
                 return ControlFlow::Continue(());
@@ -62,7 +63,12 @@ impl Memories {
                     ControlFlow::Break(())
                 }
             }
-        })?;
+        };
+        if needle.is_empty() {
+            view.scan_prefix_after(&prefix, after.as_deref(), &mut visit)?;
+        } else {
+            view.scan_prefix_after_containing(&prefix, after.as_deref(), &needle, &mut visit)?;
+        }
         failed.map_or(Ok(MemoryPage { memories, more }), Err)
     }
 }

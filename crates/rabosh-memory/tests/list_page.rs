@@ -88,6 +88,59 @@ fn a_search_pages_the_paths_containing_its_text_in_any_case(f: &Fixture) {
     assert_eq!(h.list_page(None, 100, "").unwrap().memories.len(), files.len());
 }
 
+/// Every page of the paths containing `contains`, `limit` at a time.
+fn search_all(h: &rabosh_memory::Memories, contains: &str, limit: usize) -> Vec<String> {
+    let (mut after, mut got) = (None::<String>, Vec::new());
+    loop {
+        let page = h.list_page(after.as_deref(), limit, contains).unwrap();
+        got.extend(page.memories.iter().map(|m| m.path.clone()));
+        if !page.more {
+            return got;
+        }
+        after = page.memories.last().map(|m| m.path.clone());
+    }
+}
+
+fn a_search_answers_what_filtering_the_listing_answers(f: &Fixture) {
+    let h = f.default_handler();
+    // More than one page of a backend's scan between the matches; paths whose lower case is not
+    // byte for byte theirs with ASCII letters lowered, or that hold what a query escapes.
+    let mut files: Vec<(String, String)> = (0..1_200).map(|i| (format!("/memories/f/{i:04}"), String::new())).collect();
+    files.extend((0..1_200).step_by(300).map(|i| (format!("/memories/f/{i:04}-Hit"), String::new())));
+    for p in ["INFO.md", "\u{212a}elvin", "\u{130}stanbul", "back\\slash", "Ärger/Öl", "a%b_c", "x\u{80}y", "TAB\tx"]
+    {
+        files.push((format!("/memories/{p}"), String::new()));
+    }
+    h.import_all(&files, false).unwrap();
+    let all = search_all(&h, "", 1_000);
+    assert_eq!(all.len(), files.len());
+    let needles = [
+        "hit",
+        "HIT",
+        "info",
+        "k",
+        "kelvin",
+        "i\u{307}",
+        "istanbul",
+        "\\",
+        "\\s",
+        "äRGER/ö",
+        "%",
+        "_",
+        "200",
+        "\t",
+        "/",
+        "z",
+    ];
+    for needle in needles {
+        let want: Vec<&String> = all.iter().filter(|p| p.to_lowercase().contains(&needle.to_lowercase())).collect();
+        for limit in [1, 3, 1_000] {
+            let got = search_all(&h, needle, limit);
+            assert_eq!(got.iter().collect::<Vec<_>>(), want, "{needle:?} by {limit}");
+        }
+    }
+}
+
 /// A view that keeps only `scan_prefix` of the backend's, so `scan_prefix_after` is the default.
 struct DefaultAfter(Box<dyn ReadView>);
 
@@ -137,5 +190,6 @@ fn seeks_answer_as_the_default_scan(f: &Fixture) {
 over_backends!(
     pages_cover_the_scope_once_from_metadata,
     a_search_pages_the_paths_containing_its_text_in_any_case,
+    a_search_answers_what_filtering_the_listing_answers,
     seeks_answer_as_the_default_scan
 );
