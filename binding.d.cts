@@ -21,8 +21,6 @@ export declare class NativeAt {
 export declare class NativeMemories {
   /** The names directly under `dir` after `after`, at most `limit`, with their sizes (metadata only). */
   children(dir: string, after: string | undefined | null, limit: number): Promise<NativeChildren>
-  /** Paths containing `needle` (in lower case) after `after`, at most `limit` (metadata only). */
-  findPaths(needle: string, after: string | undefined | null, limit: number): Promise<NativeFound>
   /** Memories with their content after `after`, at most `limit`, each page from the newest state. */
   exportPage(after: string | undefined | null, limit: number): Promise<NativeExportPage>
   /** The same page as of `snapshot`, so that every page of one export sees one state. */
@@ -82,10 +80,11 @@ export declare class NativeMemories {
    */
   expireBefore(instantMs: number): Promise<number>
   /**
-   * The first `limit` memories whose path sorts after `after` (absent: from the first), in
-   * byte order of the path, at one snapshot; `after` is normalised.
+   * The first `limit` memories whose path sorts after `after` (absent: from the first) and
+   * contains `contains` in lower case (absent or empty: every path), in byte order of the
+   * path, at one snapshot; `after` is normalised.
    */
-  listPage(after: string | undefined | null, limit: number): Promise<NativeMemoryPage>
+  listPage(after: string | undefined | null, limit: number, contains?: string | undefined | null): Promise<NativeMemoryPage>
   /** Every memory at or below `dir` with its hash and ids, at one snapshot. */
   syncEntries(dir: string): Promise<Array<NativeSyncEntry>>
   /** The sync's base records whose tag starts with `tagPrefix`, in tag order. */
@@ -276,17 +275,6 @@ export interface NativeExportedMemory {
 export interface NativeExportPage {
   memories: Array<NativeExportedMemory>
   next?: string
-}
-
-export interface NativeFound {
-  paths: Array<NativeFoundPath>
-  next?: string
-}
-
-/** A path matching a search, with its memory's size. */
-export interface NativeFoundPath {
-  path: string
-  size: number
 }
 
 export interface NativeHistoryOptions {

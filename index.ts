@@ -39,7 +39,7 @@ export type {
   VersionQuery,
 } from './src/history.js';
 export type { ExportedMemory, ImportOptions, ImportResult, MemoryFile } from './src/bulk.js';
-export type { DirectoryEntry, DirectoryPage, ExportStreamOptions, PageOptions, PathMatch, PathSearchPage } from './src/browse.js';
+export type { DirectoryEntry, DirectoryPage, ExportStreamOptions, PageOptions } from './src/browse.js';
 export type { ListedMemory, ListOptions, MemoryPage } from './src/listing-page.js';
 export type { ChangeKind, ChangesOptions, ChangesPage, MemoryChange } from './src/changes.js';
 export type {

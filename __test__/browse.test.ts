@@ -1,5 +1,5 @@
 // A scope a page at a time through the handler: a directory's names with their sizes (no content
-// read), a search over paths, and an export that streams from one snapshot.
+// read), and an export that streams from one snapshot. (A search over paths: list-memories tests.)
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { InvalidArgumentError, Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
@@ -52,18 +52,6 @@ it('pages a directory: every name once, in order, and reads no memory content', 
   }
   expect(names).toEqual(Array.from({ length: 25 }, (_, i) => `n${String(i).padStart(2, '0')}`));
   expect(db.stats().valuesRead).toBe(valuesBefore);
-});
-
-it('finds paths by a substring in any case, a page at a time', async () => {
-  const first = await h.findPaths('A/', { limit: 1 });
-  expect(first.paths).toEqual([{ path: '/memories/a/deep/y.md', bytes: 3 }]);
-  expect(first.next).toBe('/memories/a/deep/y.md');
-  const second = await h.findPaths('A/', { limit: 1, after: first.next! });
-  expect(second).toEqual({ paths: [{ path: '/memories/a/x.md', bytes: 2 }], next: null });
-  expect((await h.findPaths('hidden')).paths.map((p) => p.path)).toEqual(['/memories/.hidden/h.md']);
-  expect((await h.findPaths('nowhere')).paths).toEqual([]);
-  await expect(h.findPaths('a', { limit: 0 })).rejects.toBeInstanceOf(InvalidArgumentError);
-  await expect(h.findPaths('a', { after: '../x' })).rejects.toBeInstanceOf(InvalidArgumentError);
 });
 
 it('streams the export a page at a time, as exportMemories answers, from one snapshot', async () => {

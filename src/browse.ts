@@ -1,11 +1,13 @@
 /**
  * A scope read a page at a time, for tools that show it or copy it out: one directory's children
- * with their sizes, a search over paths, and an export that streams. Like an export (and unlike
- * a view), each sees hidden memories too. Children and searches read metadata only.
+ * with their sizes, and an export that streams. Like an export (and unlike a view), each sees
+ * hidden memories too. Children read metadata only. (A search over paths is a listing with
+ * `contains`: listing-page.ts.)
  */
 
 import type { ExportedMemory } from './bulk.js';
 import { InvalidArgumentError, UnsupportedError, native } from './errors.js';
+import { MAX_PAGE } from './listing-page.js';
 import type { NativeExportPage, NativeMemories } from './native.js';
 import { MemoryPath } from './path.js';
 import { type Rabosh, snapshotNative } from './store.js';
@@ -40,22 +42,6 @@ export interface DirectoryPage {
   next: string | null;
 }
 
-/** A memory whose path matched a search. */
-export interface PathMatch {
-  /** Its path. */
-  path: string;
-  /** Its size in UTF-8 bytes. */
-  bytes: number;
-}
-
-/** One page of a path search (see {@link RaboshMemoryToolHandler.findPaths}). */
-export interface PathSearchPage {
-  /** Matching memories in byte order of their paths. */
-  paths: PathMatch[];
-  /** Pass as `after` for the next page; null when nothing more matches. */
-  next: string | null;
-}
-
 /** Where a page starts and how long it is. */
 export interface PageOptions {
   /** The `next` of the previous page. */
@@ -65,12 +51,11 @@ export interface PageOptions {
 }
 
 const DEFAULT_LIMIT = 500;
-const MAX_LIMIT = 10_000;
 
 function pageOptions(options: PageOptions | undefined): { after: string | undefined; limit: number } {
   const limit = options?.limit ?? DEFAULT_LIMIT;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-    throw new InvalidArgumentError(`limit must be an integer from 1 to ${MAX_LIMIT}, got ${String(limit)}`);
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
+    throw new InvalidArgumentError(`limit must be an integer from 1 to ${MAX_PAGE}, got ${String(limit)}`);
   }
   const after = options?.after;
   if (after !== undefined && typeof after !== 'string') throw new InvalidArgumentError('after must be a string');
@@ -80,14 +65,6 @@ function pageOptions(options: PageOptions | undefined): { after: string | undefi
 function directory(dir: string): string {
   const path = typeof dir === 'string' ? MemoryPath.normalise(dir) : null;
   if (path === null) throw new InvalidArgumentError(`${JSON.stringify(dir)} is not a memory path`);
-  return path;
-}
-
-/** A cursor names a memory path an earlier page answered. */
-function cursor(after: string | undefined): string | undefined {
-  if (after === undefined) return undefined;
-  const path = MemoryPath.normalise(after);
-  if (path === null || path === '/memories') throw new InvalidArgumentError(`after ${JSON.stringify(after)} is not a memory path`);
   return path;
 }
 
@@ -109,13 +86,6 @@ export async function childrenOf(m: NativeMemories, dir: string, options?: PageO
     })),
     next: page.next ?? null,
   };
-}
-
-export async function findPaths(m: NativeMemories, text: string, options?: PageOptions): Promise<PathSearchPage> {
-  if (typeof text !== 'string') throw new InvalidArgumentError('the search text must be a string');
-  const { after, limit } = pageOptions(options);
-  const page = await native(() => m.findPaths(text, cursor(after) ?? null, limit));
-  return { paths: page.paths.map((p) => ({ path: p.path, bytes: p.size })), next: page.next ?? null };
 }
 
 /** Options of {@link RaboshMemoryToolHandler.exportStream}. */

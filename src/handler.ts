@@ -13,15 +13,7 @@ import type {
   BetaMemoryTool20250818ViewCommand,
 } from '@anthropic-ai/sdk/resources/beta';
 
-import {
-  childrenOf,
-  type DirectoryPage,
-  type ExportStreamOptions,
-  findPaths,
-  type PageOptions,
-  type PathSearchPage,
-  streamExport,
-} from './browse.js';
+import { childrenOf, type DirectoryPage, type ExportStreamOptions, type PageOptions, streamExport } from './browse.js';
 import { changes, type ChangesOptions, type ChangesPage } from './changes.js';
 import { exportFrom, importInto, type ExportedMemory, type ImportOptions, type ImportResult, type MemoryFile } from './bulk.js';
 import { StoreClosedError, native, nativeSync } from './errors.js';
@@ -427,22 +419,14 @@ export class RaboshMemoryToolHandler implements MemoryToolHandlers {
   }
 
   /**
-   * Paths of the scope's memories (hidden ones included) that contain `text`, compared in lower
-   * case, a page at a time in byte order, with their sizes. Reads metadata only; a search that
-   * matches little reads every key of the scope for one page.
-   */
-  findPaths(text: string, options?: PageOptions): Promise<PathSearchPage> {
-    this.#assertOpen();
-    return findPaths(this.#memories, text, options);
-  }
-
-  /**
    * One page of the scope's memories (hidden ones included) with their sizes, read from their
    * metadata at one snapshot without reading any content: for listing a scope too large to
-   * export. Pages follow the UTF-8 byte order of the paths; pass a page's `next` as `after` for
-   * the one that follows (null: that was the last). A memory written or removed between two
-   * pages moves no other memory to another page. A `limit` outside 1 to 10,000 (default 1,000)
-   * or an `after` that is not a normalised memory path rejects with `InvalidArgumentError`.
+   * export, or (with `contains`) searching it by path, compared in lower case. Pages follow the
+   * UTF-8 byte order of the paths; pass a page's `next` as `after` for the one that follows
+   * (null: that was the last). A memory written or removed between two pages moves no other
+   * memory to another page. A `limit` outside 1 to 10,000 (default 1,000), an `after` that is
+   * not a normalised memory path or a `contains` that is not a string rejects with
+   * `InvalidArgumentError`; an unknown option with `InvalidOptionError`.
    */
   async listMemories(options?: ListOptions): Promise<MemoryPage> {
     this.#assertOpen();

@@ -1,7 +1,7 @@
 //! Every statement the backend runs on the key table, written once per schema. Kept to SQL that
 //! CockroachDB and YugabyteDB also accept: bytea keys compared as bytes, `ON CONFLICT`,
-//! multi-array `unnest`, `= ANY`, row-value `IN`, no advisory locks, no server-side functions or
-//! triggers.
+//! multi-array `unnest`, `= ANY`, row-value `IN`, the built-in `encode`, `translate`, `strpos`
+//! and `chr` (a path search's filter), no advisory locks, no server-side functions or triggers.
 
 use postgres::types::Type;
 
@@ -72,17 +72,24 @@ pub enum Q {
     FeedBound,
     /// Entries of scope prefix `$1` after (`$2`, `$3`) and below `$4`, first `$5`, in order.
     FeedPage,
+    /// [`Q::ScanBounded`] less the keys that cannot contain the text `$3` once lower-cased
+    /// (`$1`, `$2`, `$4` as there): see [`may_contain`].
+    ScanBoundedContaining,
+    /// [`Q::ScanOpen`] less the same keys (`$2` the text, `$3` the limit).
+    ScanOpenContaining,
 }
 
 impl Q {
-    pub const COUNT: usize = 22;
+    pub const COUNT: usize = 24;
 
     /// The types of the result columns, as the migrations made them: checked at each prepare,
     /// so a table changed by hand is refused before a row is read or written.
     pub fn result_types(self) -> &'static [Type] {
         match self {
             Q::Get | Q::Meta | Q::SettingGet | Q::SettingMeta => &[Type::BYTEA],
-            Q::ScanBounded | Q::ScanOpen | Q::MetaValue => &[Type::BYTEA, Type::BYTEA],
+            Q::ScanBounded | Q::ScanOpen | Q::ScanBoundedContaining | Q::ScanOpenContaining | Q::MetaValue => {
+                &[Type::BYTEA, Type::BYTEA]
+            }
             Q::GuardValue | Q::GuardMeta => &[Type::INT4],
             Q::DirRows => &[Type::BYTEA, Type::BOOL, Type::INT8, Type::INT8, Type::INT8, Type::INT8],
             Q::Upsert
@@ -224,6 +231,8 @@ impl Sql {
                     "SELECT k, x, t FROM {feed} WHERE s = $1 AND (x > $2 OR (x = $2 AND k > $3)) AND x < $4 \
                      ORDER BY x, k LIMIT $5"
                 ),
+                format!("SELECT k, m FROM {t} WHERE k >= $1 AND k < $2 AND {} ORDER BY k LIMIT $4", may_contain(3)),
+                format!("SELECT k, m FROM {t} WHERE k >= $1 AND {} ORDER BY k LIMIT $3", may_contain(2)),
             ],
             tables: format!("{t}, {dirs}, {feed}"),
         }
@@ -255,6 +264,27 @@ pub fn settings_range() -> String {
     };
     let end = prefix_end(SETTINGS_PREFIX).expect("the settings prefix has a successor");
     format!("k >= '\\x{}'::BYTEA AND k < '\\x{}'::BYTEA", hex(SETTINGS_PREFIX), hex(&end))
+}
+
+/// Whether key `k` may contain the text `$n` once lower-cased as Rust lower-cases (the caller
+/// tests each key it gets again): `$n` is the needle in lower case, ASCII without NUL, written as
+/// [`escaped_needle`] writes it. The key is matched in `encode(k, 'escape')`, where every byte
+/// is itself but NUL, a backslash and the non-ASCII ones, which become escapes that start with a
+/// backslash; ASCII letters are lowered by `translate`, which no locale changes (`lower` would:
+/// under a Turkish one, `I` lowers to a dotless `ı`). A key with a backslash there passes
+/// whatever it holds: a non-ASCII character may lower-case into ASCII (the Kelvin sign into `k`).
+fn may_contain(n: usize) -> String {
+    format!(
+        "(strpos(translate(encode(k, 'escape'), 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), ${n}) > 0 \
+         OR strpos(encode(k, 'escape'), chr(92)) > 0)"
+    )
+}
+
+/// `needle` as [`may_contain`] matches it (backslashes doubled, as `encode(k, 'escape')` writes
+/// them); None when no such filter holds: a needle with NUL or beyond ASCII (then every key of
+/// the range is read, as without a needle).
+pub fn escaped_needle(needle: &str) -> Option<String> {
+    (needle.is_ascii() && !needle.contains('\0')).then(|| needle.replace('\\', "\\\\"))
 }
 
 /// The smallest key greater than every key starting with `prefix`, if any.

@@ -15,7 +15,7 @@ use super::error::{PgError, PgErrorKind, Phase};
 use super::pool::Conn;
 use super::seal::Column;
 use super::settings_cache::Assumed;
-use super::sql::{Q, SCAN_PAGE, prefix_end};
+use super::sql::{Q, SCAN_PAGE, escaped_needle, prefix_end};
 use super::summary;
 use rabosh_memory::backend_kit::keys::subtree_prefix;
 use rabosh_memory::backend_kit::{DirRow, DirSummary, ReadView, SETTINGS_PREFIX, Visit, resume_from, summary_of_rows};
@@ -219,14 +219,41 @@ impl<C: DerefMut<Target = Conn> + Send> ReadView for ConnView<C> {
     }
 
     fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
+        self.scan_from(prefix, after, None, visit)
+    }
+
+    /// In the query: only the keys that may contain the needle cross the network.
+    fn scan_prefix_after_containing(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        needle: &str,
+        visit: &mut Visit<'_>,
+    ) -> Result<()> {
+        self.scan_from(prefix, after, escaped_needle(needle).as_deref(), visit)
+    }
+}
+
+impl<C: DerefMut<Target = Conn> + Send> ConnView<C> {
+    /// The keys under `prefix` after `after` a page at a time; with `needle` (as `escaped_needle`
+    /// writes it), only those that may contain it.
+    fn scan_from(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        needle: Option<&str>,
+        visit: &mut Visit<'_>,
+    ) -> Result<()> {
         let end = prefix_end(prefix);
         let mut from = resume_from(prefix, after);
         loop {
             // Pages are fetched with the connection locked and visited after it is released, so
             // a visitor may itself call `get`/`meta` on this view.
-            let rows = match &end {
-                Some(end) => self.query(Q::ScanBounded, &[&from, end, &SCAN_PAGE])?,
-                None => self.query(Q::ScanOpen, &[&from, &SCAN_PAGE])?,
+            let rows = match (&end, needle) {
+                (Some(end), None) => self.query(Q::ScanBounded, &[&from, end, &SCAN_PAGE])?,
+                (None, None) => self.query(Q::ScanOpen, &[&from, &SCAN_PAGE])?,
+                (Some(end), Some(n)) => self.query(Q::ScanBoundedContaining, &[&from, end, &n, &SCAN_PAGE])?,
+                (None, Some(n)) => self.query(Q::ScanOpenContaining, &[&from, &n, &SCAN_PAGE])?,
             };
             let mut last: &[u8] = &[];
             for row in &rows {

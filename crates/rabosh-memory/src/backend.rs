@@ -238,6 +238,21 @@ pub trait ReadView: Send + Sync {
         })
     }
 
+    /// The keys of [`ReadView::scan_prefix_after`] that may contain `needle` once lower-cased
+    /// (`str::to_lowercase`, `needle` already so): every key that does is visited, others may be,
+    /// so the caller tests each again. For a search over paths: a backend whose every page is a
+    /// round trip may leave out in its query the keys that cannot match, rather than send them.
+    /// The default visits every key.
+    fn scan_prefix_after_containing(
+        &self,
+        prefix: &[u8],
+        after: Option<&[u8]>,
+        _needle: &str,
+        visit: &mut Visit<'_>,
+    ) -> Result<()> {
+        self.scan_prefix_after(prefix, after, visit)
+    }
+
     /// The same keys from the top: every `(key, meta)` under `prefix` and below `before` (None: no
     /// bound), in reverse byte order, until `visit` breaks. For pages that start at a cursor
     /// (history, newest first). The default runs the forward scan and replays it reversed, so it

@@ -1,7 +1,7 @@
 //! A scope read a page at a time, for tools that look into it (the inspector) or copy it out (a
-//! streaming export): one directory's children with their sizes, the paths matching a search,
-//! and the memories with their content from a cursor on. Unlike a view, each sees hidden memories
-//! too. Children and searches read metadata only, never a memory's content.
+//! streaming export): one directory's children with their sizes, and the memories with their
+//! content from a cursor on. Unlike a view, each sees hidden memories too. Children read metadata
+//! only, never a memory's content. (A search over paths is a filtered listing: `page.rs`.)
 
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -36,14 +36,6 @@ pub struct Children {
     pub total: u64,
     pub entries: Vec<Child>,
     /// The name to pass as `after` for the next page; None on the last.
-    pub next: Option<String>,
-}
-
-/// A page of paths matching a search, in byte order, with their sizes.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Found {
-    pub paths: Vec<(String, u64)>,
-    /// The path to pass as `after` for the next page; None when the scope holds no more.
     pub next: Option<String>,
 }
 
@@ -105,40 +97,6 @@ impl Memories {
             None => None,
         };
         Ok(Children { memories, bytes, total, entries, next })
-    }
-
-    /// Paths of the scope containing `needle` (compared in lower case), after the path `after`,
-    /// at most `limit` (at least one). Reads metadata only; a search that matches little reads
-    /// the whole scope's keys once per page.
-    pub fn find_paths(&self, needle: &str, after: Option<&str>, limit: usize) -> Result<Found> {
-        check_cursor(after)?;
-        let view = self.backend.read()?;
-        let scope = &self.options.scope;
-        let prefix = subtree_prefix(scope, ROOT);
-        let after = after.map(|a| key(scope, a));
-        let needle = needle.to_lowercase();
-        let limit = limit.max(1);
-        let mut found = Found::default();
-        let mut failed = None;
-        view.scan_prefix_after(&prefix, after.as_deref(), &mut |k, meta| {
-            let Some((_, path)) = parse(k) else { return ControlFlow::Continue(()) };
-            if !path.to_lowercase().contains(&needle) {
-                return ControlFlow::Continue(());
-            }
-            if found.paths.len() == limit {
-                found.next = found.paths.last().map(|(p, _)| p.clone());
-                return ControlFlow::Break(());
-            }
-            match MemMeta::decode(k, meta) {
-                Ok(m) => found.paths.push((path.to_string(), m.size)),
-                Err(e) => {
-                    failed = Some(e);
-                    return ControlFlow::Break(());
-                }
-            }
-            ControlFlow::Continue(())
-        })?;
-        failed.map_or(Ok(found), Err)
     }
 
     /// The scope's memories with their content, after the path `after`, at most `limit` (at

@@ -47,7 +47,7 @@ mod workers;
 use backends::{embedded, in_memory};
 
 pub use backend::{Backend, Committed, DirSummary, Intent, ReadView, TxBody, Visit, WriteOp, WriteSet};
-pub use browse::{Child, Children, ExportPage, Found};
+pub use browse::{Child, Children, ExportPage};
 pub use bulk::{Import, MemoryRecord};
 pub use clock::Clock;
 pub use embedded::{

@@ -1,7 +1,8 @@
 //! One page of a scope's memories in path order, from their metadata alone (no content is read):
 //! for a host that lists a scope too large to list at once, such as an MCP server's
-//! `resources/list`. A page resumes after the last path of the one before it, so a memory
-//! written or removed between two pages moves no other memory to another page.
+//! `resources/list`, or searches it by path, such as the inspector's filter. A page resumes after
+//! the last path of the one before it, so a memory written or removed between two pages moves no
+//! other memory to another page.
 
 use std::ops::ControlFlow;
 
@@ -27,20 +28,27 @@ pub struct MemoryPage {
 
 impl Memories {
     /// The first `limit` memories of the scope (hidden ones included) whose path sorts after
-    /// `after` (None: from the first), in byte order of the path, at one snapshot. `after` need
-    /// not name a memory that still exists.
-    pub fn list_page(&self, after: Option<&str>, limit: usize) -> Result<MemoryPage> {
+    /// `after` (None: from the first) and contains `contains` compared in lower case (empty: every
+    /// path), in byte order of the path, at one snapshot. `after` need not name a memory that
+    /// still exists. The keys are read in order either way, so a search that matches little reads
+    /// the scope's keys (never content) up to its last match; a backend may leave out keys that
+    /// cannot match before they reach this process (`ReadView::scan_prefix_after_containing`).
+    pub fn list_page(&self, after: Option<&str>, limit: usize, contains: &str) -> Result<MemoryPage> {
         if let Some(a) = after {
             check_normalised(a)?;
         }
+        let needle = contains.to_lowercase();
         let view = self.backend.read_deferred()?;
         let after = after.map(|a| self.key(a));
         let mut memories = Vec::new();
         let mut more = false;
         let mut failed: Option<Error> = None;
         let prefix = subtree_prefix(&self.options.scope, ROOT);
-        view.scan_prefix_after(&prefix, after.as_deref(), &mut |key, meta| {
+        let mut visit = |key: &[u8], meta: &[u8]| {
             let Some((_, path)) = parse(key) else { return ControlFlow::Continue(()) };
+            if !needle.is_empty() && !path.to_lowercase().contains(&needle) {
+                return ControlFlow::Continue(());
+            }
             if memories.len() == limit {
                 more = true;
                 return ControlFlow::Break(());
@@ -55,7 +63,12 @@ impl Memories {
                     ControlFlow::Break(())
                 }
             }
-        })?;
+        };
+        if needle.is_empty() {
+            view.scan_prefix_after(&prefix, after.as_deref(), &mut visit)?;
+        } else {
+            view.scan_prefix_after_containing(&prefix, after.as_deref(), &needle, &mut visit)?;
+        }
         failed.map_or(Ok(MemoryPage { memories, more }), Err)
     }
 }

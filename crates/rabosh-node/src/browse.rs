@@ -1,10 +1,10 @@
 //! A scope a page at a time (rabosh-memory's `browse.rs`): a directory's children with their
-//! sizes, a search over paths, and an export that streams.
+//! sizes, and an export that streams.
 
 use napi::Env;
 use napi::bindgen_prelude::{AsyncTask, Object};
 use napi_derive::napi;
-use rabosh_memory::{Child, Children, ExportPage, Found};
+use rabosh_memory::{Child, Children, ExportPage};
 
 use crate::bulk::NativeExportedMemory;
 use crate::fault::Fault;
@@ -29,19 +29,6 @@ pub struct NativeChildren {
     pub bytes: f64,
     pub total: f64,
     pub entries: Vec<NativeChild>,
-    pub next: Option<String>,
-}
-
-/// A path matching a search, with its memory's size.
-#[napi(object)]
-pub struct NativeFoundPath {
-    pub path: String,
-    pub size: f64,
-}
-
-#[napi(object)]
-pub struct NativeFound {
-    pub paths: Vec<NativeFoundPath>,
     pub next: Option<String>,
 }
 
@@ -74,15 +61,6 @@ impl From<Children> for NativeChildren {
     }
 }
 
-impl From<Found> for NativeFound {
-    fn from(f: Found) -> Self {
-        NativeFound {
-            paths: f.paths.into_iter().map(|(path, size)| NativeFoundPath { path, size: size as f64 }).collect(),
-            next: f.next,
-        }
-    }
-}
-
 impl From<ExportPage> for NativeExportPage {
     fn from(p: ExportPage) -> Self {
         NativeExportPage { memories: p.memories.into_iter().map(NativeExportedMemory::from).collect(), next: p.next }
@@ -106,20 +84,6 @@ impl NativeMemories {
         limit: f64,
     ) -> napi::Result<Object<'env>> {
         self.off_thread(env, move |m| Ok(NativeChildren::from(m.children(&dir, after.as_deref(), page_size(limit))?)))
-    }
-
-    /// Paths containing `needle` (in lower case) after `after`, at most `limit` (metadata only).
-    #[napi(ts_return_type = "Promise<NativeFound>")]
-    pub fn find_paths<'env>(
-        &self,
-        env: &'env Env,
-        needle: String,
-        after: Option<String>,
-        limit: f64,
-    ) -> napi::Result<Object<'env>> {
-        self.off_thread(env, move |m| {
-            Ok(NativeFound::from(m.find_paths(&needle, after.as_deref(), page_size(limit))?))
-        })
     }
 
     /// Memories with their content after `after`, at most `limit`, each page from the newest state.

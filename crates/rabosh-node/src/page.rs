@@ -37,10 +37,20 @@ impl From<MemoryPage> for NativeMemoryPage {
 
 #[napi]
 impl NativeMemories {
-    /// The first `limit` memories whose path sorts after `after` (absent: from the first), in
-    /// byte order of the path, at one snapshot; `after` is normalised.
+    /// The first `limit` memories whose path sorts after `after` (absent: from the first) and
+    /// contains `contains` in lower case (absent or empty: every path), in byte order of the
+    /// path, at one snapshot; `after` is normalised.
     #[napi(ts_return_type = "Promise<NativeMemoryPage>")]
-    pub fn list_page<'env>(&self, env: &'env Env, after: Option<String>, limit: u32) -> napi::Result<Object<'env>> {
-        self.off_thread(env, move |m| Ok(NativeMemoryPage::from(m.list_page(after.as_deref(), limit as usize)?)))
+    pub fn list_page<'env>(
+        &self,
+        env: &'env Env,
+        after: Option<String>,
+        limit: u32,
+        contains: Option<String>,
+    ) -> napi::Result<Object<'env>> {
+        self.off_thread(env, move |m| {
+            let page = m.list_page(after.as_deref(), limit as usize, contains.as_deref().unwrap_or(""))?;
+            Ok(NativeMemoryPage::from(page))
+        })
     }
 }

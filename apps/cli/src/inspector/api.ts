@@ -169,11 +169,8 @@ export class Api {
       }
       return { digests };
     },
-    // The filter: paths containing the text, answered a page at a time by the server.
-    search: async (url) => {
-      const page = await this.handler.findPaths(param(url, 'q'), { limit: pageLimit(url), ...after(url) });
-      return page;
-    },
+    // The filter: memories whose path contains the text, answered a page at a time by the server.
+    search: async (url) => this.handler.listMemories({ contains: param(url, 'q'), limit: pageLimit(url), ...after(url) }),
     // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
     memory: async (url) => this.handler.get(param(url, 'path')),
     versions: async (url) => {

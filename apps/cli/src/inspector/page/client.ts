@@ -24,8 +24,9 @@ export interface Children {
   digest: string;
 }
 
+/** A page of `handler.listMemories({ contains })` as JSON: `updatedAt` an ISO string. */
 export interface SearchPage {
-  paths: { path: string; bytes: number }[];
+  memories: { path: string; bytes: number; updatedAt: string }[];
   next: string | null;
 }
 

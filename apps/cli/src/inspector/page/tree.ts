@@ -276,8 +276,8 @@ export class TreeView {
       clear(this.root);
       this.root.append(this.#resultsEl);
     }
-    for (const p of page.paths) list.append(this.#file(p.path, p.bytes, -1));
-    if (after === null && page.paths.length === 0) {
+    for (const m of page.memories) list.append(this.#file(m.path, m.bytes, -1));
+    if (after === null && page.memories.length === 0) {
       this.#resultsEl.append(h('p', { class: 'tree-empty' }, 'No path matches the filter.'));
     }
     if (page.next !== null) {
