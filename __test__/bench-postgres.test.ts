@@ -44,6 +44,32 @@ describe('npm run bench:postgres at a tiny size', () => {
     expect(status, stderr.slice(-2000)).toBe(0);
   }, 360_000);
 
+  it('measures only the one-directory row, with its costs per create, when asked (issue 34)', () => {
+    const { status, stderr, report } = bench('burst', { RABOSH_BENCH_PG_ROWS: 'burst' });
+    expect(report).toMatch(/All three gave the same \d+ answers in every round/);
+    const rows = report.split('\n').filter((l) => /^\| [^r-]/.test(l));
+    expect(rows.map((l) => l.split(' | ')[0])).toEqual([
+      '| 64 callers creating in one directory, creates/s',
+      '| client CPU per create, ms',
+      '| server CPU per create, ms',
+      '| WAL per create, bytes',
+    ]);
+    // Each round says which of the two went first (they alternate) and the ratio of its own.
+    expect(stderr).toMatch(/round 2 \(node-postgres first\): ours \d+\/s, node-postgres \d+\/s, ratio \d+\.\d\d/);
+    expect(status, stderr.slice(-2000)).toBe(0);
+  }, 360_000);
+
+  it('refuses a row filter it does not know', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'postgres.ts')], {
+      cwd: repo,
+      env: { ...process.env, RABOSH_PG_URL: pgBaseUrl(), RABOSH_BENCH_PG_ROWS: 'creat' },
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(run.stderr).toContain('RABOSH_BENCH_PG_ROWS: only "burst" is known');
+    expect(run.status).not.toBe(0);
+  }, 180_000);
+
   it('exits non-zero when the node-postgres handler answers differently', () => {
     const { status, report } = bench('broken', { RABOSH_BENCH_SABOTAGE: 'node-postgres' });
     expect(report).toContain('- node-postgres handler: answer 1 of');

@@ -17,6 +17,7 @@ import pg from 'pg';
 import { RaboshMemoryToolHandler } from '../index.js';
 import { openPgHandler } from './alternatives/pg-handler.js';
 import type { BenchHandler } from './handlers/types.js';
+import { serverCpuMs } from './server-cpu.js';
 
 const url = process.env['RABOSH_PG_URL'];
 if (!url) throw new Error('RABOSH_PG_URL is not set; run through scripts/with-postgres.mjs');
@@ -24,6 +25,11 @@ const N = Number(process.env['RABOSH_BENCH_PG_N'] ?? 200);
 const LISTED = 5_000;
 /** Creates per caller in the one-directory row: 512 in all at the default N. */
 const CREATES_PER_CALLER = Math.max(1, Math.round(N / 25));
+/** RABOSH_BENCH_PG_ROWS=burst measures only the one-directory row (issue 34), so it can be
+ * repeated side by side without the other rows' load in between. */
+const ONLY_BURST = process.env['RABOSH_BENCH_PG_ROWS'] === 'burst';
+if (process.env['RABOSH_BENCH_PG_ROWS'] !== undefined && !ONLY_BURST)
+  throw new Error(`RABOSH_BENCH_PG_ROWS: only "burst" is known, not ${process.env['RABOSH_BENCH_PG_ROWS']}`);
 // 4 KiB whose first line is unique to the memory, so a str_replace of it matches once.
 const body = (i: number) => `MARK${i}\n${'f'.repeat(4096 - `MARK${i}\n`.length - 1)}\n`;
 
@@ -72,11 +78,64 @@ async function timed(h: Target, inputs: Array<Record<string, unknown>>, answers:
   return median(ms);
 }
 
+const BURST_ROW = '64 callers creating in one directory, creates/s';
+
+/** 64 callers creating in one directory (issue 24's row). Over PostgreSQL each create there
+ * inserts its own summary rows (`summary.rs`: memories within two levels have rows of their
+ * own), so what they share is the server and the machine's cores, not a row. */
+async function burst(h: Target, row: Record<string, number>, answers: Answers, dir = '/memories/burst'): Promise<void> {
+  const creators: Answers[] = Array.from({ length: 64 }, () => []);
+  const before = ONLY_BURST ? await costs() : null;
+  const t1 = performance.now();
+  await Promise.all(
+    creators.map(async (mine, c) => {
+      for (let k = 0; k < CREATES_PER_CALLER; k++) {
+        const r = await h.execute({ command: 'create', path: `${dir}/c${c}-${k}.md`, file_text: body(c) });
+        if (r.isError) throw new Error(r.text);
+        mine.push(r.text);
+      }
+    }),
+  );
+  row[BURST_ROW] = (64 * CREATES_PER_CALLER) / ((performance.now() - t1) / 1000);
+  if (before) {
+    const after = await costs();
+    const per = (a: number, b: number) => (a - b) / (64 * CREATES_PER_CALLER);
+    row['client CPU per create, ms'] = per(after.clientMs, before.clientMs);
+    if (after.serverMs !== null && before.serverMs !== null) row['server CPU per create, ms'] = per(after.serverMs, before.serverMs);
+    row['WAL per create, bytes'] = per(after.wal, before.wal);
+  }
+  answers.push(...creators.flat());
+  answers.push((await h.execute({ command: 'view', path: dir })).text);
+}
+
+/** The counters the one-row run reports per create: this process's CPU (every thread: ours
+ * runs its commands on libuv's pool), the server's CPU (every process of the cluster, read from
+ * /proc when the server runs here; null elsewhere) and the WAL position. */
+async function costs(): Promise<{ clientMs: number; serverMs: number | null; wal: number }> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    const r = (await c.query<{ pid: number; lsn: string }>('SELECT pg_backend_pid() AS pid, pg_current_wal_lsn()::TEXT AS lsn')).rows[0]!;
+    const [hi, lo] = r.lsn.split('/').map((x) => Number.parseInt(x, 16));
+    const u = process.cpuUsage();
+    return { clientMs: (u.user + u.system) / 1000, serverMs: serverCpuMs(r.pid), wal: hi! * 2 ** 32 + lo! };
+  } finally {
+    await c.end();
+  }
+}
+
 async function measure(open: () => Promise<Target>): Promise<{ row: Record<string, number>; answers: Answers }> {
   const row: Record<string, number> = {};
   const answers: Answers = [];
   const h = await open();
   try {
+    if (ONLY_BURST) {
+      // In the full run the row comes after the others, with every pool connected and the
+      // JavaScript of node-postgres optimised: so here too, by one unmeasured burst first.
+      await burst(h, {}, [], '/memories/warm');
+      await burst(h, row, answers);
+      return { row, answers };
+    }
     const paths = Array.from({ length: N }, (_, i) => `/memories/lat/m${i}.md`);
     row['create'] = await timed(
       h,
@@ -125,22 +184,7 @@ async function measure(open: () => Promise<Target>): Promise<{ row: Record<strin
     answers.push(...byCaller.flat());
     answers.push((await h.execute({ command: 'view', path: '/memories/conc/c7.md' })).text);
 
-    // 64 callers creating in one directory (issue 24's row): every create there changes the
-    // same directory's totals, which over PostgreSQL is one summary row all of them update.
-    const creators: Answers[] = Array.from({ length: 64 }, () => []);
-    const t1 = performance.now();
-    await Promise.all(
-      creators.map(async (mine, c) => {
-        for (let k = 0; k < CREATES_PER_CALLER; k++) {
-          const r = await h.execute({ command: 'create', path: `/memories/burst/c${c}-${k}.md`, file_text: body(c) });
-          if (r.isError) throw new Error(r.text);
-          mine.push(r.text);
-        }
-      }),
-    );
-    row['64 callers creating in one directory, creates/s'] = (64 * CREATES_PER_CALLER) / ((performance.now() - t1) / 1000);
-    answers.push(...creators.flat());
-    answers.push((await h.execute({ command: 'view', path: '/memories/burst' })).text);
+    await burst(h, row, answers);
 
     await h.importMemories(
       Array.from({ length: LISTED }, (_, i) => ({ path: `/memories/list/n${String(i).padStart(5, '0')}.md`, content: 'x'.repeat(64) })),
@@ -203,8 +247,19 @@ try {
   for (let round = 0; round < RUNS; round++) {
     const tag = randomBytes(4).toString('hex');
     const embedded = await measure(() => ours(join(dir, `r${round}`)));
-    const postgres = await measure(() => ours(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${tag}`));
-    const peer = await measure(() => nodePostgres(url, `bench_pg_${tag}`));
+    const measureOurs = () => measure(() => ours(`${url}${url.includes('?') ? '&' : '?'}schema=bench_${tag}`));
+    const measurePeer = () => measure(() => nodePostgres(url, `bench_pg_${tag}`));
+    // The one-row run alternates which of the two goes first, so neither always meets the
+    // other's leftovers (autovacuum, a checkpoint) on the shared server.
+    const peerFirst = ONLY_BURST && round % 2 === 1;
+    const early = await (peerFirst ? measurePeer() : measureOurs());
+    const late = await (peerFirst ? measureOurs() : measurePeer());
+    const [postgres, peer] = peerFirst ? [late, early] : [early, late];
+    if (ONLY_BURST)
+      console.error(
+        `round ${round + 1}${peerFirst ? ' (node-postgres first)' : ''}: ours ${postgres.row[BURST_ROW]!.toFixed(0)}/s, ` +
+          `node-postgres ${peer.row[BURST_ROW]!.toFixed(0)}/s, ratio ${(postgres.row[BURST_ROW]! / peer.row[BURST_ROW]!).toFixed(2)}`,
+      );
     rounds.push({ embedded: embedded.row, postgres: postgres.row, peer: peer.row });
     answered = postgres.answers.length;
     // Ours over PostgreSQL is the reference; the run fails when any handler answered otherwise.
@@ -215,7 +270,8 @@ try {
       if (d !== null) differences.push([who, `${d} (round ${round + 1})`]);
     }
   }
-  const fmt = (k: string, v: number) => (k.includes('/s') ? v.toFixed(0) : `${v.toFixed(3)} ms`);
+  const fmt = (k: string, v: number) =>
+    k.includes('/s') || k.includes('bytes') ? v.toFixed(0) : k.endsWith(', ms') ? v.toFixed(3) : `${v.toFixed(3)} ms`;
   const mid = (who: 'embedded' | 'postgres' | 'peer', k: string) => median(rounds.map((r) => r[who][k]!));
   /** The median ratio of `a` to `b` over the rounds, with its range when there are several. */
   const ratio = (a: 'postgres', b: 'embedded' | 'peer', k: string) => {
@@ -243,7 +299,10 @@ try {
   failed = differences.length > 0;
   const table = lines.join('\n');
   console.log(table);
-  writeFileSync(new URL(process.env['RABOSH_BENCH_PG_OUT'] ?? './results/postgres.md', import.meta.url), `${table}\n`);
+  writeFileSync(
+    new URL(process.env['RABOSH_BENCH_PG_OUT'] ?? (ONLY_BURST ? './results/postgres-burst.md' : './results/postgres.md'), import.meta.url),
+    `${table}\n`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
