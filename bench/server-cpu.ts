@@ -1,5 +1,5 @@
 // The CPU a PostgreSQL server on this machine has used, for the rows that charge work per
-// create (bench/postgres.ts's one-row run, bench/pg-create-parts.ts): every process of the
+// create (bench/postgres.ts's one-row run): every process of the
 // cluster, so the WAL writer and autovacuum count as well as the backends.
 import { readFileSync, readdirSync } from 'node:fs';
 
