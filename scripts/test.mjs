@@ -40,8 +40,8 @@ const STEPS = [
   {
     name: 'test:targets',
     run: `node scripts/build-targets.mjs --native-from-root --only ${NATIVE.join(',')} && node scripts/with-postgres.mjs "vitest run --config vitest.targets.config.ts"`,
-    // Beside vitest: the emulated runs load their addons from npm/<platform>/, the root keeps
-    // this platform's alone (scripts/targets/foreign.mjs, addonFor).
+    // Beside vitest: the emulated runs put their addons at the root too, and the native suites
+    // name this platform's (scripts/targets/foreign.mjs, placeAddon).
     after: ['build', 'cross builds'],
   },
 ];

@@ -2,13 +2,14 @@
 // returns vitest's summary; the caller asserts on it.
 import { expect } from 'vitest';
 // @ts-expect-error: plain ESM helpers of the build scripts, no type declarations.
-import { addonFor, foreignNode, foreignTools, runForeign } from '../../scripts/targets/foreign.mjs';
+import { foreignNode, foreignTools, placeAddon, runForeign } from '../../scripts/targets/foreign.mjs';
 import { CROSS_SUITES } from './suites.js';
 
 export async function runSuitesUnder(platform: 'win32-x64' | 'linux-arm64', extraEnv: Record<string, string> = {}) {
   foreignTools(platform);
+  placeAddon(platform);
   const node = foreignNode(platform, 22);
-  const env: Record<string, string> = { CI: 'true', NAPI_RS_NATIVE_LIBRARY_PATH: addonFor(platform), ...extraEnv };
+  const env: Record<string, string> = { CI: 'true', ...extraEnv };
   if (process.env['RABOSH_PG_URL']) env['RABOSH_PG_URL'] = process.env['RABOSH_PG_URL'];
   const run = await runForeign(
     platform,

@@ -87,16 +87,16 @@ export function foreignTools(platform) {
 }
 
 /**
- * The path of `platform`'s addon in npm/<platform>/, as that platform's Node spells it: runs hand
- * it to binding.cjs in NAPI_RS_NATIVE_LIBRARY_PATH instead of copying it to the root, so the
- * root keeps this machine's addon alone and the native suites can run beside the foreign ones.
+ * Copies `platform`'s addon from npm/<platform>/ to the root, where binding.cjs looks for it. The
+ * native suites may run meanwhile: their loader picks this machine's addon by name, and they
+ * name it too. (Not NAPI_RS_NATIVE_LIBRARY_PATH: every napi-rs package in the process obeys it,
+ * and vitest's own rolldown then loads this addon as its binding.)
  */
-export function addonFor(platform) {
+export function placeAddon(platform) {
   const name = `rabosh-memory.${FOREIGN[platform].addon}.node`;
   const built = join(root, 'npm', FOREIGN[platform].addon, name);
   if (!existsSync(built)) throw new Error(`${built} is missing: run npm run build:targets first`);
-  // Wine maps the Unix root to drive Z:.
-  return platform === 'win32-x64' ? `Z:${built.replaceAll('/', '\\')}` : built;
+  copyFileSync(built, join(root, name));
 }
 
 /** The project's Wine prefix (created once), with the environment to run in it. */
