@@ -22,18 +22,29 @@ export async function allPages(h: RaboshMemoryToolHandler, limit: number, contai
   }
 }
 
-export async function checkPaging(h: RaboshMemoryToolHandler): Promise<void> {
-  const files = Array.from({ length: 2_000 }, (_, i) => ({
-    path: `/memories/n${String(i).padStart(4, '0')}.md`,
-    content: 'x'.repeat(i % 7),
-  }));
-  files.push(
-    { path: '/memories/.hidden/k', content: 'hidden' },
-    { path: '/memories/é/ü', content: 'éü' },
-    { path: '/memories/A', content: '' },
-  );
+/**
+ * Imports `count` memories at `path(i)` of `i % sizes` bytes, then three more (a hidden one, one
+ * of non-ASCII UTF-8, an empty one) at `extras`; answers what went in and what exports.
+ */
+async function seeded(
+  h: RaboshMemoryToolHandler,
+  count: number,
+  path: (i: number) => string,
+  sizes: number,
+  extras: [string, string, string],
+) {
+  const files = Array.from({ length: count }, (_, i) => ({ path: path(i), content: 'x'.repeat(i % sizes) }));
+  files.push({ path: extras[0], content: 'hidden' }, { path: extras[1], content: 'éü' }, { path: extras[2], content: '' });
   await h.importMemories(files);
-  const exported = await h.exportMemories();
+  return { files, exported: await h.exportMemories() };
+}
+
+export async function checkPaging(h: RaboshMemoryToolHandler): Promise<void> {
+  const { files, exported } = await seeded(h, 2_000, (i) => `/memories/n${String(i).padStart(4, '0')}.md`, 7, [
+    '/memories/.hidden/k',
+    '/memories/é/ü',
+    '/memories/A',
+  ]);
 
   // Exactly two full pages and a third of 3: the second's next is not null, the third's is.
   const pages = await allPages(h, 1_000);
@@ -68,17 +79,11 @@ export async function checkPaging(h: RaboshMemoryToolHandler): Promise<void> {
 }
 
 export async function checkSearch(h: RaboshMemoryToolHandler): Promise<void> {
-  const files = Array.from({ length: 300 }, (_, i) => ({
-    path: `/memories/${i % 3 === 0 ? 'Notes' : 'logs'}/n${String(i).padStart(3, '0')}.md`,
-    content: 'x'.repeat(i % 5),
-  }));
-  files.push(
-    { path: '/memories/.hidden/notes.md', content: 'hidden' },
-    { path: '/memories/Ärger/Ü.md', content: 'éü' },
-    { path: '/memories/zz-notes', content: '' },
-  );
-  await h.importMemories(files);
-  const exported = await h.exportMemories();
+  const { exported } = await seeded(h, 300, (i) => `/memories/${i % 3 === 0 ? 'Notes' : 'logs'}/n${String(i).padStart(3, '0')}.md`, 5, [
+    '/memories/.hidden/notes.md',
+    '/memories/Ärger/Ü.md',
+    '/memories/zz-notes',
+  ]);
   const matching = (text: string) => exported.filter((m) => m.path.toLowerCase().includes(text.toLowerCase()));
 
   // Pages of the matches only, in path order, with their sizes and times; the last says so

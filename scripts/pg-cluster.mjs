@@ -17,11 +17,11 @@
 // both servers and removes the directory.
 
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { findBin, freePort, userIds } from './pg-local.mjs';
 
 const bin = findBin();
 const owner = process.getuid?.() === 0 ? userIds('postgres') : null;
@@ -166,30 +166,4 @@ function pg([name, ...rest]) {
   const options = { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] };
   if (owner) return execFileSync('runuser', ['-u', 'postgres', '--', exe, ...rest], options);
   return execFileSync(exe, rest, options);
-}
-
-function findBin() {
-  if (process.env.RABOSH_PG_BIN) return process.env.RABOSH_PG_BIN;
-  const root = '/usr/lib/postgresql';
-  const versions = existsSync(root) ? readdirSync(root).filter((v) => existsSync(join(root, v, 'bin', 'initdb'))) : [];
-  if (versions.length > 0) return join(root, versions.sort((a, b) => Number(b) - Number(a))[0], 'bin');
-  const p = (process.env.PATH ?? '').split(':').find((d) => d && existsSync(join(d, 'initdb')));
-  if (p) return p;
-  throw new Error('no PostgreSQL binaries found (run scripts/install-postgres.sh, or set RABOSH_PG_BIN)');
-}
-
-function userIds(name) {
-  const id = (flag) => Number(execFileSync('id', [flag, name]).toString().trim());
-  return { uid: id('-u'), gid: id('-g') };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }

@@ -9,10 +9,11 @@
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
+import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort, userIds } from './pg-local.mjs';
 
 const server = new URL(process.env.RABOSH_PG_URL ?? '');
 if (server.protocol !== 'postgres:') {
@@ -20,7 +21,7 @@ if (server.protocol !== 'postgres:') {
   process.exit(2);
 }
 const exe = findOrInstall();
-const owner = process.getuid?.() === 0 ? { uid: id('-u'), gid: id('-g') } : null;
+const owner = process.getuid?.() === 0 ? userIds('postgres') : null;
 const dir = mkdtempSync(join(tmpdir(), 'rabosh-pgbouncer-'));
 const pidFile = join(dir, 'pgbouncer.pid');
 
@@ -78,21 +79,6 @@ function findOrInstall() {
   if (found) return found;
   console.error("pgbouncer: no pgbouncer binary (install Debian's pgbouncer package)");
   process.exit(1);
-}
-
-function id(flag) {
-  return Number(execFileSync('id', [flag, 'postgres']).toString().trim());
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port: p } = srv.address();
-      srv.close(() => resolve(p));
-    });
-  });
 }
 
 async function listening(p) {

@@ -20,11 +20,11 @@
 
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { chownSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findBin, freePort, userIds } from './pg-local.mjs';
 
 const args = process.argv.slice(2);
 if (args.length === 0) {
@@ -233,40 +233,6 @@ function findOrInstallBin() {
     if (r.status !== 0) throw e;
     return findBin();
   }
-}
-
-function findBin() {
-  if (process.env.RABOSH_PG_BIN) return process.env.RABOSH_PG_BIN;
-  const root = '/usr/lib/postgresql';
-  if (existsSync(root)) {
-    const versions = readdirSync(root)
-      .filter((v) => existsSync(join(root, v, 'bin', 'initdb')))
-      .sort((a, b) => Number(b) - Number(a));
-    if (versions.length > 0) return join(root, versions[0], 'bin');
-  }
-  for (const p of (process.env.PATH ?? '').split(':')) {
-    if (p && existsSync(join(p, 'initdb'))) return p;
-  }
-  throw new Error(
-    "no PostgreSQL binaries found (install Debian's postgresql package, set RABOSH_PG_BIN, " + 'or set RABOSH_PG_URL to a server to use)',
-  );
-}
-
-function userIds(name) {
-  const uid = Number(execFileSync('id', ['-u', name]).toString().trim());
-  const gid = Number(execFileSync('id', ['-g', name]).toString().trim());
-  return { uid, gid };
-}
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function shellQuote(s) {

@@ -232,21 +232,43 @@ fn run_until(m: &Memories, prefix: &str, within: Duration) -> Vec<Call> {
     calls
 }
 
-fn a_failover_under_32_writers_loses_nothing_and_resumes() {
-    let mut cluster = Cluster::start();
-    let m = open(&cluster.url("failover", ""));
+/// `n` writers on `schema` while node 0 goes down (`down`: "kill 0" or "stop 0") after `warm`
+/// and node 1 is promoted; `at_outage` runs just before it. Writing stops `settle` after the
+/// promotion, and every call is checked against node 1.
+fn ride_outage(
+    cluster: &mut Cluster,
+    schema: &str,
+    n: usize,
+    (warm, settle): (Duration, Duration),
+    at_outage: impl FnOnce(),
+    down: &str,
+) {
+    let m = open(&cluster.url(schema, ""));
     let stop = Arc::new(AtomicBool::new(false));
-    let threads = writers(&m, 32, &stop);
-    std::thread::sleep(Duration::from_millis(700));
-    let down = Instant::now();
-    cluster.run("kill 0");
-    let down = (down, Instant::now());
+    let threads = writers(&m, n, &stop);
+    std::thread::sleep(warm);
+    at_outage();
+    let went = Instant::now();
+    cluster.run(down);
+    let outage = (went, Instant::now());
     cluster.run("promote 1");
     let up = Instant::now();
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(settle);
     stop.store(true, Ordering::Relaxed);
     let calls: Vec<Call> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
-    check("failover", &calls, down, up, &cluster.node_url(1, "failover"));
+    check(schema, &calls, outage, up, &cluster.node_url(1, schema));
+}
+
+fn a_failover_under_32_writers_loses_nothing_and_resumes() {
+    let mut cluster = Cluster::start();
+    ride_outage(
+        &mut cluster,
+        "failover",
+        32,
+        (Duration::from_millis(700), Duration::from_millis(1500)),
+        || {},
+        "kill 0",
+    );
 }
 
 fn a_stale_primary_never_takes_writes() {
@@ -288,19 +310,7 @@ fn a_stale_primary_never_takes_writes() {
 
 fn a_switchover_loses_nothing_and_resumes() {
     let mut cluster = Cluster::start();
-    let m = open(&cluster.url("switchover", ""));
-    let stop = Arc::new(AtomicBool::new(false));
-    let threads = writers(&m, 8, &stop);
-    std::thread::sleep(Duration::from_millis(500));
-    let down = Instant::now();
-    cluster.run("stop 0");
-    let down = (down, Instant::now());
-    cluster.run("promote 1");
-    let up = Instant::now();
-    std::thread::sleep(Duration::from_secs(1));
-    stop.store(true, Ordering::Relaxed);
-    let calls: Vec<Call> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
-    check("switchover", &calls, down, up, &cluster.node_url(1, "switchover"));
+    ride_outage(&mut cluster, "switchover", 8, (Duration::from_millis(500), Duration::from_secs(1)), || {}, "stop 0");
 }
 
 /// A synchronous standby acknowledges a commit once its WAL is flushed there, not replayed: with
@@ -308,24 +318,15 @@ fn a_switchover_loses_nothing_and_resumes() {
 /// all before the first write.
 fn a_standby_behind_in_replay_loses_nothing_at_promotion() {
     let mut cluster = Cluster::start();
-    let m = open(&cluster.url("behind", ""));
     let mut standby = cluster.session(1);
     standby.batch_execute("SELECT pg_wal_replay_pause()").unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let threads = writers(&m, 8, &stop);
-    std::thread::sleep(Duration::from_millis(500));
-    let behind: i64 =
-        standby.query_one("SELECT (pg_last_wal_receive_lsn() - pg_last_wal_replay_lsn())::INT8", &[]).unwrap().get(0);
-    drop(standby);
-    assert!(behind > 0, "the standby replayed everything it received: it is not behind");
-    let down = Instant::now();
-    cluster.run("kill 0");
-    let down = (down, Instant::now());
-    cluster.run("promote 1");
-    let up = Instant::now();
-    std::thread::sleep(Duration::from_secs(1));
-    stop.store(true, Ordering::Relaxed);
-    let calls: Vec<Call> = threads.into_iter().flat_map(|t| t.join().unwrap()).collect();
-    println!("  standby behind: {behind} bytes of WAL received and not replayed at the kill");
-    check("standby behind", &calls, down, up, &cluster.node_url(1, "behind"));
+    let at_outage = move || {
+        let behind: i64 = standby
+            .query_one("SELECT (pg_last_wal_receive_lsn() - pg_last_wal_replay_lsn())::INT8", &[])
+            .unwrap()
+            .get(0);
+        assert!(behind > 0, "the standby replayed everything it received: it is not behind");
+        println!("  standby behind: {behind} bytes of WAL received and not replayed at the kill");
+    };
+    ride_outage(&mut cluster, "behind", 8, (Duration::from_millis(500), Duration::from_secs(1)), at_outage, "kill 0");
 }
