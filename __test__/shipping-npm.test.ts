@@ -16,7 +16,9 @@ const napi = join(root, 'node_modules', '@napi-rs', 'cli', 'cli.mjs');
 function copyTree(): string {
   const dir = mkdtempSync(join(work, 't-'));
   cpSync(join(root, 'package.json'), join(dir, 'package.json'));
-  cpSync(join(root, 'npm'), join(dir, 'npm'), { recursive: true });
+  // The manifests only: the addons in npm/<platform>/ come and go while other steps build and
+  // copy them, and the gate's checks below must see none.
+  cpSync(join(root, 'npm'), join(dir, 'npm'), { recursive: true, filter: (from) => !from.endsWith('.node') });
   cpSync(join(root, 'apps', 'cli', 'package.json'), join(dir, 'apps', 'cli', 'package.json'));
   return dir;
 }

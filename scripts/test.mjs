@@ -19,19 +19,9 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { TARGETS } from './build-targets.mjs';
 
-/**
- * The addons built by cross toolchains (this platform's comes from `build`, copied in by the
- * target steps): those whose suites run here under an emulator first, since those suites are the
- * longest step after them; then those only inspected here.
- */
-const EMULATED = TARGETS.filter((t) => t.via !== 'cargo' && !t.inspected).map((t) => t.platform);
-const INSPECTED = TARGETS.filter((t) => t.via !== 'cargo' && t.inspected).map((t) => t.platform);
-/** The target files that run the emulated platforms' suites. */
-const EMULATED_FILES = ['__test__/targets/arm64.test.ts', '__test__/targets/windows.test.ts'];
+/** The addons built by cross toolchains; this platform's comes from `build` (copied in `test:targets`). */
+const CROSS = TARGETS.filter((t) => t.via !== 'cargo').map((t) => t.platform);
 const NATIVE = TARGETS.filter((t) => t.via === 'cargo').map((t) => t.platform);
-
-/** This platform's addon from `build` into npm/<platform>/, beside the cross-built ones. */
-const copyNative = `node scripts/build-targets.mjs --native-from-root --only ${NATIVE.join(',')}`;
 
 /** name, command, the steps it waits for, whether it runs at low priority; listed in serial order. */
 const STEPS = [
@@ -46,23 +36,13 @@ const STEPS = [
   // so it runs beside the release build's single-threaded LTO instead of inside vitest.
   { name: 'bench peers', run: 'tsx --eval "import(\'./bench/peers.ts\').then((m) => m.ensurePeers())"' },
   { name: 'vitest', run: 'node scripts/with-postgres.mjs "vitest run"', after: ['lint:ts', 'bench peers'] },
-  { name: 'cross: emulated', run: `node scripts/build-targets.mjs --only ${EMULATED.join(',')}`, nice: true },
-  // After the first: one Cargo target directory, which Cargo would lock anyway.
-  { name: 'cross: inspected', run: `node scripts/build-targets.mjs --only ${INSPECTED.join(',')}`, nice: true, after: ['cross: emulated'] },
-  // The target files in two steps, so the emulated suites (qemu, Wine) start once their addons
-  // are built, beside vitest and cargo test, and the rest (the inspected addons, the release
-  // rehearsal, which publishes every platform's package) once all are. The emulated runs put
-  // their addons at the root, where the native suites name this platform's
-  // (scripts/targets/foreign.mjs, placeAddon).
+  { name: 'cross builds', run: `node scripts/build-targets.mjs --only ${CROSS.join(',')}`, nice: true },
   {
-    name: 'targets: emulated',
-    run: `${copyNative} && node scripts/with-postgres.mjs "vitest run --config vitest.targets.config.ts ${EMULATED_FILES.join(' ')}"`,
-    after: ['build', 'cross: emulated'],
-  },
-  {
-    name: 'targets: the rest',
-    run: `${copyNative} && node scripts/with-postgres.mjs "vitest run --config vitest.targets.config.ts ${EMULATED_FILES.map((f) => `--exclude ${f}`).join(' ')}"`,
-    after: ['build', 'cross: inspected'],
+    name: 'test:targets',
+    run: `node scripts/build-targets.mjs --native-from-root --only ${NATIVE.join(',')} && node scripts/with-postgres.mjs "vitest run --config vitest.targets.config.ts"`,
+    // Beside vitest: the emulated runs put their addons at the root too, and the native suites
+    // name this platform's (scripts/targets/foreign.mjs, placeAddon).
+    after: ['build', 'cross builds'],
   },
 ];
 
