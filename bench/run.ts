@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
 import { BACKENDS, runsMeasurement, type BackendInfo } from './handlers/registry.js';
 import { ensurePeers } from './peers.js';
-import { childCommand } from './runtimes.js';
+import { bundleChild } from './child-bundle.js';
+import { childCommand, childLine } from './runtimes.js';
 import { makePlan, type Instance } from './plan.js';
 import { legend, renderRuntimeTable, renderTable, type TableRow } from './report.js';
 import type { Job } from './scenarios/types.js';
@@ -58,15 +59,17 @@ interface Outcome {
 
 const work = mkdtempSync(join(resolve(process.env.RABOSH_BENCH_DIR ?? tmpdir()), 'rabosh-bench-'));
 let jobNo = 0;
+/** The children's script bundled for Node (bench/child-bundle.ts); made at the start of `main`. */
+let bundle: string | undefined;
 
 function runChild(scenario: string, backend: string, dir: string, params: Record<string, unknown>): Promise<Outcome> {
   const n = ++jobNo;
   const jobFile = join(work, `job-${n}.json`);
   const job: Job = { scenario, backend, dir, params, out: join(work, `out-${n}.json`) };
   writeFileSync(jobFile, JSON.stringify(job));
-  const { exe, args } = childCommand(BACKENDS.find((b) => b.id === backend)?.runtime);
+  const { exe, args } = childLine(BACKENDS.find((b) => b.id === backend)?.runtime, join(repo, 'bench', 'child.ts'), bundle);
   return new Promise((resolveJob, reject) => {
-    const child = spawn(exe, [...args, join(repo, 'bench', 'child.ts'), jobFile], {
+    const child = spawn(exe, [...args, jobFile], {
       cwd: repo,
       stdio: ['ignore', 'ignore', 'pipe'],
     });
@@ -106,6 +109,7 @@ function fmt(x: number): string {
 
 async function main(): Promise<number> {
   if (backends.some((b) => b.family === 'sqlite')) ensurePeers(log);
+  bundle = await bundleChild();
   const started = nowMs();
   const loadBefore = loadavg()[0]!;
   const plan = makePlan(scale);
@@ -349,10 +353,14 @@ function describeMachine(): { summary: string; commit: string; versions: Record<
 }
 
 main().then(
-  (code) => process.exit(code),
+  (code) => {
+    if (bundle) rmSync(bundle, { force: true });
+    process.exit(code);
+  },
   (err: unknown) => {
     console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
     rmSync(work, { recursive: true, force: true });
+    if (bundle) rmSync(bundle, { force: true });
     process.exit(1);
   },
 );

@@ -24,3 +24,13 @@ export function childCommand(runtime: BackendInfo['runtime']): ChildCommand {
   }
   return c;
 }
+
+/**
+ * The command line of one benchmark child: `bench/child.ts` under Bun, and under Node its bundle
+ * (bench/child-bundle.ts) when the run made one, so no child pays for tsx.
+ */
+export function childLine(runtime: BackendInfo['runtime'], script: string, bundle: string | undefined): ChildCommand {
+  const c = childCommand(runtime);
+  if (runtime === 'bun' || !bundle) return { exe: c.exe, args: [...c.args, script] };
+  return { exe: c.exe, args: ['--expose-gc', bundle] };
+}
