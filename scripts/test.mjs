@@ -61,6 +61,11 @@ const cpuDir = mkdtempSync(join(tmpdir(), 'rabosh-test-cpu-'));
 // And each vitest file's (__test__/cpu-per-file.ts), for the costliest files in the table.
 const fileCpuLog = join(cpuDir, 'files');
 
+// In CI every Rust build starts from nothing and is never rebuilt, so the incremental caches that
+// dev builds write (the test binaries, clippy) are written for no reader: off, they cost about a
+// tenth less CPU (docs/investigations/ci-time.md). A developer's repeated `npm test` keeps them.
+const cargoEnv = process.env['CI'] && process.env['CARGO_INCREMENTAL'] === undefined ? { CARGO_INCREMENTAL: '0' } : {};
+
 /** `step.run` in a shell that writes its children's user + system seconds to `file` at the end. */
 function timed(step, file) {
   return `${step.run}; rc=$?; times > '${file}'; exit $rc`;
@@ -90,7 +95,7 @@ function runStep(step) {
     // Its own process group, so a failure elsewhere can stop the whole step (cargo, vitest and
     // their children), and nothing else.
     const child = spawn(command[0], command.slice(1), {
-      env: { ...process.env, RABOSH_TEST_CPU_LOG: fileCpuLog },
+      env: { ...process.env, ...cargoEnv, RABOSH_TEST_CPU_LOG: fileCpuLog },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
