@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blankDirectorySizes } from '../bench/agreement.js';
 import { size as formatSize } from './fixtures/contract-model.js';
 import { BACKENDS, runsMeasurement } from '../bench/handlers/registry.js';
-import { ensurePeers } from '../bench/peers.js';
+import { ensurePeers, installedBuild } from '../bench/peers.js';
 import { childCommand } from '../bench/runtimes.js';
 import { transcript } from '../bench/transcript.js';
 import type { BenchHandler } from '../bench/handlers/types.js';
@@ -19,8 +19,9 @@ import type { BenchHandler } from '../bench/handlers/types.js';
 const repo = resolve(import.meta.dirname, '..');
 const scratch = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-// The SQLite alternative is installed under bench/peers/ on first use (a compile on a fresh clone).
-beforeAll(() => ensurePeers(), 900_000);
+// The SQLite alternative is installed under bench/peers/ on first use (a compile on a fresh clone):
+// at -O0, since nothing here is timed; an optimised install serves as well.
+beforeAll(() => void ensurePeers(undefined, 'quick'), 900_000);
 
 /** One peer per runtime and storage the agreement step must catch, and ours in the other runtimes. */
 const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct', 'rabosh-node24', 'rabosh-bun'];
@@ -30,13 +31,20 @@ describe('npm run bench at a tiny size', () => {
     const results = join(scratch, 'results');
     const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
       cwd: repo,
-      env: { ...process.env, RABOSH_BENCH_RESULTS: results, RABOSH_BENCH_DIR: scratch, RABOSH_BENCH_CLEANUP: 'wait' },
+      env: {
+        ...process.env,
+        RABOSH_BENCH_RESULTS: results,
+        RABOSH_BENCH_DIR: scratch,
+        RABOSH_BENCH_CLEANUP: 'wait',
+        RABOSH_BENCH_PEERS: 'quick',
+      },
       encoding: 'utf8',
       // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny
       // run took over 280 s (six handlers); only a hang should end it.
       timeout: 1_500_000,
     });
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
+      machine: { versions: Record<string, string> };
       backends: { id: string }[];
       rows: {
         label: string;
@@ -74,10 +82,24 @@ describe('npm run bench at a tiny size', () => {
       for (const id of expected) expect(Number.isFinite(row.cells[id]!.median), `${row.label} ${id}`).toBe(true);
     }
     expect(report.rows.some((r) => r.instance.startsWith('read/') && r.cells['rabosh-bun'])).toBe(true);
+    // An unoptimised SQLite says so wherever its figures go.
+    if (installedBuild() === 'quick') expect(report.machine.versions['better-sqlite3']).toContain('-O0');
     expect(run.stdout).toContain('| measurement |');
     expect(run.stdout).toContain('| measurement | ours under Node 24');
     expect(readFileSync(join(results, 'latest.md'), 'utf8')).toContain('| measurement |');
   }, 1_560_000);
+
+  it('keeps an unoptimised SQLite out of bench/results', () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, RABOSH_BENCH_PEERS: 'quick' };
+    delete env['RABOSH_BENCH_RESULTS'];
+    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
+      cwd: repo,
+      env,
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain('bench/results keeps optimised figures only');
+  });
 
   it('exits non-zero when an alternative answers differently, in whichever runtime it runs', () => {
     const results = join(scratch, 'broken');
@@ -88,6 +110,7 @@ describe('npm run bench at a tiny size', () => {
         RABOSH_BENCH_RESULTS: results,
         RABOSH_BENCH_DIR: scratch,
         RABOSH_BENCH_CLEANUP: 'wait',
+        RABOSH_BENCH_PEERS: 'quick',
         RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
         // The smallest read too: ours under Node 24 and Bun run the reads and the open only.
         RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',

@@ -6,7 +6,8 @@
 // RABOSH_BENCH_BACKENDS (comma list of ids, default all), RABOSH_BENCH_DIR (where stores go;
 // the OS temp dir), RABOSH_BENCH_RESULTS (bench/results), RABOSH_BENCH_KEEP=1 keeps the stores,
 // RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default),
-// RABOSH_BENCH_ONLY (comma list of measurement ids or id prefixes, e.g. `read,durableWrites`).
+// RABOSH_BENCH_ONLY (comma list of measurement ids or id prefixes, e.g. `read,durableWrites`),
+// RABOSH_BENCH_PEERS=quick (better-sqlite3 compiled at -O0: answers only, no figures kept).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -16,7 +17,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agrees, type AnswerPrint } from './agreement.js';
 import { BACKENDS, runsMeasurement, type BackendInfo } from './handlers/registry.js';
-import { ensurePeers } from './peers.js';
+import { ensurePeers, type PeersBuild } from './peers.js';
 import { bundleChild } from './child-bundle.js';
 import { childCommand, childLine } from './runtimes.js';
 import { makePlan, type Instance } from './plan.js';
@@ -44,6 +45,12 @@ const scale = envNumber('RABOSH_BENCH_SCALE', 1, '--scale');
 const runs = Math.round(envNumber('RABOSH_BENCH_RUNS', 3, '--runs'));
 const jobTimeoutMs = envNumber('RABOSH_BENCH_JOB_TIMEOUT_S', 300) * 1000;
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
+const peersBuild = (process.env.RABOSH_BENCH_PEERS ?? 'full') as PeersBuild;
+if (peersBuild !== 'full' && peersBuild !== 'quick') throw new Error(`RABOSH_BENCH_PEERS: ${peersBuild} is neither full nor quick`);
+// An unoptimised SQLite must never land in the published figures.
+if (peersBuild === 'quick' && !process.env.RABOSH_BENCH_RESULTS)
+  throw new Error('RABOSH_BENCH_PEERS=quick: name a RABOSH_BENCH_RESULTS directory; bench/results keeps optimised figures only');
+let peersUsed: string | undefined;
 const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',')
   .map((s) => s.trim())
   .filter(Boolean);
@@ -108,7 +115,7 @@ function fmt(x: number): string {
 }
 
 async function main(): Promise<number> {
-  if (backends.some((b) => b.family === 'sqlite')) ensurePeers(log);
+  if (backends.some((b) => b.family === 'sqlite')) peersUsed = ensurePeers(log, peersBuild);
   bundle = await bundleChild();
   const started = nowMs();
   const loadBefore = loadavg()[0]!;
@@ -339,7 +346,8 @@ function describeMachine(): { summary: string; commit: string; versions: Record<
     versions: {
       node: process.version,
       '@anthropic-ai/sdk': version('@anthropic-ai/sdk'),
-      'better-sqlite3': version('better-sqlite3'),
+      'better-sqlite3':
+        version('better-sqlite3') + (peersUsed === 'quick' ? ' (compiled at -O0: answers checked, times not comparable)' : ''),
       lmdb: version('lmdb'),
       ...Object.fromEntries(
         [...new Set(backends.map((b) => b.runtime).filter((r) => r !== undefined))].map((r) => [
