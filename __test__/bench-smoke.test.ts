@@ -23,26 +23,35 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 // at -O0, since nothing here is timed; an optimised install serves as well.
 beforeAll(() => void ensurePeers(undefined, 'quick'), 900_000);
 
+/** `bench/run.ts` at scale 0.01, one run, with `env` over this process's (a key set to undefined is removed). */
+function runBench(env: NodeJS.ProcessEnv, timeout?: number) {
+  const merged: NodeJS.ProcessEnv = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(env)) if (v === undefined) delete merged[k];
+  return spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
+    cwd: repo,
+    env: merged,
+    encoding: 'utf8',
+    ...(timeout ? { timeout } : {}),
+  });
+}
+
+/** What every checking run here sets: its own results and stores, SQLite compiled at -O0. */
+const checking = (results: string) => ({
+  RABOSH_BENCH_RESULTS: results,
+  RABOSH_BENCH_DIR: scratch,
+  RABOSH_BENCH_CLEANUP: 'wait',
+  RABOSH_BENCH_PEERS: 'quick',
+});
+
 /** One peer per runtime and storage the agreement step must catch, and ours in the other runtimes. */
 const SABOTAGED = ['sqlite', 'node-sqlite', 'bun-sqlite', 'lmdb-direct', 'rabosh-node24', 'rabosh-bun'];
 
 describe('npm run bench at a tiny size', () => {
   it('runs every measurement for every handler and finds them agreeing', () => {
     const results = join(scratch, 'results');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
-      cwd: repo,
-      env: {
-        ...process.env,
-        RABOSH_BENCH_RESULTS: results,
-        RABOSH_BENCH_DIR: scratch,
-        RABOSH_BENCH_CLEANUP: 'wait',
-        RABOSH_BENCH_PEERS: 'quick',
-      },
-      encoding: 'utf8',
-      // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny
-      // run took over 280 s (six handlers); only a hang should end it.
-      timeout: 1_500_000,
-    });
+    // Generous: on a 2-core box shared with other builds (load average 20+) the whole tiny run
+    // took over 280 s (six handlers); only a hang should end it.
+    const run = runBench(checking(results), 1_500_000);
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as {
       machine: { versions: Record<string, string> };
       backends: { id: string }[];
@@ -90,35 +99,23 @@ describe('npm run bench at a tiny size', () => {
   }, 1_560_000);
 
   it('keeps an unoptimised SQLite out of bench/results', () => {
-    const env: NodeJS.ProcessEnv = { ...process.env, RABOSH_BENCH_PEERS: 'quick' };
-    delete env['RABOSH_BENCH_RESULTS'];
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
-      cwd: repo,
-      env,
-      encoding: 'utf8',
-    });
+    const run = runBench({ RABOSH_BENCH_PEERS: 'quick', RABOSH_BENCH_RESULTS: undefined });
     expect(run.status).toBe(1);
     expect(run.stderr).toContain('bench/results keeps optimised figures only');
   });
 
   it('exits non-zero when an alternative answers differently, in whichever runtime it runs', () => {
     const results = join(scratch, 'broken');
-    const run = spawnSync(process.execPath, ['--import', 'tsx', join(repo, 'bench', 'run.ts'), '--scale', '0.01', '--runs', '1'], {
-      cwd: repo,
-      env: {
-        ...process.env,
-        RABOSH_BENCH_RESULTS: results,
-        RABOSH_BENCH_DIR: scratch,
-        RABOSH_BENCH_CLEANUP: 'wait',
-        RABOSH_BENCH_PEERS: 'quick',
+    const run = runBench(
+      {
+        ...checking(results),
         RABOSH_BENCH_BACKENDS: `rabosh,${SABOTAGED.join(',')}`,
         // The smallest read too: ours under Node 24 and Bun run the reads and the open only.
         RABOSH_BENCH_ONLY: 'durableWrites,read/flat-50-64',
         RABOSH_BENCH_SABOTAGE: SABOTAGED.join(','),
       },
-      encoding: 'utf8',
-      timeout: 300_000,
-    });
+      300_000,
+    );
     const report = JSON.parse(readFileSync(join(results, 'latest.json'), 'utf8')) as { mismatches: string[]; failures: string[] };
     expect(report.failures).toEqual([]);
     for (const id of SABOTAGED)
