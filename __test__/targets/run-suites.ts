@@ -14,8 +14,9 @@ export async function runSuitesUnder(platform: 'win32-x64' | 'linux-arm64', extr
   const run = await runForeign(
     platform,
     node,
-    // One worker, as vitest picks on two cores: the target files already run side by side.
-    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.config.ts', '--maxWorkers', '1', '--no-color', ...CROSS_SUITES],
+    // Two workers: an emulated run is the last thing `npm test` waits for, and with one worker it
+    // left a core idle once everything else had finished (docs/investigations/ci-time.md).
+    ['node_modules/vitest/vitest.mjs', 'run', '--config', 'vitest.config.ts', '--maxWorkers', '2', '--no-color', ...CROSS_SUITES],
     { env, timeoutMs: 1_500_000, tag: `suites-${platform}` },
   );
   const output = `${run.stdout}\n${run.stderr}`;
