@@ -1,8 +1,10 @@
-//! The key directory before it is built: every segment's hint, kept as read at open and indexed
-//! in place, answers a point read by binary search, newest segment first. Open then costs the
-//! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
+//! The key directory as open leaves it: every segment's hint, kept as read and indexed in place,
+//! answers a point read by binary search, newest segment first, and a range from each run's
+//! binary-searched sub-range ([`crate::keydir::merge`]). Open then costs the hints' bytes, not
+//! one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
 use crate::error::Result;
+use crate::keydir::merge::{Source, Val, index_range};
 use crate::keydir::paged_run::{PagedRun, Ready};
 use crate::log::format::Reader;
 use crate::log::hint::HintBytes;
@@ -12,6 +14,7 @@ use crate::log::hint_rec::{RawRec, read_rec};
 use crate::log::record::{Entry, Key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Bound;
 
 /// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
 /// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
@@ -71,6 +74,29 @@ impl Run {
             Run::Paged(p) => p.records_into(out)?,
         }
         Ok(())
+    }
+
+    /// The segment this run summarises.
+    pub fn number(&self) -> u64 {
+        match self {
+            Run::Whole(w) => w.number,
+            Run::Paged(p) => p.number(),
+        }
+    }
+
+    /// This run's records inside the bounds, in key order from either end: binary-searched in a
+    /// whole hint; in a paged one, only the pages the bounds reach are opened.
+    pub fn source<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
+        match self {
+            Run::Whole(w) => {
+                let (lo, hi) = index_range(w.offs.len(), |i| w.key(i), lower, upper);
+                Ok(Box::new((lo..hi).map(move |i| {
+                    let r = w.rec(i);
+                    (r.key, Val::raw(&r, w.number))
+                })))
+            }
+            Run::Paged(p) => p.source(lower, upper),
+        }
     }
 
     /// How many records it holds (as its hint says).
@@ -198,14 +224,5 @@ impl Runs {
             }
         }
         Ok((keys, live))
-    }
-
-    /// Every segment's records in segment order, what [`crate::keydir::map::build_map`] takes.
-    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
-        let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
-        for run in &self.0 {
-            run.records_into(&mut out)?;
-        }
-        Ok(out)
     }
 }

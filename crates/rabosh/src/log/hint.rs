@@ -282,8 +282,8 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         .map(|b| HintFile::Whole(HintBytes::Read(b)))
 }
 
-/// A whole hint's bytes: read into memory, or a plain hint file mapped (kept until the key
-/// directory is built, then dropped with the run that holds it).
+/// A whole hint's bytes: read into memory, or a plain hint file mapped (kept while a version of
+/// the key directory stands on the run that holds it).
 pub(crate) enum HintBytes {
     Read(Vec<u8>),
     Mapped(crate::io::os::Mapped),
