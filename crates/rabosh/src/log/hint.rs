@@ -289,6 +289,16 @@ pub(crate) enum HintBytes {
     Mapped(crate::io::os::Mapped),
 }
 
+impl HintBytes {
+    /// A mapped hint's pages out of the resident set once open has checked them
+    /// ([`crate::io::os::Mapped::release_pages`]); read bytes stay as they are.
+    pub(crate) fn release_pages(&self) {
+        if let HintBytes::Mapped(m) = self {
+            m.release_pages();
+        }
+    }
+}
+
 impl std::ops::Deref for HintBytes {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
