@@ -309,6 +309,33 @@ impl std::fmt::Debug for Mapped {
     }
 }
 
+/// A file's bytes as kept in memory: read into the heap, or mapped ([`Mapped`]). A hint file is
+/// kept so while a version of the key directory stands on the run that holds it.
+pub(crate) enum FileBytes {
+    Read(Vec<u8>),
+    Mapped(Mapped),
+}
+
+impl FileBytes {
+    /// Mapped bytes' pages out of the resident set ([`Mapped::release_pages`]), as once open
+    /// has checked a hint; read bytes stay as they are.
+    pub(crate) fn release_pages(&self) {
+        if let FileBytes::Mapped(m) = self {
+            m.release_pages();
+        }
+    }
+}
+
+impl std::ops::Deref for FileBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            FileBytes::Read(v) => v,
+            FileBytes::Mapped(m) => m,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

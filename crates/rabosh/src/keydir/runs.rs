@@ -4,10 +4,10 @@
 //! one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
 use crate::error::Result;
+use crate::io::os::FileBytes;
 use crate::keydir::merge::{Source, Val, index_range};
 use crate::keydir::paged_run::{PagedRun, Ready};
 use crate::log::format::Reader;
-use crate::log::hint::HintBytes;
 use crate::log::hint_pages::Page;
 use crate::log::hint_pages::page_rec;
 use crate::log::hint_rec::{RawRec, read_rec};
@@ -27,12 +27,12 @@ pub(crate) enum Run {
 pub(crate) struct WholeRun {
     pub number: u64,
     version: u32,
-    buf: HintBytes,
+    buf: FileBytes,
     offs: Vec<u32>,
 }
 
 impl Run {
-    pub fn new(number: u64, version: u32, buf: HintBytes, offs: Vec<u32>) -> Run {
+    pub fn new(number: u64, version: u32, buf: FileBytes, offs: Vec<u32>) -> Run {
         Run::Whole(WholeRun { number, version, buf, offs })
     }
 
