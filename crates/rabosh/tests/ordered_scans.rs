@@ -168,3 +168,37 @@ fn a_delta_over_the_hints_lists_as_the_model() {
         run(dir.path(), encrypted, &steps);
     }
 }
+
+/// One hint of many records (a search narrows to a window of them by fence keys first): every
+/// bound at, between, before and after the keys, and every point read, answer as the model.
+#[test]
+fn a_long_run_answers_every_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let opts = Options { segment_bytes: 4 << 20, ..Options::default() };
+    let mut model = Model::new();
+    {
+        let store = Store::open(dir.path(), opts.clone()).unwrap();
+        let mut b = Batch::new();
+        for i in 0..700u32 {
+            let k = format!("k{:05}", i * 2).into_bytes();
+            b.put(k.clone(), vec![1], vec![i as u8]);
+            model.insert(k, vec![i as u8]);
+        }
+        store.write(b).unwrap();
+        store.close().unwrap();
+    }
+    let store = Store::open(dir.path(), opts).unwrap();
+    let snap = store.snapshot().unwrap();
+    for i in 0..1402u32 {
+        let k = format!("k{i:05}").into_bytes();
+        assert_eq!(snap.meta(&k).unwrap().as_ref(), model.get(&k), "point read {i}");
+    }
+    let bounds: Vec<Vec<u8>> =
+        (0..1402u32).step_by(7).map(|i| format!("k{i:05}").into_bytes()).chain([b"".to_vec(), b"z".to_vec()]).collect();
+    for lo in &bounds {
+        for hi in bounds.iter().step_by(5) {
+            scan_check(&store, &model, lo, Some(hi), &[true, false]);
+        }
+        scan_check(&store, &model, lo, None, &[]);
+    }
+}

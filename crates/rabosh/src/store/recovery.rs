@@ -423,7 +423,6 @@ fn hint_records(
         (HintFile::Paged(_), None) => return None,
     };
     if let Some(ix) = crate::log::hint::index(&buf, number, seg_len, sealed) {
-        buf.release_pages();
         let run = Run::new(number, ix.version, buf, ix.offs);
         return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
     }
