@@ -163,6 +163,23 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     assert_eq!(fx.embedded().indexed_scopes(), vec!["default".to_string()]);
 }
 
+/// Issue 36: the first listing of a directory below the root reads that directory's subtree, not
+/// the whole scope (at a million memories: 100 read instead of all), so it builds no index; the
+/// root's listing, which reads every memory either way, builds it.
+#[test]
+fn only_the_roots_listing_builds_the_index() {
+    let fx = fixture();
+    let plain = fx.default_handler();
+    put(&plain, "/memories/a/b", 1);
+    put(&plain, "/memories/c", 2);
+    let indexed = fx.handler(|o| o.listing_index = true);
+    assert_eq!(indexed.view("/memories/a").unwrap(), View::Dir { total: 1, entries: vec![f("b", 1)] });
+    assert!(fx.embedded().indexed_scopes().is_empty(), "a subdirectory's listing built the index");
+    assert!(matches!(indexed.view("/memories").unwrap(), View::Dir { total: 3, .. }));
+    assert_eq!(fx.embedded().indexed_scopes(), vec!["default".to_string()]);
+    assert_eq!(indexed.view("/memories/a").unwrap(), View::Dir { total: 1, entries: vec![f("b", 1)] });
+}
+
 /// Index nodes one view of `/memories/big` looks at, over a tree with `deep` memories below
 /// depth 2 of it.
 fn nodes_for_view(deep: usize) -> (u64, View) {

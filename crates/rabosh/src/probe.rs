@@ -1,21 +1,12 @@
 //! Counters production code keeps and tests read (what the engine did, not a test kit): how many
-//! hint files an open mapped, sealed pages it opened, heap trims; and one control a test sets, to
-//! keep a lazy key directory from building in the background so it can tell what built it.
+//! hint files an open mapped, sealed pages it opened, heap trims.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-thread_local! {
-    static NO_BACKGROUND_BUILD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-/// Off: a key directory that opens (or reloads) on this thread leave to build lazily is built
-/// only when first needed, never by the thread open starts — so a test can tell what built it.
+/// Kept for the tests that still call it: nothing builds a lazily opened key directory any
+/// more, in the background or otherwise (ordered reads merge the hints), so it changes nothing.
 pub fn set_background_build(on: bool) {
-    NO_BACKGROUND_BUILD.with(|c| c.set(!on));
-}
-
-pub(crate) fn background_build() -> bool {
-    !NO_BACKGROUND_BUILD.with(std::cell::Cell::get)
+    let _ = on;
 }
 
 thread_local! {

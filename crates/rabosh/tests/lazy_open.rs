@@ -1,8 +1,7 @@
-//! Issue 11: after a clean close, open answers point reads from the segments' hints and builds
-//! the key directory only when something needs order or the whole map. Every answer must be
-//! the one the built map gives: before the build, after it, and after writes and compaction.
-//! The thread open starts to build the map is turned off here (for the opening thread), so each
-//! test decides when it happens and can tell whether it did (`Snapshot::is_built`).
+//! Issue 11: after a clean close, open answers point reads from the segments' hints; since
+//! issue 36 ordered reads and writes too (a merge of the hints and a delta), never building the
+//! whole map. Every answer must be the one a built map gives: after open, after writes and
+//! compaction (which publishes a built map), and after the next reopen.
 
 use proptest::prelude::*;
 use rabosh::{Batch, Durability, Options, Snapshot, Store};
@@ -118,7 +117,7 @@ proptest! {
         let lazy = !hints(dir.path()).is_empty();
         prop_assert!(!lazy || !snap.is_built(), "point reads and stats must not build the key directory");
         check_all(&snap, &model);
-        prop_assert!(snap.is_built());
+        prop_assert!(!lazy || !snap.is_built(), "listings merge the hints: nothing builds the map");
         let built = store.stats();
         prop_assert_eq!((counted.keys, counted.live_bytes), (built.keys, built.live_bytes));
         prop_assert_eq!(built.keys, model.len() as u64);
@@ -155,7 +154,8 @@ fn seed(dir: &Path) -> Model {
     model
 }
 
-/// The first point read after open leaves the map unbuilt; the first scan builds it.
+/// The first point read after open leaves the map unbuilt, and so does a scan (issue 36: it
+/// merges the hints instead).
 #[test]
 fn first_point_read_does_not_build_the_key_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -166,23 +166,22 @@ fn first_point_read_does_not_build_the_key_directory() {
     assert_eq!(snap.get(k).unwrap().as_ref(), Some(v));
     assert!(!snap.is_built());
     assert_eq!(snap.scan_prefix(b"m:").count(), model.len());
-    assert!(snap.is_built());
+    assert!(!snap.is_built());
 }
 
-/// With the thread open starts, the map gets built without anyone asking.
+/// Issue 36: open starts no thread to build the map (at a million keys it held 187 MB): the
+/// directory stays on the hints through listings and writes, and answers as the model.
 #[test]
-fn open_builds_the_key_directory_in_the_background() {
+fn open_leaves_the_key_directory_on_the_hints() {
     let dir = tempfile::tempdir().unwrap();
-    let model = seed(dir.path());
-    rabosh_testkit::set_background_build(true);
+    let mut model = seed(dir.path());
     let store = Store::open(dir.path(), Options { segment_bytes: 400, ..Options::default() }).unwrap();
+    check_all(&store.snapshot().unwrap(), &model);
+    apply(&store, &mut model, &Step::Put(30, 1));
+    apply(&store, &mut model, &Step::Delete(2));
     let snap = store.snapshot().unwrap();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !snap.is_built() {
-        assert!(std::time::Instant::now() < deadline, "the background build never finished");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
     check_all(&snap, &model);
+    assert!(!snap.is_built());
 }
 
 /// Hints that cannot be used lazily: damaged (rebuilt from a scan) or with keys out of order

@@ -2,11 +2,12 @@
 //! published version is an immutable value that snapshots share.
 
 use crate::error::Result;
+use crate::keydir::merge::{Merge, Source, Val};
 use crate::keydir::runs::Runs;
 use crate::log::record::{Entry, Key, Rec, SegRecs};
 use crate::log::segment::Segment;
-use arc_swap::ArcSwapOption;
 use std::collections::BTreeMap;
+use std::ops::Bound;
 use std::sync::{Arc, OnceLock};
 
 pub type KeyMap = imbl::OrdMap<Key, Entry>;
@@ -43,15 +44,12 @@ impl ActiveRecs {
         }
     }
 
-    /// The segment's summary: its puts as `map` holds them (a map that reflects every commit of
-    /// segment `number`), its deletes as remembered.
-    pub fn summary(&self, map: &KeyMap, number: u64) -> SegRecs {
-        let puts = map
-            .iter()
-            .filter(|(_, e)| e.seg == number)
-            .map(|(k, e)| (k.clone(), Rec { seq: e.seq, entry: Some(e.clone()) }));
-        let dels = self.deleted.iter().map(|(k, seq)| (k.clone(), Rec { seq: *seq, entry: None }));
-        puts.chain(dels).collect()
+    /// The segment's summary: its puts as `keys` holds them (a directory that reflects every
+    /// commit of segment `number`), its deletes as remembered.
+    pub fn summary(&self, keys: &Keys, number: u64) -> Result<SegRecs> {
+        let mut out = keys.segment_puts(number)?;
+        out.extend(self.deleted.iter().map(|(k, seq)| (k.clone(), Rec { seq: *seq, entry: None })));
+        Ok(out)
     }
 }
 
@@ -72,130 +70,190 @@ impl Version {
     pub fn segment(&self, number: u64) -> Option<&Arc<Segment>> {
         self.segments.binary_search_by_key(&number, |s| s.number).ok().map(|i| &self.segments[i])
     }
-
-    /// The whole map: builds it first if open left it to build ([`Keys`]). An error only
-    /// when a sealed hint's page and the segment it summarises are both damaged (Corruption).
-    pub fn map(&self) -> Result<&KeyMap> {
-        Ok(&self.keys.try_force()?.0)
-    }
-
-    /// Bytes the live entries keep on disk (builds the map, as [`Version::map`]).
-    pub fn live_bytes(&self) -> Result<u64> {
-        Ok(self.keys.try_force()?.1)
-    }
 }
 
-/// The key directory of one version: the map and its live bytes, or — after an open that found
-/// a hint for every segment — the hints themselves, which answer point reads until something
-/// needs order or the whole map and builds it (once; a thread started at open usually has).
-pub struct Keys {
-    built: OnceLock<(KeyMap, u64)>,
-    /// Until built: the runs the map is built from. Dropped once built (their bytes would
-    /// otherwise stay resident beside the map); a point read that loaded them first keeps its
-    /// own reference.
-    runs: ArcSwapOption<Runs>,
-    /// Made by open (or a shared catch-up's reload) from hints: nothing was applied since, so
-    /// the active segment's hint still describes it.
+/// What was committed over a lazily opened directory's hints: `None` is a delete.
+pub type Delta = imbl::OrdMap<Key, Option<Entry>>;
+
+/// The key directory of one version: a map of every live key (built at open when a segment
+/// had to be scanned, or by compaction), or — after an open that found a hint for every
+/// segment — those hints as read ([`Runs`], shared by every later version) under a small
+/// persistent delta of what was committed since. The second is never built whole: point reads
+/// look in the delta, then the runs; ordered reads merge them ([`crate::keydir::merge`]).
+/// Cloning is O(1) either way, so every commit publishes a new value and snapshots share it.
+#[derive(Clone)]
+pub struct Keys(Dir);
+
+#[derive(Clone)]
+enum Dir {
+    Map { map: KeyMap, live: u64 },
+    Lazy(Lazy),
+}
+
+#[derive(Clone)]
+struct Lazy {
+    base: Arc<Base>,
+    delta: Delta,
+    /// Live keys and bytes the delta adds to the runs' (negative: takes away).
+    adj: (i64, i64),
+    /// Nothing applied since open (or a reload) read the hints.
     from_hints: bool,
-    /// Hand the build's freed pages back to the OS once built (open's build). Off for a shared
-    /// catch-up's reload: that build runs while the process serves, and glibc's trim holds each
-    /// malloc arena's lock while it walks it, so a JS thread's allocation in a cheap view waited
-    /// for it (issue 19: 145 ms).
-    trim: std::sync::atomic::AtomicBool,
-    building: std::sync::Mutex<()>,
+}
+
+/// The hints a lazy directory stands on, and their totals once counted.
+struct Base {
+    runs: Runs,
+    totals: OnceLock<(u64, u64)>,
 }
 
 impl Keys {
     pub fn built(map: KeyMap, live: u64) -> Keys {
-        Keys {
-            built: OnceLock::from((map, live)),
-            runs: ArcSwapOption::empty(),
-            from_hints: false,
-            trim: true.into(),
-            building: std::sync::Mutex::default(),
-        }
+        Keys(Dir::Map { map, live })
     }
 
     pub(crate) fn lazy(runs: Runs) -> Keys {
-        Keys {
-            built: OnceLock::new(),
-            runs: ArcSwapOption::from_pointee(runs),
-            from_hints: true,
-            trim: true.into(),
-            building: std::sync::Mutex::default(),
-        }
+        let base = Arc::new(Base { runs, totals: OnceLock::new() });
+        Keys(Dir::Lazy(Lazy { base, delta: Delta::new(), adj: (0, 0), from_hints: true }))
     }
 
+    /// Whether every live key sits in one map (a scan at open, a compaction); false while the
+    /// directory stands on the hints open read — which it then does for good: nothing builds it.
     pub fn is_built(&self) -> bool {
-        self.built.get().is_some()
-    }
-
-    /// Leaves the heap as it is after the build (see `trim`).
-    pub(crate) fn without_trim(&self) {
-        self.trim.store(false, std::sync::atomic::Ordering::Relaxed);
+        matches!(self.0, Dir::Map { .. })
     }
 
     pub fn loaded_from_hints(&self) -> bool {
-        self.from_hints
+        matches!(&self.0, Dir::Lazy(l) if l.from_hints)
     }
 
-    /// The entry at `key`; never builds the map. An error only when a sealed hint's page
-    /// turned out damaged and its segment does not scan either (Corruption).
+    /// The entry at `key`. An error only when a sealed hint's page turned out damaged and its
+    /// segment does not scan either (Corruption).
     pub fn get(&self, key: &[u8]) -> Result<Option<Entry>> {
-        if let Some((map, _)) = self.built.get() {
-            return Ok(map.get(key).cloned());
-        }
-        match self.runs.load_full() {
-            Some(runs) => runs.get(key),
-            // Built since the check above (the runs go only after the map is in place).
-            None => Ok(self.try_force()?.0.get(key).cloned()),
+        match &self.0 {
+            Dir::Map { map, .. } => Ok(map.get(key).cloned()),
+            Dir::Lazy(l) => match l.delta.get(key) {
+                Some(e) => Ok(e.clone()),
+                None => l.base.runs.get(key),
+            },
         }
     }
 
-    /// How many live keys and the bytes they keep on disk; never waits for the map (counts
-    /// the runs when it is not built yet).
+    /// How many live keys and the bytes they keep on disk. A lazy directory counts its runs once
+    /// (a merge, no allocation per key) and keeps the delta's difference up to date at commit.
     pub fn totals(&self) -> Result<(u64, u64)> {
-        if let Some((map, live)) = self.built.get() {
-            return Ok((map.len() as u64, *live));
-        }
-        if let Some(runs) = self.runs.load_full() {
-            runs.totals()
-        } else {
-            let (map, live) = self.try_force()?;
-            Ok((map.len() as u64, *live))
+        match &self.0 {
+            Dir::Map { map, live } => Ok((map.len() as u64, *live)),
+            Dir::Lazy(l) => {
+                let (keys, live) = if let Some(t) = l.base.totals.get() {
+                    *t
+                } else {
+                    let t = l.base.runs.totals()?;
+                    *l.base.totals.get_or_init(|| t)
+                };
+                Ok((keys.saturating_add_signed(l.adj.0), live.saturating_add_signed(l.adj.1)))
+            }
         }
     }
 
-    /// The map and live bytes, built now if not yet (another thread building it: waits for it).
-    /// A sealed hint's page that does not open is answered from its segment's scan; only a
-    /// segment that does not scan either fails (Corruption, naming it), and every caller
-    /// returns that: a panic here would be caught in a binding's worker and leave its promise
-    /// unsettled.
-    pub fn try_force(&self) -> Result<&(KeyMap, u64)> {
-        if let Some(b) = self.built.get() {
-            return Ok(b);
+    /// Records `key`'s new state (`None`: deleted). Over the runs it goes into the delta, the
+    /// totals adjusted from the entry it replaces (a point read, answered as it was when the
+    /// commit checked it before writing: a page once opened stays open).
+    pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
+        let klen = key.len();
+        let bytes = |e: &Option<Entry>| e.as_ref().map_or(0, |e| e.disk_bytes(klen).cast_signed());
+        match &mut self.0 {
+            Dir::Map { map, live } => apply_one(map, live, key, entry),
+            Dir::Lazy(l) => {
+                let old = match l.delta.get(&key) {
+                    Some(e) => e.clone(),
+                    None => l.base.runs.get(&key)?,
+                };
+                l.from_hints = false;
+                if old.is_none() && entry.is_none() {
+                    return Ok(());
+                }
+                l.adj.0 += i64::from(entry.is_some()) - i64::from(old.is_some());
+                l.adj.1 += bytes(&entry) - bytes(&old);
+                l.delta.insert(key, entry);
+            }
         }
-        // One build at a time (a second caller waits for it, as `get_or_init` would make it).
-        let held = self.building.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let b = if let Some(b) = self.built.get() {
-            b
-        } else {
-            let runs = self.runs.load_full().expect("an unbuilt key directory keeps its runs");
-            let recs = runs.records()?;
-            self.built.get_or_init(|| build_map(recs))
+        Ok(())
+    }
+
+    /// Applies one segment's records (records of later segments always carry higher seqs).
+    pub fn apply_recs(&mut self, recs: &SegRecs) -> Result<()> {
+        for (k, r) in recs {
+            self.apply(k.clone(), r.entry.clone())?;
+        }
+        Ok(())
+    }
+
+    /// The live keys inside the bounds, in key order from either end, each with its record.
+    pub(crate) fn range<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Merge<'a>> {
+        let empty = match (lower, upper) {
+            (Bound::Included(l), Bound::Included(u)) => u < l,
+            (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => u <= l,
+            _ => false,
         };
-        drop(held);
-        if self.runs.swap(None).is_some() && self.trim.load(std::sync::atomic::Ordering::Relaxed) {
-            crate::io::os::release_freed_memory();
+        if empty {
+            return Ok(Merge::new(Vec::new()));
         }
-        Ok(b)
+        let mut sources: Vec<Source<'a>> = Vec::new();
+        match &self.0 {
+            Dir::Map { map, .. } => {
+                sources.push(Box::new(map.range::<_, [u8]>((lower, upper)).map(|(k, e)| (&k[..], Val::Entry(e)))));
+            }
+            Dir::Lazy(l) => {
+                for run in &l.base.runs.0 {
+                    sources.push(run.source(lower, upper)?);
+                }
+                if !l.delta.is_empty() {
+                    let d = l.delta.range::<_, [u8]>((lower, upper));
+                    sources.push(Box::new(d.map(|(k, e)| (&k[..], Val::of(e.as_ref())))));
+                }
+            }
+        }
+        Ok(Merge::new(sources))
     }
-}
 
-/// Applies one segment's records to a map (records of later segments always carry higher seqs).
-pub fn apply_recs(map: &mut KeyMap, live: &mut u64, recs: &SegRecs) {
-    for (k, r) in recs {
-        apply_one(map, live, k.clone(), r.entry.clone());
+    /// Every live key in one map, built now from the runs and the delta (compaction and
+    /// re-encryption, which rewrite every entry, then publish a built directory).
+    pub fn to_map(&self) -> Result<(KeyMap, u64)> {
+        if let Dir::Map { map, live } = &self.0 {
+            return Ok((map.clone(), *live));
+        }
+        let all: Vec<(Key, Option<Entry>)> =
+            self.range(Bound::Unbounded, Bound::Unbounded)?.map(|(k, v)| (Key::from(k), v.entry())).collect();
+        Ok(build_map(all))
+    }
+
+    /// Every live entry of segment `number`, as puts (what its hint is written from). Over the
+    /// runs: the delta's, and the segment's own hint's where open read one and the delta does
+    /// not hold the key since.
+    pub fn segment_puts(&self, number: u64) -> Result<SegRecs> {
+        let put = |k: &Key, e: &Entry| (k.clone(), Rec { seq: e.seq, entry: Some(e.clone()) });
+        match &self.0 {
+            Dir::Map { map, .. } => Ok(map.iter().filter(|(_, e)| e.seg == number).map(|(k, e)| put(k, e)).collect()),
+            Dir::Lazy(l) => {
+                let mut out = SegRecs::new();
+                for run in l.base.runs.0.iter().filter(|r| r.number() == number) {
+                    for (k, v) in run.source(Bound::Unbounded, Bound::Unbounded)? {
+                        if let Some(e) = v.entry()
+                            && !l.delta.contains_key(k)
+                        {
+                            out.insert(Key::from(k), Rec { seq: e.seq, entry: Some(e) });
+                        }
+                    }
+                }
+                for (k, e) in &l.delta {
+                    if let Some(e) = e.as_ref().filter(|e| e.seg == number) {
+                        let (k, r) = put(k, e);
+                        out.insert(k, r);
+                    }
+                }
+                Ok(out)
+            }
+        }
     }
 }
 

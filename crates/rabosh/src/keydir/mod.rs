@@ -1,5 +1,6 @@
 //! The in-memory key directory, and the hints it is built from lazily.
 
 pub(crate) mod map;
+pub(crate) mod merge;
 pub(crate) mod paged_run;
 pub(crate) mod runs;

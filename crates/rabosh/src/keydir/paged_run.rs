@@ -6,10 +6,12 @@
 use crate::crypto::crypt::Crypt;
 use crate::error::{Error, Result};
 use crate::io::vfs::{VFile, Vfs};
+use crate::keydir::merge::{Source, Val, index_range, within};
 use crate::log::hint_pages::{Page, Pages, page_rec};
 use crate::log::hint_rec::{ActiveTail, RawRec};
 use crate::log::record::{Entry, Key};
 use crate::log::segment::{ScanMode, scan};
+use std::ops::Bound;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
@@ -128,6 +130,42 @@ impl PagedRun {
         Ok(recs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| recs[i].1.clone()))
     }
 
+    /// The records inside the bounds, in key order from either end: only the pages the bounds
+    /// reach are opened (and kept); the edge pages' records outside the bounds are skipped. A
+    /// page that does not open: the segment's scan answers, as for a point read.
+    pub fn source<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
+        if self.fallback.get().is_none() {
+            let refs = &self.pages.refs;
+            // The page holding the lower bound's key (the last starting at or below it), up to
+            // the last page starting inside the bounds.
+            let first = match lower {
+                Bound::Unbounded => 0,
+                Bound::Included(k) | Bound::Excluded(k) => {
+                    refs.partition_point(|p| &p.first[..] <= k).saturating_sub(1)
+                }
+            };
+            let end = match upper {
+                Bound::Unbounded => refs.len(),
+                Bound::Included(k) => refs.partition_point(|p| &p.first[..] <= k),
+                Bound::Excluded(k) => refs.partition_point(|p| &p.first[..] < k),
+            };
+            let pages: Option<Vec<&Page>> = (first..end.max(first)).map(|i| self.page(i)).collect();
+            if let Some(pages) = pages {
+                let (version, number) = (self.version(), self.number());
+                let (lower, upper) = (owned(lower), owned(upper));
+                let recs =
+                    pages.into_iter().flat_map(move |pg| (0..pg.offs.len()).map(move |j| page_rec(pg, version, j)));
+                return Ok(Box::new(
+                    recs.filter(move |r| within(r.key, borrowed(&lower), borrowed(&upper)))
+                        .map(move |r| (r.key, Val::raw(&r, number))),
+                ));
+            }
+        }
+        let recs = self.scanned()?;
+        let (lo, hi) = index_range(recs.len(), |i| &recs[i].0, lower, upper);
+        Ok(Box::new(recs[lo..hi].iter().map(|(k, e)| (&k[..], Val::of(e.as_ref())))))
+    }
+
     /// Every page opened (or the fallback): what [`crate::keydir::runs::Runs::totals`] and the map
     /// build walk, off the first read's path.
     pub fn ready(&self) -> Result<Ready<'_>> {
@@ -210,4 +248,12 @@ fn search<'a>(page: &'a Page, version: u32, key: &[u8]) -> Option<RawRec<'a>> {
         }
     }
     None
+}
+
+fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    b.map(<[u8]>::to_vec)
+}
+
+fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    b.as_ref().map(Vec::as_slice)
 }

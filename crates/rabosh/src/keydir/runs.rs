@@ -1,17 +1,20 @@
-//! The key directory before it is built: every segment's hint, kept as read at open and indexed
-//! in place, answers a point read by binary search, newest segment first. Open then costs the
-//! hints' bytes, not one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
+//! The key directory as open leaves it: every segment's hint, kept as read and indexed in place,
+//! answers a point read by binary search, newest segment first, and a range from each run's
+//! binary-searched sub-range ([`crate::keydir::merge`]). Open then costs the hints' bytes, not
+//! one ordered-map insert and one key allocation per key (docs/investigations/open-profile.md).
 
 use crate::error::Result;
+use crate::io::os::FileBytes;
+use crate::keydir::merge::{Source, Val};
 use crate::keydir::paged_run::{PagedRun, Ready};
 use crate::log::format::Reader;
-use crate::log::hint::HintBytes;
 use crate::log::hint_pages::Page;
 use crate::log::hint_pages::page_rec;
 use crate::log::hint_rec::{RawRec, read_rec};
 use crate::log::record::{Entry, Key};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::ops::Bound;
 
 /// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
 /// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
@@ -24,13 +27,27 @@ pub(crate) enum Run {
 pub(crate) struct WholeRun {
     pub number: u64,
     version: u32,
-    buf: HintBytes,
+    buf: FileBytes,
     offs: Vec<u32>,
+    /// The key of every [`FENCE`]th record, in the heap: a search narrows to one window of
+    /// records with these, then reads the hint only there. A mapped hint's pages are let go
+    /// after open's check, and each page a read touches is mapped back with its neighbours (the
+    /// kernel's fault-around): a binary search over the whole run touched about log₂(n) far
+    /// apart places, and the run's resident memory grew by a few hundred KiB a read.
+    fences: Vec<Box<[u8]>>,
 }
 
+/// Records per fence: a window of them is a few pages of hint.
+const FENCE: usize = 64;
+
 impl Run {
-    pub fn new(number: u64, version: u32, buf: HintBytes, offs: Vec<u32>) -> Run {
-        Run::Whole(WholeRun { number, version, buf, offs })
+    /// A checked hint's run. Its fences are read now, while open's check has the hint's pages
+    /// in place; then a mapped hint's pages go ([`FileBytes::release_pages`]).
+    pub fn new(number: u64, version: u32, buf: FileBytes, offs: Vec<u32>) -> Run {
+        let mut w = WholeRun { number, version, buf, offs, fences: Vec::new() };
+        w.fences = (0..w.offs.len()).step_by(FENCE).map(|i| Box::from(w.key(i))).collect();
+        w.buf.release_pages();
+        Run::Whole(w)
     }
 
     /// This segment's last operation on `key`: `Some(None)` a delete, `None` no record.
@@ -71,6 +88,39 @@ impl Run {
             Run::Paged(p) => p.records_into(out)?,
         }
         Ok(())
+    }
+
+    /// The segment this run summarises.
+    pub fn number(&self) -> u64 {
+        match self {
+            Run::Whole(w) => w.number,
+            Run::Paged(p) => p.number(),
+        }
+    }
+
+    /// This run's records inside the bounds, in key order from either end: binary-searched in a
+    /// whole hint; in a paged one, only the pages the bounds reach are opened.
+    pub fn source<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
+        match self {
+            Run::Whole(w) => {
+                let lo = match lower {
+                    Bound::Unbounded => 0,
+                    Bound::Included(k) => w.lower_bound(k, false),
+                    Bound::Excluded(k) => w.lower_bound(k, true),
+                };
+                let hi = match upper {
+                    Bound::Unbounded => w.offs.len(),
+                    Bound::Included(k) => w.lower_bound(k, true),
+                    Bound::Excluded(k) => w.lower_bound(k, false),
+                };
+                let hi = hi.max(lo);
+                Ok(Box::new((lo..hi).map(move |i| {
+                    let r = w.rec(i);
+                    (r.key, Val::raw(&r, w.number))
+                })))
+            }
+            Run::Paged(p) => p.source(lower, upper),
+        }
     }
 
     /// How many records it holds (as its hint says).
@@ -141,16 +191,26 @@ impl WholeRun {
     }
 
     fn search(&self, key: &[u8]) -> std::result::Result<usize, usize> {
-        let (mut lo, mut hi) = (0, self.offs.len());
+        let i = self.lower_bound(key, false);
+        if i < self.offs.len() && self.key(i) == key { Ok(i) } else { Err(i) }
+    }
+
+    /// The first record whose key is not below `key` (`strict`: not at or below it). The
+    /// fences bound it first: the first fence not below `key` from above, the one before it
+    /// from below; then a binary search inside that window of at most [`FENCE`] records.
+    fn lower_bound(&self, key: &[u8], strict: bool) -> usize {
+        let below = |k: &[u8]| k < key || (strict && k == key);
+        let f = self.fences.partition_point(|k| below(k));
+        let (mut lo, mut hi) = (f.saturating_sub(1) * FENCE, (f * FENCE).min(self.offs.len()));
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.key(mid).cmp(key) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Ok(mid),
+            if below(self.key(mid)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
             }
         }
-        Err(lo)
+        lo
     }
 }
 
@@ -198,14 +258,5 @@ impl Runs {
             }
         }
         Ok((keys, live))
-    }
-
-    /// Every segment's records in segment order, what [`crate::keydir::map::build_map`] takes.
-    pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
-        let mut out = Vec::with_capacity(self.0.iter().map(Run::len).sum());
-        for run in &self.0 {
-            run.records_into(&mut out)?;
-        }
-        Ok(out)
     }
 }

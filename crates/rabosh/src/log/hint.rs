@@ -6,6 +6,7 @@
 use crate::crypto::crypt::{AD_HINT, Crypt, NONCE};
 use crate::error::Result;
 use crate::io::bytes::{crc, put_u32, put_u64};
+use crate::io::os::FileBytes;
 use crate::io::replace::{replace_file, write_atomic};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
 use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT};
@@ -256,11 +257,11 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         // a read costs the copy and the fresh buffer's page faults (crate::io::os::Mapped).
         if let Some(m) = f.map_read_only(len) {
             crate::probe::count_hint_mapped();
-            return Some(HintFile::Whole(HintBytes::Mapped(m)));
+            return Some(HintFile::Whole(FileBytes::Mapped(m)));
         }
         let mut buf = crate::io::os::zeroed_for_read(len as usize);
         read_exact_at(&*f, &mut buf, 0).ok()?;
-        return Some(HintFile::Whole(HintBytes::Read(buf)));
+        return Some(HintFile::Whole(FileBytes::Read(buf)));
     };
     // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own
     // and opened there, so the plain hint is never copied (about 1 instruction a byte saved).
@@ -268,10 +269,14 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     let body_len = len.checked_sub(head.len() as u64)?;
     read_exact_at(&*f, &mut head, 0).ok()?;
     if &head[..SEALED_MAGIC.len()] == crate::log::hint_pages::MAGIC {
-        // Paged: read whole (no cipher); open checks and opens only its directory.
+        // Paged: mapped (or read) whole, no cipher; open checks and opens only its directory,
+        // and a page's blob is opened when a read reaches it.
+        if let Some(m) = f.map_read_only(len) {
+            return Some(HintFile::Paged(FileBytes::Mapped(m)));
+        }
         let mut buf = vec![0u8; len as usize];
         read_exact_at(&*f, &mut buf, 0).ok()?;
-        return Some(HintFile::Paged(buf));
+        return Some(HintFile::Paged(FileBytes::Read(buf)));
     }
     if &head[..SEALED_MAGIC.len()] != SEALED_MAGIC {
         return None;
@@ -279,31 +284,14 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     let mut body = vec![0u8; body_len as usize];
     read_exact_at(&*f, &mut body, head.len() as u64).ok()?;
     c.open_body(&[AD_HINT, &number.to_le_bytes()], &head[SEALED_MAGIC.len()..], body)
-        .map(|b| HintFile::Whole(HintBytes::Read(b)))
-}
-
-/// A whole hint's bytes: read into memory, or a plain hint file mapped (kept until the key
-/// directory is built, then dropped with the run that holds it).
-pub(crate) enum HintBytes {
-    Read(Vec<u8>),
-    Mapped(crate::io::os::Mapped),
-}
-
-impl std::ops::Deref for HintBytes {
-    type Target = [u8];
-    fn deref(&self) -> &[u8] {
-        match self {
-            HintBytes::Read(v) => v,
-            HintBytes::Mapped(m) => m,
-        }
-    }
+        .map(|b| HintFile::Whole(FileBytes::Read(b)))
 }
 
 /// A hint file as read: a plain hint's bytes (or an older sealed hint's, opened whole), or an
 /// encrypted store's paged hint, still sealed ([`crate::log::hint_pages`]).
 pub(crate) enum HintFile {
-    Whole(HintBytes),
-    Paged(Vec<u8>),
+    Whole(FileBytes),
+    Paged(FileBytes),
 }
 
 /// The bytes a hint file holds: `plain`, or sealed in an encrypted store.

@@ -9,6 +9,7 @@
 
 use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
 use crate::io::bytes::{put_u32, put_u64};
+use crate::io::os::FileBytes;
 use crate::log::format::{FORMAT_VERSION, Reader};
 use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
 use crate::log::record::{Entry, Key, SegRecs};
@@ -112,14 +113,16 @@ pub(crate) struct Pages {
     seg_len: u64,
     version: u32,
     id: [u8; ID],
-    file: Vec<u8>,
+    /// The hint file: mapped where the system can (its pages out of resident memory once the
+    /// directory is checked; a page's blob is read back when it is opened), else read.
+    file: FileBytes,
     base: usize,
     pub refs: Vec<PageRef>,
 }
 
 /// The directory of the paged hint `file` of segment `number` at `seg_len`; `None` when it does
 /// not open or does not describe that segment (the hint is then rebuilt, as any damaged one).
-pub(crate) fn directory(c: &Crypt, file: Vec<u8>, number: u64, seg_len: u64) -> Option<Directory> {
+pub(crate) fn directory(c: &Crypt, file: FileBytes, number: u64, seg_len: u64) -> Option<Directory> {
     if file.len() < 12 || &file[..8] != MAGIC || file.len() > u32::MAX as usize {
         return None;
     }
@@ -179,10 +182,11 @@ pub(crate) fn directory(c: &Crypt, file: Vec<u8>, number: u64, seg_len: u64) -> 
         if !r.done() || total != count {
             return Err("count");
         }
-        let pages = Pages { number, seg_len, version, id, file: Vec::new(), base, refs };
+        let pages = Pages { number, seg_len, version, id, file: FileBytes::Read(Vec::new()), base, refs };
         Ok((Directory { dels, tail, seqs, pages }, count))
     };
     let (mut dir, _) = parse().ok()?;
+    file.release_pages();
     dir.pages.file = file;
     Some(dir)
 }
@@ -279,7 +283,7 @@ fn directory_any(c: &Crypt, file: &[u8], number: u64) -> Option<Directory> {
     let dlen = u32::from_le_bytes(file.get(8..12)?.try_into().ok()?) as usize;
     let d = c.open(&[AD_HINT, AD_DIR, &dir_ad(number)], file.get(12..12 + dlen)?)?;
     let seg_len = u64::from_le_bytes(d.get(ID + 16..ID + 24)?.try_into().ok()?);
-    directory(c, file.to_vec(), number, seg_len)
+    directory(c, FileBytes::Read(file.to_vec()), number, seg_len)
 }
 
 #[cfg(feature = "testkit")]

@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::io::vfs::{OpenMode, VFile};
-use crate::keydir::map::{Version, apply_recs};
+use crate::keydir::map::{Keys, Version};
 use crate::log::manifest::{MANIFEST, Manifest};
 use crate::log::segment::{ScanMode, Scanned, Segment, scan_from};
 use crate::store::busy::GateGuard;
@@ -327,16 +327,15 @@ impl Store {
     /// follow): the key directory, the active log's records and length, the disk counter.
     /// `synced_len`: how far the segment is now known durable.
     fn apply_tail(&self, log: &mut ActiveLog, cur: &Version, sc: Scanned, synced_len: u64) -> Result<()> {
-        let mut map = cur.map()?.clone();
-        let mut live = cur.live_bytes()?;
-        apply_recs(&mut map, &mut live, &sc.recs);
+        let mut keys = Keys::clone(&cur.keys);
+        keys.apply_recs(&sc.recs)?;
         let grown = sc.valid_len - log.len;
         log.recs.extend(sc.recs);
         log.len = sc.valid_len;
         log.synced_len = log.synced_len.max(synced_len);
         self.counters.disk_bytes.fetch_add(grown, Ordering::Relaxed);
         let seq = sc.last_seq.unwrap_or(cur.seq);
-        self.current.store(Arc::new(Version::new(map, live, seq, cur.segments.clone())));
+        self.current.store(Arc::new(Version { keys: Arc::new(keys), seq, segments: cur.segments.clone() }));
         Ok(())
     }
 
@@ -375,8 +374,6 @@ impl Store {
         w.manifest = manifest;
         w.log = Some(log);
         self.counters.disk_bytes.store(loaded.disk, Ordering::Relaxed);
-        loaded.keys.without_trim();
-        crate::store::recovery::build_in_background(&loaded.keys);
         self.current.store(Arc::new(Version { keys: loaded.keys, seq: loaded.seq, segments: Arc::new(segments) }));
         Ok(())
     }

@@ -29,9 +29,10 @@ fn compact(store: &Store) -> Result<CompactInfo> {
     let mut w = store.writable()?;
     store.settle(&mut w)?;
     let bytes_before = store.counters.disk_bytes.load(Ordering::Relaxed);
-    // Compaction reads the whole key directory: one that cannot be built (a hint page and its
-    // segment both damaged) refuses it here, before the rotation below (whose failures poison).
-    store.current.load_full().map()?;
+    // Compaction rewrites every live entry: a key directory that cannot be read whole (a hint
+    // page and its segment both damaged) refuses it here, before the rotation below (whose
+    // failures poison). A rotation changes no key, so this map stays the current one's.
+    let (mut map, live) = store.current.load_full().keys.to_map()?;
     if w.log().len > SEG_HEADER as u64 {
         store.rotate(&mut w)?;
     }
@@ -79,7 +80,7 @@ fn compact(store: &Store) -> Result<CompactInfo> {
             *off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map()? {
+        for (k, e) in &map {
             if !inputs.contains(&e.seg) {
                 continue;
             }
@@ -133,7 +134,6 @@ fn compact(store: &Store) -> Result<CompactInfo> {
         store.vfs.clone(),
         store.crypt().cloned(),
     ));
-    let mut map = cur.map()?.clone();
     for (k, r) in recs {
         map.insert(k, r.entry.expect("compaction writes only puts"));
     }
@@ -148,7 +148,7 @@ fn compact(store: &Store) -> Result<CompactInfo> {
     segs.sort_by_key(|s| s.number); // lookups binary-search by number
     let active_len = w.log().len;
     store.counters.disk_bytes.store(len + active_len, Ordering::Relaxed);
-    store.current.store(Arc::new(Version::new(map, cur.live_bytes()?, cur.seq, Arc::new(segs))));
+    store.current.store(Arc::new(Version::new(map, live, cur.seq, Arc::new(segs))));
     store.counters.compactions.fetch_add(1, Ordering::Relaxed);
     Ok(CompactInfo { bytes_before, bytes_after: len + active_len })
 }

@@ -2,7 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::io::vfs::{Vfs, write_all_at};
-use crate::keydir::map::{KeyMap, Version, apply_one};
+use crate::keydir::map::{KeyMap, Keys, Version};
 use crate::log::format::{FORMAT_VERSION, KIND_LOG, PayloadBuilder, SEG_HEADER, synced_marker};
 use crate::log::manifest::SegMeta;
 use crate::log::metabuf::MetaBuf;
@@ -204,10 +204,15 @@ impl Store {
         let flagged = buffered || w.log().tail.is_some() || self.unsynced_before(w.log());
         let frame_len = pb.frame_len(self.crypt().is_some()) as u64;
         let log = w.log();
-        // The directory this commit builds on, built before a byte is written or a segment
-        // sealed: one that cannot be built (a hint page and its segment both damaged) refuses
-        // the commit, nothing written and the store not poisoned.
-        log.tail.clone().unwrap_or_else(|| self.current.load_full()).map()?;
+        // Every key's entry in the directory this commit builds on, read before a byte is written
+        // or a segment sealed: one that cannot be read (a hint page and its segment both
+        // damaged) refuses the commit, nothing written and the store not poisoned. Applying the
+        // commit reads the same entries again, answered the same (a page once opened stays so).
+        let base = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        for op in &batch.ops {
+            let (Op::Put { key, .. } | Op::Delete { key }) = op;
+            base.keys.get(key)?;
+        }
         if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
         {
@@ -218,8 +223,7 @@ impl Store {
         let log = w.log();
         let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
         let active = log.seg.clone();
-        let mut map = cur.map()?.clone();
-        let mut live = cur.live_bytes()?;
+        let mut keys = Keys::clone(&cur.keys);
         // Everything before the marker is durable already (open fsynced it), so marker and
         // commit go out in one write.
         let lead = if buffered && self.mark_before_buffered(log) { synced_marker(cur.seq) } else { Vec::new() };
@@ -257,9 +261,11 @@ impl Store {
             };
             let key: Key = key.into();
             log.recs.insert(key.clone(), &Rec { seq, entry: entry.clone() });
-            apply_one(&mut map, &mut live, key, entry);
+            if let Err(e) = keys.apply(key, entry) {
+                return Err(self.poison(e));
+            }
         }
-        let v = Arc::new(Version::new(map, live, seq, cur.segments.clone()));
+        let v = Arc::new(Version { keys: Arc::new(keys), seq, segments: cur.segments.clone() });
         self.counters.commits.fetch_add(1, Ordering::Relaxed);
         if buffered {
             // Publishing last: a reader sees the whole batch or none of it.
@@ -471,7 +477,7 @@ impl Store {
         }
         let seq = self.current.load().seq;
         let old_len = w.log().len;
-        let recs = w.log().recs.summary(self.current.load().map()?, old.number);
+        let recs = w.log().recs.summary(&self.current.load().keys, old.number)?;
         crate::log::hint::write(
             &*self.vfs,
             &self.dir,
@@ -496,7 +502,7 @@ impl Store {
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
         segs.push(seg);
-        self.current.store(Arc::new(Version::new(cur.map()?.clone(), cur.live_bytes()?, cur.seq, Arc::new(segs))));
+        self.current.store(Arc::new(Version { keys: cur.keys.clone(), seq: cur.seq, segments: Arc::new(segs) }));
         Ok(())
     }
 
@@ -576,7 +582,8 @@ impl Store {
             self.settle(&mut w)?;
         }
         let v = self.current.load_full();
-        let mut report = VerifyReport { files: 0, records: 0, keys: v.map()?.len() as u64 };
+        let (map, _) = v.keys.to_map()?;
+        let mut report = VerifyReport { files: 0, records: 0, keys: map.len() as u64 };
         let mut next = 1;
         let log_len = w.log().len;
         for sm in &w.manifest.segments {
@@ -612,7 +619,7 @@ impl Store {
             next = if sm.sealed { sm.last_seq + 1 } else { sc.last_seq.map_or(next, |s| s + 1) };
             report.records += sc.records;
         }
-        for (_, e) in v.map()? {
+        for (_, e) in &map {
             let seg = v.segment(e.seg).ok_or_else(|| Error::Corruption {
                 file: self.dir.join(seg_name(e.seg)),
                 offset: e.off,
@@ -755,8 +762,7 @@ impl Store {
             ends_with_commit: true,
         };
         // Best effort, as below: a key directory that cannot be built leaves the next open to scan.
-        let Ok(map) = cur.map() else { return };
-        let recs = log.recs.summary(map, log.seg.number);
+        let Ok(recs) = log.recs.summary(&cur.keys, log.seg.number) else { return };
         let _ = crate::log::hint::write_active(
             &*self.vfs,
             &self.dir,

@@ -149,8 +149,6 @@ fn open(dir: &Path, options: Options) -> Result<Store> {
     let version = Version { keys, seq, segments: Arc::new(segments) };
     if version.keys.is_built() {
         release_freed_memory();
-    } else {
-        build_in_background(&version.keys);
     }
     let store = Store {
         dir: dir.to_path_buf(),
@@ -173,30 +171,6 @@ fn open(dir: &Path, options: Options) -> Result<Store> {
 }
 
 use crate::io::os::release_freed_memory;
-
-/// Builds a lazily opened key directory on a thread of its own, so the first write or listing
-/// usually finds it ready. It starts a moment after open, so a process that opens and answers a
-/// view or two right away (a CLI, an agent starting up) does not share the cores with 30-odd ms
-/// of build while it does (the bench's open + first view on a loaded 2-core machine was too
-/// noisy to show the difference either way); anything needing the map sooner builds it itself.
-/// Holds it weakly: a store closed (or a version replaced) before the thread runs costs
-/// nothing. A thread that cannot be started only leaves the build to the first caller that
-/// needs it.
-pub(crate) fn build_in_background(keys: &Arc<Keys>) {
-    if keys.is_built() || !crate::probe::background_build() {
-        return;
-    }
-    let weak = Arc::downgrade(keys);
-    let _ = std::thread::Builder::new().name("rabosh-keydir".into()).spawn(move || {
-        std::thread::sleep(BUILD_DELAY);
-        if let Some(keys) = weak.upgrade() {
-            // A failure (a damaged hint page over a damaged segment) is the caller's to report.
-            let _ = keys.try_force();
-        }
-    });
-}
-
-const BUILD_DELAY: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// What the segments of one MANIFEST hold.
 pub(crate) struct Loaded {

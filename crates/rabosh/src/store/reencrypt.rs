@@ -49,9 +49,9 @@ impl Store {
         let vfs = &*self.vfs;
         let fsyncs = self.fsyncs();
         let cur = self.current.load_full();
-        // A key directory that cannot be built (a hint page and its segment both damaged) is
-        // refused before a file is made.
-        cur.map()?;
+        // A key directory that cannot be read whole (a hint page and its segment both damaged)
+        // is refused before a file is made: counting it reads every hint page.
+        cur.keys.totals()?;
         let number = w.manifest.next_segment;
         let dk = match &to {
             Some(_) => Some(DataKey::fresh()?),
@@ -84,10 +84,12 @@ impl Store {
             off += frame.len() as u64;
             Ok(())
         };
-        for (k, e) in cur.map()? {
-            let value = cur.segment(e.seg).expect("version holds its segments").read_value(e)?;
+        // Streamed in key order from the directory's merge: no map of every key is built.
+        for (k, v) in cur.keys.range(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)? {
+            let e = v.entry().expect("a merge yields live puts only");
+            let value = cur.segment(e.seg).expect("version holds its segments").read_value(&e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());
-            pending.push((k.clone(), e.clone()));
+            pending.push((k.into(), e));
             if pb.buf.len() >= 1 << 20 {
                 flush(std::mem::replace(&mut pb, PayloadBuilder::new(KIND_COMPACTED, 0)), &mut pending)?;
             }

@@ -2,7 +2,6 @@
 
 use crate::error::{Error, Result};
 use crate::keydir::map::Version;
-use crate::log::record::Key;
 use crate::store::writer::Counters;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -64,10 +63,9 @@ impl Snapshot {
         Ok(self.v.keys.get(key)?.is_some())
     }
 
-    /// Point reads ([`Snapshot::get`], [`Snapshot::meta`], [`Snapshot::contains`]) never wait
-    /// for the key directory; everything else needs it built, and waits while another thread
-    /// builds it. False only for a while after an open that left it to build (FORMAT.md, "Hint
-    /// file"): a caller that must not wait may decline then.
+    /// Whether every live key sits in one map: false after an open that found a hint for every
+    /// segment (FORMAT.md, "Hint file"), which then answers every read, ordered ones too, from
+    /// those hints and what was committed since, never building the map.
     #[must_use]
     pub fn is_built(&self) -> bool {
         self.v.keys.is_built()
@@ -85,10 +83,10 @@ impl Snapshot {
         self.len() == 0
     }
 
-    /// [`Snapshot::len`], or Corruption when the key directory cannot be built (a sealed hint's
-    /// page and the segment it summarises both damaged).
+    /// [`Snapshot::len`], or Corruption when the hints cannot be counted (a sealed hint's page
+    /// and the segment it summarises both damaged).
     pub fn try_len(&self) -> Result<usize> {
-        Ok(self.v.map()?.len())
+        Ok(self.v.keys.totals()?.0 as usize)
     }
 
     /// Entries with `from <= key < to` (`to = None`: to the end), in key order, metadata only;
@@ -103,24 +101,16 @@ impl Snapshot {
         self.try_range(from, to).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// [`Snapshot::range`], or Corruption when the key directory cannot be built (a sealed
-    /// hint's page and the segment it summarises both damaged).
+    /// [`Snapshot::range`], or Corruption when a hint page the range reaches and the segment it
+    /// summarises are both damaged.
     pub fn try_range<'a>(
         &'a self,
         from: &[u8],
         to: Option<&[u8]>,
     ) -> Result<impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a>> {
-        let map = self.v.map()?;
-        let lower: Key = from.into();
-        let upper = to.map(Key::from);
-        let empty = upper.as_ref().is_some_and(|u| *u <= lower);
-        let bounds = if empty {
-            (Bound::Excluded(lower.clone()), Bound::Excluded(lower))
-        } else {
-            (Bound::Included(lower), upper.map_or(Bound::Unbounded, Bound::Excluded))
-        };
-        let it = if empty { None } else { Some(map.range(bounds)) };
-        Ok(it.into_iter().flatten().map(|(k, e)| (&k[..], e.meta.as_slice())))
+        let upper = to.map_or(Bound::Unbounded, Bound::Excluded);
+        let merge = self.v.keys.range(Bound::Included(from), upper)?;
+        Ok(merge.map(|(k, v)| (k, v.meta().unwrap_or_default())))
     }
 
     /// Entries whose key starts with `prefix`, in key order, metadata only. Panics where

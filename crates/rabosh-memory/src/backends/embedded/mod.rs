@@ -385,8 +385,14 @@ impl ReadView for EngineView {
     }
 
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
-        let indexed =
-            self.shared.with_index(scope, self, true, |index, visited| summarise(index.find(dir, visited), visited))?;
+        // Only the root's listing builds the index: it reads every memory of the scope either
+        // way. A directory below it, the index not built (or stale), is answered from a scan of
+        // its own subtree, so the first listing after open costs what it shows, not the store
+        // (issue 36: 100 memories listed, a million read).
+        let build = dir == crate::ROOT;
+        let indexed = self
+            .shared
+            .with_index(scope, self, build, |index, visited| summarise(index.find(dir, visited), visited))?;
         match indexed {
             Some(summary) => Ok(summary),
             None => scan_summary(self, scope, dir),
