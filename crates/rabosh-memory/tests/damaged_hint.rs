@@ -4,7 +4,7 @@
 //! a memory whose page is whole still answers.
 
 use rabosh_memory::{EmbeddedOptions, EmbeddedStore, EncryptionKey, Error, Memories, MemoryOptions, View};
-use rabosh_testkit::{sealed_blobs, set_background_build};
+use rabosh_testkit::sealed_blobs;
 use std::path::Path;
 
 const KEY: [u8; 32] = [9; 32];
@@ -59,7 +59,6 @@ fn a_directory_view_over_a_damaged_page_and_segment_is_an_error_not_a_panic() {
     flip_last_blob(&dir, "0000000001.seg");
 
     for listing_index in [false, true] {
-        set_background_build(false);
         let store = EmbeddedStore::open(&dir, options()).expect("open reads only the hints' directories");
         let m = memories(&store, listing_index);
         // The first memory lies in the hint's first page and the segment's first frames.

@@ -8,7 +8,7 @@
 mod simfs;
 /// The trait the filesystems here implement, so a test needs no engine import for it.
 pub use rabosh::Vfs;
-pub use rabosh::probe::{heap_trims, hint_pages_opened, hints_mapped, set_background_build};
+pub use rabosh::probe::{heap_trims, hint_pages_opened, hints_mapped};
 pub use rabosh::sealed::{Sealed, rewrite_hints_sealed_whole, sealed_blobs};
 pub use simfs::{Capture, SimFs};
 

@@ -3,12 +3,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Kept for the tests that still call it: nothing builds a lazily opened key directory any
-/// more, in the background or otherwise (ordered reads merge the hints), so it changes nothing.
-pub fn set_background_build(on: bool) {
-    let _ = on;
-}
-
 thread_local! {
     static HINTS_MAPPED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }

@@ -5,7 +5,7 @@
 //! its promise unsettled). Point reads of keys in the undamaged pages still answer.
 
 use rabosh::{Batch, Encryption, Error, Options, StdFs, Store};
-use rabosh_testkit::{sealed_blobs, set_background_build};
+use rabosh_testkit::sealed_blobs;
 use std::path::Path;
 
 const KEY: [u8; 32] = [5; 32];
@@ -73,7 +73,6 @@ fn damaged_store() -> tempfile::TempDir {
 #[test]
 fn a_damaged_page_over_a_damaged_segment_answers_corruption_never_panics() {
     let tmp = damaged_store();
-    set_background_build(false);
     let s = Store::open(tmp.path(), opts()).expect("open reads only the hints' directories");
     let snap = s.snapshot().unwrap();
     // Key 0 lies in the first page and the first frame, both whole.
@@ -107,7 +106,6 @@ fn a_damaged_page_over_a_damaged_segment_answers_corruption_never_panics() {
 #[test]
 fn reencrypting_over_the_damage_is_refused_and_changes_nothing() {
     let tmp = damaged_store();
-    set_background_build(false);
     let files = |d: &Path| {
         let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
         v.sort();
@@ -122,20 +120,5 @@ fn reencrypting_over_the_damage_is_refused_and_changes_nothing() {
     assert_eq!(files(tmp.path()), before, "no file made or left");
     let s = Store::open(tmp.path(), opts()).unwrap();
     assert_eq!(s.snapshot().unwrap().get(&key(0)).unwrap(), Some(value(0)));
-    s.close().unwrap();
-}
-
-/// The same with the background build on: the thread open starts finds the damage first; the
-/// callers after it get the error, not a panic or a wait that never ends.
-#[test]
-fn the_background_build_failing_leaves_callers_an_error() {
-    let tmp = damaged_store();
-    set_background_build(true);
-    let s = Store::open(tmp.path(), opts()).unwrap();
-    let snap = s.snapshot().unwrap();
-    assert_eq!(snap.get(&key(0)).unwrap(), Some(value(0)));
-    assert_names_segment(snap.try_range(b"", None).map(std::iter::Iterator::count), "a listing");
-    assert_names_segment(s.verify(), "verify");
-    drop(snap);
     s.close().unwrap();
 }

@@ -15,7 +15,6 @@ fn key(i: u8) -> Vec<u8> {
 }
 
 fn opts(shared: bool) -> Options {
-    rabosh_testkit::set_background_build(false);
     // Small segments: a few commits each, so keys are overwritten and deleted across segments.
     Options { segment_bytes: 400, shared, ..Options::default() }
 }

@@ -7,7 +7,7 @@
 
 use proptest::prelude::*;
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
-use rabosh_testkit::{hint_pages_opened, sealed_blobs, set_background_build};
+use rabosh_testkit::{hint_pages_opened, sealed_blobs};
 use std::path::Path;
 
 const KEY: [u8; 32] = [11; 32];
@@ -47,10 +47,9 @@ fn populate(dir: &Path, encrypted: bool, first: u32, ops: &[Op], per: usize) {
 
 type Listed = Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>;
 
-/// Every key with its metadata and value, as a listing right after open finds them (the
-/// listing builds the key directory on this thread); and how many hint pages it opened.
+/// Every key with its metadata and value, as a listing right after open finds them (merged from
+/// the hints); and how many hint pages it opened.
 fn listing(dir: &Path, encrypted: bool) -> rabosh::Result<(Listed, u64)> {
-    set_background_build(false);
     let s = Store::open(dir, opts(encrypted))?;
     let snap = s.snapshot()?;
     let before = hint_pages_opened();
@@ -151,7 +150,6 @@ fn pages_opened_by_point_reads_join_the_build() {
     populate(&plain, false, 1500, &[], 1);
     one_hint(&enc, 1500);
     let (want, _) = listing(&plain, false).unwrap();
-    set_background_build(false);
     let s = Store::open(&enc, opts(true)).unwrap();
     let snap = s.snapshot().unwrap();
     for i in [0, 700, 1499] {

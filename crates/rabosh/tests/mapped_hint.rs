@@ -12,8 +12,6 @@ use std::path::{Path, PathBuf};
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
 
 fn opts() -> Options {
-    // The thread open starts would build the map (and drop the hints) on its own schedule.
-    rabosh_testkit::set_background_build(false);
     Options { segment_bytes: 600, ..Options::default() }
 }
 

@@ -5,7 +5,7 @@
 //! the listing) and compares with a plain store given the same writes.
 
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
-use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, sealed_blobs, set_background_build};
+use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, sealed_blobs};
 use std::path::{Path, PathBuf};
 
 const KEY: [u8; 32] = [3; 32];
@@ -46,7 +46,6 @@ type Answers = (Vec<Option<(Vec<u8>, Vec<u8>)>>, Vec<(Vec<u8>, Vec<u8>)>);
 /// Every key's value and metadata by point read (before anything builds the key directory),
 /// then the listing.
 fn answers(dir: &Path, encrypted: bool, keys: u32) -> rabosh::Result<Answers> {
-    set_background_build(false);
     let s = Store::open(dir, opts(encrypted))?;
     let snap = s.snapshot()?;
     let mut points = Vec::new();
@@ -134,7 +133,6 @@ fn hints_are_paged_and_a_point_read_opens_one_page() {
     }
     assert!(answers(&f.enc, true, f.keys).unwrap() == f.want);
 
-    set_background_build(false);
     let before = hint_pages_opened();
     let s = Store::open(&f.enc, opts(true)).unwrap();
     let snap = s.snapshot().unwrap();
@@ -268,7 +266,6 @@ fn two_rounds(dir: &Path, encrypted: bool, segment_bytes: u64, close_between: bo
 }
 
 fn point_reads(dir: &Path, encrypted: bool, segment_bytes: u64) -> Vec<Option<Vec<u8>>> {
-    set_background_build(false);
     let s = Store::open(dir, Options { segment_bytes, ..opts(encrypted) }).unwrap();
     let snap = s.snapshot().unwrap();
     (0..KEYS).map(|i| snap.get(&key(i)).unwrap()).collect()
@@ -358,7 +355,6 @@ fn a_store_with_whole_sealed_hints_opens_and_reads_right() {
     for name in hints(&f.enc) {
         assert_eq!(&std::fs::read(f.enc.join(&name)).unwrap()[..8], b"RABOSHHX");
     }
-    set_background_build(false);
     let s = Store::open(&f.enc, opts(true)).unwrap();
     assert!(!s.snapshot().unwrap().is_built(), "opened from the old hints, not a scan");
     drop(s);

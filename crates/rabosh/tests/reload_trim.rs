@@ -11,7 +11,6 @@
 use rabosh::{Batch, Durability, Options, Store};
 
 fn shared() -> Options {
-    rabosh_testkit::set_background_build(false);
     Options { shared: true, durability: Durability::Sync, segment_bytes: 4096, ..Options::default() }
 }
 
