@@ -522,8 +522,8 @@ impl Store {
         let mut segs = (*cur.segments).clone();
         segs.push(seg);
         // The sealed segment's hint becomes a run and the delta lets go of its keys, so the
-        // delta never holds more than the active segment's. Should the hint not read back, the
-        // delta keeps them: correct, only larger.
+        // delta never holds more than the active segment's (and what a shared-mode catch-up
+        // applied of other processes' seals). A built map stays as it is.
         let keys = match sealed {
             Some(run) => Arc::new(cur.keys.seal(run, &recs)?),
             None => cur.keys.clone(),
