@@ -30,6 +30,9 @@ enum Step {
     Delete(u8),
     /// Several keys in one commit, one of them written twice.
     Batch(Vec<u8>, u8),
+    /// Every key in a few commits (puts, a delete where `k + v` is a multiple of five), so
+    /// seals happen with many keys in the delta, some of them overwriting keys in the runs.
+    Many(u8),
     Reopen,
     Compact,
     /// A range from `lower` (inclusive) to `upper` (exclusive, or the end), walked from the
@@ -42,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
         8 => (0..48u8, any::<u8>()).prop_map(|(k, v)| Step::Put(k, v)),
         3 => (0..48u8).prop_map(Step::Delete),
         2 => (prop::collection::vec(0..48u8, 1..6), any::<u8>()).prop_map(|(ks, v)| Step::Batch(ks, v)),
+        1 => any::<u8>().prop_map(Step::Many),
         1 => Just(Step::Reopen),
         1 => Just(Step::Compact),
         6 => (0..48u8, prop::option::of(0..48u8), prop::collection::vec(any::<bool>(), 0..40))
@@ -118,6 +122,22 @@ fn run(dir: &Path, encrypted: bool, steps: &[Step]) {
                 }
                 store.write(b).unwrap();
             }
+            Step::Many(v) => {
+                for part in (0..48u8).collect::<Vec<_>>().chunks(16) {
+                    let mut b = Batch::new();
+                    for k in part {
+                        if (u16::from(*k) + u16::from(*v)) % 5 == 0 {
+                            b.delete(key(*k));
+                            model.remove(&key(*k));
+                        } else {
+                            let meta = vec![v.wrapping_add(*k)];
+                            b.put(key(*k), vec![*v; 12], meta.clone());
+                            model.insert(key(*k), meta);
+                        }
+                    }
+                    store.write(b).unwrap();
+                }
+            }
             Step::Reopen => {
                 store.close().unwrap();
                 drop(store);
@@ -129,6 +149,8 @@ fn run(dir: &Path, encrypted: bool, steps: &[Step]) {
             Step::Scan(l, u, ends) => {
                 let upper = u.map(bound);
                 scan_check(&store, &model, &bound(*l), upper.as_deref(), ends);
+                // The live totals a seal carries over from the delta to the runs.
+                assert_eq!(store.stats().keys, model.len() as u64, "live keys");
             }
         }
     }

@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::keydir::merge::{Merge, Source, Val};
-use crate::keydir::runs::Runs;
+use crate::keydir::runs::{Run, Runs};
 use crate::log::record::{Entry, Key, Rec, SegRecs};
 use crate::log::segment::Segment;
 use std::collections::BTreeMap;
@@ -186,6 +186,48 @@ impl Keys {
             self.apply(k.clone(), r.entry.clone())?;
         }
         Ok(())
+    }
+
+    /// How many keys the delta holds (`None`: a built map): what a seal keeps bounded.
+    pub fn delta_len(&self) -> Option<usize> {
+        match &self.0 {
+            Dir::Map { .. } => None,
+            Dir::Lazy(l) => Some(l.delta.len()),
+        }
+    }
+
+    /// The directory once segment `run.number()` is sealed with `recs` (its hint, read back as
+    /// `run`): the run joins as the newest (replacing one open read for that segment, which the
+    /// new hint covers), and the delta lets go of every entry the hint records as it is (a put
+    /// or a delete of that segment that nothing overwrote since); so the delta holds only what
+    /// was committed after the last seal. A built map stays as it is.
+    pub(crate) fn seal(&self, run: Run, recs: &SegRecs) -> Result<Keys> {
+        let Dir::Lazy(l) = &self.0 else { return Ok(self.clone()) };
+        let number = run.number();
+        let mut runs: Vec<Arc<Run>> = l.base.runs.0.iter().filter(|r| r.number() != number).cloned().collect();
+        runs.push(Arc::new(run));
+        let runs = Runs(runs);
+        let mut delta = Delta::new();
+        let mut adj = (0i64, 0i64);
+        for (k, v) in &l.delta {
+            if recs.get(k).is_some_and(|r| r.entry == *v) {
+                continue;
+            }
+            // Kept (another process's commits a catch-up applied): its difference to the runs.
+            let old = runs.get(k)?;
+            let bytes = |e: &Option<Entry>| e.as_ref().map_or(0, |e| e.disk_bytes(k.len()).cast_signed());
+            adj.0 += i64::from(v.is_some()) - i64::from(old.is_some());
+            adj.1 += bytes(v) - bytes(&old);
+            delta.insert(k.clone(), v.clone());
+        }
+        let totals = OnceLock::new();
+        if let Some(&(keys, live)) = l.base.totals.get() {
+            let keys = keys.saturating_add_signed(l.adj.0 - adj.0);
+            let live = live.saturating_add_signed(l.adj.1 - adj.1);
+            let _ = totals.set((keys, live));
+        }
+        let base = Arc::new(Base { runs, totals });
+        Ok(Keys(Dir::Lazy(Lazy { base, delta, adj, from_hints: false })))
     }
 
     /// The live keys inside the bounds, in key order from either end, each with its record.

@@ -218,7 +218,8 @@ impl WholeRun {
 type Head<'a> = Reverse<(&'a [u8], Reverse<usize>, usize)>;
 
 /// Every segment's run, in segment order (seq order: a later segment's records are newer).
-pub(crate) struct Runs(pub Vec<Run>);
+/// Each run is shared: a seal publishes the runs it stood on plus its own.
+pub(crate) struct Runs(pub Vec<std::sync::Arc<Run>>);
 
 impl Runs {
     /// The newest record of `key`: a later segment's delete hides an earlier one's put.
@@ -235,7 +236,7 @@ impl Runs {
     /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
     /// for counters that must not wait for the map.
     pub fn totals(&self) -> Result<(u64, u64)> {
-        let views = self.0.iter().map(Run::view).collect::<Result<Vec<_>>>()?;
+        let views = self.0.iter().map(|r| r.view()).collect::<Result<Vec<_>>>()?;
         let mut heads: BinaryHeap<Head<'_>> = BinaryHeap::new();
         for (r, v) in views.iter().enumerate() {
             if v.len() > 0 {

@@ -110,6 +110,11 @@ impl Segment {
         &*self.file
     }
 
+    /// The file handle itself, for a run that may rescan the segment later.
+    pub(crate) fn shared_file(&self) -> Arc<dyn VFile> {
+        self.file.clone()
+    }
+
     pub fn crypt(&self) -> Option<&Crypt> {
         self.crypt.as_deref()
     }

@@ -486,6 +486,25 @@ impl Store {
             &self.fsyncs(),
             self.crypt().map(|c| &**c),
         )?;
+        // Read back as open would (a built directory needs none): what the next version's
+        // directory stands on in place of the segment's keys in the delta. Before the MANIFEST
+        // names the segment sealed, so a hint that does not read back fails the rotation
+        // with nothing changed.
+        let sealed = if self.current.load().keys.is_built() {
+            None
+        } else {
+            let first_seq = w.manifest.segments.last().map_or(seq + 1, |s| s.first_seq);
+            let run = crate::store::hint_source::sealed_run(
+                (&self.vfs, self.crypt()),
+                &self.dir,
+                &old,
+                (first_seq, seq, old_len),
+            );
+            let path = self.dir.join(crate::log::segment::hint_name(old.number));
+            Some(run.ok_or_else(|| {
+                Error::io("read", &path, std::io::Error::other("a hint just written does not read back"))
+            })?)
+        };
         let mut m = w.manifest.clone();
         let last = m.segments.last_mut().unwrap();
         last.sealed = true;
@@ -502,7 +521,14 @@ impl Store {
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
         segs.push(seg);
-        self.current.store(Arc::new(Version { keys: cur.keys.clone(), seq: cur.seq, segments: Arc::new(segs) }));
+        // The sealed segment's hint becomes a run and the delta lets go of its keys, so the
+        // delta never holds more than the active segment's (and what a shared-mode catch-up
+        // applied of other processes' seals). A built map stays as it is.
+        let keys = match sealed {
+            Some(run) => Arc::new(cur.keys.seal(run, &recs)?),
+            None => cur.keys.clone(),
+        };
+        self.current.store(Arc::new(Version { keys, seq: cur.seq, segments: Arc::new(segs) }));
         Ok(())
     }
 

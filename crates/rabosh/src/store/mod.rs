@@ -6,6 +6,7 @@ pub(crate) mod catch_up;
 pub(crate) mod checkpoint;
 pub(crate) mod compact;
 pub(crate) mod handle;
+pub(crate) mod hint_source;
 pub(crate) mod keys;
 pub(crate) mod options;
 pub(crate) mod recovery;

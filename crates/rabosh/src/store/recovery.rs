@@ -5,16 +5,16 @@ use crate::crypto::crypt::Crypt;
 use crate::error::{Error, Result};
 use crate::io::vfs::{OpenMode, StdFs, Vfs};
 use crate::keydir::map::{ActiveRecs, Keys, Version, build_map};
-use crate::keydir::paged_run::{PagedRun, Rescan};
-use crate::keydir::runs::{Run, Runs};
+use crate::keydir::paged_run::Rescan;
+use crate::keydir::runs::Runs;
 use crate::log::format::{KIND_COMPACTED, KIND_LOG, SEG_HEADER};
-use crate::log::hint::HintFile;
 use crate::log::hint_rec::ActiveTail;
 use crate::log::manifest::{MANIFEST, MANIFEST_TMP, Manifest, SegMeta};
-use crate::log::record::{Entry, Key, Rec};
+use crate::log::record::{Key, Rec};
 use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::log::synced::{SyncedFile, SyncedPoint};
 use crate::store::handle::Store;
+use crate::store::hint_source::{Source, hint_records};
 use crate::store::options::Options;
 use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
@@ -381,73 +381,20 @@ fn active_hint(
     Some(ActiveLoaded { dels: h.dels, len, tail })
 }
 
-/// One segment's records as open collected them.
-pub(crate) enum Source {
-    /// From its hint, kept as read and indexed (keys in order, the lazy path).
-    Run(Run),
-    /// Decoded (a scan, or a hint whose keys are not in order), in any order.
-    Recs(Vec<(Key, Option<Entry>)>),
-}
-
-/// A usable hint's records, with its deletes, tail and seq range (for the active segment's
-/// checks).
-struct HintRecords {
-    source: Source,
-    dels: Vec<(Key, u64)>,
-    tail: Option<ActiveTail>,
-    seqs: Option<(u64, u64)>,
-}
-
-/// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
-/// order (as every hint this code writes), decoded otherwise; `None` when it does not fit.
-/// `sealed`: `buf` was opened from a sealed hint file (already authenticated whole).
-fn hint_records(
-    file: HintFile,
-    number: u64,
-    seg_len: u64,
-    crypt: Option<&Arc<Crypt>>,
-    mut rescan: Rescan,
-) -> Option<HintRecords> {
-    let sealed = crypt.is_some();
-    let buf = match (file, crypt) {
-        (HintFile::Whole(buf), _) => buf,
-        (HintFile::Paged(file), Some(c)) => {
-            let d = crate::log::hint_pages::directory(c, file, number, seg_len)?;
-            if rescan.active {
-                // The scan a damaged page falls back to must find the commit the hint names.
-                rescan.last_seq = Some(d.tail?.last_seq.unwrap_or(rescan.next_seq - 1));
-            }
-            let run = Run::Paged(Box::new(PagedRun::new(c.clone(), d.pages, rescan)));
-            return Some(HintRecords { source: Source::Run(run), dels: d.dels, tail: d.tail, seqs: d.seqs });
-        }
-        (HintFile::Paged(_), None) => return None,
-    };
-    if let Some(ix) = crate::log::hint::index(&buf, number, seg_len, sealed) {
-        let run = Run::new(number, ix.version, buf, ix.offs);
-        return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
-    }
-    let mut recs = Vec::new();
-    let h = crate::log::hint::decode(&buf, (number, seg_len), sealed, &mut recs)?;
-    let seqs = recs
-        .iter()
-        .filter_map(|(_, e)| e.as_ref().map(|e| e.seq))
-        .chain(h.dels.iter().map(|&(_, seq)| seq))
-        .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
-    Some(HintRecords { source: Source::Recs(recs), dels: h.dels, tail: h.tail, seqs })
-}
-
 /// The key directory of every segment's records (in segment order): left to build lazily
 /// ([`Keys`]) when every segment came from a hint in key order, built now otherwise (after a
 /// crash the active segment is scanned; correctness first, the lazy path is a clean close's).
 pub(crate) fn key_directory(mut sources: Vec<Source>) -> Result<Keys> {
     // A segment that holds no records (a fresh active segment after a rotation) changes nothing.
     sources.retain(|s| !matches!(s, Source::Recs(r) if r.is_empty()));
-    if !sources.is_empty() && sources.iter().all(|s| matches!(s, Source::Run(_))) {
+    // No sources at all (a fresh store): lazy too, so what it is written stays in the delta
+    // until sealed and an import into it never builds the map.
+    if sources.iter().all(|s| matches!(s, Source::Run(_))) {
         let runs = sources.into_iter().map(|s| match s {
             Source::Run(r) => r,
             Source::Recs(_) => unreachable!("checked above"),
         });
-        return Ok(Keys::lazy(Runs(runs.collect())));
+        return Ok(Keys::lazy(Runs(runs.map(Arc::new).collect())));
     }
     let mut all = Vec::new();
     for s in sources {
@@ -644,6 +591,7 @@ mod tests {
     use super::*;
     use crate::keydir::map::{KeyMap, apply_one};
     use crate::log::metabuf::MetaBuf;
+    use crate::log::record::Entry;
 
     /// An unlisted log segment with commits the MANIFEST does not cover is listed again only
     /// when it continues a MANIFEST without an active segment exactly; otherwise it is reported,

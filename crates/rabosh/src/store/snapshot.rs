@@ -71,6 +71,14 @@ impl Snapshot {
         self.v.keys.is_built()
     }
 
+    /// How many keys the key directory's delta (what was committed over the hints) holds;
+    /// `None` for a built map. For tests of the memory a long-running writer keeps.
+    #[doc(hidden)]
+    #[must_use]
+    pub fn delta_len(&self) -> Option<usize> {
+        self.v.keys.delta_len()
+    }
+
     /// How many live keys this view holds. Panics where [`Snapshot::try_len`] fails; code
     /// that serves callers uses that.
     #[must_use]
