@@ -23,8 +23,12 @@ let ui: Ui;
 let context: BrowserContext;
 let page: Page;
 const problems: string[] = [];
-/** Every API request the page made, with the size of its answer. */
-let requests: { url: URL; bytes: number }[] = [];
+/**
+ * Every API request the page made, recorded when its response arrives (before the page can show
+ * what it holds, so a test that saw the page change can count it), and the size of its answer
+ * once read (`read`).
+ */
+let requests: { url: URL; bytes: number; read: Promise<void> }[] = [];
 
 const row = (path: string) => page.locator(`.tree button.row[data-path="${path}"]`);
 const fileRows = () => page.locator('.tree button.row.file');
@@ -48,10 +52,14 @@ beforeAll(async () => {
   page.on('response', (res) => {
     const url = new URL(res.url());
     if (!url.pathname.includes('/api/') || url.pathname.endsWith('/api/events')) return;
-    void res.body().then(
-      (b) => requests.push({ url, bytes: b.length }),
-      () => requests.push({ url, bytes: -1 }),
+    const entry = { url, bytes: -1, read: Promise.resolve() };
+    entry.read = res.body().then(
+      (b) => {
+        entry.bytes = b.length;
+      },
+      () => {},
     );
+    requests.push(entry);
   });
 }, 300_000);
 
@@ -88,6 +96,7 @@ describe('the inspector, bounded by what it shows', () => {
     await page.locator('#live[data-state="live"]').waitFor();
     await poll(() => page.locator('#usage').textContent()).toContain(`${(BIG + FLAT + 3).toLocaleString()} memories`);
     expect(childrenAsked()).toEqual(['/memories']);
+    await Promise.all(requests.map((r) => r.read));
     const bytes = requests.reduce((n, r) => n + r.bytes, 0);
     expect(bytes, JSON.stringify(requests.map((r) => [r.url.pathname, r.bytes]))).toBeLessThan(4_000);
     expect(await page.locator('#tree *').count()).toBeLessThan(100);
