@@ -159,8 +159,6 @@ impl Keys {
     /// totals adjusted from the entry it replaces (a point read, answered as it was when the
     /// commit checked it before writing: a page once opened stays open).
     pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
-        let klen = key.len();
-        let bytes = |e: &Option<Entry>| e.as_ref().map_or(0, |e| e.disk_bytes(klen).cast_signed());
         match &mut self.0 {
             Dir::Map { map, live } => apply_one(map, live, key, entry),
             Dir::Lazy(l) => {
@@ -173,7 +171,7 @@ impl Keys {
                     return Ok(());
                 }
                 l.adj.0 += i64::from(entry.is_some()) - i64::from(old.is_some());
-                l.adj.1 += bytes(&entry) - bytes(&old);
+                l.adj.1 += signed_bytes(&key, entry.as_ref()) - signed_bytes(&key, old.as_ref());
                 l.delta.insert(key, entry);
             }
         }
@@ -215,9 +213,8 @@ impl Keys {
             }
             // Kept (another process's commits a catch-up applied): its difference to the runs.
             let old = runs.get(k)?;
-            let bytes = |e: &Option<Entry>| e.as_ref().map_or(0, |e| e.disk_bytes(k.len()).cast_signed());
             adj.0 += i64::from(v.is_some()) - i64::from(old.is_some());
-            adj.1 += bytes(v) - bytes(&old);
+            adj.1 += signed_bytes(k, v.as_ref()) - signed_bytes(k, old.as_ref());
             delta.insert(k.clone(), v.clone());
         }
         let totals = OnceLock::new();
@@ -297,6 +294,11 @@ impl Keys {
             }
         }
     }
+}
+
+/// The disk bytes `entry` keeps for `key` (0 for a delete), signed for the delta's adjustments.
+fn signed_bytes(key: &[u8], entry: Option<&Entry>) -> i64 {
+    entry.map_or(0, |e| e.disk_bytes(key.len()).cast_signed())
 }
 
 pub fn apply_one(map: &mut KeyMap, live: &mut u64, key: Key, entry: Option<Entry>) {
