@@ -231,3 +231,24 @@ over_backends!(
     listings_read_no_values,
     a_memory_row_without_an_intent_is_refused,
 );
+
+/// A long listing answered from the directory totals is kept for the state it was read at only:
+/// after any commit the next listing shows the commit.
+#[test]
+fn a_kept_long_listing_follows_the_next_commit() {
+    let fx = fixture();
+    let m = fx.handler(|o| o.listing_index = true);
+    let scan = fx.default_handler();
+    for i in 0..300 {
+        put(&m, &format!("/memories/d/f{i:03}"), 1);
+    }
+    let first = m.view("/memories").unwrap();
+    assert_eq!(m.view("/memories").unwrap(), first, "the same state lists the same");
+    put(&m, "/memories/d/g", 2);
+    let second = m.view("/memories").unwrap();
+    assert_ne!(second, first);
+    assert_eq!(second, scan.view("/memories").unwrap());
+    m.delete("/memories/d/f000").unwrap();
+    assert_eq!(m.view("/memories").unwrap(), scan.view("/memories").unwrap());
+    assert!(fx.embedded().indexed_scopes().is_empty());
+}

@@ -88,7 +88,22 @@ struct Shared {
     index_nodes_visited: AtomicU64,
     /// Cleared only by [`EmbeddedStore::act_as_a_build_without_totals`].
     keeps_totals: AtomicBool,
+    /// The last long listing the totals answered, so listing it again at the same state costs a
+    /// copy, not the records again (a root of 11,000 lines is a few ms of reads).
+    last_listed: Mutex<Option<Listed>>,
 }
+
+/// A listing answered from the totals, valid for the state at `seq` (a state never changes).
+struct Listed {
+    seq: u64,
+    scope: String,
+    dir: String,
+    summary: DirSummary,
+}
+
+/// Listings shorter than this are answered from the records each time: they cost less than the
+/// copy a cache would hold.
+const CACHED_ENTRIES: usize = 256;
 
 /// A read view of the embedded store at one engine snapshot, answering listings from the
 /// store's index when it is at the same state.
@@ -109,6 +124,7 @@ impl EmbeddedStore {
                 poison: Poison::default(),
                 index_nodes_visited: AtomicU64::new(0),
                 keeps_totals: AtomicBool::new(true),
+                last_listed: Mutex::new(None),
             }),
         });
         store.bring_totals_current()?;
@@ -361,6 +377,25 @@ impl Shared {
         e
     }
 
+    /// The listing of `dir` kept at `seq`, if it is the one kept.
+    fn listed_at(&self, seq: u64, scope: &str, dir: &str) -> Option<DirSummary> {
+        let kept = self.last_listed.lock().ok()?;
+        kept.as_ref().filter(|l| l.seq == seq && l.scope == scope && l.dir == dir).map(|l| l.summary.clone())
+    }
+
+    /// Keeps a long listing for [`Shared::listed_at`], in place of the one kept.
+    fn keep_listed(&self, seq: u64, scope: &str, dir: &str, summary: &DirSummary) {
+        if summary.entries.len() < CACHED_ENTRIES {
+            return;
+        }
+        if let Ok(mut kept) = self.last_listed.lock() {
+            let newer = kept.as_ref().is_none_or(|l| l.seq <= seq);
+            if newer {
+                *kept = Some(Listed { seq, scope: scope.into(), dir: dir.into(), summary: summary.clone() });
+            }
+        }
+    }
+
     /// Runs `f` on the scope's index at exactly the state `view` reads, catching it up from
     /// queued commits or (when `build`) building it. None when `view` is not the published state
     /// (a pinned older snapshot, or the newest state inside a transaction), or when the index
@@ -427,7 +462,11 @@ impl ReadView for EngineView {
         if let Some(summary) = kept {
             return Ok(summary);
         }
+        if let Some(summary) = self.shared.listed_at(self.snap.seq(), scope, dir) {
+            return Ok(summary);
+        }
         if let Some(summary) = dir_totals::summary(self, self.snap.seq(), scope, dir, u64::MAX)? {
+            self.shared.keep_listed(self.snap.seq(), scope, dir, &summary);
             return Ok(summary);
         }
         let build = dir == crate::ROOT;
