@@ -21,6 +21,7 @@ mod bulk;
 mod clock;
 mod commands;
 mod dir_rows;
+mod dir_totals;
 mod edit;
 mod encryption;
 mod error;

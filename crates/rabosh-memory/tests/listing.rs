@@ -139,9 +139,12 @@ fn a_memory_row_without_an_intent_is_refused(fx: &Fixture) {
     assert!(matches!(both(fx, "/memories/a"), View::Dir { total: 4, .. }));
 }
 
+/// The listing index answers where the directory totals cannot: a store whose last commit came
+/// from a build that does not keep them (`act_as_a_build_without_totals`).
 #[test]
 fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     let fx = fixture();
+    fx.embedded().act_as_a_build_without_totals();
     let plain = fx.default_handler();
     put(&plain, "/memories/a/b", 1);
     put(&plain, "/memories/c", 2);
@@ -163,12 +166,14 @@ fn index_is_built_from_an_existing_store_and_follows_every_handler() {
     assert_eq!(fx.embedded().indexed_scopes(), vec!["default".to_string()]);
 }
 
-/// Issue 36: the first listing of a directory below the root reads that directory's subtree, not
-/// the whole scope (at a million memories: 100 read instead of all), so it builds no index; the
-/// root's listing, which reads every memory either way, builds it.
+/// Issue 36: with the directory totals stale, the first listing of a directory below the root
+/// reads that directory's subtree, not the whole scope (at a million memories: 100 read instead
+/// of all), so it builds no index; the root's listing, which reads every memory either way,
+/// builds it.
 #[test]
 fn only_the_roots_listing_builds_the_index() {
     let fx = fixture();
+    fx.embedded().act_as_a_build_without_totals();
     let plain = fx.default_handler();
     put(&plain, "/memories/a/b", 1);
     put(&plain, "/memories/c", 2);
@@ -184,6 +189,7 @@ fn only_the_roots_listing_builds_the_index() {
 /// depth 2 of it.
 fn nodes_for_view(deep: usize) -> (u64, View) {
     let fx = fixture();
+    fx.embedded().act_as_a_build_without_totals();
     let m = fx.handler(|o| o.listing_index = true);
     put(&m, "/memories/big/one", 1);
     put(&m, "/memories/big/sub/two", 2);
@@ -225,3 +231,24 @@ over_backends!(
     listings_read_no_values,
     a_memory_row_without_an_intent_is_refused,
 );
+
+/// A long listing answered from the directory totals is kept for the state it was read at only:
+/// after any commit the next listing shows the commit.
+#[test]
+fn a_kept_long_listing_follows_the_next_commit() {
+    let fx = fixture();
+    let m = fx.handler(|o| o.listing_index = true);
+    let scan = fx.default_handler();
+    for i in 0..300 {
+        put(&m, &format!("/memories/d/f{i:03}"), 1);
+    }
+    let first = m.view("/memories").unwrap();
+    assert_eq!(m.view("/memories").unwrap(), first, "the same state lists the same");
+    put(&m, "/memories/d/g", 2);
+    let second = m.view("/memories").unwrap();
+    assert_ne!(second, first);
+    assert_eq!(second, scan.view("/memories").unwrap());
+    m.delete("/memories/d/f000").unwrap();
+    assert_eq!(m.view("/memories").unwrap(), scan.view("/memories").unwrap());
+    assert!(fx.embedded().indexed_scopes().is_empty());
+}

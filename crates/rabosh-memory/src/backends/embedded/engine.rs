@@ -7,8 +7,10 @@ use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
-use crate::backend::{ReadView, Visit, WriteOp, resume_from};
-use crate::{Error, Result};
+use crate::backend::{DirSummary, ReadView, Visit, WriteOp, resume_from};
+use crate::dir_totals;
+use crate::listing::{scan_summary, scan_usage};
+use crate::{Error, Result, Usage};
 
 use super::{EmbeddedOptions, Stats};
 
@@ -27,7 +29,7 @@ pub fn reencrypt(dir: &Path, from: Option<&crate::EncryptionKey>, to: Option<&cr
 
 /// A pinned read view: later commits never change what it answers. Dropping it unpins. It holds
 /// the engine's snapshot only, not the store (an unreleased snapshot must not keep a dropped
-/// store's lock), so its listings are scans (the default summaries).
+/// store's lock), so its listings come from the directory totals the store keeps, or scans.
 #[derive(Clone)]
 pub struct Snapshot(rabosh::Snapshot);
 
@@ -162,6 +164,21 @@ impl ReadView for Snapshot {
             }
         }
         Ok(())
+    }
+
+    /// From the directory totals the store keeps, when they describe this state; else a scan.
+    fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
+        match dir_totals::summary(self, self.seq(), scope, dir, u64::MAX)? {
+            Some(summary) => Ok(summary),
+            None => scan_summary(self, scope, dir),
+        }
+    }
+
+    fn usage(&self, scope: &str) -> Result<Usage> {
+        match dir_totals::usage(self, self.seq(), scope)? {
+            Some(usage) => Ok(usage),
+            None => scan_usage(self, scope),
+        }
     }
 
     /// Keys under `prefix` after `after`: a seek to the cursor, then one step per key.

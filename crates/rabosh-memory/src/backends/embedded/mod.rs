@@ -11,11 +11,12 @@ mod indexes;
 
 use std::cell::Cell;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::backend::{Backend, DirSummary, ReadView, TxBody, Visit, WriteSet};
+use crate::dir_totals;
 use crate::feed::{self, ChangePage, Cursor};
 use crate::listing::{scan_summary, scan_usage, summarise};
 use crate::listing_delta::size_changes;
@@ -85,7 +86,24 @@ struct Shared {
     poison: Poison,
     /// Index nodes looked at by directory views: work made countable for tests, never timed.
     index_nodes_visited: AtomicU64,
+    /// Cleared only by [`EmbeddedStore::act_as_a_build_without_totals`].
+    keeps_totals: AtomicBool,
+    /// The last long listing the totals answered, so listing it again at the same state costs a
+    /// copy, not the records again (a root of 11,000 lines is a few ms of reads).
+    last_listed: Mutex<Option<Listed>>,
 }
+
+/// A listing answered from the totals, valid for the state at `seq` (a state never changes).
+struct Listed {
+    seq: u64,
+    scope: String,
+    dir: String,
+    summary: DirSummary,
+}
+
+/// Listings shorter than this are answered from the records each time: they cost less than the
+/// copy a cache would hold.
+const CACHED_ENTRIES: usize = 256;
 
 /// A read view of the embedded store at one engine snapshot, answering listings from the
 /// store's index when it is at the same state.
@@ -98,15 +116,35 @@ impl EmbeddedStore {
     /// Opens (creating if needed) the store in `dir`; takes the directory's lock.
     pub fn open(dir: impl AsRef<Path>, options: EmbeddedOptions) -> Result<Arc<EmbeddedStore>> {
         let engine = Engine::open(dir.as_ref(), options)?;
-        Ok(Arc::new(EmbeddedStore {
+        let store = Arc::new(EmbeddedStore {
             shared: Arc::new(Shared {
                 engine,
                 writer: Mutex::new(()),
                 indexes: Mutex::new(Indexes::default()),
                 poison: Poison::default(),
                 index_nodes_visited: AtomicU64::new(0),
+                keeps_totals: AtomicBool::new(true),
+                last_listed: Mutex::new(None),
             }),
-        }))
+        });
+        store.bring_totals_current()?;
+        Ok(store)
+    }
+
+    /// Rebuilds the directory totals (`dir_totals.rs`) when they do not describe the newest
+    /// state (a store written before they existed, or since by a build that does not keep them):
+    /// one scan of every memory's metadata, committed as one commit of no memory change. A
+    /// listing of a store whose totals stay stale scans as before, so a rebuild that cannot run
+    /// now (another process keeps the commit lock; a damaged record it reads) leaves them so.
+    fn bring_totals_current(&self) -> Result<()> {
+        let snap = self.shared.engine.snapshot()?;
+        if dir_totals::current(&snap, snap.seq())? {
+            return Ok(());
+        }
+        match self.commit(&mut |_, _| Ok(()), true) {
+            Err(Error::Busy { .. } | Error::Corruption(_)) => Ok(()),
+            other => other,
+        }
     }
 
     /// Close the engine (idempotent); every later call fails with `Closed` (or `Poisoned`).
@@ -273,6 +311,15 @@ impl EmbeddedStore {
         self.shared.index_nodes_visited.load(Ordering::Relaxed)
     }
 
+    /// From now on this handle commits as a build that predates the directory totals did: it
+    /// neither keeps nor rebuilds them, so they go stale with its next commit and every
+    /// listing falls back to the index or the scans. For tests of that fallback and of the
+    /// rebuild at the next open (an old build writing the store, in shared mode too).
+    #[doc(hidden)]
+    pub fn act_as_a_build_without_totals(&self) {
+        self.shared.keeps_totals.store(false, Ordering::Relaxed);
+    }
+
     /// Scopes that currently have a listing index built.
     #[must_use]
     pub fn indexed_scopes(&self) -> Vec<String> {
@@ -330,6 +377,25 @@ impl Shared {
         e
     }
 
+    /// The listing of `dir` kept at `seq`, if it is the one kept.
+    fn listed_at(&self, seq: u64, scope: &str, dir: &str) -> Option<DirSummary> {
+        let kept = self.last_listed.lock().ok()?;
+        kept.as_ref().filter(|l| l.seq == seq && l.scope == scope && l.dir == dir).map(|l| l.summary.clone())
+    }
+
+    /// Keeps a long listing for [`Shared::listed_at`], in place of the one kept.
+    fn keep_listed(&self, seq: u64, scope: &str, dir: &str, summary: &DirSummary) {
+        if summary.entries.len() < CACHED_ENTRIES {
+            return;
+        }
+        if let Ok(mut kept) = self.last_listed.lock() {
+            let newer = kept.as_ref().is_none_or(|l| l.seq <= seq);
+            if newer {
+                *kept = Some(Listed { seq, scope: scope.into(), dir: dir.into(), summary: summary.clone() });
+            }
+        }
+    }
+
     /// Runs `f` on the scope's index at exactly the state `view` reads, catching it up from
     /// queued commits or (when `build`) building it. None when `view` is not the published state
     /// (a pinned older snapshot, or the newest state inside a transaction), or when the index
@@ -385,10 +451,24 @@ impl ReadView for EngineView {
     }
 
     fn dir_summary(&self, scope: &str, dir: &str) -> Result<DirSummary> {
-        // Only the root's listing builds the index: it reads every memory of the scope either
-        // way. A directory below it, the index not built (or stale), is answered from a scan of
-        // its own subtree, so the first listing after open costs what it shows, not the store
-        // (issue 36: 100 memories listed, a million read).
+        // A built index at this state answers from the heap; else the directory totals the
+        // store keeps answer from the records of the lines shown (issue 36: the root of a
+        // million memories without reading them). Only when those are stale (a store last
+        // written by a build without them) does the root's listing build the index (it reads
+        // every memory of the scope either way), and a directory below it scan its own subtree.
+        let kept = self
+            .shared
+            .with_index(scope, self, false, |index, visited| summarise(index.find(dir, visited), visited))?;
+        if let Some(summary) = kept {
+            return Ok(summary);
+        }
+        if let Some(summary) = self.shared.listed_at(self.snap.seq(), scope, dir) {
+            return Ok(summary);
+        }
+        if let Some(summary) = dir_totals::summary(self, self.snap.seq(), scope, dir, u64::MAX)? {
+            self.shared.keep_listed(self.snap.seq(), scope, dir, &summary);
+            return Ok(summary);
+        }
         let build = dir == crate::ROOT;
         let indexed = self
             .shared
@@ -407,10 +487,18 @@ impl ReadView for EngineView {
             }
             Some(summarise(node, visited))
         })?;
-        Ok(ready.flatten())
+        match ready {
+            Some(answer) => Ok(answer),
+            // No index here: the totals, when current, answer within the same bound (they read
+            // records and files of the lines shown, on this thread, never waiting for a lock).
+            None => dir_totals::summary(self, self.snap.seq(), scope, dir, max_lines),
+        }
     }
 
     fn usage(&self, scope: &str) -> Result<Usage> {
+        if let Some(usage) = dir_totals::usage(self, self.snap.seq(), scope)? {
+            return Ok(usage);
+        }
         let indexed = self.shared.with_index(scope, self, true, |index, _| Usage {
             memories: index.root.all_count,
             bytes: index.root.all_bytes,
@@ -435,6 +523,24 @@ impl Backend for EmbeddedStore {
     }
 
     fn transact(&self, body: &mut TxBody<'_>) -> Result<()> {
+        self.commit(body, false)
+    }
+
+    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
+        let snap = self.snapshot()?;
+        let end = snap.seq() + 1;
+        feed::read_rows(&snap, scope, since, limit, end)
+    }
+
+    fn reclaim(&self) -> Result<()> {
+        self.compact().map(|_| ())
+    }
+}
+
+impl EmbeddedStore {
+    /// [`Backend::transact`]; with `rebuild_totals` (for a body that changes no memory), the
+    /// directory totals are recounted in the same commit when they are stale.
+    fn commit(&self, body: &mut TxBody<'_>, rebuild_totals: bool) -> Result<()> {
         let s = &self.shared;
         s.poison.check()?;
         // The lock timeout bounds the whole wait, behind this process's other commits too.
@@ -453,7 +559,9 @@ impl Backend for EmbeddedStore {
         let view = EngineView { snap: s.engine.latest()?, shared: s.clone() };
         let mut staged = WriteSet::default();
         body(&view, &mut staged)?;
-        if staged.is_empty() {
+        let keeps_totals = s.keeps_totals.load(Ordering::Relaxed);
+        let recount = keeps_totals && rebuild_totals && !dir_totals::current(&view, view.snap.seq())?;
+        if staged.is_empty() && !recount {
             // Decided on that state: answer once it is durable, without holding the lock.
             drop(guard);
             drop(writer);
@@ -464,8 +572,16 @@ impl Backend for EmbeddedStore {
         // each commit one past the newest, which the view is, under the commit guard).
         let position = view.snap.seq() + 1;
         let feed = feed::stage_rows(&view, &staged, position, view.snap.seq() == 0)?;
+        let totals = if recount {
+            Some(dir_totals::rebuild(&view, view.snap.seq())?)
+        } else if !keeps_totals {
+            None
+        } else {
+            dir_totals::stage(&view, view.snap.seq(), &changes)?
+        };
         let mut ops = staged.into_ops();
         ops.extend(feed);
+        ops.extend(totals.into_iter().flatten());
         let seq = {
             // The index lock is held across the append: a leader may publish this commit at
             // once, and a view must then find its changes queued, not a gap.
@@ -495,15 +611,5 @@ impl Backend for EmbeddedStore {
         drop(guard);
         drop(writer);
         s.durable_or_deferred(seq)
-    }
-
-    fn changes(&self, scope: &str, since: &Cursor, limit: usize) -> Result<ChangePage> {
-        let snap = self.snapshot()?;
-        let end = snap.seq() + 1;
-        feed::read_rows(&snap, scope, since, limit, end)
-    }
-
-    fn reclaim(&self) -> Result<()> {
-        self.compact().map(|_| ())
     }
 }
