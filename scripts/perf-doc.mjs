@@ -71,10 +71,10 @@ export function performanceDoc(dir = root) {
   return `${parts.join('\n')}\n`;
 }
 
-/** The chart of the scale runs (null without any): docs/performance-scale.svg. */
+/** The chart of the scale runs (null with fewer than two sizes to draw): docs/performance-scale.svg. */
 export function scaleChart(dir = root) {
   const runs = scaleRuns(dir);
-  return runs.length ? scaleSvg(runs) : null;
+  return runs.length >= 2 ? scaleSvg(runs) : null;
 }
 
 function scaleSection(dir) {
