@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 // @ts-expect-error: a plain .mjs script without declarations
-import { performanceDoc } from '../scripts/perf-doc.mjs';
+import { performanceDoc, scaleChart } from '../scripts/perf-doc.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const typedoc = join(createRequire(import.meta.url).resolve('typedoc/package.json'), '..', 'bin', 'typedoc');
@@ -96,6 +96,13 @@ describe('library guide advice', () => {
 describe('docs/performance.md', () => {
   it('is what scripts/perf-doc.mjs builds from bench/results', () => {
     expect(readFileSync(join(root, 'docs', 'performance.md'), 'utf8')).toBe((performanceDoc as (dir: string) => string)(root));
+  });
+
+  it('charts the scale runs as scripts/perf-doc.mjs draws them (docs/performance-scale.svg)', () => {
+    const svg = join(root, 'docs', 'performance-scale.svg');
+    const chart = (scaleChart as (dir: string) => string | null)(root);
+    if (chart === null) expect(existsSync(svg)).toBe(false);
+    else expect(readFileSync(svg, 'utf8')).toBe(chart);
   });
 });
 

@@ -7,6 +7,7 @@ import { loadBackend } from './handlers/registry.js';
 import { historyWalk } from './scenarios/history-walk.js';
 import { bigFile, openStore, readStore } from './scenarios/reads.js';
 import type { Job, Scenario } from './scenarios/types.js';
+import { scaleCreate, scaleFirstList, scaleFirstView, scaleImport, scaleRoot } from './scenarios/scale.js';
 import { sharedStore } from './scenarios/shared.js';
 import { bulkSeed, concurrent, durableWrites, rawAppendSync, subtree } from './scenarios/writes.js';
 import { entries, type Dataset } from './workload.js';
@@ -22,6 +23,11 @@ const SCENARIOS: Record<string, Scenario> = {
   bulkSeed,
   sharedStore,
   historyWalk,
+  scaleImport,
+  scaleFirstView,
+  scaleFirstList,
+  scaleRoot,
+  scaleCreate,
   // Builds a dataset the measurements then reopen; its time is reported but not tabled.
   seedDataset: async (backend, job) => {
     const t0 = performance.now();

@@ -3,7 +3,7 @@
 import { busyTurnUnavailable } from './loop-block.js';
 import { entries, noteName, type Dataset } from './workload.js';
 
-export type Unit = 'ms' | 's' | 'MiB' | 'ops/s';
+export type Unit = 'ms' | 's' | 'MiB' | 'ops/s' | '×';
 
 export interface Row {
   metric: string;

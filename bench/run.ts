@@ -8,6 +8,7 @@
 // RABOSH_BENCH_MODULE (where ours is imported from; the TypeScript source by default),
 // RABOSH_BENCH_ONLY (comma list of measurement ids or id prefixes, e.g. `read,durableWrites`),
 // RABOSH_BENCH_PEERS=quick (better-sqlite3 compiled at -O0: answers only, no figures kept).
+// `--scale 1m` runs the scale run instead (bench/scale-run.ts; RABOSH_BENCH_SIZES sets its sizes).
 
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -15,12 +16,15 @@ import { createRequire } from 'node:module';
 import { cpus, loadavg, release, tmpdir, totalmem, type } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agrees, type AnswerPrint } from './agreement.js';
+import { agrees } from './agreement.js';
 import { BACKENDS, runsMeasurement, type BackendInfo } from './handlers/registry.js';
+import { runJob, type Outcome } from './jobs.js';
 import { ensurePeers, type PeersBuild } from './peers.js';
 import { bundleChild } from './child-bundle.js';
 import { childCommand, childLine } from './runtimes.js';
 import { makePlan, type Instance } from './plan.js';
+import { SCALE_ALLOWED, SCALE_BACKENDS, scaleSizes } from './scale-plan.js';
+import { runScale } from './scale-run.js';
 import { legend, renderRuntimeTable, renderTable, type TableRow } from './report.js';
 import type { Job } from './scenarios/types.js';
 import { nowMs, summarise } from './stats.js';
@@ -41,7 +45,12 @@ function envNumber(name: string, fallback: number, flag?: string): number {
   return v;
 }
 
-const scale = envNumber('RABOSH_BENCH_SCALE', 1, '--scale');
+/**
+ * `--scale 1m` (or RABOSH_BENCH_SCALE=1m) is the scale run instead (bench/scale-run.ts): the
+ * first-look rows at a million memories, or at the sizes RABOSH_BENCH_SIZES lists.
+ */
+const scaleRun = ((arg('--scale') ?? process.env.RABOSH_BENCH_SCALE) || '').trim() === '1m';
+const scale = scaleRun ? 1 : envNumber('RABOSH_BENCH_SCALE', 1, '--scale');
 const runs = Math.round(envNumber('RABOSH_BENCH_RUNS', 3, '--runs'));
 const jobTimeoutMs = envNumber('RABOSH_BENCH_JOB_TIMEOUT_S', 300) * 1000;
 const resultsDir = resolve(process.env.RABOSH_BENCH_RESULTS ?? join(repo, 'bench', 'results'));
@@ -57,12 +66,15 @@ const wanted = process.env.RABOSH_BENCH_BACKENDS?.split(',')
 for (const id of wanted ?? []) {
   if (!BACKENDS.some((b) => b.id === id)) throw new Error(`RABOSH_BENCH_BACKENDS: unknown backend ${id}`);
 }
-const backends: BackendInfo[] = BACKENDS.filter((b) => !wanted || wanted.includes(b.id));
-
-interface Outcome {
-  metrics: Record<string, number>;
-  answers: Record<string, AnswerPrint>;
+if (scaleRun) {
+  const outside = (wanted ?? []).filter((id) => !(SCALE_ALLOWED as readonly string[]).includes(id));
+  if (outside.length) throw new Error(`RABOSH_BENCH_BACKENDS: the scale run takes ${SCALE_ALLOWED.join(', ')}, not ${outside.join(', ')}`);
 }
+const backends: BackendInfo[] = BACKENDS.filter((b) =>
+  wanted ? wanted.includes(b.id) : !scaleRun || (SCALE_BACKENDS as readonly string[]).includes(b.id),
+);
+
+const sizes = scaleRun ? scaleSizes(process.env.RABOSH_BENCH_SIZES) : [];
 
 const work = mkdtempSync(join(resolve(process.env.RABOSH_BENCH_DIR ?? tmpdir()), 'rabosh-bench-'));
 let jobNo = 0;
@@ -71,37 +83,9 @@ let bundle: string | undefined;
 
 function runChild(scenario: string, backend: string, dir: string, params: Record<string, unknown>): Promise<Outcome> {
   const n = ++jobNo;
-  const jobFile = join(work, `job-${n}.json`);
   const job: Job = { scenario, backend, dir, params, out: join(work, `out-${n}.json`) };
-  writeFileSync(jobFile, JSON.stringify(job));
   const { exe, args } = childLine(BACKENDS.find((b) => b.id === backend)?.runtime, join(repo, 'bench', 'child.ts'), bundle);
-  return new Promise((resolveJob, reject) => {
-    const child = spawn(exe, [...args, jobFile], {
-      cwd: repo,
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.setEncoding('utf8').on('data', (d: string) => {
-      if (stderr.length < 20_000) stderr += d;
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), jobTimeoutMs);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      clearTimeout(timer);
-      if (code === 0) {
-        try {
-          resolveJob(JSON.parse(readFileSync(job.out, 'utf8')) as Outcome);
-        } catch (err) {
-          reject(err);
-        }
-      } else {
-        const why = signal ? `killed by ${signal}${signal === 'SIGKILL' ? ' (timeout?)' : ''}` : `exit ${code}`;
-        const lines = stderr.trim().split('\n');
-        const shown = lines.length > 8 ? [...lines.slice(0, 4), '…', ...lines.slice(-3)] : lines;
-        reject(new Error(`${scenario}/${backend} ${why}: ${shown.join('\n')}`));
-      }
-    });
-  });
+  return runJob(job, { exe, args, cwd: repo, jobFile: join(work, `job-${n}.json`), timeoutMs: jobTimeoutMs });
 }
 
 const t0 = nowMs();
@@ -360,7 +344,26 @@ function describeMachine(): { summary: string; commit: string; versions: Record<
   };
 }
 
-main().then(
+/** The scale run, with this run's children, stores and machine line. */
+async function scaleMain(): Promise<number> {
+  if (backends.some((b) => b.family === 'sqlite')) peersUsed = ensurePeers(log, peersBuild);
+  bundle = await bundleChild();
+  const bad = await runScale({
+    sizes,
+    runs,
+    backends,
+    work,
+    resultsDir,
+    run: runChild,
+    log,
+    machine: describeMachine,
+  });
+  if (process.env.RABOSH_BENCH_KEEP === '1') log(`kept stores in ${work}`);
+  else removeStores();
+  return bad ? 1 : 0;
+}
+
+(scaleRun ? scaleMain() : main()).then(
   (code) => {
     if (bundle) rmSync(bundle, { force: true });
     process.exit(code);

@@ -2,11 +2,14 @@
 // Builds docs/performance.md from the committed benchmark results (bench/results/*.md), so the
 // page a user reads is the last run's own output and cannot drift from it. Each results file
 // becomes one section: how to run it, then its machine line, tables and notes as the bench wrote
-// them. `node scripts/perf-doc.mjs` writes the page (`npm run docs:performance`); `--check` exits
-// 1 when the committed page differs. __test__/shipping-docs.test.ts runs the same comparison.
-import { readFileSync, writeFileSync } from 'node:fs';
+// them; the scale runs (scale-<size>.json) also become a chart, docs/performance-scale.svg
+// (scripts/scale-chart.mjs). `node scripts/perf-doc.mjs` writes both (`npm run docs:performance`);
+// `--check` exits 1 when either committed file differs. __test__/shipping-docs.test.ts runs the
+// same comparison.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { scaleRuns, scaleSources, scaleSvg, scaleTable } from './scale-chart.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -18,6 +21,14 @@ const SECTIONS = [
     run: 'npm run bench',
     about:
       'Every configuration through the same six memory-tool commands, one run on one machine; the run fails if any handler answers a measured command differently. What each row and column does: [bench/README.md](../bench/README.md).',
+  },
+  {
+    file: 'scale-1m.md',
+    title: 'A million memories',
+    run: 'npm run bench -- --scale 1m',
+    about:
+      'What a first look costs at 1,000,000 memories (open + a first view, open + a first listing, the memory a process then holds), the import and the disk it takes, next to better-sqlite3 and lmdb-js, each step in a fresh process; every view is checked equal across the sides.',
+    optional: true,
   },
   {
     file: 'postgres.md',
@@ -52,22 +63,49 @@ export function performanceDoc(dir = root) {
     'Each section is the last committed run of one benchmark, as it wrote its results. Each line under a section title says which machine and commit it ran on; a rerun on another machine gives other absolute figures, and the ratios are what carries over. Investigations into single rows are in [investigations/](investigations/README.md).',
   ];
   for (const s of SECTIONS) {
+    if (s.optional && !existsSync(join(dir, 'bench', 'results', s.file))) continue;
     parts.push('', `## ${s.title}`, '', `\`${s.run}\` writes [bench/results/${s.file}](../bench/results/${s.file}). ${s.about}`, '');
     parts.push(body(readFileSync(join(dir, 'bench', 'results', s.file), 'utf8')));
+    if (s.file === 'scale-1m.md') parts.push(...scaleSection(dir));
   }
   return `${parts.join('\n')}\n`;
 }
 
+/** The chart of the scale runs (null with fewer than two sizes to draw): docs/performance-scale.svg. */
+export function scaleChart(dir = root) {
+  const runs = scaleRuns(dir);
+  return runs.length >= 2 ? scaleSvg(runs) : null;
+}
+
+function scaleSection(dir) {
+  const runs = scaleRuns(dir);
+  if (runs.length < 2) return [];
+  return [
+    '',
+    '## Cost against store size',
+    '',
+    '`RABOSH_BENCH_SIZES=1000,10000,100000 npm run bench -- --scale 1m` writes `bench/results/scale-<size>.{md,json}` for the smaller stores, of the same shape. ' +
+      'The first-look rows at each size (medians; log scales), drawn from those files by `npm run docs:performance`:',
+    '',
+    '![First-look cost against store size: ours, SQLite and LMDB](performance-scale.svg)',
+    '',
+    scaleTable(runs),
+    '',
+    "Where each size comes from (the load average is the machine's, shared with other work: wall times move with it):",
+    '',
+    scaleSources(runs),
+  ];
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const target = join(root, 'docs', 'performance.md');
-  const want = performanceDoc();
-  if (process.argv.includes('--check')) {
-    const have = readFileSync(target, 'utf8');
-    if (have !== want) {
-      console.error('docs/performance.md is not what bench/results/ gives: run `npm run docs:performance`');
+  const pages = [[join(root, 'docs', 'performance.md'), performanceDoc()]];
+  const chart = scaleChart();
+  if (chart) pages.push([join(root, 'docs', 'performance-scale.svg'), chart]);
+  for (const [target, want] of pages) {
+    if (!process.argv.includes('--check')) writeFileSync(target, want);
+    else if (!existsSync(target) || readFileSync(target, 'utf8') !== want) {
+      console.error(`${target} is not what bench/results/ gives: run \`npm run docs:performance\``);
       process.exit(1);
     }
-  } else {
-    writeFileSync(target, want);
   }
 }

@@ -13,6 +13,10 @@ type Driver = (file: string) => SqlDriver;
 export function sqliteBackend(driver: Driver): Backend {
   return {
     family: 'sqlite',
+    // Loads the binding (better-sqlite3 is required on first use) outside every timed open.
+    async preload() {
+      driver(':memory:').close();
+    },
     async open(dir) {
       return new KvMemoryHandler(openSqliteStore(dir, driver));
     },
@@ -20,6 +24,10 @@ export function sqliteBackend(driver: Driver): Backend {
       const store = openSqliteStore(dir, driver);
       store.bulkPut(entries);
       await store.close();
+    },
+    async importer(dir) {
+      const store = openSqliteStore(dir, driver);
+      return { put: async (chunk) => store.bulkPut(chunk), close: () => store.close() };
     },
   };
 }
@@ -42,7 +50,9 @@ export function sqliteTunedBackend(driver: Driver): Backend {
         return text ?? kv.view(input);
       });
     },
+    preload: sqliteBackend(driver).preload!,
     seed: sqliteBackend(driver).seed,
+    importer: sqliteBackend(driver).importer!,
   };
 }
 
@@ -55,6 +65,10 @@ export const lmdbBackend: Backend = {
     const store = openLmdbStore(dir);
     await store.bulkPut(entries);
     await store.close();
+  },
+  async importer(dir) {
+    const store = openLmdbStore(dir);
+    return { put: (chunk) => store.bulkPut(chunk), close: () => store.close() };
   },
 };
 

@@ -12,7 +12,12 @@ interface Db {
 }
 export interface RaboshModule {
   Rabosh: { open(dir: string, opts: { durability: 'sync' | 'buffered'; exclusive?: boolean }): Promise<Db> };
-  RaboshMemoryToolHandler: new (db: Db, opts: { listingIndex: boolean }) => Omit<BenchHandler, 'close'>;
+  RaboshMemoryToolHandler: new (
+    db: Db,
+    opts: { listingIndex: boolean },
+  ) => Omit<BenchHandler, 'close'> & {
+    importMemories(files: { path: string; content: string }[]): Promise<unknown>;
+  };
 }
 
 /** Ours as the bench imports it (the source, or RABOSH_BENCH_MODULE). */
@@ -43,6 +48,15 @@ export function raboshBackend(listingIndex: boolean): Backend {
         insert: (i) => handler.insert(i),
         delete: (i) => handler.delete(i),
         rename: (i) => handler.rename(i),
+        close: () => db.close(),
+      };
+    },
+    async importer(dir) {
+      const mod = await load();
+      const db = await mod.Rabosh.open(dir, { durability: 'sync' });
+      const handler = new mod.RaboshMemoryToolHandler(db, { listingIndex });
+      return {
+        put: async (chunk) => void (await handler.importMemories(chunk.map(([path, content]) => ({ path, content })))),
         close: () => db.close(),
       };
     },

@@ -21,6 +21,16 @@ export interface Backend {
    * filesystem with plain writes then one sync of the file system.
    */
   seed(dir: string, entries: Iterable<Entry>): Promise<void>;
+  /**
+   * Writes memories a chunk at a time, each chunk one durable transaction (ours: one
+   * `importMemories` over a store opened with `durability: 'sync'`): the scale run's import.
+   */
+  importer?(dir: string): Promise<ChunkImporter>;
   /** Loads whatever `open` would load lazily, so a memory baseline can be taken after it. */
   preload?(): Promise<void>;
+}
+
+export interface ChunkImporter {
+  put(chunk: readonly Entry[]): Promise<void>;
+  close(): Promise<void>;
 }

@@ -38,7 +38,7 @@ async function first(op: () => Promise<string>): Promise<{ answer: string; ms: n
 }
 
 /** Two full, synchronous collections: what loading left behind is not collected inside a timing. */
-function collect(): void {
+export function collect(): void {
   // Bun has no --expose-gc; its Bun.gc(true) is the same full, synchronous collection.
   const bun = (globalThis as { Bun?: { gc(sync: boolean): void } }).Bun;
   const gc = (globalThis as { gc?: () => void }).gc ?? (bun && (() => bun.gc(true)));
@@ -60,7 +60,7 @@ function settledRss(): number {
  * synchronous open (the SQLite variants) never waits for the pool. A bundled app has no such
  * traffic, so the rows time the open, not the loader.
  */
-const settle = () => new Promise((done) => setTimeout(done, 300));
+export const settle = (): Promise<unknown> => new Promise((done) => setTimeout(done, 300));
 
 /**
  * One fresh process over a seeded store: open it and view one memory, timed with nothing else on
