@@ -68,7 +68,7 @@ impl NativeMemories {
     /// A command that commits: on the store's write queue (one fsync per batch of commands,
     /// settled through the environment's completion channel), or on PostgreSQL the store's own
     /// threads (settled through the same channel).
-    fn committing<'env, F, T, O>(&self, env: &'env Env, f: F) -> napi::Result<Object<'env>>
+    pub(crate) fn committing<'env, F, T, O>(&self, env: &'env Env, f: F) -> napi::Result<Object<'env>>
     where
         F: FnOnce(&Memories) -> rabosh_memory::Result<T> + Send + 'static,
         T: Into<O>,

@@ -155,17 +155,24 @@ pub fn decode_seg_header(h: &[u8]) -> Result<SegHeader, HeaderError> {
     })
 }
 
-/// Wraps a payload into a frame: magic | len (+ buffered flag) | crc32c(len word ‖ payload) | payload.
-pub fn frame(payload: &[u8], buffered: bool) -> Vec<u8> {
-    let mut f = Vec::with_capacity(FRAME_HEADER + payload.len());
-    put_u32(&mut f, FRAME_MAGIC);
+/// Wraps a payload into a frame: magic | len (+ buffered flag) | crc32c(len word ‖ payload) |
+/// payload. The header goes in front of the payload's own bytes, so a large commit is not
+/// copied whole (its buffer has the room when [`PayloadBuilder::with_capacity`] made it).
+fn frame(mut payload: Vec<u8>, buffered: bool) -> Vec<u8> {
     let flag = if buffered { FRAME_BUFFERED } else { 0 };
     let len = (payload.len() as u32 | flag).to_le_bytes();
-    f.extend_from_slice(&len);
-    put_u32(&mut f, crc(&[&len, payload]));
-    f.extend_from_slice(payload);
-    f
+    let c = crc(&[&len, &payload]);
+    let mut head = [0u8; FRAME_HEADER];
+    head[..4].copy_from_slice(&FRAME_MAGIC.to_le_bytes());
+    head[4..8].copy_from_slice(&len);
+    head[8..].copy_from_slice(&c.to_le_bytes());
+    payload.splice(0..0, head);
+    payload
 }
+
+/// Room a payload buffer keeps beyond its payload: its frame header, and a synced marker a
+/// commit may lead with ([`synced_marker`]).
+pub const FRAME_SPARE: usize = 2 * FRAME_HEADER + 13;
 
 /// A frame header that passed its structural checks.
 pub struct FrameHead {
@@ -328,7 +335,13 @@ pub struct PayloadBuilder {
 
 impl PayloadBuilder {
     pub fn new(kind: u8, seq: u64) -> Self {
-        let mut buf = Vec::with_capacity(256);
+        Self::with_capacity(kind, seq, 256)
+    }
+    /// A builder whose buffer holds `payload` bytes of payload, and the frame around it, without
+    /// growing: a commit of a large batch then needs one buffer of its size, not a chain of
+    /// doublings and a copy into the frame.
+    pub fn with_capacity(kind: u8, seq: u64, payload: usize) -> Self {
+        let mut buf = Vec::with_capacity(payload.max(13) + FRAME_SPARE);
         buf.push(kind);
         put_u64(&mut buf, seq);
         put_u32(&mut buf, 0);
@@ -365,7 +378,19 @@ impl PayloadBuilder {
     }
     pub fn finish(mut self, buffered: bool) -> Vec<u8> {
         self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
-        frame(&self.buf, buffered)
+        frame(self.buf, buffered)
+    }
+
+    /// The payload bytes a put of these lengths adds (a log payload's layout).
+    #[must_use]
+    pub fn put_len(key: usize, value: usize, meta: usize) -> usize {
+        1 + 4 + key + 4 + meta + 4 + 4 + value
+    }
+
+    /// The payload bytes a delete of a key this long adds (a log payload's layout).
+    #[must_use]
+    pub fn delete_len(key: usize) -> usize {
+        1 + 4 + key
     }
 
     /// The length of the frame [`PayloadBuilder::seal`] or [`PayloadBuilder::finish`] makes.
@@ -393,7 +418,7 @@ impl PayloadBuilder {
         self.buf[9..13].copy_from_slice(&self.count.to_le_bytes());
         let Some(c) = crypt else {
             let placed = self.values.iter().map(|&(rel, len, crc)| Placed { rel, len: len as u32, crc }).collect();
-            return Ok((frame(&self.buf, buffered), placed));
+            return Ok((frame(self.buf, buffered), placed));
         };
         let mut head = Vec::with_capacity(self.buf.len());
         let mut at = 13;
@@ -402,7 +427,7 @@ impl PayloadBuilder {
             at = v + len;
         }
         head.extend_from_slice(&self.buf[at..]);
-        let mut p = Vec::with_capacity(self.frame_len(true) - FRAME_HEADER);
+        let mut p = Vec::with_capacity(self.frame_len(true) - FRAME_HEADER + FRAME_SPARE);
         p.extend_from_slice(&self.buf[..13]);
         put_u32(&mut p, head.len() as u32);
         // Every blob's nonce from one draw: the head's and each value's.
@@ -417,7 +442,7 @@ impl PayloadBuilder {
             placed.push(Placed { rel, len: (len + OVERHEAD) as u32, crc: 0 });
         }
         debug_assert_eq!(p.len() + FRAME_HEADER, self.frame_len(true));
-        Ok((frame(&p, buffered), placed))
+        Ok((frame(p, buffered), placed))
     }
 }
 

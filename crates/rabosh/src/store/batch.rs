@@ -26,6 +26,12 @@ impl Batch {
     pub fn new() -> Self {
         Batch::default()
     }
+    /// A batch with room for `ops` operations: a large import's op list then never grows by
+    /// doubling (each doubling copies it and leaves the old block behind for a moment).
+    #[must_use]
+    pub fn with_capacity(ops: usize) -> Self {
+        Batch { ops: Vec::with_capacity(ops) }
+    }
     pub fn put(&mut self, key: impl Into<Vec<u8>>, value: impl Into<Vec<u8>>, meta: impl Into<Vec<u8>>) {
         self.ops.push(Op::Put { key: key.into(), value: value.into(), meta: meta.into() });
     }

@@ -157,7 +157,15 @@ impl Store {
             return Ok(cur.seq);
         }
         let seq = cur.seq + 1;
-        let mut pb = PayloadBuilder::new(KIND_LOG, seq);
+        let payload = 13 + batch
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Put { key, value, meta } => PayloadBuilder::put_len(key.len(), value.len(), meta.len()),
+                Op::Delete { key } => PayloadBuilder::delete_len(key.len()),
+            })
+            .sum::<usize>();
+        let mut pb = PayloadBuilder::with_capacity(KIND_LOG, seq, payload);
         let mut puts = Vec::with_capacity(batch.len());
         for op in &batch.ops {
             match op {
@@ -230,7 +238,11 @@ impl Store {
         let off = log.len + lead.len() as u64;
         // Sealed where it will lie: its position is in every blob's associated data.
         let (frame, placed) = pb.seal(flagged, active.crypt(), active.number, off)?;
-        let bytes = if lead.is_empty() { frame } else { [lead.as_slice(), &frame].concat() };
+        // In front of the frame in its own buffer (room was kept for it): no copy of the commit.
+        let mut bytes = frame;
+        if !lead.is_empty() {
+            bytes.splice(0..0, lead);
+        }
         if let Err(e) = self.write_ahead(log, &bytes) {
             return Err(self.poison(Error::io("write", &active.path, e)));
         }

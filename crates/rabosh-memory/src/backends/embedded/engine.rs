@@ -99,7 +99,7 @@ impl Engine {
     }
 
     pub fn append(&self, ops: Vec<WriteOp>) -> Result<u64> {
-        let mut batch = rabosh::Batch::new();
+        let mut batch = rabosh::Batch::with_capacity(ops.len());
         for op in ops {
             match op {
                 WriteOp::Put { key, value, meta } => batch.put(key, value, meta),
