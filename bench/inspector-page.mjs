@@ -15,8 +15,9 @@
 //     scope's keys up to it), from the keystroke to the matches shown;
 //   - writes from another process into a directory the page has not opened, one a second
 //     (20 by default): the page's main thread per write (CPU, from a trace, less what it does
-//     idle; and wall, which a busy machine stretches) and its longest task;
-//   - the server's resident memory after the load and at the end.
+//     idle; and wall, which a busy machine stretches), its longest task, the requests and the
+//     server's time per write, and how long after its commit the page shows each write;
+//   - the server's resident memory after the load and at the end (all, and its own).
 //
 // `--trace` adds where the writes' main-thread time went, by trace event.
 //
@@ -59,11 +60,15 @@ const browserPath = () => {
 const sleep = (ms) => new Promise((done) => setTimeout(done, ms));
 const round = (n) => Math.round(n * 10) / 10;
 
-/** The server's resident memory in MB (Linux only; null elsewhere). */
+/**
+ * The server's resident memory in MB (Linux only; null elsewhere): all of it, and the part that
+ * is its own (anonymous) rather than the store's files mapped in, which the kernel can drop.
+ */
 function rssMb(pid) {
   try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Math.round(Number(m[1]) / 1024) : null;
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const mb = (field) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? Number.NaN) / 1024);
+    return { total: mb('VmRSS'), anon: mb('RssAnon') };
   } catch {
     return null;
   }
@@ -85,11 +90,16 @@ function startUi() {
 /** Runs `source` as a module in another process with the library as `lib`. */
 function otherProcess(source, ...argv) {
   const script = `const lib = await import(${JSON.stringify(lib)});\n${source}`;
-  return spawn(process.execPath, ['--input-type=module', '-e', script, ...argv], { stdio: 'inherit' });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script, ...argv], { stdio: ['ignore', 'pipe', 'inherit'] });
+  child.out = '';
+  child.stdout.on('data', (d) => {
+    child.out += d;
+  });
+  return child;
 }
 
 const exited = (child) =>
-  new Promise((done, fail) => child.once('exit', (code) => (code === 0 ? done() : fail(new Error(`exit ${code}`)))));
+  new Promise((done, fail) => child.once('close', (code) => (code === 0 ? done() : fail(new Error(`exit ${code}`)))));
 
 const t0 = performance.now();
 const ui = startUi();
@@ -191,6 +201,16 @@ function byEvent(events, writes) {
   );
 }
 
+/** From each write's commit to the page counting it: the median and the longest, in ms. */
+function shownAfter(committed, seen, base) {
+  const lags = committed.map((at, i) => {
+    const shown = seen.find(([, n]) => n >= base + i + 1);
+    return shown === undefined ? Number.POSITIVE_INFINITY : shown[0] - at;
+  });
+  const sorted = [...lags].sort((a, b) => a - b);
+  return { shownAfterMedianMs: sorted[Math.floor(sorted.length / 2)], shownAfterMaxMs: sorted[sorted.length - 1] };
+}
+
 const r = { store, load: loadavg().map(round), serverStartMs: Math.round(serverStartMs) };
 
 // 1. Page usable: the root's names shown and the main thread free.
@@ -276,27 +296,46 @@ await page.fill('#filter', '');
 await page.locator(`.tree button.row[data-path="${innerPath}"]`).waitFor();
 
 // 4. Writes elsewhere, one a second, in a directory the page has not opened.
-const elsewhere = `/memories/${dirsOf(rootNames)[0][0]}/inspector-bench-${Date.now()}`;
+const firstDir = `/memories/${dirsOf(rootNames)[0][0]}`;
+const elsewhere = `${firstDir}/inspector-bench-${Date.now()}`;
 await sleep(2000);
 // What the page's main thread does with nothing happening (its timers, the live feed's heartbeat).
 const IDLE_MS = 5000;
 const [idleWall, idleCpu] = tasks(await traced(() => sleep(IDLE_MS)));
+// When the page shows each write: the memories its directory's row counts, as they change.
+const base = await page.evaluate((path) => {
+  const counted = () => {
+    const title = document.querySelector(`.tree button.row[data-path="${path}"]`)?.title ?? '';
+    return Number(title.slice(title.lastIndexOf('—')).replace(/\D/g, ''));
+  };
+  let last = counted();
+  window.__seen = [];
+  new MutationObserver(() => {
+    const n = counted();
+    if (n === last) return;
+    last = n;
+    window.__seen.push([Date.now(), n]);
+  }).observe(document.getElementById('tree'), { subtree: true, childList: true, attributes: true, attributeFilter: ['title'] });
+  return last;
+}, firstDir);
 const wFrom = await now();
+let committed = [];
 const wEvents = await traced(async () => {
-  await exited(
-    otherProcess(
-      `const h = await lib.RaboshMemoryToolHandler.open(process.argv[1]);
+  const writer = otherProcess(
+    `const h = await lib.RaboshMemoryToolHandler.open(process.argv[1]);
      for (let i = 0; i < Number(process.argv[3]); i++) {
        const r = await h.execute({ command: 'create', path: process.argv[2] + '/w' + i + '.md', file_text: 'written elsewhere\\n' });
        if (r.isError) throw new Error(r.text);
+       console.log(Date.now());
        await new Promise((d) => setTimeout(d, 1000));
      }
      await h.close();`,
-      store,
-      elsewhere,
-      String(WRITES),
-    ),
+    store,
+    elsewhere,
+    String(WRITES),
   );
+  await exited(writer);
+  committed = writer.out.trim().split('\n').map(Number);
   await sleep(3000);
 });
 const wTo = await now();
@@ -313,6 +352,7 @@ r.writes = {
   requestsPerWrite: round(wAnswers.length / WRITES),
   serverMsPerWrite: Math.round(wAnswers.reduce((n, [, ms]) => n + ms, 0) / WRITES),
   bytesPerWrite: Math.round(wAnswers.reduce((n, [, , b]) => n + b, 0) / WRITES),
+  ...shownAfter(committed, await page.evaluate(() => window.__seen), base),
 };
 if (args.includes('--trace')) r.writes.cpuPerWriteByEvent = byEvent(wEvents, WRITES);
 r.serverRssEndMb = rssMb(ui.child.pid);
