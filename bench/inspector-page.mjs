@@ -7,7 +7,8 @@
 // with `rabosh-memory ui` and opens the page in headless chromium, then measures, each from the
 // page's own clock and the browser's task accounting:
 //
-//   - page usable: from navigation until the root's names are shown and the main thread is free;
+//   - page usable: from navigation until the root's names are shown and the main thread is free
+//     (and the same from the URL printed, the browser's start included);
 //   - the first answer (the root's names): its bytes and the server's time;
 //   - opening a directory of directories (the middle one of the root) and one of its
 //     directories (the middle one again), from the click to its names shown;
@@ -104,6 +105,7 @@ const exited = (child) =>
 const t0 = performance.now();
 const ui = startUi();
 const url = await ui.url;
+const urlAt = Date.now();
 const serverStartMs = performance.now() - t0;
 const api = async (name, query) => {
   const res = await fetch(`${url}api/${name}?${new URLSearchParams(query)}`);
@@ -219,6 +221,8 @@ const treeReady = await marked('inspector:tree-ready', 0);
 const lastBusy = await settled(0);
 const first = (await answers(0)).find(([n]) => n === 'children');
 r.usableMs = Math.round(Math.max(treeReady, lastBusy));
+// The same from the URL printed: the browser's start is in it, and what the server did meanwhile.
+r.usableFromUrlMs = Math.round((await page.evaluate(() => performance.timeOrigin)) + r.usableMs - urlAt);
 r.rootShownMs = Math.round(treeReady);
 r.firstAnswer = { bytes: first[2], serverMs: Math.round(first[1]) };
 r.loadAnswers = (await answers(0)).map(([n, ms, b]) => `${n} ${Math.round(ms)} ms ${b} B`);
