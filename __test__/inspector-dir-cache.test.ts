@@ -115,7 +115,8 @@ describe('the inspector server keeps the listings it answered', () => {
       t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
       return ((t ^ (t >>> 14)) >>> 0) % n;
     };
-    const names = ['a.md', 'b.md', '.hidden.md', 'é.md', '\u{1F600}.md', 'q', 'r'];
+    // Byte order is not UTF-16 order: U+FF46 sorts before U+1F600 in UTF-16, after it in UTF-8.
+    const names = ['a.md', 'b.md', '.hidden.md', 'é.md', '\u{1F600}.md', '\uFF46.md', 'q', 'r'];
     const newPath = () => {
       const depth = 1 + rand(3);
       const segs = Array.from({ length: depth }, () => ['p', 's', 'q', 'r'][rand(4)]);
@@ -160,9 +161,15 @@ describe('the inspector server keeps the listings it answered', () => {
         expect((await ask(api, 'usage')).body).toEqual({ memories: usage.memories, bytes: usage.bytes });
       }
     }
+    // A name that sorts apart in UTF-16 and UTF-8 arrives in a kept listing.
+    await run({ command: 'create', path: '/memories/s/\u{1F600}.md', file_text: 'x' });
+    await same(api, '/memories/s');
+    await run({ command: 'create', path: '/memories/s/\uFF46.md', file_text: 'y' });
+    await same(api, '/memories/s');
     // Pages of a kept listing start after the name given, as the store's do, whether or not the
     // name is there.
-    for (const after of ['p', 'o', 'zz', '\u{1F600}']) await same(api, '/memories', 2, after);
+    for (const after of ['p', 'o', 'zz', '\u{1F600}', '\uFF46']) await same(api, '/memories', 2, after);
+    for (const d of dirs) await same(api, d, 1, 'b.md');
   });
 
   it("sees another process's writes, and starts over when the feed cannot name what changed", async () => {
