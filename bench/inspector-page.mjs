@@ -8,7 +8,7 @@
 // page's own clock and the browser's task accounting:
 //
 //   - page usable: from navigation until the root's names are shown and the main thread is free
-//     (and the same from the URL printed, the browser's start included);
+//     (and the same from the URL printed, the page opened at once);
 //   - the first answer (the root's names): its bytes and the server's time;
 //   - opening a directory of directories (the middle one of the root) and one of its
 //     directories (the middle one again), from the click to its names shown;
@@ -101,17 +101,6 @@ function otherProcess(source, ...argv) {
 
 const exited = (child) =>
   new Promise((done, fail) => child.once('close', (code) => (code === 0 ? done() : fail(new Error(`exit ${code}`)))));
-
-const t0 = performance.now();
-const ui = startUi();
-const url = await ui.url;
-const urlAt = Date.now();
-const serverStartMs = performance.now() - t0;
-const api = async (name, query) => {
-  const res = await fetch(`${url}api/${name}?${new URLSearchParams(query)}`);
-  if (!res.ok) throw new Error(`api/${name}: HTTP ${res.status}`);
-  return res.json();
-};
 
 const context = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'inspector-page-')), {
   executablePath: browserPath(),
@@ -213,6 +202,18 @@ function shownAfter(committed, seen, base) {
   return { shownAfterMedianMs: sorted[Math.floor(sorted.length / 2)], shownAfterMaxMs: sorted[sorted.length - 1] };
 }
 
+// The browser is up first: the page opens the moment the URL is printed, as soon as a user could.
+const t0 = performance.now();
+const ui = startUi();
+const url = await ui.url;
+const urlAt = Date.now();
+const serverStartMs = performance.now() - t0;
+const api = async (name, query) => {
+  const res = await fetch(`${url}api/${name}?${new URLSearchParams(query)}`);
+  if (!res.ok) throw new Error(`api/${name}: HTTP ${res.status}`);
+  return res.json();
+};
+
 const r = { store, load: loadavg().map(round), serverStartMs: Math.round(serverStartMs) };
 
 // 1. Page usable: the root's names shown and the main thread free.
@@ -221,7 +222,7 @@ const treeReady = await marked('inspector:tree-ready', 0);
 const lastBusy = await settled(0);
 const first = (await answers(0)).find(([n]) => n === 'children');
 r.usableMs = Math.round(Math.max(treeReady, lastBusy));
-// The same from the URL printed: the browser's start is in it, and what the server did meanwhile.
+// The same from the URL printed: what the server still had to do when the page asked is in it.
 r.usableFromUrlMs = Math.round((await page.evaluate(() => performance.timeOrigin)) + r.usableMs - urlAt);
 r.rootShownMs = Math.round(treeReady);
 r.firstAnswer = { bytes: first[2], serverMs: Math.round(first[1]) };
