@@ -133,9 +133,21 @@ describe('the inspector, bounded by what it shows', () => {
     await row('/memories/user').click();
     await row('/memories/notes/a.md').waitFor();
     await row('/memories/user/prefs.md').waitFor();
+    // Rows whose names are still there stay the same elements: only sizes move, in place.
+    const kept = ['/memories', '/memories/notes', '/memories/user', '/memories/notes/a.md', '/memories/user/prefs.md'];
+    type Marked = { kept?: boolean };
+    const keptNow = () => Promise.all(kept.map((p) => row(p).evaluate((el) => (el as unknown as Marked).kept === true)));
+    for (const p of kept) {
+      await row(p).evaluate((el) => {
+        (el as unknown as Marked).kept = true;
+      });
+    }
     requests = [];
     writeFromAnotherProcess(store, '/memories/notes/b.md', 'from elsewhere\n');
     await row('/memories/notes/b.md').waitFor();
+    await poll(() => row('/memories/notes').getAttribute('title')).toBe('/memories/notes — 2 memories');
+    await poll(() => row('/memories').getAttribute('title')).toBe(`/memories — ${(BIG + FLAT + 4).toLocaleString()} memories`);
+    expect(await keptNow()).toEqual(kept.map(() => true));
     await poll(() => childrenAsked().sort()).toEqual(['/memories', '/memories/notes']);
     // The change feed names the path, so no directory's fingerprint needs asking.
     expect(asked('digests')).toEqual([]);

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { structuredPatch } from 'diff';
 import { DEFAULT_VERSION_PAGE, InvalidArgumentError, RaboshError, type MemoryVersion, type RaboshMemoryToolHandler } from 'rabosh-memory';
 import { memoryVersions } from '../history.js';
+import { DirCache } from './dir-cache.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
 import type { StoreInfo } from './page/store-info.js';
 
@@ -91,8 +92,8 @@ function after(url: URL): { after?: string } {
 }
 
 /** A page of a directory as the page reads it: names and sizes, and a digest to compare later. */
-async function childrenAnswer(handler: RaboshMemoryToolHandler, path: string, url: URL | null, limit?: number) {
-  const page = await handler.children(path, {
+async function childrenAnswer(dirs: DirCache, path: string, url: URL | null, limit?: number) {
+  const page = await dirs.children(path, {
     limit: limit ?? (url === null ? PAGE : pageLimit(url)),
     ...(url === null ? {} : after(url)),
   });
@@ -109,10 +110,25 @@ async function childrenAnswer(handler: RaboshMemoryToolHandler, path: string, ur
 }
 
 export class Api {
+  readonly #dirs: DirCache;
+
   constructor(
     private readonly handler: RaboshMemoryToolHandler,
     private readonly info: StoreInfo,
-  ) {}
+  ) {
+    this.#dirs = new DirCache(handler);
+  }
+
+  /**
+   * Reads the root's listing ahead of the page's first request (the one read that grows with
+   * the store), so a page opened a moment after the URL is printed finds it ready.
+   */
+  prime(): Promise<void> {
+    return this.#dirs.totals().then(
+      () => {},
+      () => {},
+    );
+  }
 
   /** Answers `api/<name>`; false when there is no such endpoint. */
   async serve(name: string, req: IncomingMessage, res: ServerResponse, url: URL): Promise<boolean> {
@@ -152,9 +168,13 @@ export class Api {
 
   readonly #reads: Record<string, (url: URL) => Promise<unknown>> = {
     info: async () => this.info,
-    usage: async () => this.handler.usage(),
+    // As handler.usage() counts: the root's totals are the scope's, kept current from the feed.
+    usage: async () => ({
+      ...(await this.#dirs.totals()),
+      ...(this.info.history ? { history: await this.handler.historyUsage() } : {}),
+    }),
     // One directory's names, a page at a time, from the listing's metadata (no content read).
-    children: async (url) => childrenAnswer(this.handler, url.searchParams.get('path') ?? '/memories', url),
+    children: async (url) => childrenAnswer(this.#dirs, url.searchParams.get('path') ?? '/memories', url),
     // For each opened directory the page names (`d=<n>:<path>`), the digest of its first n
     // names: the page re-fetches only those whose digest moved.
     digests: async (url) => {
@@ -165,7 +185,7 @@ export class Api {
         const n = Number(d.slice(0, colon));
         if (colon < 1 || !Number.isSafeInteger(n) || n < 1) throw new HttpError(400, `d must be <count>:<path>, got ${JSON.stringify(d)}`);
         const path = d.slice(colon + 1);
-        digests[path] = (await childrenAnswer(this.handler, path, null, Math.min(n, MAX_PAGE))).digest;
+        digests[path] = (await childrenAnswer(this.#dirs, path, null, Math.min(n, MAX_PAGE))).digest;
       }
       return { digests };
     },

@@ -97,6 +97,7 @@ export async function startInspector(options: InspectorOptions): Promise<Inspect
     });
   });
   port = (server.address() as AddressInfo).port;
+  void api.prime();
 
   return {
     url: `http://127.0.0.1:${port}/${token}/`,

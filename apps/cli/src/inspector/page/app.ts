@@ -2,7 +2,7 @@
  * The inspector page: tree on the left, the selected memory in the middle (content or a diff),
  * its history on the right, and a live feed that refreshes all three when the store changes.
  */
-import { api, type Memory, type StoreInfo, type Version } from './client.js';
+import { api, type Memory, type StoreInfo, type Usage, type Version } from './client.js';
 import { confirm, redactionGuarantee } from './confirm.js';
 import { append, byId, clear, count, h, size, when } from './dom.js';
 import { contentView, diffView } from './render.js';
@@ -53,7 +53,10 @@ function failed(e: unknown): void {
 }
 
 async function loadUsage(): Promise<void> {
-  const usage = await api.usage();
+  showUsage(await api.usage());
+}
+
+function showUsage(usage: Usage): void {
   const parts = [count(usage.memories, 'memory', 'memories'), size(usage.bytes)];
   if (usage.history !== undefined) parts.push(`${count(usage.history.versions, 'version', 'versions')} (${size(usage.history.bytes)})`);
   byId('usage').textContent = parts.join(' · ');
@@ -332,8 +335,9 @@ async function refresh(paths: string[] | null = null): Promise<void> {
       while (pending !== null) {
         const now = pending;
         pending = null;
-        await loadUsage();
-        await tree.changed(now.paths);
+        // Asked side by side and shown together: one frame for the header and the tree.
+        const [, usage] = await Promise.all([tree.changed(now.paths), api.usage()]);
+        showUsage(usage);
         const shown = state.path;
         if (shown !== null && (now.paths === null || now.paths.includes(shown))) {
           await loadMemory();

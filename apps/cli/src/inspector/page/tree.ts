@@ -21,17 +21,50 @@ interface DirState {
   data: Children | null;
   /** The `<ul role="group">` holding its names; replaced in place when they change. */
   group: HTMLElement;
-  /** Each name's rows as last drawn, by the entry they show: an unchanged name keeps its rows. */
-  rows: Map<string, HTMLElement[]>;
+  /** Each name's rows as last drawn: an unchanged name keeps its rows, a resized one is patched. */
+  rows: Map<string, Drawn>;
+}
+
+/** A name's rows: the memory at it and the directory below it, either or both. */
+interface Drawn {
+  /** The entry they show. */
+  key: string;
+  file: HTMLElement | null;
+  dir: HTMLElement | null;
 }
 
 const baseName = (path: string) => path.slice(path.lastIndexOf('/') + 1);
 const under = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
 
+/**
+ * Makes `parent`'s children exactly `wanted`, moving as few as it can: a redraw where one name
+ * changed touches one row, so the browser restyles and lays out that row, not the whole tree.
+ */
+function keepOnly(parent: HTMLElement, wanted: HTMLElement[]): void {
+  const keep = new Set(wanted);
+  for (const c of [...parent.children]) if (!keep.has(c as HTMLElement)) c.remove();
+  let at = parent.firstElementChild;
+  for (const el of wanted) {
+    if (el === at) at = at.nextElementSibling;
+    else parent.insertBefore(el, at);
+  }
+}
+
+/** Shows a new size on a row drawn before (the `.size` of its button, and the title given). */
+function resize(item: HTMLElement, bytes: number, title?: string): void {
+  const row = item.querySelector<HTMLElement>(':scope > button.row')!;
+  row.querySelector('.size')!.textContent = size(bytes);
+  if (title !== undefined) row.title = title;
+}
+
+const dirTitle = (path: string, memories: number) => `${path} — ${count(memories, 'memory', 'memories')}`;
+
 export class TreeView {
   readonly #open = new Set<string>([ROOT]);
   readonly #dirs = new Map<string, DirState>();
   readonly #treeEl = h('ul', { role: 'tree' });
+  /** The root's row, kept across redraws (its size changes with every write). */
+  #rootItem: HTMLElement | null = null;
   readonly #resultsEl = h('div', { class: 'results' });
   #selected: string | null = null;
   #query = '';
@@ -143,34 +176,49 @@ export class TreeView {
     const state = this.#dirs.get(dir);
     if (state === undefined || state.data === null) return;
     if (dir === ROOT) {
-      clear(this.#treeEl);
-      if (state.data.total === 0) {
-        this.#treeEl.append(h('li', { class: 'tree-empty' }, 'This scope holds no memories.'));
+      const { total, memories, bytes } = state.data;
+      if (total === 0) {
+        this.#rootItem = null;
+        this.#treeEl.replaceChildren(h('li', { class: 'tree-empty' }, 'This scope holds no memories.'));
         return;
       }
-      this.#treeEl.append(this.#dirItem(ROOT, 'memories', state.data.memories, state.data.bytes, 0));
+      if (this.#rootItem !== null && this.#rootItem.parentElement === this.#treeEl && state.rows.size > 0) {
+        resize(this.#rootItem, bytes, dirTitle(ROOT, memories));
+      } else {
+        this.#rootItem = this.#dirItem(ROOT, 'memories', memories, bytes, 0);
+        this.#treeEl.replaceChildren(this.#rootItem);
+      }
     }
     const depth = dir.split('/').length - 2;
-    state.group.replaceChildren(...this.#rows(dir, state, depth + 1));
+    keepOnly(state.group, this.#rows(dir, state, depth + 1));
     performance.mark('inspector:dir-shown');
   }
 
   #rows(dir: string, state: DirState, depth: number): HTMLElement[] {
     const data = state.data!;
     const rows: HTMLElement[] = [];
-    const drawn = new Map<string, HTMLElement[]>();
+    const drawn = new Map<string, Drawn>();
     for (const entry of data.entries as ChildRow[]) {
       const [name, memoryBytes, below, bytesBelow] = entry;
       const key = JSON.stringify(entry);
-      let els = state.rows.get(key);
-      if (els === undefined) {
-        const path = `${dir}/${name}`;
-        els = [];
-        if (memoryBytes !== null) els.push(this.#file(path, memoryBytes, depth));
-        if (below > 0) els.push(this.#dirItem(path, name, below, bytesBelow, depth));
+      const path = `${dir}/${name}`;
+      let d = state.rows.get(name);
+      // Only the sizes moved: patch the rows in place rather than draw new ones.
+      if (d !== undefined && d.key !== key && (memoryBytes !== null) === (d.file !== null) && below > 0 === (d.dir !== null)) {
+        if (d.file !== null) resize(d.file, memoryBytes!);
+        if (d.dir !== null) resize(d.dir, bytesBelow, dirTitle(path, below));
+        d.key = key;
       }
-      drawn.set(key, els);
-      rows.push(...els);
+      if (d === undefined || d.key !== key) {
+        d = {
+          key,
+          file: memoryBytes === null ? null : this.#file(path, memoryBytes, depth),
+          dir: below > 0 ? this.#dirItem(path, name, below, bytesBelow, depth) : null,
+        };
+      }
+      drawn.set(name, d);
+      if (d.file !== null) rows.push(d.file);
+      if (d.dir !== null) rows.push(d.dir);
     }
     state.rows = drawn;
     const more = data.total - data.entries.length;
@@ -201,7 +249,7 @@ export class TreeView {
         class: 'row dir',
         'data-path': path,
         'aria-expanded': String(open),
-        title: `${path} — ${count(memories, 'memory', 'memories')}`,
+        title: dirTitle(path, memories),
       },
       h('span', { class: 'twisty' }, open ? '▾' : '▸'),
       h('span', { class: 'label' }, `${name}/`),
