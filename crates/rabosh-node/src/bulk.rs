@@ -64,10 +64,7 @@ impl NativeMemories {
         self.off_thread(env, |m| Ok(m.export_all()?.into_iter().map(NativeExportedMemory::from).collect::<Vec<_>>()))
     }
 
-    /// Writes every file in one commit, or nothing; paths must be normalised. A commit like the
-    /// commands', on the store's writer thread: a large import's buffers then come from that
-    /// thread's heap, not from whichever of the pool's threads each chunk landed on (glibc gives
-    /// every thread a heap of its own, and each held its chunk's high-water mark).
+    /// Writes every file in one commit, or nothing; paths must be normalised.
     #[napi(ts_return_type = "Promise<NativeImport>")]
     pub fn import_memories<'env>(
         &self,
@@ -76,6 +73,9 @@ impl NativeMemories {
         overwrite: bool,
     ) -> napi::Result<Object<'env>> {
         let pairs: Vec<(String, String)> = files.into_iter().map(|f| (f.path, f.content)).collect();
+        // A commit like the commands', on the store's writer thread: a large import's buffers
+        // then come from that thread's heap, not from whichever of the pool's threads each chunk
+        // landed on (glibc gives every thread a heap of its own, each kept at its high-water mark).
         self.committing::<_, _, NativeImport>(env, move |m| m.import_all(&pairs, overwrite))
     }
 }
