@@ -184,6 +184,8 @@ describe('incremental sync falls back to a full one', () => {
   it('when an interrupted sync left a push or conflict record', async () => {
     await h.put('/memories/a.md', 'a');
     await sync();
+    // Nothing changed since this one: only the record can make the next one full.
+    expect((await sync()).mode).toBe('incremental');
     const m = defaultMemories();
     const tag = `${PREFIX()}>run:0`;
     await m.syncApply([], [{ tag, value: encodePush({ id: null, rp: '/gone.md', sha: 'f'.repeat(64) }) }]);
