@@ -102,6 +102,20 @@ describe('incremental sync', () => {
     expect([after.mode, after.pushed, after.pulled, after.deleted]).toEqual(['incremental', [], [], []]);
   });
 
+  it('learns the local id of a pulled memory, so a local rename of it is carried as a rename', async () => {
+    await h.put('/memories/a.md', 'a');
+    await sync();
+    remote.put('/pulled.md', 'from the hosted side');
+    expect((await sync()).pulled.map((c) => c.operation)).toEqual(['created']);
+    const id = remote.byPath('/pulled.md')?.id as string;
+    const [row] = await defaultMemories().syncBases(`${PREFIX()}${id}`);
+    expect(JSON.parse(row?.value ?? '{}').lm).toMatch(/./);
+    await h.execute({ command: 'rename', old_path: '/memories/pulled.md', new_path: '/memories/moved.md' });
+    const r = await sync();
+    expect([r.mode, r.pushed.map((c) => [c.operation, c.remoteId])]).toEqual(['incremental', [['renamed', id]]]);
+    expect(remote.byPath('/moved.md')?.id).toBe(id);
+  });
+
   it('meets conflicts incrementally as a full sync does', async () => {
     await h.put('/memories/x.md', 'x0');
     await h.put('/memories/y.md', 'y0');

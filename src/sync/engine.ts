@@ -652,14 +652,21 @@ class Sync {
   async #learnLocalIds(done: Action[]): Promise<void> {
     const created = done.filter((a) => a.side === 'local' && a.next !== null && (a.local?.memoryId ?? null) === null);
     if (created.length === 0) return;
-    const entries = new Map((await native(() => this.m.syncEntries(this.s.map.dir))).map((e) => [e.path, e]));
-    const rows = new Map((await native(() => this.m.syncBases(this.#prefix))).map((r) => [r.tag, r.value]));
+    // Only the memories and bases just written (an incremental sync reads no others).
+    const paths = created.flatMap((a) => (a.side === 'local' && a.next !== null ? [a.next.lp] : []));
+    const entries = new Map((await readLocal(this.m, this.s.map.dir, paths)).map((e) => [e.path, e]));
+    const ids = created.flatMap((a) => (a.remote === null ? [] : [a.remote.id]));
+    const rows = new Map<string, string>();
+    const few = ids.length <= 256;
+    const read = few ? ids.map((id) => this.#prefix + id) : [this.#prefix];
+    for (const found of await Promise.all(read.map((tag) => native(() => this.m.syncBases(tag)))))
+      for (const r of found) rows.set(r.tag, r.value);
     const writes: Parameters<NativeMemories['syncApply']>[1] = [];
     for (const a of created) {
       const id = a.remote?.id;
       const raw = id === undefined ? undefined : rows.get(this.#prefix + id);
       const b = raw === undefined ? null : decodeBase(raw);
-      const lm = b === null ? undefined : entries.get(b.lp)?.memoryId;
+      const lm = b === null ? undefined : (entries.get(b.lp)?.memoryId ?? undefined);
       if (b === null || lm == null || raw === undefined) continue;
       writes.push({ tag: this.#prefix + b.id, value: encodeBase({ ...b, lm }), expect: raw });
     }
