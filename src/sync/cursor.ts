@@ -29,6 +29,9 @@ export const CURSOR_MARK = '@';
  */
 export const MARGIN_MS = 5 * 60_000;
 
+/** Most version ids a cursor record keeps (see `seen`). */
+export const MAX_SEEN = 10_000;
+
 /** A full round after this many incremental syncs in a row (option `incremental.maxSyncs`). */
 export const DEFAULT_MAX_SYNCS = 1000;
 /** A full round when the last one is older than this (option `incremental.maxAgeMs`). */

@@ -17,6 +17,7 @@ import {
   DEFAULT_MAX_AGE_MS,
   DEFAULT_MAX_SYNCS,
   MARGIN_MS,
+  MAX_SEEN,
   decodeCursor,
   encodeCursor,
   staleness,
@@ -323,7 +324,10 @@ class Sync {
     const clock = listed.at ?? (Number.isFinite(newest) ? newest : null);
     const since = clock === null ? c.since : Math.max(c.since, clock - MARGIN_MS);
     this.#next.since = since;
-    this.#next.seen = listed.versions.filter((v) => v.at >= since).map((v) => v.id);
+    const seen = listed.versions.filter((v) => v.at >= since).map((v) => v.id);
+    // Past a burst the record would grow with it; without the ids, those versions' memories are
+    // only checked against their bases again (no request), so the ids are an economy, not a need.
+    this.#next.seen = seen.length <= MAX_SEEN ? seen : [];
     const changed = newestVersions(listed.versions, new Set(c.seen));
     if (feed.paths.size === 0 && changed.size === 0) return false;
     const rows = await native(() => this.m.syncBases(this.#prefix));
