@@ -46,6 +46,7 @@ export type {
   ConflictKind,
   ConflictPolicy,
   DeleteOptions,
+  IncrementalOptions,
   KeptVersion,
   SkipReason,
   SyncChange,

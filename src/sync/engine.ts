@@ -12,6 +12,18 @@ import { actorOption, type Actor } from '../history.js';
 import { DEFAULT_MAX_MEMORY_BYTES, NativeMemories } from '../native.js';
 import { createHash, randomUUID } from 'node:crypto';
 import { DONE_TAG, decodeBase, encodeBase, encodeDone, tagPrefix, type Base } from './base.js';
+import {
+  CURSOR_MARK,
+  DEFAULT_MAX_AGE_MS,
+  DEFAULT_MAX_SYNCS,
+  MARGIN_MS,
+  MAX_SEEN,
+  decodeCursor,
+  encodeCursor,
+  staleness,
+  type Cursor,
+} from './cursor.js';
+import { newestVersions, readFeed, readLocal, select, toLocalEntry } from './incremental.js';
 import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
 import { PathMap } from './mapping.js';
 import { PUSH_MARK, decodePush, encodePush, pushTag, settled, type PushRecord } from './pushes.js';
@@ -34,7 +46,9 @@ const SYNC_OPTION_KEYS = new Set([
   'onProgress',
   'actor',
   'hostedActors',
+  'incremental',
 ]);
+const INCREMENTAL_KEYS = new Set(['maxSyncs', 'maxAgeMs']);
 
 /** One sync at a time per store handle and mapping in this process (others wait their turn). */
 const running = new WeakMap<object, Map<string, Promise<unknown>>>();
@@ -51,6 +65,8 @@ interface Settings {
   onProgress: SyncOptions['onProgress'] | null;
   actor: Actor;
   hostedActors: boolean;
+  /** null: every sync is a full one. */
+  incremental: { maxSyncs: number; maxAgeMs: number } | null;
 }
 
 function settings(options: SyncOptions): Settings {
@@ -91,6 +107,16 @@ function settings(options: SyncOptions): Settings {
   if (options.onProgress !== undefined && typeof options.onProgress !== 'function') bad('onProgress', 'expected a function');
   if (options.dryRun !== undefined && typeof options.dryRun !== 'boolean') bad('dryRun', 'expected true or false');
   if (options.hostedActors !== undefined && typeof options.hostedActors !== 'boolean') bad('hostedActors', 'expected true or false');
+  const inc = options.incremental ?? true;
+  let incremental: Settings['incremental'] = null;
+  if (typeof inc === 'object' && inc !== null) {
+    for (const key of Object.keys(inc)) if (!INCREMENTAL_KEYS.has(key)) bad('incremental', `unknown key ${key}`);
+    const { maxSyncs = DEFAULT_MAX_SYNCS, maxAgeMs = DEFAULT_MAX_AGE_MS } = inc;
+    if (!Number.isSafeInteger(maxSyncs) || maxSyncs < 0) bad('incremental', 'maxSyncs must be a non-negative integer');
+    if (!Number.isSafeInteger(maxAgeMs) || maxAgeMs < 0) bad('incremental', 'maxAgeMs must be a non-negative integer');
+    incremental = { maxSyncs, maxAgeMs };
+  } else if (inc === true) incremental = { maxSyncs: DEFAULT_MAX_SYNCS, maxAgeMs: DEFAULT_MAX_AGE_MS };
+  else if (inc !== false) bad('incremental', 'expected a boolean or { maxSyncs, maxAgeMs }');
   return {
     storeId,
     scope,
@@ -103,6 +129,7 @@ function settings(options: SyncOptions): Settings {
     onProgress: options.onProgress ?? null,
     actor: actorOption(options.actor) ?? { type: 'memory_store', id: storeId },
     hostedActors: options.hostedActors ?? false,
+    incremental,
   };
 }
 
@@ -171,6 +198,13 @@ class Sync {
   #pushesAtStart = new Set<string>();
   /** The current round's hosted listing and bases (for the sweep of push records). */
   #listed: RemoteMemory[] = [];
+  /** The cursor record as the run began (its bytes: the condition of the one it writes). */
+  #cursorRaw: string | undefined;
+  #cursor: Cursor | null = null;
+  /** Where the next sync reads on from, once this one has read both sides. */
+  #next: { feed: string | null; since: number | null; seen: string[] } = { feed: null, since: null, seen: [] };
+  /** The hosted memories there are, for pricing a fetch of contents (a full listing's length, or the bases'). */
+  #hosted = 0;
 
   constructor(
     readonly m: NativeMemories,
@@ -188,15 +222,19 @@ class Sync {
       skipped: [],
       requests: 0,
       rounds: 0,
+      mode: 'full',
     };
   }
 
   async run(): Promise<SyncReport> {
+    const cursor = await this.#startCursor();
+    let again = false;
     for (let round = 1; round <= MAX_ROUNDS; round++) {
       this.#report.rounds = round;
       this.#retry = [];
       this.#skips = [];
-      const again = await this.#round(round === 1);
+      // A round after the first (something changed under the sync) is a full one.
+      again = round === 1 && cursor !== null ? await this.#incremental(cursor) : await this.#round(round === 1);
       if (!again || this.s.dryRun) break;
     }
     this.#report.skipped.push(...this.#skips, ...this.#retry);
@@ -209,8 +247,119 @@ class Sync {
         ...this.#carried.flatMap((r) => (r.conflict === null ? [] : [{ ...r.conflict, carriedOver: true as const }])),
       );
     else await this.#clearConflicts();
+    if (!this.s.dryRun) await this.#saveCursor(!again && this.#report.skipped.length === 0 && this.#unsure.length === 0);
     this.#report.requests = this.remote.requests;
     return this.#report;
+  }
+
+  /**
+   * The cursor to read on from, when an incremental sync can be trusted now: this mapping synced
+   * before and ended clean, no push or conflict record is left by an interrupted sync, the
+   * client can list versions, and the last full sync is recent enough. Also takes the local
+   * feed's position before anything local is read (a full round's cursor).
+   */
+  async #startCursor(): Promise<Cursor | null> {
+    const [now, rows, done, pending, unresolved] = await Promise.all([
+      native(() => this.m.changes(undefined, 0)),
+      native(() => this.m.syncBases(this.#prefix + CURSOR_MARK)),
+      native(() => this.m.syncBases(this.#prefix + DONE_TAG)),
+      native(() => this.m.syncBases(this.#prefix + PUSH_MARK)),
+      native(() => this.m.syncBases(this.#prefix + CONFLICT_MARK)),
+    ]);
+    this.#next.feed = now.cursor;
+    const tag = this.#prefix + CURSOR_MARK;
+    this.#cursorRaw = rows.find((r) => r.tag === tag)?.value;
+    this.#cursor = this.#cursorRaw === undefined ? null : decodeCursor(this.#cursorRaw, tag);
+    if (this.s.incremental === null || !this.remote.canListVersions) return null;
+    if (done.length === 0 || pending.length > 0 || unresolved.length > 0) return null;
+    return staleness(this.#cursor, this.s.incremental, Date.now()) === null ? this.#cursor : null;
+  }
+
+  /**
+   * After a clean sync: the cursor where this one began reading (conditional on the record it
+   * read; one another sync wrote meanwhile stays). After any other: none, so the next is full.
+   */
+  async #saveCursor(clean: boolean): Promise<void> {
+    const tag = this.#prefix + CURSOR_MARK;
+    const { feed, since, seen } = this.#next;
+    if (clean && feed !== null && since !== null) {
+      const incremental = this.#report.mode === 'incremental' && this.#cursor !== null;
+      const c: Cursor = {
+        feed,
+        since,
+        seen,
+        n: incremental ? (this.#cursor as Cursor).n + 1 : 0,
+        full: incremental ? (this.#cursor as Cursor).full : Date.now(),
+      };
+      await this.#commit([], [{ tag, value: encodeCursor(c), expect: this.#cursorRaw }]);
+      return;
+    }
+    // Whatever another sync wrote meanwhile goes too: this one knows of something left over.
+    let raw = this.#cursorRaw;
+    for (let i = 0; i < 8 && raw !== undefined; i++) {
+      const out = await this.#commit([], [{ tag, value: undefined, expect: raw }]);
+      if (out.status === 'applied') return;
+      raw = (await native(() => this.m.syncBases(tag))).find((r) => r.tag === tag)?.value;
+    }
+  }
+
+  /**
+   * The first round of an incremental sync: the paths the local feed names since the cursor and
+   * the hosted memories with versions since it, planned as a full round would plan them. Falls
+   * back to a full round when the feed resets or the versions cannot be listed.
+   */
+  async #incremental(c: Cursor): Promise<boolean> {
+    const feed = await readFeed(this.m, c.feed, this.s.map.dir);
+    if (feed === null) return this.#round(true);
+    let listed: Awaited<ReturnType<RemoteStore['versionsSince']>>;
+    try {
+      listed = await this.remote.versionsSince(c.since);
+    } catch {
+      return this.#round(true);
+    }
+    this.#report.mode = 'incremental';
+    this.#report.firstSync = false;
+    this.#next.feed = feed.cursor;
+    const newest = listed.versions.reduce((t, v) => Math.max(t, v.at), Number.NEGATIVE_INFINITY);
+    const clock = listed.at ?? (Number.isFinite(newest) ? newest : null);
+    const since = clock === null ? c.since : Math.max(c.since, clock - MARGIN_MS);
+    this.#next.since = since;
+    const seen = listed.versions.filter((v) => v.at >= since).map((v) => v.id);
+    // Past a burst the record would grow with it; without the ids, those versions' memories are
+    // only checked against their bases again (no request), so the ids are an economy, not a need.
+    this.#next.seen = seen.length <= MAX_SEEN ? seen : [];
+    const changed = newestVersions(listed.versions, new Set(c.seen));
+    if (feed.paths.size === 0 && changed.size === 0) return false;
+    const rows = await native(() => this.m.syncBases(this.#prefix));
+    const bases = new Map<string, BaseRow>();
+    for (const row of rows) {
+      const id = row.tag.slice(this.#prefix.length);
+      // A push or conflict record now: another sync is under way; plan everything.
+      if (id.startsWith(PUSH_MARK) || id.startsWith(CONFLICT_MARK)) return this.#round(true);
+      if (id !== DONE_TAG && id !== CURSOR_MARK) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
+    }
+    const all = [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
+    // A version this mapping's syncs wrote or already pulled is the one its base records.
+    const remoteNow = new Map<string, RemoteMemory | null>();
+    await Promise.all(
+      [...changed].map(async ([id, v]) => {
+        const rv = bases.get(id)?.base?.rv;
+        if (v !== null && rv === v.id) return;
+        if (v?.operation === 'deleted') remoteNow.set(id, null);
+        else if (v === null || v.path === null || v.sha === null || v.size === null) {
+          // Redacted, or which version is current is not sure: the memory as it is now.
+          const r = await this.remote.retrieve(id);
+          if (r === null || r.versionId !== rv) remoteNow.set(id, r);
+        } else remoteNow.set(id, { id, path: v.path, sha: v.sha, size: v.size, versionId: v.id });
+      }),
+    );
+    if (feed.paths.size === 0 && remoteNow.size === 0) return false;
+    const sel = await select(all, feed.paths, remoteNow, this.s.map, (p) => readLocal(this.m, this.s.map.dir, p));
+    this.#pushes = [];
+    this.#listed = sel.remote;
+    this.#hosted = all.length + remoteNow.size;
+    const chosen = new Map(sel.bases.map((b) => [b.id, bases.get(b.id) as BaseRow]));
+    return this.#execute(sel.local, sel.remote, chosen, all.length, sel.empty);
   }
 
   /** One round; true when another must follow. */
@@ -223,12 +372,16 @@ class Sync {
       native(() => this.m.syncEntries(this.s.map.dir)),
       this.remote.list(never && first && !this.s.dryRun),
     ]);
+    this.#report.mode = 'full';
+    // The hosted store's clock as its listing began: the next sync lists versions from there.
+    if (first) this.#next.since = this.remote.listedAt === null ? null : this.remote.listedAt - MARGIN_MS;
     const bases = new Map<string, BaseRow>();
     const left: ConflictRecord[] = [];
     this.#pushes = [];
     this.#listed = remote;
     for (const row of rows) {
       const id = row.tag.slice(this.#prefix.length);
+      if (id === CURSOR_MARK) continue;
       if (id === DONE_TAG) this.#report.firstSync = first ? false : this.#report.firstSync;
       else if (id.startsWith(PUSH_MARK)) {
         const p = decodePush(row.tag, row.value);
@@ -254,13 +407,22 @@ class Sync {
       }
     }
     this.#unsure = [];
-    const entries: LocalEntry[] = local.map((e) => ({
-      path: e.path,
-      sha: e.contentSha256,
-      size: e.sizeBytes,
-      memoryId: e.memoryId ?? null,
-      versionId: e.versionId ?? null,
-    }));
+    const entries: LocalEntry[] = local.map(toLocalEntry);
+    this.#hosted = remote.length;
+    return this.#execute(entries, remote, bases, null, undefined);
+  }
+
+  /**
+   * Plans and applies one round. `bases`: every base the plan may touch (all of them, or an
+   * incremental selection); `count`: how many bases there are in all (null: `bases` is all).
+   */
+  async #execute(
+    entries: LocalEntry[],
+    remote: RemoteMemory[],
+    bases: Map<string, BaseRow>,
+    count: number | null,
+    empty: { local: boolean; remote: boolean } | undefined,
+  ): Promise<boolean> {
     const known = [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
     const input = {
       map: this.s.map,
@@ -270,10 +432,11 @@ class Sync {
       pushed: this.#pushes,
       deletes: {
         enabled: this.s.deletes.enabled,
-        max: this.s.deletes.max ?? Math.max(10, Math.ceil(known.length / 4)),
+        max: this.s.deletes.max ?? Math.max(10, Math.ceil((count ?? known.length) / 4)),
         allowEmptySide: this.s.deletes.allowEmptySide,
       },
       localMax: DEFAULT_MAX_MEMORY_BYTES,
+      ...(empty === undefined ? {} : { empty }),
     };
     // Ask the policy about each conflict first (it may be async), then plan with the answers.
     const asked: Array<[PendingConflict, string]> = [];
@@ -478,7 +641,8 @@ class Sync {
     for (const a of actions) if (a.remote?.content != null) out.set(a.remote.id, a.remote);
     const missing = ids.filter((id) => !out.has(id));
     if (missing.length === 0) return out;
-    if (missing.length > 20) {
+    // One listing with content (20 a page) when it costs fewer requests than a retrieve each.
+    if (missing.length > 20 && missing.length > Math.ceil(this.#hosted / 20)) {
       const all = await this.remote.list(true);
       const byId = new Map(all.map((r) => [r.id, r]));
       for (const id of missing) out.set(id, byId.get(id) ?? null);
@@ -492,14 +656,21 @@ class Sync {
   async #learnLocalIds(done: Action[]): Promise<void> {
     const created = done.filter((a) => a.side === 'local' && a.next !== null && (a.local?.memoryId ?? null) === null);
     if (created.length === 0) return;
-    const entries = new Map((await native(() => this.m.syncEntries(this.s.map.dir))).map((e) => [e.path, e]));
-    const rows = new Map((await native(() => this.m.syncBases(this.#prefix))).map((r) => [r.tag, r.value]));
+    // Only the memories and bases just written (an incremental sync reads no others).
+    const paths = created.flatMap((a) => (a.side === 'local' && a.next !== null ? [a.next.lp] : []));
+    const entries = new Map((await readLocal(this.m, this.s.map.dir, paths)).map((e) => [e.path, e]));
+    const ids = created.flatMap((a) => (a.remote === null ? [] : [a.remote.id]));
+    const rows = new Map<string, string>();
+    const few = ids.length <= 256;
+    const read = few ? ids.map((id) => this.#prefix + id) : [this.#prefix];
+    for (const found of await Promise.all(read.map((tag) => native(() => this.m.syncBases(tag)))))
+      for (const r of found) rows.set(r.tag, r.value);
     const writes: Parameters<NativeMemories['syncApply']>[1] = [];
     for (const a of created) {
       const id = a.remote?.id;
       const raw = id === undefined ? undefined : rows.get(this.#prefix + id);
       const b = raw === undefined ? null : decodeBase(raw);
-      const lm = b === null ? undefined : entries.get(b.lp)?.memoryId;
+      const lm = b === null ? undefined : (entries.get(b.lp)?.memoryId ?? undefined);
       if (b === null || lm == null || raw === undefined) continue;
       writes.push({ tag: this.#prefix + b.id, value: encodeBase({ ...b, lm }), expect: raw });
     }
@@ -629,6 +800,7 @@ class Sync {
    * run started (one written since may belong to a sync still sending it).
    */
   async #sweepPushes(): Promise<void> {
+    if (this.#pushes.length === 0) return;
     const rows = await native(() => this.m.syncBases(this.#prefix));
     const bases = new Map(rows.map((r) => [r.tag.slice(this.#prefix.length), r]));
     const baseOf = (id: string) => {

@@ -89,6 +89,11 @@ export interface PlanInput {
   deletes: { enabled: boolean; max: number; allowEmptySide: boolean };
   /** The local `maxMemoryBytes`. */
   localMax: number;
+  /**
+   * Whether each side holds no memory at all, when `local` and `remote` are only the memories
+   * that changed (an incremental sync); by default read from them.
+   */
+  empty?: { local: boolean; remote: boolean };
 }
 
 export interface Plan {
@@ -105,8 +110,8 @@ export function plan(input: PlanInput): Plan {
   const remoteById = new Map(input.remote.map((r) => [r.id, r]));
   const claimedLocal = new Set<string>();
   const claimedRemote = new Set<string>();
-  const localEmpty = input.local.length === 0 && input.bases.length >= 2;
-  const remoteEmpty = input.remote.length === 0 && input.bases.length >= 2;
+  const localEmpty = (input.empty?.local ?? input.local.length === 0) && input.bases.length >= 2;
+  const remoteEmpty = (input.empty?.remote ?? input.remote.length === 0) && input.bases.length >= 2;
   const deleteBudget = { local: deletes.max, remote: deletes.max };
 
   const skip = (path: string, remotePath: string | null, side: SyncSide, reason: SkipReason, detail: string) =>

@@ -16,7 +16,7 @@ import { UnsupportedFormatError } from '../errors.js';
 /** The format this build writes. */
 export const RECORD_VERSION = 2;
 
-export type RecordKind = 'base' | 'conflict' | 'push' | 'done';
+export type RecordKind = 'base' | 'conflict' | 'push' | 'done' | 'cursor';
 
 /** What a record's bytes hold: format 1's array, format 2's object, or nothing readable. */
 export type Parsed = { version: 1; fields: unknown[] } | { version: 2; body: Record<string, unknown> } | null;

@@ -119,6 +119,56 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 interface VersionsApi {
   retrieve(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<{ created_by?: WireActor | null }>;
+  list?(id: string, params: Record<string, unknown>, options?: Record<string, unknown>): PromiseLike<VersionPageLike>;
+}
+
+interface VersionPageLike {
+  data: WireVersion[];
+  next_page?: string | null;
+}
+
+interface WireVersion {
+  type: 'memory_version';
+  id: string;
+  memory_id: string;
+  operation: string;
+  created_at: string;
+  path?: string | null;
+  content_sha256?: string | null;
+  content_size_bytes?: number | null;
+  redacted_at?: string | null;
+}
+
+/** One hosted version as the incremental sync reads it (`path` and `sha` null: redacted or deleted). */
+export interface RemoteVersion {
+  id: string;
+  memoryId: string;
+  operation: 'created' | 'modified' | 'deleted';
+  /** `created_at` in milliseconds since the epoch. */
+  at: number;
+  path: string | null;
+  sha: string | null;
+  size: number | null;
+}
+
+/** An SDK promise whose `withResponse()` also gives the HTTP response (for its `date` header). */
+interface WithResponse<T> {
+  withResponse?: () => PromiseLike<{ data: T; response: { headers: { get(name: string): string | null } } }>;
+}
+
+/** The `date` header of an answer in milliseconds, or null when absent or unreadable. */
+function dateOf(response: { headers: { get(name: string): string | null } }): number | null {
+  const d = response.headers.get('date');
+  const ms = d === null ? Number.NaN : Date.parse(d);
+  return Number.isFinite(ms) ? ms : null;
+}
+
+/** RFC 3339 with any number of fractional digits, in whole milliseconds (rounded down). */
+export function rfc3339Ms(s: string): number | null {
+  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:\d{2})$/.exec(s);
+  if (m === null) return null;
+  const ms = Date.parse(`${m[1]}${m[3]}`);
+  return Number.isFinite(ms) ? ms + Number((m[2] ?? '').padEnd(3, '0').slice(0, 3)) : null;
 }
 
 type WireActor = { type: string } & Record<string, unknown>;
@@ -136,6 +186,11 @@ export class RemoteStore {
   readonly #limit: Limit;
   readonly #maxAttempts: number;
   requests = 0;
+  /**
+   * The hosted store's clock (its `date` header, ms) as the latest `list` began; null when the
+   * client gives no response headers.
+   */
+  listedAt: number | null = null;
 
   constructor(
     client: unknown,
@@ -235,8 +290,13 @@ export class RemoteStore {
       const params: Record<string, unknown> = { limit: full ? 20 : 100, view: full ? 'full' : 'basic' };
       if (page !== undefined) params['page'] = page;
       // Await the page itself (not the SDK's auto-paginating iterator): each page is one counted,
-      // retried request.
-      const body = await this.#call(() => this.#api.list(this.storeId, params, { maxRetries: 0 }));
+      // retried request. The first page's `date` is when the listing began (see cursor.ts).
+      const first = page === undefined;
+      const body = await this.#call(async () => {
+        const { body, date } = await RemoteStore.#dated(this.#api.list(this.storeId, params, { maxRetries: 0 }));
+        if (first) this.listedAt = date;
+        return body;
+      });
       if (
         typeof body !== 'object' ||
         body === null ||
@@ -251,6 +311,78 @@ export class RemoteStore {
       page = body.next_page ?? undefined;
     } while (page !== undefined);
     return out;
+  }
+
+  /** Awaits an SDK promise, with its answer's `date` when the client exposes the response. */
+  static async #dated<T>(p: PromiseLike<T> & WithResponse<T>): Promise<{ body: T; date: number | null }> {
+    if (typeof p.withResponse !== 'function') return { body: await p, date: null };
+    const { data, response } = await p.withResponse();
+    return { body: data, date: dateOf(response) };
+  }
+
+  /** Whether the client can list versions (`beta.memoryStores.memoryVersions.list`). */
+  get canListVersions(): boolean {
+    return typeof this.#versions?.list === 'function';
+  }
+
+  /**
+   * Every version written at or after `sinceMs` (the hosted clock), in pages of 100 without
+   * content; and the hosted clock as the listing began (its first answer's `date`), null when
+   * the client gives no response headers.
+   */
+  async versionsSince(sinceMs: number): Promise<{ versions: RemoteVersion[]; at: number | null }> {
+    const api = this.#versions;
+    if (api === null || typeof api.list !== 'function') throw new HostedAnswerError('this client cannot list memory versions');
+    const list = api.list.bind(api);
+    const out: RemoteVersion[] = [];
+    const seen = new Set<string>();
+    let page: string | undefined;
+    let at: number | null = null;
+    do {
+      if (page !== undefined) {
+        if (seen.has(page) || seen.size >= MAX_LIST_PAGES)
+          throw new HostedAnswerError(`the hosted version listing repeats or does not end (cursor ${JSON.stringify(page.slice(0, 80))})`);
+        seen.add(page);
+      }
+      const params: Record<string, unknown> = { limit: 100, view: 'basic', 'created_at[gte]': new Date(sinceMs).toISOString() };
+      if (page !== undefined) params['page'] = page;
+      const first = page === undefined;
+      const body = await this.#call(async () => {
+        const r = await RemoteStore.#dated(list(this.storeId, params, { maxRetries: 0 }));
+        if (first) at = r.date;
+        return r.body;
+      });
+      if (
+        typeof body !== 'object' ||
+        body === null ||
+        !Array.isArray(body.data) ||
+        (body.next_page != null && typeof body.next_page !== 'string')
+      )
+        throw new HostedAnswerError(`the hosted version listing answered a page without data: ${JSON.stringify(body)?.slice(0, 200)}`);
+      for (const v of body.data) out.push(RemoteStore.#version(v));
+      page = body.next_page ?? undefined;
+    } while (page !== undefined);
+    return { versions: out, at };
+  }
+
+  static #version(v: WireVersion): RemoteVersion {
+    const at = typeof v?.created_at === 'string' ? rfc3339Ms(v.created_at) : null;
+    const op = v?.operation;
+    const ok =
+      typeof v === 'object' &&
+      v !== null &&
+      typeof v.id === 'string' &&
+      typeof v.memory_id === 'string' &&
+      (op === 'created' || op === 'modified' || op === 'deleted') &&
+      at !== null;
+    if (!ok)
+      throw new HostedAnswerError(
+        `the hosted store answered a version without its id, memory, operation or time: ${JSON.stringify(v)?.slice(0, 200)}`,
+      );
+    const sha = typeof v.content_sha256 === 'string' && /^[0-9a-f]{64}$/.test(v.content_sha256) ? v.content_sha256 : null;
+    const path = typeof v.path === 'string' ? v.path : null;
+    const size = Number.isSafeInteger(v.content_size_bytes) ? (v.content_size_bytes as number) : null;
+    return { id: v.id, memoryId: v.memory_id, operation: op, at, path, sha, size };
   }
 
   async retrieve(id: string): Promise<RemoteMemory | null> {

@@ -161,6 +161,19 @@ export interface SyncReport {
   requests: number;
   /** Plan-and-apply rounds (a round after the first only when something changed under it). */
   rounds: number;
+  /**
+   * `incremental`: every round read only what changed since the last sync (the local change
+   * feed, the hosted versions listing); `full`: a round read both sides whole.
+   */
+  mode: 'full' | 'incremental';
+}
+
+/** `incremental` option: read only what changed since the last sync, with a full sync now and then. */
+export interface IncrementalOptions {
+  /** A full sync after this many incremental ones in a row (default 1,000). */
+  maxSyncs?: number;
+  /** A full sync when the last one is older than this (default 24 hours). */
+  maxAgeMs?: number;
 }
 
 /** `deletes` option: carry deletions across (default true), with a cap per sync and side. */
@@ -202,6 +215,12 @@ export interface SyncOptions {
    * of `actor`: one more request per pulled memory. Default false.
    */
   hostedActors?: boolean;
+  /**
+   * Default true: a sync after a clean one reads only what changed since (the local change feed,
+   * the hosted versions written since), falling back to a full sync when that cannot be trusted;
+   * false: every sync reads both sides whole.
+   */
+  incremental?: boolean | IncrementalOptions;
 }
 
 /** `db.syncEvery(ms, client, options)`: a sync now and every `ms` after the previous one ends. */

@@ -42,7 +42,7 @@ async function anthropicClient(): Promise<unknown> {
 function summary(r: SyncReport, dryRun: boolean): string {
   const n = (k: number, what: string) => `${k} ${what}`;
   const lines = [
-    `${dryRun ? 'would sync' : 'synced'} ${r.memoryStoreId}${r.firstSync ? ' (first sync)' : ''}: ${n(r.pushed.length, 'pushed')}, ${n(r.pulled.length, 'pulled')}, ${n(r.deleted.length, 'deleted')}, ${n(r.conflicts.length, 'conflicts')}, ${n(r.skipped.length, 'skipped')} (${n(r.requests, 'requests')})`,
+    `${dryRun ? 'would sync' : 'synced'} ${r.memoryStoreId}${r.firstSync ? ' (first sync)' : ''}: ${n(r.pushed.length, 'pushed')}, ${n(r.pulled.length, 'pulled')}, ${n(r.deleted.length, 'deleted')}, ${n(r.conflicts.length, 'conflicts')}, ${n(r.skipped.length, 'skipped')} (${n(r.requests, 'requests')}, ${r.mode})`,
   ];
   for (const c of r.conflicts) {
     const kept =
