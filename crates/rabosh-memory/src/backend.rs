@@ -288,6 +288,14 @@ pub trait ReadView: Send + Sync {
         Ok(None)
     }
 
+    /// The names directly under directory `dir` of `scope`, each with its size and what lies
+    /// below it (hidden memories included), all of them in byte order, when an aggregate that
+    /// describes this state answers without reading the memories below; None when it would
+    /// need a scan. The default: None.
+    fn dir_children(&self, _scope: &str, _dir: &str) -> Result<Option<crate::browse::Children>> {
+        Ok(None)
+    }
+
     /// Every memory of `scope`, hidden ones included. The default scans the scope's metadata.
     fn usage(&self, scope: &str) -> Result<Usage> {
         scan_usage(self, scope)

@@ -47,6 +47,17 @@ pub struct ExportPage {
     pub next: Option<String>,
 }
 
+/// The page of `all` (every name of a directory, in byte order) after the name `after`.
+fn page_of(all: Children, after: Option<&str>, limit: usize) -> Children {
+    let mut rest = all.entries.into_iter().filter(|c| after.is_none_or(|a| c.name.as_str() > a));
+    let entries: Vec<Child> = rest.by_ref().take(limit).collect();
+    let next = match rest.next() {
+        Some(_) => entries.last().map(|c| c.name.clone()),
+        None => None,
+    };
+    Children { entries, next, ..all }
+}
+
 /// A cursor must name a path of the scope (what an earlier page answered).
 fn check_cursor(after: Option<&str>) -> Result<()> {
     match after {
@@ -56,6 +67,37 @@ fn check_cursor(after: Option<&str>) -> Result<()> {
     }
 }
 
+/// Every name directly under `dir` of `scope`, from a scan of its key range (metadata only).
+pub(crate) fn scan_children(view: &dyn ReadView, scope: &str, dir: &str) -> Result<Children> {
+    let prefix = subtree_prefix(scope, dir);
+    // Names sort apart from their keys ("a.b" falls between "a" and "a/x"): gather all, then page.
+    let mut names: BTreeMap<String, Child> = BTreeMap::new();
+    let (mut memories, mut bytes) = (0, 0);
+    try_scan(view, &prefix, &mut |k, meta| {
+        let size = MemMeta::decode(k, meta)?.size;
+        let Ok(rel) = std::str::from_utf8(&k[prefix.len()..]) else { return Ok(()) };
+        memories += 1;
+        bytes += size;
+        let (name, below) = match rel.split_once('/') {
+            Some((name, _)) => (name, true),
+            None => (rel, false),
+        };
+        if !names.contains_key(name) {
+            names.insert(name.to_string(), Child { name: name.to_string(), ..Child::default() });
+        }
+        let child = names.get_mut(name).expect("inserted above");
+        if below {
+            child.memories += 1;
+            child.bytes += size;
+        } else {
+            child.memory = Some(size);
+        }
+        Ok(())
+    })?;
+    let entries: Vec<Child> = names.into_values().collect();
+    Ok(Children { memories, bytes, total: entries.len() as u64, entries, next: None })
+}
+
 impl Memories {
     /// The names directly under `dir`, after the name `after`, at most `limit` (at least one),
     /// each with the size of its memory and what lies below it. Reads the directory's key range
@@ -63,40 +105,13 @@ impl Memories {
     pub fn children(&self, dir: &str, after: Option<&str>, limit: usize) -> Result<Children> {
         check_normalised(dir)?;
         let view = self.backend.read()?;
-        let prefix = subtree_prefix(&self.options.scope, dir);
-        // Names sort apart from their keys ("a.b" falls between "a" and "a/x"): gather all, then page.
-        let mut names: BTreeMap<String, Child> = BTreeMap::new();
-        let (mut memories, mut bytes) = (0, 0);
-        try_scan(&*view, &prefix, &mut |k, meta| {
-            let size = MemMeta::decode(k, meta)?.size;
-            let Ok(rel) = std::str::from_utf8(&k[prefix.len()..]) else { return Ok(()) };
-            memories += 1;
-            bytes += size;
-            let (name, below) = match rel.split_once('/') {
-                Some((name, _)) => (name, true),
-                None => (rel, false),
-            };
-            if !names.contains_key(name) {
-                names.insert(name.to_string(), Child { name: name.to_string(), ..Child::default() });
-            }
-            let child = names.get_mut(name).expect("inserted above");
-            if below {
-                child.memories += 1;
-                child.bytes += size;
-            } else {
-                child.memory = Some(size);
-            }
-            Ok(())
-        })?;
-        let total = names.len() as u64;
-        let limit = limit.max(1);
-        let mut rest = names.into_values().filter(|c| after.is_none_or(|a| c.name.as_str() > a));
-        let entries: Vec<Child> = rest.by_ref().take(limit).collect();
-        let next = match rest.next() {
-            Some(_) => entries.last().map(|c| c.name.clone()),
-            None => None,
+        let scope = &self.options.scope;
+        // The store's per-directory totals, when current, answer without reading below `dir`.
+        let all = match view.dir_children(scope, dir)? {
+            Some(all) => all,
+            None => scan_children(&*view, scope, dir)?,
         };
-        Ok(Children { memories, bytes, total, entries, next })
+        Ok(page_of(all, after, limit.max(1)))
     }
 
     /// The scope's memories with their content, after the path `after`, at most `limit` (at

@@ -25,6 +25,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 
 use crate::backend::{DirSummary, ReadView, WriteOp};
+use crate::browse::{Child, Children};
 use crate::commands::corrupt;
 use crate::dir_rows::{DirRow, summary_of_rows};
 use crate::keys::{hidden, parse, segments, subtree_prefix};
@@ -372,6 +373,31 @@ pub(crate) fn summary(
     Ok(Some(summary_of_rows(&rows)))
 }
 
+/// The names directly under `dir`, from its record, its children's records and the memories
+/// directly in it (never those further below), when the records describe the state `view`
+/// reads (at `seq`).
+pub(crate) fn children(view: &dyn ReadView, seq: u64, scope: &str, dir: &str) -> Result<Option<Children>> {
+    if !current(view, seq)? {
+        return Ok(None);
+    }
+    let Some(own) = record(view, scope, dir)? else { return Ok(Some(Children::default())) };
+    let mut names: BTreeMap<String, Child> = BTreeMap::new();
+    each_level(view, scope, segments(dir).len() + 1, dir, &mut |name, t| {
+        let child = Child { name: name.to_string(), memory: None, memories: t.all_n, bytes: t.all_b };
+        names.insert(name.to_string(), child);
+        Ok(())
+    })?;
+    if own.files > 0 {
+        direct_files(view, scope, dir, &mut |name, size| {
+            let child =
+                names.entry(name.to_string()).or_insert_with(|| Child { name: name.to_string(), ..Child::default() });
+            child.memory = Some(size);
+        })?;
+    }
+    let entries: Vec<Child> = names.into_values().collect();
+    Ok(Some(Children { memories: own.all_n, bytes: own.all_b, total: entries.len() as u64, entries, next: None }))
+}
+
 /// Every memory of `scope` from the root's record, when the records are current.
 pub(crate) fn usage(view: &dyn ReadView, seq: u64, scope: &str) -> Result<Option<Usage>> {
     if !current(view, seq)? {
@@ -440,6 +466,8 @@ mod tests {
         for dir in dirs {
             let kept = summary(&snap, snap.seq(), "default", dir, u64::MAX).unwrap().expect("current");
             prop_assert_eq!(kept, scan_summary(&snap, "default", dir).unwrap(), "{}", dir);
+            let names = children(&snap, snap.seq(), "default", dir).unwrap().expect("current");
+            prop_assert_eq!(names, crate::browse::scan_children(&snap, "default", dir).unwrap(), "{}", dir);
         }
         Ok(true)
     }

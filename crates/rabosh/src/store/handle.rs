@@ -157,14 +157,15 @@ impl Store {
             return Ok(cur.seq);
         }
         let seq = cur.seq + 1;
-        let payload = 13 + batch
-            .ops
-            .iter()
-            .map(|op| match op {
-                Op::Put { key, value, meta } => PayloadBuilder::put_len(key.len(), value.len(), meta.len()),
-                Op::Delete { key } => PayloadBuilder::delete_len(key.len()),
-            })
-            .sum::<usize>();
+        let payload = 13
+            + batch
+                .ops
+                .iter()
+                .map(|op| match op {
+                    Op::Put { key, value, meta } => PayloadBuilder::put_len(key.len(), value.len(), meta.len()),
+                    Op::Delete { key } => PayloadBuilder::delete_len(key.len()),
+                })
+                .sum::<usize>();
         let mut pb = PayloadBuilder::with_capacity(KIND_LOG, seq, payload);
         let mut puts = Vec::with_capacity(batch.len());
         for op in &batch.ops {

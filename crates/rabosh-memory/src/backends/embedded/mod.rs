@@ -479,6 +479,10 @@ impl ReadView for EngineView {
         }
     }
 
+    fn dir_children(&self, scope: &str, dir: &str) -> Result<Option<crate::browse::Children>> {
+        dir_totals::children(self, self.snap.seq(), scope, dir)
+    }
+
     fn dir_summary_if_ready(&self, scope: &str, dir: &str, max_lines: u64) -> Result<Option<DirSummary>> {
         let ready = self.shared.with_index(scope, self, false, |index, visited| {
             let node = index.find(dir, visited);
