@@ -14,7 +14,7 @@ use crate::log::record::{Key, Rec};
 use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::log::synced::{SyncedFile, SyncedPoint};
 use crate::store::handle::Store;
-use crate::store::hint_source::{Source, hint_records};
+use crate::store::hint_source::{Source, hint_records, migrate};
 use crate::store::options::Options;
 use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
@@ -247,6 +247,12 @@ pub(crate) fn load(
             if let Some(h) = crate::log::hint::read(&**vfs, dir, sm.number, c)
                 .and_then(|b| hint_records(b, sm.number, sm.len, crypt, rescan))
             {
+                if h.whole {
+                    // Derived data in a layout no longer written: rewritten paged now, so the
+                    // next open reads its directory only. Best effort: one that fails is
+                    // read whole again next time.
+                    let _ = migrate(&h.source, (&**vfs, dir), (sm.number, sm.len), &fsyncs, c);
+                }
                 sources.push(h.source);
             } else {
                 let sc = scan(&*f, &path, (sm.number, version, sm.kind), seq + 1, ScanMode::Sealed, c)?;
