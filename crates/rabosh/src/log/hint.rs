@@ -363,7 +363,19 @@ pub fn write_active(
     tail: ActiveTail,
     crypt: Option<&Crypt>,
 ) -> Result<()> {
+    write_active_recs(vfs, dir, (number, seg_len), &raw_recs(recs), tail, crypt)
+}
+
+/// [`write_active`] from records in key order as read from a hint (an older one, rewritten).
+pub(crate) fn write_active_recs(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    (number, seg_len): (u64, u64),
+    recs: &[RawRec],
+    tail: ActiveTail,
+    crypt: Option<&Crypt>,
+) -> Result<()> {
     let name = hint_name(number);
-    let bytes = file_bytes((number, seg_len), &raw_recs(recs), Some(tail), crypt)?;
+    let bytes = file_bytes((number, seg_len), recs, Some(tail), crypt)?;
     replace_file(vfs, dir, &name, &format!("{name}.tmp"), &bytes, None)
 }

@@ -123,3 +123,20 @@ pub(crate) fn migrate(
     crate::probe::count_hint_migrated();
     Ok(())
 }
+
+/// [`migrate`] for the active segment's whole hint, with the tail a clean close wrote in it.
+pub(crate) fn migrate_active(
+    source: &Source,
+    (vfs, dir): (&dyn Vfs, &Path),
+    id: (u64, u64),
+    tail: ActiveTail,
+    crypt: Option<&Crypt>,
+) -> crate::error::Result<()> {
+    let Source::Run(run) = source else { return Ok(()) };
+    let Some(recs) = run.whole_recs() else { return Ok(()) };
+    crate::log::hint::write_active_recs(vfs, dir, id, &recs, tail, crypt)?;
+    drop(recs);
+    run.release_pages();
+    crate::probe::count_hint_migrated();
+    Ok(())
+}

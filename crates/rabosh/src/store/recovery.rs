@@ -14,7 +14,7 @@ use crate::log::record::{Key, Rec};
 use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::log::synced::{SyncedFile, SyncedPoint};
 use crate::store::handle::Store;
-use crate::store::hint_source::{Source, hint_records, migrate};
+use crate::store::hint_source::{Source, hint_records, migrate, migrate_active};
 use crate::store::options::Options;
 use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
@@ -382,6 +382,11 @@ fn active_hint(
     let fresh = h.seqs.is_none_or(|(lo, hi)| lo > prev_seq && hi <= last);
     if last < prev_seq || !fresh {
         return None;
+    }
+    if h.whole {
+        // Rewritten paged as a clean close writes it (not fsynced: a lost or torn one costs the
+        // next open a scan). Best effort, as for a sealed segment's.
+        let _ = migrate_active(&h.source, (&**vfs, dir), (number, len), tail, crypt.map(|c| &**c));
     }
     out.push(h.source);
     Some(ActiveLoaded { dels: h.dels, len, tail })
