@@ -145,3 +145,30 @@ pub fn hint_blobs(dir: &Path, name: &str, host: Option<&Encryption>) -> Option<V
     };
     crate::log::hint_pages::blobs(dk.as_ref().map(|d| &*d.crypt), &bytes, number)
 }
+
+/// Rewrites every paged hint of the encrypted store in `dir` with unpacked pages (records in the
+/// whole layout), as main wrote them before packing; returns how many. For the test that such a
+/// store still opens and reads right.
+pub fn rewrite_hints_unpacked(dir: &Path, host: &Encryption) -> Result<usize> {
+    let vfs = &crate::io::vfs::StdFs;
+    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
+    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
+        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
+    };
+    let mut n = 0;
+    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
+        let Some((number, "hint")) = parse_numbered(&name) else { continue };
+        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(Some(&dk.crypt), &bytes, number) else {
+            continue;
+        };
+        let raw = crate::log::hint_rec::raw_recs(&recs);
+        let Ok(unpacked) = crate::log::hint_pages::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail) else {
+            continue;
+        };
+        let path = dir.join(&name);
+        std::fs::write(&path, unpacked).map_err(|e| crate::error::Error::io("write", &path, e))?;
+        n += 1;
+    }
+    Ok(n)
+}

@@ -5,7 +5,7 @@
 //! the listing) and compares with a plain store given the same writes.
 
 use rabosh::{Batch, Encryption, Options, StdFs, Store};
-use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, sealed_blobs};
+use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, rewrite_hints_unpacked, sealed_blobs};
 use std::path::{Path, PathBuf};
 
 const KEY: [u8; 32] = [3; 32];
@@ -362,6 +362,27 @@ fn a_store_with_whole_sealed_hints_opens_and_reads_right() {
     assert!(!s.snapshot().unwrap().is_built(), "opened from the old hints, not a scan");
     drop(s);
     assert!(answers(&f.enc, true, f.keys).unwrap() == f.want);
+}
+
+/// Paged hints written before pages were packed (records in the whole layout) still open
+/// lazily, a point read opening one page, and answer right.
+#[test]
+fn a_store_with_unpacked_pages_opens_and_reads_right() {
+    let f = fixture(KEYS);
+    assert_eq!(rewrite_hints_unpacked(&f.enc, &Encryption::new(KEY)).unwrap(), 2);
+    let files: Vec<_> = hints(&f.enc).iter().map(|n| std::fs::read(f.enc.join(n)).unwrap()).collect();
+    let before = hint_pages_opened();
+    let s = Store::open(&f.enc, opts(true)).unwrap();
+    let snap = s.snapshot().unwrap();
+    assert_eq!(snap.get(&key(2)).unwrap(), Some(vec![!2u8; 24]));
+    assert_eq!(hint_pages_opened(), before + 1, "one page for one point read");
+    assert!(!snap.is_built(), "opened from the unpacked hints, not a scan");
+    drop(snap);
+    drop(s);
+    assert!(answers(&f.enc, true, f.keys).unwrap() == f.want);
+    // Read as they are: no page was found damaged (its hint would have been rewritten).
+    let now: Vec<_> = hints(&f.enc).iter().map(|n| std::fs::read(f.enc.join(n)).unwrap()).collect();
+    assert!(now == files, "the unpacked hints were rewritten");
 }
 
 /// A page found damaged is answered from the segment's scan, and the hint is rewritten from it

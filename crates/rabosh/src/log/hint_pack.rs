@@ -54,6 +54,22 @@ pub(crate) fn pack(out: &mut Vec<u8>, prev: &[u8], rec: &RawRec) {
     }
 }
 
+/// One record in the whole layout (format version 3): what an opened page is expanded into,
+/// and what encrypted pages held before packing.
+pub(crate) fn put_whole(out: &mut Vec<u8>, rec: &RawRec) {
+    put_u64(out, rec.seq);
+    out.push(if rec.put.is_some() { TAG_PUT } else { TAG_DEL });
+    put_u32(out, rec.key.len() as u32);
+    out.extend_from_slice(rec.key);
+    if let Some((meta, off, len, crc)) = rec.put {
+        put_u32(out, meta.len() as u32);
+        out.extend_from_slice(meta);
+        put_u64(out, off);
+        put_u32(out, len);
+        put_u32(out, crc);
+    }
+}
+
 /// `count` packed records expanded into `out` (cleared first) in the plain record layout of
 /// format version 3. `None` when they do not parse or bytes are left over; what they say
 /// (order, offsets) is checked by the caller on the expanded records, as for any page.

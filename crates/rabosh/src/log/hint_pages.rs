@@ -77,9 +77,31 @@ fn dir_ad(number: u64) -> [u8; 8] {
 /// cipher, or `None` (plain: checksummed).
 pub(crate) fn encode(
     seal: Option<&Crypt>,
+    id: (u64, u64),
+    recs: &[RawRec],
+    tail: Option<ActiveTail>,
+) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
+    encode_as(seal, id, recs, tail, true)
+}
+
+#[cfg(feature = "testkit")]
+/// An encrypted store's paged hint as main wrote it before packing (records in the whole
+/// layout): kept so tests can make such a store and show it still opens.
+pub(crate) fn encode_unpacked(
+    c: &Crypt,
+    id: (u64, u64),
+    recs: &[RawRec],
+    tail: Option<ActiveTail>,
+) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
+    encode_as(Some(c), id, recs, tail, false)
+}
+
+fn encode_as(
+    seal: Option<&Crypt>,
     (number, seg_len): (u64, u64),
     recs: &[RawRec],
     tail: Option<ActiveTail>,
+    packed: bool,
 ) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
     let chunks: Vec<_> = recs.chunks(PAGE_RECS).collect();
     let id = random::<ID>()?;
@@ -94,7 +116,11 @@ pub(crate) fn encode(
         plain.clear();
         let mut prev: &[u8] = &[];
         for rec in *chunk {
-            pack(&mut plain, prev, rec);
+            if packed {
+                pack(&mut plain, prev, rec);
+            } else {
+                crate::log::hint_pack::put_whole(&mut plain, rec);
+            }
             prev = rec.key;
         }
         let at = pages.len();
@@ -105,7 +131,7 @@ pub(crate) fn encode(
     let mut d = Vec::new();
     d.extend_from_slice(&id[..]);
     put_u32(&mut d, FORMAT_VERSION);
-    put_u32(&mut d, FLAG_PACKED | if tail.is_some() { FLAG_ACTIVE } else { 0 });
+    put_u32(&mut d, if packed { FLAG_PACKED } else { 0 } | if tail.is_some() { FLAG_ACTIVE } else { 0 });
     put_u64(&mut d, number);
     put_u64(&mut d, seg_len);
     put_u64(&mut d, recs.len() as u64);
