@@ -8,8 +8,10 @@
 mod simfs;
 /// The trait the filesystems here implement, so a test needs no engine import for it.
 pub use rabosh::Vfs;
-pub use rabosh::probe::{heap_trims, hint_pages_opened, hints_mapped};
-pub use rabosh::sealed::{Sealed, rewrite_hints_sealed_whole, sealed_blobs};
+pub use rabosh::probe::{heap_trims, hint_pages_opened, hints_mapped, hints_migrated};
+pub use rabosh::sealed::{
+    Sealed, hint_blobs, rewrite_hints_sealed_whole, rewrite_hints_unpacked, rewrite_hints_whole, sealed_blobs,
+};
 pub use simfs::{Capture, SimFs};
 
 use rabosh::{LockGuard, OpenMode, VFile};

@@ -22,8 +22,8 @@ thread_local! {
     static PAGES_OPENED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// How many sealed hint pages this thread has opened (decrypted): a point read after a lazy open
-/// opens one, open itself none.
+/// How many hint pages this thread has opened (decrypted, or checked against their checksum):
+/// a point read after a lazy open opens one, open itself none.
 #[must_use]
 pub fn hint_pages_opened() -> u64 {
     PAGES_OPENED.with(std::cell::Cell::get)
@@ -31,6 +31,20 @@ pub fn hint_pages_opened() -> u64 {
 
 pub(crate) fn count_page_opened() {
     PAGES_OPENED.with(|c| c.set(c.get() + 1));
+}
+
+thread_local! {
+    static HINTS_MIGRATED: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// How many whole hints (a layout no longer written) this thread's opens rewrote paged.
+#[must_use]
+pub fn hints_migrated() -> u64 {
+    HINTS_MIGRATED.with(std::cell::Cell::get)
+}
+
+pub(crate) fn count_hint_migrated() {
+    HINTS_MIGRATED.with(|c| c.set(c.get() + 1));
 }
 
 static HEAP_TRIMS: AtomicU64 = AtomicU64::new(0);

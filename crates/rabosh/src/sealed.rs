@@ -49,7 +49,7 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
         if ext == "hint" && bytes.starts_with(crate::log::hint_pages::MAGIC) {
             // Paged: the directory and every page, when the directory opens.
-            for (at, len) in crate::log::hint_pages::blobs(crypt, &bytes, number).unwrap_or_default() {
+            for (at, len) in crate::log::hint_pages::blobs(Some(crypt), &bytes, number).unwrap_or_default() {
                 out.extend(blob(&name, &bytes, at, len));
             }
             continue;
@@ -100,12 +100,74 @@ pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize
     for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
         let Some((number, "hint")) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(&dk.crypt, &bytes, number) else {
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(Some(&dk.crypt), &bytes, number) else {
             continue;
         };
         let whole = crate::log::hint::encode_sealed_whole(&dk.crypt, number, seg_len, &recs, tail);
         let path = dir.join(&name);
         std::fs::write(&path, whole).map_err(|e| crate::error::Error::io("write", &path, e))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Rewrites every paged hint of the plain store in `dir` in the whole layout (`RABOSHHT`) that
+/// stores wrote before plain hints were paged; returns how many. For the tests that such a
+/// store still opens, reads right and is migrated.
+pub fn rewrite_hints_whole(dir: &Path) -> Result<usize> {
+    let vfs = &crate::io::vfs::StdFs;
+    let mut n = 0;
+    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
+        let Some((number, "hint")) = parse_numbered(&name) else { continue };
+        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(None, &bytes, number) else {
+            continue;
+        };
+        let whole = crate::log::hint::encode(number, seg_len, &recs, tail);
+        let path = dir.join(&name);
+        std::fs::write(&path, whole).map_err(|e| crate::error::Error::io("write", &path, e))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Where the blobs of the paged hint `name` in `dir` lie (offset, length): its directory, then
+/// each page. `host`: the store's key, or `None` for a plain store. `None` when the hint's
+/// directory does not open.
+#[must_use]
+pub fn hint_blobs(dir: &Path, name: &str, host: Option<&Encryption>) -> Option<Vec<(usize, usize)>> {
+    let vfs = &crate::io::vfs::StdFs;
+    let (number, _) = parse_numbered(name)?;
+    let bytes = read_all(vfs, &dir.join(name))?;
+    let dk = match host {
+        Some(h) => Some(decode(&read_all(vfs, &dir.join(KEY))?, h, &dir.join(KEY)).ok()??),
+        None => None,
+    };
+    crate::log::hint_pages::blobs(dk.as_ref().map(|d| &*d.crypt), &bytes, number)
+}
+
+/// Rewrites every paged hint of the encrypted store in `dir` with unpacked pages (records in the
+/// whole layout), as main wrote them before packing; returns how many. For the test that such a
+/// store still opens and reads right.
+pub fn rewrite_hints_unpacked(dir: &Path, host: &Encryption) -> Result<usize> {
+    let vfs = &crate::io::vfs::StdFs;
+    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
+    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
+        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
+    };
+    let mut n = 0;
+    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
+        let Some((number, "hint")) = parse_numbered(&name) else { continue };
+        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(Some(&dk.crypt), &bytes, number) else {
+            continue;
+        };
+        let raw = crate::log::hint_rec::raw_recs(&recs);
+        let Ok(unpacked) = crate::log::hint_pages::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail) else {
+            continue;
+        };
+        let path = dir.join(&name);
+        std::fs::write(&path, unpacked).map_err(|e| crate::error::Error::io("write", &path, e))?;
         n += 1;
     }
     Ok(n)

@@ -183,13 +183,15 @@ fn open_leaves_the_key_directory_on_the_hints() {
     assert!(!snap.is_built());
 }
 
-/// Hints that cannot be used lazily: damaged (rebuilt from a scan) or with keys out of order
-/// (decoded and built at open). Either way the answers are the model's.
+/// Whole hints (`RABOSHHT`, the layout before pages) that cannot be used lazily: damaged
+/// (rebuilt from a scan) or with keys out of order (decoded and built at open). Either way the
+/// answers are the model's. (A paged hint's damage is found late: `tests/paged_hint.rs`.)
 #[test]
 fn a_hint_that_does_not_fit_falls_back_to_the_eager_build() {
     for damage in ["flip a byte", "keys out of order"] {
         let dir = tempfile::tempdir().unwrap();
         let model = seed(dir.path());
+        assert!(rabosh_testkit::rewrite_hints_whole(dir.path()).unwrap() >= 2);
         let victim = hints(dir.path())[1].clone();
         let mut buf = std::fs::read(&victim).unwrap();
         match damage {

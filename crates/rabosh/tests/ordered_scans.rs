@@ -159,6 +159,14 @@ fn run(dir: &Path, encrypted: bool, steps: &[Step]) {
     assert_eq!(store.snapshot().unwrap().len(), model.len());
     store.close().unwrap();
     drop(store);
+    // Every hint the store reads from here is paged (checksummed pages in a plain store).
+    let paged: &[u8] = if encrypted { b"RABOSHHP" } else { b"RABOSHHC" };
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "hint") {
+            assert!(std::fs::read(&p).unwrap().starts_with(paged), "{}: not paged", p.display());
+        }
+    }
     let store = Store::open(dir, opts(encrypted)).unwrap();
     scan_check(&store, &model, b"", None, &[]);
     assert_eq!(store.stats().keys, model.len() as u64);

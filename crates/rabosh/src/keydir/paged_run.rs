@@ -1,4 +1,4 @@
-//! One segment's paged sealed hint as a run ([`crate::keydir::runs`]): a point read opens only the page
+//! One segment's paged hint (sealed or checksummed) as a run ([`crate::keydir::runs`]): a point read opens only the page
 //! its key falls in (once; kept). A page that does not open or parse is damage found late: the
 //! hint is derived data, so the run then answers from a scan of its segment, exactly as open
 //! would have built it, and only a segment that does not scan either is an error (Corruption).
@@ -38,7 +38,8 @@ pub(crate) struct Rescan {
 type Rescanned = std::result::Result<Vec<(Key, Option<Entry>)>, String>;
 
 pub(crate) struct PagedRun {
-    crypt: Arc<Crypt>,
+    /// The store's cipher; `None`: a plain store (pages checksummed).
+    crypt: Option<Arc<Crypt>>,
     pages: Pages,
     /// Record index of each page's first record, then the total.
     starts: Vec<usize>,
@@ -55,7 +56,7 @@ pub(crate) enum Ready<'a> {
 }
 
 impl PagedRun {
-    pub fn new(crypt: Arc<Crypt>, pages: Pages, rescan: Rescan) -> PagedRun {
+    pub fn new(crypt: Option<Arc<Crypt>>, pages: Pages, rescan: Rescan) -> PagedRun {
         let mut starts = Vec::with_capacity(pages.refs.len() + 1);
         let mut at = 0usize;
         for p in &pages.refs {
@@ -68,7 +69,7 @@ impl PagedRun {
     }
 
     fn page(&self, i: usize) -> Option<&Page> {
-        self.opened[i].get_or_init(|| self.pages.open(&self.crypt, i)).as_ref()
+        self.opened[i].get_or_init(|| self.pages.open(self.crypt.as_deref(), i)).as_ref()
     }
 
     fn scanned(&self) -> Result<&[(Key, Option<Entry>)]> {
@@ -89,7 +90,7 @@ impl PagedRun {
         // whatever was appended since.
         let f = crate::io::vfs::Bounded { inner: &*s.file, len: s.len };
         let mode = if s.active { ScanMode::Active { synced: s.len, trust_zeros: false } } else { ScanMode::Sealed };
-        let sc = scan(&f, &s.path, s.id, s.next_seq, mode, Some(&self.crypt))?;
+        let sc = scan(&f, &s.path, s.id, s.next_seq, mode, self.crypt.as_deref())?;
         let found = sc.last_seq.unwrap_or(s.next_seq - 1);
         if sc.torn.is_some() || sc.valid_len != s.len || s.last_seq.is_some_and(|want| want != found) {
             return Err(Error::Corruption {
@@ -104,9 +105,9 @@ impl PagedRun {
         let id = (s.id.0, s.len);
         let _ = if s.active {
             let tail = ActiveTail { last_seq: sc.last_seq, ends_with_commit: sc.ends_with_commit };
-            crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, Some(&self.crypt))
+            crate::log::hint::write_active(&*s.vfs, &s.dir, id, &sc.recs, tail, self.crypt.as_deref())
         } else {
-            crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, Some(&self.crypt))
+            crate::log::hint::write(&*s.vfs, &s.dir, id, &sc.recs, &|| {}, self.crypt.as_deref())
         };
         Ok(sc.recs.into_iter().map(|(k, r)| (k, r.entry)).collect())
     }
@@ -204,12 +205,12 @@ impl PagedRun {
 
     /// Every page's records, in order, onto `out`; `None` when one does not open or check.
     fn decode(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
-        let mut scratch = Vec::new();
+        let mut scratch = (Vec::new(), Vec::new());
         for i in 0..self.opened.len() {
             match self.opened[i].get() {
                 Some(Some(page)) => self.decode_opened(page, out),
                 Some(None) => return None,
-                None => self.pages.decode(&self.crypt, i, &mut scratch, out)?,
+                None => self.pages.decode(self.crypt.as_deref(), i, &mut scratch, out)?,
             }
         }
         Some(())

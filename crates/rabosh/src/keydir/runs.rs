@@ -123,6 +123,21 @@ impl Run {
         }
     }
 
+    /// A whole hint's records, in key order (borrowed from the hint); `None` for a paged run.
+    pub fn whole_recs(&self) -> Option<Vec<RawRec<'_>>> {
+        match self {
+            Run::Whole(w) => Some((0..w.offs.len()).map(|i| w.rec(i)).collect()),
+            Run::Paged(_) => None,
+        }
+    }
+
+    /// A mapped whole hint's pages out of resident memory (a full walk mapped them back).
+    pub fn release_pages(&self) {
+        if let Run::Whole(w) = self {
+            w.buf.release_pages();
+        }
+    }
+
     /// How many records it holds (as its hint says).
     fn len(&self) -> usize {
         match self {

@@ -10,7 +10,9 @@ use crate::io::os::FileBytes;
 use crate::io::replace::{replace_file, write_atomic};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
 use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT};
-use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
+#[cfg(any(test, feature = "testkit"))]
+use crate::log::hint_rec::put_rec;
+use crate::log::hint_rec::{ActiveTail, RawRec, raw_recs, read_rec};
 use crate::log::record::{Entry, Key, SegRecs};
 use crate::log::segment::hint_name;
 use std::path::Path;
@@ -23,6 +25,9 @@ const SEALED_MAGIC: &[u8; 8] = b"RABOSHHX";
 /// Flag (in the header's formerly reserved word): an [`ActiveTail`] follows the records.
 const FLAG_ACTIVE: u32 = 1;
 
+/// The whole layout (`RABOSHHT`), which stores before paged plain hints wrote: kept so tests
+/// can make such a store and show it opens and migrates.
+#[cfg(any(test, feature = "testkit"))]
 pub fn encode(number: u64, seg_len: u64, recs: &SegRecs, tail: Option<ActiveTail>) -> Vec<u8> {
     let mut out = Vec::with_capacity(48 + recs.len() * 96);
     out.extend_from_slice(MAGIC);
@@ -255,13 +260,20 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
     let Some(c) = crypt else {
         // Mapped where the file system can (checked below exactly as read bytes would be):
         // a read costs the copy and the fresh buffer's page faults (crate::io::os::Mapped).
-        if let Some(m) = f.map_read_only(len) {
+        let bytes = if let Some(m) = f.map_read_only(len) {
             crate::probe::count_hint_mapped();
-            return Some(HintFile::Whole(FileBytes::Mapped(m)));
+            FileBytes::Mapped(m)
+        } else {
+            let mut buf = crate::io::os::zeroed_for_read(len as usize);
+            read_exact_at(&*f, &mut buf, 0).ok()?;
+            FileBytes::Read(buf)
+        };
+        // Paged (checksummed): open checks only its directory. Otherwise the older whole hint
+        // (`RABOSHHT`), checked whole.
+        if bytes.starts_with(crate::log::hint_pages::PLAIN_MAGIC) {
+            return Some(HintFile::Paged(bytes));
         }
-        let mut buf = crate::io::os::zeroed_for_read(len as usize);
-        read_exact_at(&*f, &mut buf, 0).ok()?;
-        return Some(HintFile::Whole(FileBytes::Read(buf)));
+        return Some(HintFile::Whole(bytes));
     };
     // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own
     // and opened there, so the plain hint is never copied (about 1 instruction a byte saved).
@@ -287,25 +299,22 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         .map(|b| HintFile::Whole(FileBytes::Read(b)))
 }
 
-/// A hint file as read: a plain hint's bytes (or an older sealed hint's, opened whole), or an
-/// encrypted store's paged hint, still sealed ([`crate::log::hint_pages`]).
+/// A hint file as read: an older whole hint's bytes (plain `RABOSHHT`, or `RABOSHHX` opened
+/// whole), or a paged hint, its pages still sealed or checksummed ([`crate::log::hint_pages`]).
 pub(crate) enum HintFile {
     Whole(FileBytes),
     Paged(FileBytes),
 }
 
-/// The bytes a hint file holds: `plain`, or sealed in an encrypted store.
-/// Sealed, since the paged layout: the old whole-sealed one (`RABOSHHX`) is only read.
+/// The bytes a hint file holds: paged, checksummed in a plain store and sealed in an
+/// encrypted one. The whole layouts (`RABOSHHT`, `RABOSHHX`) are only read.
 fn file_bytes(
     (number, seg_len): (u64, u64),
-    recs: &SegRecs,
+    recs: &[RawRec],
     tail: Option<ActiveTail>,
     crypt: Option<&Crypt>,
 ) -> Result<Vec<u8>> {
-    match crypt {
-        None => Ok(encode(number, seg_len, recs, tail)),
-        Some(c) => Ok(crate::log::hint_pages::encode(c, (number, seg_len), recs, tail)?),
-    }
+    Ok(crate::log::hint_pages::encode(crypt, (number, seg_len), recs, tail)?)
 }
 
 #[cfg(feature = "testkit")]
@@ -326,6 +335,18 @@ pub fn write(
     fsyncs: &dyn Fn(),
     crypt: Option<&Crypt>,
 ) -> Result<()> {
+    write_recs(vfs, dir, (number, seg_len), &raw_recs(recs), fsyncs, crypt)
+}
+
+/// [`write`] from records in key order as read from a hint (an older hint's, rewritten paged).
+pub(crate) fn write_recs(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    (number, seg_len): (u64, u64),
+    recs: &[RawRec],
+    fsyncs: &dyn Fn(),
+    crypt: Option<&Crypt>,
+) -> Result<()> {
     let name = hint_name(number);
     let bytes = file_bytes((number, seg_len), recs, None, crypt)?;
     write_atomic(vfs, dir, &name, &format!("{name}.tmp"), &bytes, fsyncs)
@@ -339,6 +360,18 @@ pub fn write_active(
     dir: &Path,
     (number, seg_len): (u64, u64),
     recs: &SegRecs,
+    tail: ActiveTail,
+    crypt: Option<&Crypt>,
+) -> Result<()> {
+    write_active_recs(vfs, dir, (number, seg_len), &raw_recs(recs), tail, crypt)
+}
+
+/// [`write_active`] from records in key order as read from a hint (an older one, rewritten).
+pub(crate) fn write_active_recs(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    (number, seg_len): (u64, u64),
+    recs: &[RawRec],
     tail: ActiveTail,
     crypt: Option<&Crypt>,
 ) -> Result<()> {

@@ -1,64 +1,142 @@
-//! An encrypted store's hint, sealed in pages (FORMAT.md, "Sealed hint"): a small sealed
-//! directory that open reads, and pages of records each sealed on its own, opened only when a
-//! point read lands in one (or the key directory is built). Sealing the hint whole made open
-//! pay the cipher over every record (issue 21: 2.8× a plain open's instructions).
+//! A hint in pages (FORMAT.md, "Hint file"): a small directory that open reads and checks, and
+//! pages of records each sealed on its own, opened only when a read lands in one (or the key
+//! directory is built). An encrypted store seals each blob with the cipher (sealing the hint
+//! whole made open pay the cipher over every record, issue 21); a plain store with a CRC-32C
+//! over the same associated data and the blob (checking the hint whole made open cost
+//! O(hint bytes), issue 36). Records are packed ([`crate::log::hint_pack`]).
 //!
-//! Every blob has a random nonce of its own. A page's associated data names its segment, its
-//! place and the page count, and a random id the directory carries, so a page moved, dropped,
-//! reordered or taken from another hint (even one of the same segment) does not open.
+//! Every sealed blob has a random nonce of its own. A page's associated data names its
+//! segment, its place and the page count, and a random id the directory carries, so a page
+//! moved, dropped, reordered or taken from another hint (even one of the same segment) does not
+//! open (plain: does not pass its checksum).
 
 use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
-use crate::io::bytes::{put_u32, put_u64};
+use crate::io::bytes::{crc, put_u32, put_u64};
 use crate::io::os::FileBytes;
 use crate::log::format::{FORMAT_VERSION, Reader};
-use crate::log::hint_rec::{ActiveTail, RawRec, put_rec, read_rec};
-use crate::log::record::{Entry, Key, SegRecs};
+use crate::log::hint_pack::{pack, unpack};
+use crate::log::hint_rec::{ActiveTail, RawRec, read_rec};
+#[cfg(feature = "testkit")]
+use crate::log::record::SegRecs;
+use crate::log::record::{Entry, Key};
 
+/// An encrypted store's paged hint.
 pub(crate) const MAGIC: &[u8; 8] = b"RABOSHHP";
+/// A plain store's: the same layout, each blob followed by its CRC-32C instead of sealed.
+pub(crate) const PLAIN_MAGIC: &[u8; 8] = b"RABOSHHC";
+/// A plain blob's checksum.
+const CRC_LEN: usize = 4;
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
 const PAGE_RECS: usize = 64;
 const ID: usize = 16;
 const AD_DIR: &[u8] = b"dir";
 const AD_PAGE: &[u8] = b"page";
 const FLAG_ACTIVE: u32 = 1;
+/// The pages hold packed records ([`crate::log::hint_pack`]); without it (encrypted hints
+/// written before packing) the plain record layout.
+const FLAG_PACKED: u32 = 2;
+
+/// How each blob is sealed: with the store's cipher, or (plain store) followed by a CRC-32C of
+/// its associated data and bytes.
+fn seal_blob(seal: Option<(&Crypt, &mut Nonces)>, ad: &[&[u8]], plain: &[u8], out: &mut Vec<u8>) {
+    if let Some((c, nonces)) = seal {
+        c.seal_with(nonces, ad, plain, out);
+    } else {
+        out.extend_from_slice(plain);
+        put_u32(out, crc32c::crc32c_append(crc(ad), plain));
+    }
+}
+
+/// A blob's plain bytes: opened into `into` (cipher), or borrowed from `blob` once its
+/// checksum holds. `None`: damage.
+fn open_blob<'a>(seal: Option<&Crypt>, ad: &[&[u8]], blob: &'a [u8], into: &'a mut Vec<u8>) -> Option<&'a [u8]> {
+    if let Some(c) = seal {
+        c.open_to(ad, blob, into)?;
+        return Some(&into[..]);
+    }
+    let (body, sum) = blob.split_at(blob.len().checked_sub(CRC_LEN)?);
+    let ok = crc32c::crc32c_append(crc(ad), body) == u32::from_le_bytes(sum.try_into().ok()?);
+    ok.then_some(body)
+}
+
+fn magic(seal: Option<&Crypt>) -> &'static [u8; 8] {
+    if seal.is_some() { MAGIC } else { PLAIN_MAGIC }
+}
+
+/// A blob's overhead: the cipher's nonce and tag, or the checksum.
+fn overhead(seal: Option<&Crypt>) -> usize {
+    if seal.is_some() { OVERHEAD } else { CRC_LEN }
+}
 
 fn dir_ad(number: u64) -> [u8; 8] {
     number.to_le_bytes()
 }
 
-/// The file: magic, the sealed directory's length (u32), the sealed directory, the sealed pages.
+/// The file: magic, the sealed directory's length (u32), the sealed directory, the sealed
+/// pages. `recs`: one segment's records in strictly ascending key order. `seal`: the store's
+/// cipher, or `None` (plain: checksummed).
 pub(crate) fn encode(
-    c: &Crypt,
-    (number, seg_len): (u64, u64),
-    recs: &SegRecs,
+    seal: Option<&Crypt>,
+    id: (u64, u64),
+    recs: &[RawRec],
     tail: Option<ActiveTail>,
 ) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
-    let all: Vec<_> = recs.iter().collect();
-    let chunks: Vec<_> = all.chunks(PAGE_RECS).collect();
+    encode_as(seal, id, recs, tail, true)
+}
+
+#[cfg(feature = "testkit")]
+/// An encrypted store's paged hint as main wrote it before packing (records in the whole
+/// layout): kept so tests can make such a store and show it still opens.
+pub(crate) fn encode_unpacked(
+    c: &Crypt,
+    id: (u64, u64),
+    recs: &[RawRec],
+    tail: Option<ActiveTail>,
+) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
+    encode_as(Some(c), id, recs, tail, false)
+}
+
+fn encode_as(
+    seal: Option<&Crypt>,
+    (number, seg_len): (u64, u64),
+    recs: &[RawRec],
+    tail: Option<ActiveTail>,
+    packed: bool,
+) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
+    let chunks: Vec<_> = recs.chunks(PAGE_RECS).collect();
     let id = random::<ID>()?;
-    let mut nonces = Nonces::draw(chunks.len() + 1)?;
+    let mut nonces = match seal {
+        Some(_) => Some(Nonces::draw(chunks.len() + 1)?),
+        None => None,
+    };
     let npages = (chunks.len() as u32).to_le_bytes();
     let (mut pages, mut refs) = (Vec::new(), Vec::with_capacity(chunks.len()));
     let mut plain = Vec::new();
     for (i, chunk) in chunks.iter().enumerate() {
         plain.clear();
-        for (k, r) in *chunk {
-            put_rec(&mut plain, k, r);
+        let mut prev: &[u8] = &[];
+        for rec in *chunk {
+            if packed {
+                pack(&mut plain, prev, rec);
+            } else {
+                crate::log::hint_pack::put_whole(&mut plain, rec);
+            }
+            prev = rec.key;
         }
         let at = pages.len();
         let ad = [AD_HINT, AD_PAGE, &number.to_le_bytes(), &id[..], &(i as u32).to_le_bytes(), &npages];
-        c.seal_with(&mut nonces, &ad, &plain, &mut pages);
-        refs.push((chunk[0].0, chunk.len() as u32, at as u64, (pages.len() - at) as u32));
+        seal_blob(seal.zip(nonces.as_mut()), &ad, &plain, &mut pages);
+        refs.push((chunk[0].key, chunk.len() as u32, at as u64, (pages.len() - at) as u32));
     }
     let mut d = Vec::new();
     d.extend_from_slice(&id[..]);
     put_u32(&mut d, FORMAT_VERSION);
-    put_u32(&mut d, if tail.is_some() { FLAG_ACTIVE } else { 0 });
+    put_u32(&mut d, if packed { FLAG_PACKED } else { 0 } | if tail.is_some() { FLAG_ACTIVE } else { 0 });
     put_u64(&mut d, number);
     put_u64(&mut d, seg_len);
     put_u64(&mut d, recs.len() as u64);
     let seqs = recs
-        .values()
+        .iter()
         .map(|r| r.seq)
         .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
     d.push(u8::from(seqs.is_some()));
@@ -69,12 +147,12 @@ pub(crate) fn encode(
         put_u64(&mut d, t.last_seq.unwrap_or(0));
         d.push(u8::from(t.ends_with_commit));
     }
-    let dels: Vec<_> = recs.iter().filter(|(_, r)| r.entry.is_none()).collect();
+    let dels: Vec<_> = recs.iter().filter(|r| r.put.is_none()).collect();
     put_u64(&mut d, dels.len() as u64);
-    for (k, r) in dels {
+    for r in dels {
         put_u64(&mut d, r.seq);
-        put_u32(&mut d, k.len() as u32);
-        d.extend_from_slice(k);
+        put_u32(&mut d, r.key.len() as u32);
+        d.extend_from_slice(r.key);
     }
     put_u32(&mut d, refs.len() as u32);
     for (first, count, at, len) in refs {
@@ -84,9 +162,9 @@ pub(crate) fn encode(
         put_u32(&mut d, first.len() as u32);
         d.extend_from_slice(first);
     }
-    let mut out = MAGIC.to_vec();
-    put_u32(&mut out, (d.len() + OVERHEAD) as u32);
-    c.seal_with(&mut nonces, &[AD_HINT, AD_DIR, &dir_ad(number)], &d, &mut out);
+    let mut out = magic(seal).to_vec();
+    put_u32(&mut out, (d.len() + overhead(seal)) as u32);
+    seal_blob(seal.zip(nonces.as_mut()), &[AD_HINT, AD_DIR, &dir_ad(number)], &d, &mut out);
     out.extend_from_slice(&pages);
     Ok(out)
 }
@@ -112,6 +190,7 @@ pub(crate) struct Pages {
     number: u64,
     seg_len: u64,
     version: u32,
+    packed: bool,
     id: [u8; ID],
     /// The hint file: mapped where the system can (its pages out of resident memory once the
     /// directory is checked; a page's blob is read back when it is opened), else read.
@@ -121,20 +200,25 @@ pub(crate) struct Pages {
 }
 
 /// The directory of the paged hint `file` of segment `number` at `seg_len`; `None` when it does
-/// not open or does not describe that segment (the hint is then rebuilt, as any damaged one).
-pub(crate) fn directory(c: &Crypt, file: FileBytes, number: u64, seg_len: u64) -> Option<Directory> {
-    if file.len() < 12 || &file[..8] != MAGIC || file.len() > u32::MAX as usize {
+/// not open (`seal`: the store's cipher, or `None`: checksummed) or does not describe that
+/// segment (the hint is then rebuilt, as any damaged one). Only the directory is read: what
+/// open pays for a paged hint.
+pub(crate) fn directory(seal: Option<&Crypt>, file: FileBytes, number: u64, seg_len: u64) -> Option<Directory> {
+    if file.len() < 12 || &file[..8] != magic(seal) || file.len() > u32::MAX as usize {
         return None;
     }
     let dlen = u32::from_le_bytes(file[8..12].try_into().ok()?) as usize;
     let base = 12usize.checked_add(dlen)?;
-    let d = c.open(&[AD_HINT, AD_DIR, &dir_ad(number)], file.get(12..base)?)?;
-    let mut r = Reader::new(&d);
+    let mut opened = Vec::new();
+    let d = open_blob(seal, &[AD_HINT, AD_DIR, &dir_ad(number)], file.get(12..base)?, &mut opened)?;
+    let mut r = Reader::new(d);
     let mut parse = || -> Result<(Directory, u64), &'static str> {
         let id: [u8; ID] = r.bytes(ID)?.try_into().map_err(|_| "id")?;
         let version = r.u32()?;
         let flags = r.u32()?;
-        if version != FORMAT_VERSION || flags & !FLAG_ACTIVE != 0 {
+        // A plain store's hints are packed from the first (an unpacked one is not ours).
+        let packed = flags & FLAG_PACKED != 0;
+        if version != FORMAT_VERSION || flags & !(FLAG_ACTIVE | FLAG_PACKED) != 0 || (seal.is_none() && !packed) {
             return Err("layout");
         }
         if r.u64()? != number || r.u64()? != seg_len {
@@ -182,7 +266,7 @@ pub(crate) fn directory(c: &Crypt, file: FileBytes, number: u64, seg_len: u64) -
         if !r.done() || total != count {
             return Err("count");
         }
-        let pages = Pages { number, seg_len, version, id, file: FileBytes::Read(Vec::new()), base, refs };
+        let pages = Pages { number, seg_len, version, packed, id, file: FileBytes::Read(Vec::new()), base, refs };
         Ok((Directory { dels, tail, seqs, pages }, count))
     };
     let (mut dir, _) = parse().ok()?;
@@ -191,7 +275,7 @@ pub(crate) fn directory(c: &Crypt, file: FileBytes, number: u64, seg_len: u64) -
     Some(dir)
 }
 
-/// One opened page: its plain records and where each starts.
+/// One opened page: its records in the plain layout and where each starts.
 pub(crate) struct Page {
     pub buf: Vec<u8>,
     pub offs: Vec<u32>,
@@ -203,9 +287,9 @@ impl Pages {
     }
 
     /// Page `i` opened and checked (see [`Pages::walk`]), kept for point reads. `None`: damage.
-    pub fn open(&self, c: &Crypt, i: usize) -> Option<Page> {
+    pub fn open(&self, seal: Option<&Crypt>, i: usize) -> Option<Page> {
         let mut buf = Vec::new();
-        self.decrypt(c, i, &mut buf)?;
+        self.expand(seal, i, &mut Vec::new(), &mut buf)?;
         let mut offs = Vec::with_capacity(self.refs[i].count as usize);
         self.walk(i, &buf, |at, _| offs.push(at))?;
         Some(Page { buf, offs })
@@ -216,23 +300,31 @@ impl Pages {
     /// page to page. `None`: damage (what was pushed onto `out` is then to be dropped).
     pub fn decode(
         &self,
-        c: &Crypt,
+        seal: Option<&Crypt>,
         i: usize,
-        scratch: &mut Vec<u8>,
+        scratch: &mut (Vec<u8>, Vec<u8>),
         out: &mut Vec<(Key, Option<Entry>)>,
     ) -> Option<()> {
-        self.decrypt(c, i, scratch)?;
-        self.walk(i, scratch, |_, rec| out.push((Key::from(rec.key), rec.entry(self.number))))
+        self.expand(seal, i, &mut scratch.0, &mut scratch.1)?;
+        self.walk(i, &scratch.1, |_, rec| out.push((Key::from(rec.key), rec.entry(self.number))))
     }
 
-    /// Page `i`'s plaintext into `into`.
-    fn decrypt(&self, c: &Crypt, i: usize, into: &mut Vec<u8>) -> Option<()> {
+    /// Page `i`'s records in the plain layout into `into` (`opened`: room for a sealed page's
+    /// plaintext).
+    fn expand(&self, seal: Option<&Crypt>, i: usize, opened: &mut Vec<u8>, into: &mut Vec<u8>) -> Option<()> {
         let p = &self.refs[i];
         let blob = self.file.get(self.base + p.at..self.base + p.at + p.len)?;
         let npages = (self.refs.len() as u32).to_le_bytes();
         let ad = [AD_HINT, AD_PAGE, &self.number.to_le_bytes(), &self.id[..], &(i as u32).to_le_bytes(), &npages];
         crate::probe::count_page_opened();
-        c.open_to(&ad, blob, into)
+        let plain = open_blob(seal, &ad, blob, opened)?;
+        if self.packed {
+            unpack(plain, p.count, into)
+        } else {
+            into.clear();
+            into.extend_from_slice(plain);
+            Some(())
+        }
     }
 
     /// Checks page `i`'s plaintext `buf`, handing `each` every record and where it starts: its
@@ -279,9 +371,10 @@ pub(crate) fn page_rec(page: &Page, version: u32, j: usize) -> RawRec<'_> {
 #[cfg(feature = "testkit")]
 /// A paged hint's directory opened without knowing its segment's length (read from it): for
 /// the test helpers below, which walk a store's files.
-fn directory_any(c: &Crypt, file: &[u8], number: u64) -> Option<Directory> {
+fn directory_any(c: Option<&Crypt>, file: &[u8], number: u64) -> Option<Directory> {
     let dlen = u32::from_le_bytes(file.get(8..12)?.try_into().ok()?) as usize;
-    let d = c.open(&[AD_HINT, AD_DIR, &dir_ad(number)], file.get(12..12 + dlen)?)?;
+    let mut opened = Vec::new();
+    let d = open_blob(c, &[AD_HINT, AD_DIR, &dir_ad(number)], file.get(12..12 + dlen)?, &mut opened)?;
     let seg_len = u64::from_le_bytes(d.get(ID + 16..ID + 24)?.try_into().ok()?);
     directory(c, FileBytes::Read(file.to_vec()), number, seg_len)
 }
@@ -289,7 +382,7 @@ fn directory_any(c: &Crypt, file: &[u8], number: u64) -> Option<Directory> {
 #[cfg(feature = "testkit")]
 /// Every sealed blob of a paged hint whose directory opens (offset, length): the directory's,
 /// then each page's. For `sealed::sealed_blobs` (the nonce property test).
-pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, usize)>> {
+pub(crate) fn blobs(c: Option<&Crypt>, file: &[u8], number: u64) -> Option<Vec<(usize, usize)>> {
     let d = directory_any(c, file, number)?;
     let dlen = d.pages.base - 12;
     Some(std::iter::once((12, dlen)).chain(d.pages.blobs()).collect())
@@ -299,7 +392,7 @@ pub(crate) fn blobs(c: &Crypt, file: &[u8], number: u64) -> Option<Vec<(usize, u
 /// What a paged hint holds, opened whole (its segment's length, its records, its tail): for
 /// the test that a store in the layout main wrote before pages still opens. `None` when it
 /// does not open whole.
-pub(crate) fn open_whole(c: &Crypt, file: &[u8], number: u64) -> Option<(u64, SegRecs, Option<ActiveTail>)> {
+pub(crate) fn open_whole(c: Option<&Crypt>, file: &[u8], number: u64) -> Option<(u64, SegRecs, Option<ActiveTail>)> {
     use crate::log::record::Rec;
     let d = directory_any(c, file, number)?;
     let mut recs = SegRecs::new();

@@ -2,10 +2,13 @@
 //! pages share ([`crate::log::hint`], [`crate::log::hint_pages`]), and the tail facts an active
 //! segment's hint carries.
 
+#[cfg(any(test, feature = "testkit"))]
 use crate::io::bytes::{put_u32, put_u64};
 use crate::log::format::{Reader, TAG_DEL, TAG_PUT};
 use crate::log::metabuf::MetaBuf;
-use crate::log::record::{Entry, Rec};
+#[cfg(any(test, feature = "testkit"))]
+use crate::log::record::Rec;
+use crate::log::record::{Entry, SegRecs};
 
 /// What open learns from scanning the active segment besides its records: written into the
 /// hint of an active segment at a clean close, so the next open need not scan it.
@@ -17,7 +20,19 @@ pub struct ActiveTail {
     pub ends_with_commit: bool,
 }
 
-/// One record in the hint layout (also a sealed hint page's).
+/// A segment's records borrowed as hint records, in key order: what a hint is written from.
+pub(crate) fn raw_recs(recs: &SegRecs) -> Vec<RawRec<'_>> {
+    recs.iter()
+        .map(|(k, r)| RawRec {
+            seq: r.seq,
+            key: k,
+            put: r.entry.as_ref().map(|e| (e.meta.as_slice(), e.off, e.len, e.crc)),
+        })
+        .collect()
+}
+
+/// One record in the whole hint layout (`RABOSHHT`; an opened page is expanded into it).
+#[cfg(any(test, feature = "testkit"))]
 pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &Rec) {
     put_u64(out, r.seq);
     out.push(if r.entry.is_some() { TAG_PUT } else { TAG_DEL });

@@ -2,6 +2,7 @@
 
 pub(crate) mod format;
 pub(crate) mod hint;
+pub(crate) mod hint_pack;
 pub(crate) mod hint_pages;
 pub(crate) mod hint_rec;
 pub(crate) mod manifest;

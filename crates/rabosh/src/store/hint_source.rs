@@ -56,6 +56,9 @@ pub(crate) struct HintRecords {
     pub dels: Vec<(Key, u64)>,
     pub tail: Option<ActiveTail>,
     pub seqs: Option<(u64, u64)>,
+    /// Read from a whole hint (`RABOSHHT`, `RABOSHHX`), a layout no longer written: a writer
+    /// rewrites it paged (FORMAT.md, "Hint file").
+    pub whole: bool,
 }
 
 /// The hint in `buf` for segment `number` at `seg_len`: indexed in place when its keys are in
@@ -71,20 +74,26 @@ pub(crate) fn hint_records(
     let sealed = crypt.is_some();
     let buf = match (file, crypt) {
         (HintFile::Whole(buf), _) => buf,
-        (HintFile::Paged(file), Some(c)) => {
-            let d = crate::log::hint_pages::directory(c, file, number, seg_len)?;
+        (HintFile::Paged(file), _) => {
+            let d = crate::log::hint_pages::directory(crypt.map(|c| &**c), file, number, seg_len)?;
             if rescan.active {
                 // The scan a damaged page falls back to must find the commit the hint names.
                 rescan.last_seq = Some(d.tail?.last_seq.unwrap_or(rescan.next_seq - 1));
             }
-            let run = Run::Paged(Box::new(PagedRun::new(c.clone(), d.pages, rescan)));
-            return Some(HintRecords { source: Source::Run(run), dels: d.dels, tail: d.tail, seqs: d.seqs });
+            let run = Run::Paged(Box::new(PagedRun::new(crypt.cloned(), d.pages, rescan)));
+            let source = Source::Run(run);
+            return Some(HintRecords { source, dels: d.dels, tail: d.tail, seqs: d.seqs, whole: false });
         }
-        (HintFile::Paged(_), None) => return None,
     };
     if let Some(ix) = crate::log::hint::index(&buf, number, seg_len, sealed) {
         let run = Run::new(number, ix.version, buf, ix.offs);
-        return Some(HintRecords { source: Source::Run(run), dels: ix.dels, tail: ix.tail, seqs: ix.seqs });
+        return Some(HintRecords {
+            source: Source::Run(run),
+            dels: ix.dels,
+            tail: ix.tail,
+            seqs: ix.seqs,
+            whole: true,
+        });
     }
     let mut recs = Vec::new();
     let h = crate::log::hint::decode(&buf, (number, seg_len), sealed, &mut recs)?;
@@ -93,5 +102,41 @@ pub(crate) fn hint_records(
         .filter_map(|(_, e)| e.as_ref().map(|e| e.seq))
         .chain(h.dels.iter().map(|&(_, seq)| seq))
         .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
-    Some(HintRecords { source: Source::Recs(recs), dels: h.dels, tail: h.tail, seqs })
+    Some(HintRecords { source: Source::Recs(recs), dels: h.dels, tail: h.tail, seqs, whole: true })
+}
+
+/// A sealed segment's whole hint (`RABOSHHT`, `RABOSHHX`) rewritten paged from the run open just
+/// checked (tmp, fsync, rename, as any hint), then the run's mapped pages let go again. A hint
+/// whose keys were out of order (decoded, not a run) is left as it is.
+pub(crate) fn migrate(
+    source: &Source,
+    (vfs, dir): (&dyn Vfs, &Path),
+    id: (u64, u64),
+    fsyncs: &dyn Fn(),
+    crypt: Option<&Crypt>,
+) -> crate::error::Result<()> {
+    let Source::Run(run) = source else { return Ok(()) };
+    let Some(recs) = run.whole_recs() else { return Ok(()) };
+    crate::log::hint::write_recs(vfs, dir, id, &recs, fsyncs, crypt)?;
+    drop(recs);
+    run.release_pages();
+    crate::probe::count_hint_migrated();
+    Ok(())
+}
+
+/// [`migrate`] for the active segment's whole hint, with the tail a clean close wrote in it.
+pub(crate) fn migrate_active(
+    source: &Source,
+    (vfs, dir): (&dyn Vfs, &Path),
+    id: (u64, u64),
+    tail: ActiveTail,
+    crypt: Option<&Crypt>,
+) -> crate::error::Result<()> {
+    let Source::Run(run) = source else { return Ok(()) };
+    let Some(recs) = run.whole_recs() else { return Ok(()) };
+    crate::log::hint::write_active_recs(vfs, dir, id, &recs, tail, crypt)?;
+    drop(recs);
+    run.release_pages();
+    crate::probe::count_hint_migrated();
+    Ok(())
 }
