@@ -5,7 +5,9 @@
 
 use crate::crypto::crypt::{AD_HINT, Crypt, NONCE};
 use crate::error::Result;
-use crate::io::bytes::{crc, put_u32, put_u64};
+use crate::io::bytes::crc;
+#[cfg(any(test, feature = "testkit"))]
+use crate::io::bytes::{put_u32, put_u64};
 use crate::io::os::FileBytes;
 use crate::io::replace::{replace_file, write_atomic};
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
