@@ -50,11 +50,6 @@ pub(crate) struct PagedRun {
     /// The run's last key, from its last page (once opened): a key past it is in no page, so
     /// a read of a new key (an import's, in ascending order) costs no search of this run.
     last: OnceLock<Option<Key>>,
-    /// Every page's first key, in one buffer (`fence_ends[i]` ends page `i`'s): a search
-    /// touches one small contiguous block instead of a separate allocation per probe, which at
-    /// a million keys (15,000 pages a run, several runs a read) was most of a write's lookups.
-    fence: Vec<u8>,
-    fence_ends: Vec<u32>,
 }
 
 /// A point's state: opened pages, or the fallback records.
@@ -73,25 +68,17 @@ impl PagedRun {
         }
         starts.push(at);
         let opened = (0..pages.refs.len()).map(|_| OnceLock::new()).collect();
-        let mut fence = Vec::with_capacity(pages.refs.iter().map(|p| p.first.len()).sum());
-        let mut fence_ends = Vec::with_capacity(pages.refs.len());
-        for p in &pages.refs {
-            fence.extend_from_slice(&p.first);
-            fence_ends.push(fence.len() as u32);
-        }
-        let last = OnceLock::new();
-        PagedRun { crypt, pages, starts, opened, rescan, fallback: OnceLock::new(), last, fence, fence_ends }
+        PagedRun { crypt, pages, starts, opened, rescan, fallback: OnceLock::new(), last: OnceLock::new() }
     }
 
     /// Page `i`'s first key.
     fn first(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.fence_ends[i - 1] as usize };
-        &self.fence[start..self.fence_ends[i] as usize]
+        self.pages.first(i)
     }
 
     /// How many pages' first keys `below` holds for (they are in order: a prefix of them).
     fn pages_while(&self, below: impl Fn(&[u8]) -> bool) -> usize {
-        let (mut lo, mut hi) = (0, self.fence_ends.len());
+        let (mut lo, mut hi) = (0, self.pages.refs.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
             if below(self.first(mid)) {
@@ -163,7 +150,7 @@ impl PagedRun {
     #[allow(clippy::option_option)] // `Some(None)` is a delete, as the line above says
     pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
         if !matches!(self.fallback.get(), Some(Ok(_))) {
-            let n = self.fence_ends.len();
+            let n = self.pages.refs.len();
             // The last page whose first key is at or below `key`: at once for a key at or past
             // the last page's first (an import's new keys, ascending), whose page is then opened
             // anyway and gives the run's last key, past which no page holds anything.

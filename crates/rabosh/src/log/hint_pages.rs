@@ -171,7 +171,8 @@ fn encode_as(
 
 /// Where a page's sealed bytes lie and what it holds.
 pub(crate) struct PageRef {
-    pub first: Key,
+    /// Where its first key ends in [`Pages::firsts`] (it starts where the previous one ends).
+    first_end: u32,
     pub count: u32,
     at: usize,
     len: usize,
@@ -197,6 +198,9 @@ pub(crate) struct Pages {
     file: FileBytes,
     base: usize,
     pub refs: Vec<PageRef>,
+    /// Every page's first key, one after another: one block a search walks, not an allocation
+    /// a page (a million keys make some 15,000 pages a run).
+    firsts: Vec<u8>,
 }
 
 /// The directory of the paged hint `file` of segment `number` at `seg_len`; `None` when it does
@@ -249,24 +253,30 @@ pub(crate) fn directory(seal: Option<&Crypt>, file: FileBytes, number: u64, seg_
         }
         let npages = r.u32()?;
         let mut refs: Vec<PageRef> = Vec::new();
+        let mut firsts: Vec<u8> = Vec::new();
         let mut total = 0u64;
         for _ in 0..npages {
             let count = r.u32()?;
             let at = r.u64()? as usize;
             let len = r.u32()? as usize;
             let klen = r.u32()? as usize;
-            let first = Key::from(r.bytes(klen)?);
+            let first = r.bytes(klen)?;
             let inside = base.checked_add(at).and_then(|s| s.checked_add(len)).is_some_and(|e| e <= file.len());
-            if count == 0 || !inside || refs.last().is_some_and(|p| p.first >= first) {
+            let prev_start = refs.len().checked_sub(2).map_or(0, |j| refs[j].first_end as usize);
+            let ascends = refs.last().is_none_or(|p| &firsts[prev_start..p.first_end as usize] < first);
+            if count == 0 || !inside || !ascends {
                 return Err("page");
             }
             total += u64::from(count);
-            refs.push(PageRef { first, count, at, len });
+            firsts.extend_from_slice(first);
+            let first_end = u32::try_from(firsts.len()).map_err(|_| "page")?;
+            refs.push(PageRef { first_end, count, at, len });
         }
         if !r.done() || total != count {
             return Err("count");
         }
-        let pages = Pages { number, seg_len, version, packed, id, file: FileBytes::Read(Vec::new()), base, refs };
+        let file_bytes = FileBytes::Read(Vec::new());
+        let pages = Pages { number, seg_len, version, packed, id, file: file_bytes, base, refs, firsts };
         Ok((Directory { dels, tail, seqs, pages }, count))
     };
     let (mut dir, _) = parse().ok()?;
@@ -284,6 +294,12 @@ pub(crate) struct Page {
 impl Pages {
     pub fn version(&self) -> u32 {
         self.version
+    }
+
+    /// Page `i`'s first key.
+    pub fn first(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.refs[i - 1].first_end as usize };
+        &self.firsts[start..self.refs[i].first_end as usize]
     }
 
     /// Page `i` opened and checked (see [`Pages::walk`]), kept for point reads. `None`: damage.
@@ -339,7 +355,7 @@ impl Pages {
             let rec = read_rec(&mut r, self.version).ok()?;
             rec.check(self.seg_len).ok()?;
             let ordered = match prev {
-                None => rec.key == &p.first[..],
+                None => rec.key == self.first(i),
                 Some(prev) => prev < rec.key,
             };
             if !ordered {
@@ -348,7 +364,7 @@ impl Pages {
             prev = Some(rec.key);
             each(at, rec);
         }
-        let next = self.refs.get(i + 1).map(|n| &n.first[..]);
+        let next = (i + 1 < self.refs.len()).then(|| self.first(i + 1));
         if !r.done() || next.is_some_and(|n| prev.is_none_or(|p| p >= n)) {
             return None;
         }
