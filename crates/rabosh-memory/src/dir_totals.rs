@@ -29,6 +29,7 @@ use crate::browse::{Child, Children};
 use crate::commands::corrupt;
 use crate::dir_rows::{DirRow, summary_of_rows};
 use crate::keys::{hidden, parse, segments, subtree_prefix};
+use crate::listing::try_scan;
 use crate::listing_delta::SizeChange;
 use crate::meta::MemMeta;
 use crate::{ROOT, Result, Usage};
@@ -271,19 +272,11 @@ fn each_level(
     visit: &mut dyn FnMut(&str, Totals) -> Result<()>,
 ) -> Result<()> {
     let prefix = level_prefix(scope, depth, dir);
-    let mut failed = None;
-    view.scan_prefix(&prefix, &mut |key, meta| {
+    try_scan(view, &prefix, &mut |key, meta| {
         let rel =
-            std::str::from_utf8(&key[prefix.len()..]).map_err(|_| corrupt(key, "a directory's name is not UTF-8"));
-        match rel.and_then(|rel| Ok((rel, Totals::decode(key, meta)?))).and_then(|(rel, t)| visit(rel, t)) {
-            Ok(()) => ControlFlow::Continue(()),
-            Err(e) => {
-                failed = Some(e);
-                ControlFlow::Break(())
-            }
-        }
-    })?;
-    failed.map_or(Ok(()), Err)
+            std::str::from_utf8(&key[prefix.len()..]).map_err(|_| corrupt(key, "a directory's name is not UTF-8"))?;
+        visit(rel, Totals::decode(key, meta)?)
+    })
 }
 
 /// `visit(name, size)` for each memory directly in `dir`, stepping over each subdirectory's keys

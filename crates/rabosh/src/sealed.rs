@@ -8,6 +8,8 @@ use crate::crypto::keyfile::{KEY, decode};
 use crate::error::Result;
 use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
 use crate::log::format::{FRAME_HEADER, KIND_SYNCED, SEG_HEADER, decode_payload, decode_seg_header, frame_header};
+use crate::log::hint_rec::ActiveTail;
+use crate::log::record::SegRecs;
 use crate::log::segment::parse_numbered;
 use std::path::Path;
 
@@ -91,21 +93,36 @@ pub fn sealed_blobs(vfs: &dyn Vfs, dir: &Path, host: &Encryption) -> Result<Vec<
 /// before pages (`RABOSHHX`, the plain hint sealed whole); returns how many. For the test that
 /// a store written by that build still opens and reads right.
 pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize> {
+    let dk = data_key(dir, host)?;
+    rewrite_hints(dir, Some(&dk.crypt), |number, seg_len, recs, tail| {
+        Some(crate::log::hint::encode_sealed_whole(&dk.crypt, number, seg_len, recs, tail))
+    })
+}
+
+/// The data key of the encrypted store in `dir`, opened with `host`.
+fn data_key(dir: &Path, host: &Encryption) -> Result<crate::crypto::keyfile::DataKey> {
+    let key = read_all(&crate::io::vfs::StdFs, &dir.join(KEY)).unwrap_or_default();
+    decode(&key, host, &dir.join(KEY))?.ok_or_else(|| crate::error::Error::WrongKey { dir: dir.to_path_buf() })
+}
+
+/// Rewrites each paged hint in `dir` that opens (with `crypt`, or checksummed) as `rewrite`
+/// encodes its records (`None`: left as it is); returns how many were rewritten.
+fn rewrite_hints(
+    dir: &Path,
+    crypt: Option<&Crypt>,
+    rewrite: impl Fn(u64, u64, &SegRecs, Option<ActiveTail>) -> Option<Vec<u8>>,
+) -> Result<usize> {
     let vfs = &crate::io::vfs::StdFs;
-    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
-    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
-        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
-    };
     let mut n = 0;
     for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
         let Some((number, "hint")) = parse_numbered(&name) else { continue };
         let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(Some(&dk.crypt), &bytes, number) else {
+        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(crypt, &bytes, number) else {
             continue;
         };
-        let whole = crate::log::hint::encode_sealed_whole(&dk.crypt, number, seg_len, &recs, tail);
+        let Some(new) = rewrite(number, seg_len, &recs, tail) else { continue };
         let path = dir.join(&name);
-        std::fs::write(&path, whole).map_err(|e| crate::error::Error::io("write", &path, e))?;
+        std::fs::write(&path, new).map_err(|e| crate::error::Error::io("write", &path, e))?;
         n += 1;
     }
     Ok(n)
@@ -115,20 +132,7 @@ pub fn rewrite_hints_sealed_whole(dir: &Path, host: &Encryption) -> Result<usize
 /// stores wrote before plain hints were paged; returns how many. For the tests that such a
 /// store still opens, reads right and is migrated.
 pub fn rewrite_hints_whole(dir: &Path) -> Result<usize> {
-    let vfs = &crate::io::vfs::StdFs;
-    let mut n = 0;
-    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
-        let Some((number, "hint")) = parse_numbered(&name) else { continue };
-        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(None, &bytes, number) else {
-            continue;
-        };
-        let whole = crate::log::hint::encode(number, seg_len, &recs, tail);
-        let path = dir.join(&name);
-        std::fs::write(&path, whole).map_err(|e| crate::error::Error::io("write", &path, e))?;
-        n += 1;
-    }
-    Ok(n)
+    rewrite_hints(dir, None, |number, seg_len, recs, tail| Some(crate::log::hint::encode(number, seg_len, recs, tail)))
 }
 
 /// Where the blobs of the paged hint `name` in `dir` lie (offset, length): its directory, then
@@ -150,25 +154,9 @@ pub fn hint_blobs(dir: &Path, name: &str, host: Option<&Encryption>) -> Option<V
 /// whole layout), as main wrote them before packing; returns how many. For the test that such a
 /// store still opens and reads right.
 pub fn rewrite_hints_unpacked(dir: &Path, host: &Encryption) -> Result<usize> {
-    let vfs = &crate::io::vfs::StdFs;
-    let key = read_all(vfs, &dir.join(KEY)).unwrap_or_default();
-    let Some(dk) = decode(&key, host, &dir.join(KEY))? else {
-        return Err(crate::error::Error::WrongKey { dir: dir.to_path_buf() });
-    };
-    let mut n = 0;
-    for name in vfs.list(dir).map_err(|e| crate::error::Error::io("list", dir, e))? {
-        let Some((number, "hint")) = parse_numbered(&name) else { continue };
-        let Some(bytes) = read_all(vfs, &dir.join(&name)) else { continue };
-        let Some((seg_len, recs, tail)) = crate::log::hint_pages::open_whole(Some(&dk.crypt), &bytes, number) else {
-            continue;
-        };
-        let raw = crate::log::hint_rec::raw_recs(&recs);
-        let Ok(unpacked) = crate::log::hint_pages::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail) else {
-            continue;
-        };
-        let path = dir.join(&name);
-        std::fs::write(&path, unpacked).map_err(|e| crate::error::Error::io("write", &path, e))?;
-        n += 1;
-    }
-    Ok(n)
+    let dk = data_key(dir, host)?;
+    rewrite_hints(dir, Some(&dk.crypt), |number, seg_len, recs, tail| {
+        let raw = crate::log::hint_rec::raw_recs(recs);
+        crate::log::hint_pages::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail).ok()
+    })
 }

@@ -8,6 +8,9 @@ use rabosh::{Batch, Encryption, Options, StdFs, Store};
 use rabosh_testkit::{hint_pages_opened, rewrite_hints_sealed_whole, rewrite_hints_unpacked, sealed_blobs};
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::hint_files::{Answers, copy_dir, hints};
+
 const KEY: [u8; 32] = [3; 32];
 
 fn opts(encrypted: bool) -> Options {
@@ -41,43 +44,10 @@ fn populate(dir: &Path, encrypted: bool, keys: u32) {
     s.close().unwrap();
 }
 
-type Answers = (Vec<Option<(Vec<u8>, Vec<u8>)>>, Vec<(Vec<u8>, Vec<u8>)>);
-
 /// Every key's value and metadata by point read (before anything builds the key directory),
 /// then the listing.
 fn answers(dir: &Path, encrypted: bool, keys: u32) -> rabosh::Result<Answers> {
-    let s = Store::open(dir, opts(encrypted))?;
-    let snap = s.snapshot()?;
-    let mut points = Vec::new();
-    for i in 0..keys + 20 {
-        let k = key(i);
-        points.push(match snap.get(&k)? {
-            Some(v) => Some((v, snap.meta(&k)?.expect("a value has metadata"))),
-            None => None,
-        });
-    }
-    let listed = snap.range(b"", None).map(|(k, m)| (k.to_vec(), m.to_vec())).collect();
-    drop(snap);
-    s.close()?;
-    Ok((points, listed))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
-}
-
-fn hints(dir: &Path) -> Vec<String> {
-    let mut h: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".hint"))
-        .collect();
-    h.sort();
-    h
+    common::hint_files::answers(dir, opts(encrypted), (0..keys + 20).map(key))
 }
 
 /// The sealed blobs (offset, length) of a paged hint: its directory, then its pages.

@@ -8,6 +8,9 @@ use rabosh::{Batch, Options, Store};
 use rabosh_testkit::{hint_blobs, hint_pages_opened, hints_migrated, rewrite_hints_whole};
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::hint_files::{Answers, copy_dir, hints};
+
 fn opts() -> Options {
     Options { segment_bytes: 8192, ..Options::default() }
 }
@@ -38,42 +41,9 @@ fn populate(dir: &Path) {
     s.close().unwrap();
 }
 
-type Answers = (Vec<Option<(Vec<u8>, Vec<u8>)>>, Vec<(Vec<u8>, Vec<u8>)>);
-
 /// Every key's value and metadata by point read (the lazy path), then the listing.
 fn answers(dir: &Path) -> rabosh::Result<Answers> {
-    let s = Store::open(dir, opts())?;
-    let snap = s.snapshot()?;
-    let mut points = Vec::new();
-    for i in 0..KEYS + 20 {
-        let k = key(i);
-        points.push(match snap.get(&k)? {
-            Some(v) => Some((v, snap.meta(&k)?.expect("a value has metadata"))),
-            None => None,
-        });
-    }
-    let listed = snap.range(b"", None).map(|(k, m)| (k.to_vec(), m.to_vec())).collect();
-    drop(snap);
-    s.close()?;
-    Ok((points, listed))
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
-}
-
-fn hints(dir: &Path) -> Vec<String> {
-    let mut h: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter(|n| n.ends_with(".hint"))
-        .collect();
-    h.sort();
-    h
+    common::hint_files::answers(dir, opts(), (0..KEYS + 20).map(key))
 }
 
 fn magic(dir: &Path, name: &str) -> Vec<u8> {

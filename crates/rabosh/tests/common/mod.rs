@@ -1,6 +1,8 @@
 //! Helpers shared by the reliability tests: a reference model, store contents, budgets.
 #![allow(dead_code)]
 
+pub mod hint_files;
+
 use rabosh::{Batch, Error, Options, Store, Vfs};
 use rabosh_testkit::Rng;
 use std::collections::BTreeMap;
