@@ -105,36 +105,25 @@ pub(crate) fn hint_records(
     Some(HintRecords { source: Source::Recs(recs), dels: h.dels, tail: h.tail, seqs, whole: true })
 }
 
-/// A sealed segment's whole hint (`RABOSHHT`, `RABOSHHX`) rewritten paged from the run open just
-/// checked (tmp, fsync, rename, as any hint), then the run's mapped pages let go again. A hint
+/// A segment's whole hint (`RABOSHHT`, `RABOSHHX`) rewritten paged from the run open just
+/// checked (a sealed one's: tmp, fsync, rename, as any hint; the active one's as a clean close
+/// writes it, with its tail), then the run's mapped pages let go again. A hint
 /// whose keys were out of order (decoded, not a run) is left as it is.
 pub(crate) fn migrate(
     source: &Source,
     (vfs, dir): (&dyn Vfs, &Path),
     id: (u64, u64),
+    active: Option<ActiveTail>,
     fsyncs: &dyn Fn(),
     crypt: Option<&Crypt>,
 ) -> crate::error::Result<()> {
     let Source::Run(run) = source else { return Ok(()) };
     let Some(recs) = run.whole_recs() else { return Ok(()) };
-    crate::log::hint::write_recs(vfs, dir, id, &recs, fsyncs, crypt)?;
-    drop(recs);
-    run.release_pages();
-    crate::probe::count_hint_migrated();
-    Ok(())
-}
-
-/// [`migrate`] for the active segment's whole hint, with the tail a clean close wrote in it.
-pub(crate) fn migrate_active(
-    source: &Source,
-    (vfs, dir): (&dyn Vfs, &Path),
-    id: (u64, u64),
-    tail: ActiveTail,
-    crypt: Option<&Crypt>,
-) -> crate::error::Result<()> {
-    let Source::Run(run) = source else { return Ok(()) };
-    let Some(recs) = run.whole_recs() else { return Ok(()) };
-    crate::log::hint::write_active_recs(vfs, dir, id, &recs, tail, crypt)?;
+    // The active segment's hint keeps the tail a clean close wrote in it.
+    match active {
+        Some(tail) => crate::log::hint::write_active_recs(vfs, dir, id, &recs, tail, crypt)?,
+        None => crate::log::hint::write_recs(vfs, dir, id, &recs, fsyncs, crypt)?,
+    }
     drop(recs);
     run.release_pages();
     crate::probe::count_hint_migrated();

@@ -14,7 +14,7 @@ use crate::log::record::{Key, Rec};
 use crate::log::segment::{ScanMode, Segment, check_header, parse_numbered, scan, seg_name};
 use crate::log::synced::{SyncedFile, SyncedPoint};
 use crate::store::handle::Store;
-use crate::store::hint_source::{Source, hint_records, migrate, migrate_active};
+use crate::store::hint_source::{Source, hint_records, migrate};
 use crate::store::options::Options;
 use crate::store::writer::{ActiveLog, Counters, Writer, create_log_segment};
 use arc_swap::ArcSwap;
@@ -251,7 +251,7 @@ pub(crate) fn load(
                     // Derived data in a layout no longer written: rewritten paged now, so the
                     // next open reads its directory only. Best effort: one that fails is
                     // read whole again next time.
-                    let _ = migrate(&h.source, (&**vfs, dir), (sm.number, sm.len), &fsyncs, c);
+                    let _ = migrate(&h.source, (&**vfs, dir), (sm.number, sm.len), None, &fsyncs, c);
                 }
                 sources.push(h.source);
             } else {
@@ -386,7 +386,7 @@ fn active_hint(
     if h.whole {
         // Rewritten paged as a clean close writes it (not fsynced: a lost or torn one costs the
         // next open a scan). Best effort, as for a sealed segment's.
-        let _ = migrate_active(&h.source, (&**vfs, dir), (number, len), tail, crypt.map(|c| &**c));
+        let _ = migrate(&h.source, (&**vfs, dir), (number, len), Some(tail), &|| {}, crypt.map(|c| &**c));
     }
     out.push(h.source);
     Some(ActiveLoaded { dels: h.dels, len, tail })
