@@ -43,7 +43,7 @@ export function surfacesSection(dir) {
     "`npm run bench:surfaces -- --size 100k` (or `1m`) writes `bench/results/surfaces-<size>.{md,json}`: on a store of the scale run's shape, " +
       'the MCP server driven by the official SDK client (the first `resources/list` page, every page by cursor, the notifications of another ' +
       "process's writes, which wait for the server's next look: every second by default), `db.sync` against the stand-in of the hosted API (requests and time, with nothing to do and with 10 changes), and the " +
-      "inspector's page in chromium (bench/inspector-page.mjs). Each run is a fresh process; cells are the median over runs (min–max). " +
+      "inspector's page in chromium (bench/inspector-page.mjs; its longest task counts only tasks over the browser's 50 ms long-task threshold, so 0 is none). Each run is a fresh process; cells are the median over runs (min–max). " +
       'How each row is taken: [bench/README.md](../bench/README.md).',
     '',
     `| | ${runs.map((r) => sizeLabel(r.size)).join(' | ')} |`,
