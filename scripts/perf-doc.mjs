@@ -10,6 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { scaleRuns, scaleSources, scaleSvg, scaleTable } from './scale-chart.mjs';
+import { surfacesSection } from './surfaces-doc.mjs';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -66,7 +67,7 @@ export function performanceDoc(dir = root) {
     if (s.optional && !existsSync(join(dir, 'bench', 'results', s.file))) continue;
     parts.push('', `## ${s.title}`, '', `\`${s.run}\` writes [bench/results/${s.file}](../bench/results/${s.file}). ${s.about}`, '');
     parts.push(body(readFileSync(join(dir, 'bench', 'results', s.file), 'utf8')));
-    if (s.file === 'scale-1m.md') parts.push(...scaleSection(dir));
+    if (s.file === 'scale-1m.md') parts.push(...scaleSection(dir), ...surfacesSection(dir));
   }
   return `${parts.join('\n')}\n`;
 }
