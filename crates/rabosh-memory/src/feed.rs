@@ -16,17 +16,25 @@
 //! The embedded and in-memory backends keep the feed as rows (this module's [`stage_rows`] and
 //! [`read_rows`]):
 //! - `f:{scope}:{position:016x}:{path}`: an entry, metadata one byte of [`ChangeKind`];
-//! - `g:{scope}:{path}`: the position of the path's entry (to remove it when replaced);
+//! - the position of a path's entry, to remove it when the path changes again: in the metadata
+//!   of the memory at the path when it has the compact layout (`meta.rs`), else (no memory
+//!   there: deleted or renamed away; a memory with history ids; a row written before issue 36)
+//!   in a row `g:{scope}:{path}` (8 bytes big-endian). A commit that leaves a compact memory at a
+//!   path removes the path's `g:` row. A build from before the compact layout keeps a `g:` row
+//!   for every path it writes, and can write only paths whose metadata it reads, which excludes
+//!   every compact one (it refuses them as `Corruption`): so every path it changes has its entry
+//!   named by a `g:` row, and it never leaves an entry behind.
 //! - `f:` (no scope): the marker: the horizon, the position below which changes may be missing,
 //!   and the tip, the last commit that kept the feed (a commit by a build without the feed
 //!   leaves it behind, and the next one that keeps it raises the horizon).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 
 use crate::backend::{Intent, ReadView, WriteOp, WriteSet};
 use crate::commands::corrupt;
 use crate::keys::{is_memory_key, parse};
+use crate::meta::MemMeta;
 use crate::{Error, Result};
 
 /// What happened to a path, as of its latest change.
@@ -236,13 +244,51 @@ fn marker(view: &dyn ReadView) -> Result<Option<(u64, u64)>> {
 /// moved to this commit. When the commit before this one did not keep the feed (a store
 /// written before it existed, or by a build without it), the changes up to here may be missing:
 /// the horizon rises to this commit, unless no commit at all came before (`first`).
-pub(crate) fn stage_rows(view: &dyn ReadView, ws: &WriteSet, position: u64, first: bool) -> Result<Vec<WriteOp>> {
+///
+/// A memory the commit leaves at a changed path gets the entry's position in its metadata
+/// (`ws` is restamped: the compact layout, `meta.rs`) and the path loses its `g:` row; a path
+/// left without a memory, or whose memory keeps the fixed layout (history ids), gets its `g:`
+/// row. The entry a path had is the one its memory's metadata named when the command read it,
+/// else its `g:` row's.
+pub(crate) fn stage_rows(view: &dyn ReadView, ws: &mut WriteSet, position: u64, first: bool) -> Result<Vec<WriteOp>> {
     let mut ops = Vec::new();
     let mut horizon = match marker(view)? {
         Some((horizon, tip)) if tip + 1 == position => horizon,
         _ if first => 0,
         _ => position,
     };
+    for (change, feed_before, last_put) in with_rows(ws) {
+        let Some((scope, path)) = parse(&change.key) else { continue };
+        let pointer = pointer_key(scope, path);
+        let (old, had_pointer) = match feed_before {
+            Some(old) => (Some(old), false),
+            None => match view.meta(&pointer)? {
+                Some(meta) => (Some(position_of(&pointer, &meta)?), true),
+                None => (None, false),
+            },
+        };
+        if let Some(old) = old {
+            ops.push(WriteOp::Delete { key: entry_key(scope, old, path) });
+        }
+        ops.push(WriteOp::Put {
+            key: entry_key(scope, position, path),
+            value: Vec::new(),
+            meta: vec![change.kind.code()],
+        });
+        let carried = match last_put.and_then(|i| ws.put_meta_mut(i)) {
+            Some((key, meta)) => {
+                let stamped = MemMeta { feed_position: Some(position), ..MemMeta::decode(key, meta)? };
+                *meta = stamped.encode();
+                MemMeta::decode(key, meta)?.feed_position.is_some()
+            }
+            None => false,
+        };
+        if !carried {
+            ops.push(WriteOp::Put { key: pointer, value: Vec::new(), meta: position.to_be_bytes().to_vec() });
+        } else if had_pointer {
+            ops.push(WriteOp::Delete { key: pointer });
+        }
+    }
     let replace = |ops: &mut Vec<WriteOp>, scope: &str, path: &str| -> Result<()> {
         let pointer = pointer_key(scope, path);
         if let Some(meta) = view.meta(&pointer)? {
@@ -250,20 +296,6 @@ pub(crate) fn stage_rows(view: &dyn ReadView, ws: &WriteSet, position: u64, firs
         }
         Ok(())
     };
-    for change in feed_changes(ws) {
-        let Some((scope, path)) = parse(&change.key) else { continue };
-        replace(&mut ops, scope, path)?;
-        ops.push(WriteOp::Put {
-            key: entry_key(scope, position, path),
-            value: Vec::new(),
-            meta: vec![change.kind.code()],
-        });
-        ops.push(WriteOp::Put {
-            key: pointer_key(scope, path),
-            value: Vec::new(),
-            meta: position.to_be_bytes().to_vec(),
-        });
-    }
     for key in ws.forgotten() {
         let Some((scope, path)) = parse(key) else { continue };
         replace(&mut ops, scope, path)?;
@@ -274,6 +306,28 @@ pub(crate) fn stage_rows(view: &dyn ReadView, ws: &WriteSet, position: u64, firs
     marker.extend_from_slice(&position.to_be_bytes());
     ops.push(WriteOp::Put { key: HORIZON_KEY.to_vec(), value: Vec::new(), meta: marker });
     Ok(ops)
+}
+
+/// Each change of `ws` with the feed position its memory's metadata named before the commit
+/// (the first row's, as its command read it) and the index of the put that leaves the memory
+/// there (None: the last row at its key deletes it).
+fn with_rows(ws: &WriteSet) -> Vec<(FeedChange, Option<u64>, Option<usize>)> {
+    let mut rows: HashMap<&[u8], (Option<u64>, Option<usize>)> = HashMap::new();
+    for (i, (op, mark)) in ws.rows().enumerate() {
+        let Some(mark) = mark else { continue };
+        let (key, put) = match op {
+            WriteOp::Put { key, .. } => (key.as_slice(), Some(i)),
+            WriteOp::Delete { key } => (key.as_slice(), None),
+        };
+        rows.entry(key).and_modify(|r| r.1 = put).or_insert((mark.feed_before, put));
+    }
+    feed_changes(ws)
+        .into_iter()
+        .map(|change| {
+            let (before, put) = rows.get(change.key.as_slice()).copied().unwrap_or_default();
+            (change, before, put)
+        })
+        .collect()
 }
 
 /// The hex prefixes that cover positions `from..` in order: `from` itself, then for each digit
