@@ -185,7 +185,7 @@ fn one_entry_per_path_however_often_it_is_written(f: &Fixture) {
         m.insert("/memories/hot", Some(0), &i.to_string()).unwrap();
     }
     // One entry, and no pointer to it: the memory's metadata names its position.
-    assert_eq!(stored_naming(f, "/memories/hot"), 1);
+    assert_eq!(stored_naming(f, "/hot"), 1);
     let (got, _) = drain(f, &m, None, 10);
     assert_eq!(
         got,
