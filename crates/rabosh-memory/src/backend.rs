@@ -59,6 +59,9 @@ pub(crate) struct Staged {
     pub sizes: Sizes,
     /// Staged by [`WriteSet::write_new`]: the row must not exist when the transaction commits.
     pub new_only: bool,
+    /// The position of the change feed entry that the memory's metadata named when the command
+    /// read it (`MemMeta::feed_position`): the entry this commit replaces, found without a read.
+    pub feed_before: Option<u64>,
 }
 
 /// What a transaction body stages; committed as one unit after the body returns `Ok`.
@@ -91,8 +94,15 @@ impl WriteSet {
     pub(crate) fn write(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta, old: Option<&MemMeta>) {
         let intent = if old.is_some() { Intent::Modify } else { Intent::Create };
         let sizes = Sizes { before: old.map(|m| m.size), after: Some(meta.size) };
+        // The feed stamps the position of the entry this commit writes (`feed.rs`).
+        let meta = MemMeta { feed_position: None, ..meta };
         self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
-        self.marks.push(Some(Staged { intent, sizes, new_only: false }));
+        self.marks.push(Some(Staged {
+            intent,
+            sizes,
+            new_only: false,
+            feed_before: old.and_then(|m| m.feed_position),
+        }));
     }
     /// A memory where the command did not look: created only if no row is at `key` when the
     /// transaction commits ([`Backend::transact_new`] answers [`Committed::Taken`] otherwise, having
@@ -101,8 +111,9 @@ impl WriteSet {
     /// page its neighbours are inserted into.
     pub(crate) fn write_new(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
         let sizes = Sizes { before: None, after: Some(meta.size) };
+        let meta = MemMeta { feed_position: None, ..meta };
         self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
-        self.marks.push(Some(Staged { intent: Intent::Create, sizes, new_only: true }));
+        self.marks.push(Some(Staged { intent: Intent::Create, sizes, new_only: true, feed_before: None }));
     }
     /// The keys staged by [`WriteSet::write_new`] whose last row is still that put.
     #[must_use]
@@ -120,8 +131,9 @@ impl WriteSet {
     /// Only the access stamp of the memory at `key`: its content, and so its size, unchanged.
     pub(crate) fn touch(&mut self, key: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
         let sizes = Sizes { before: Some(meta.size), after: Some(meta.size) };
+        let feed_before = meta.feed_position;
         self.ops.push(WriteOp::Put { key, value, meta: meta.encode() });
-        self.marks.push(Some(Staged { intent: Intent::Touch, sizes, new_only: false }));
+        self.marks.push(Some(Staged { intent: Intent::Touch, sizes, new_only: false, feed_before }));
     }
     /// Removes the memory the command's transaction read at `key` (`old`).
     pub(crate) fn remove(&mut self, key: Vec<u8>, old: &MemMeta) {
@@ -130,21 +142,31 @@ impl WriteSet {
             intent: Intent::Delete,
             sizes: Sizes { before: Some(old.size), after: None },
             new_only: false,
+            feed_before: old.feed_position,
         }));
     }
     /// Moves a memory from `from` to `to`, where the command found nothing: a put and a delete
     /// to every backend (none has a move), one `renamed` version to history.
+    /// `meta` is the memory's as read at `from` (its feed position is `from`'s entry).
     pub(crate) fn moved(&mut self, from: Vec<u8>, to: Vec<u8>, value: Vec<u8>, meta: MemMeta) {
         let size = Some(meta.size);
+        let feed_before = meta.feed_position;
+        let meta = MemMeta { feed_position: None, ..meta };
         self.ops.push(WriteOp::Put { key: to, value, meta: meta.encode() });
         let intent = Intent::Move { from: from.clone() };
         self.marks.push(Some(Staged {
             intent: intent.clone(),
             sizes: Sizes { before: None, after: size },
             new_only: false,
+            feed_before: None,
         }));
         self.ops.push(WriteOp::Delete { key: from });
-        self.marks.push(Some(Staged { intent, sizes: Sizes { before: size, after: None }, new_only: false }));
+        self.marks.push(Some(Staged {
+            intent,
+            sizes: Sizes { before: size, after: None },
+            new_only: false,
+            feed_before,
+        }));
     }
     /// The change feed entry of the memory key `key` leaves the feed in this commit, and
     /// readers whose cursor is older get `reset` (`feed.rs`): how redaction erases a path the
@@ -176,6 +198,13 @@ impl WriteSet {
     /// Each row with what it was staged with.
     pub(crate) fn rows(&self) -> impl Iterator<Item = (&WriteOp, Option<&Staged>)> {
         self.ops.iter().zip(self.marks.iter().map(Option::as_ref))
+    }
+    /// The metadata of row `index`, when it is a put, for the feed to restamp (`feed.rs`).
+    pub(crate) fn put_meta_mut(&mut self, index: usize) -> Option<(&[u8], &mut Vec<u8>)> {
+        match self.ops.get_mut(index) {
+            Some(WriteOp::Put { key, meta, .. }) => Some((key.as_slice(), meta)),
+            _ => None,
+        }
     }
     /// Each row with what it was staged with (history's hook), leaving the set empty.
     pub(crate) fn take_staged(&mut self) -> impl Iterator<Item = (WriteOp, Option<Staged>)> {

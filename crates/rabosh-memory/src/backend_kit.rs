@@ -78,3 +78,11 @@ pub mod crypt {
 pub fn memory_size(key: &[u8], meta: &[u8]) -> Result<u64> {
     Ok(crate::meta::MemMeta::decode(key, meta)?.size)
 }
+
+/// The fields of the memory metadata `meta` (stored at `key`), in either layout (`meta.rs`):
+/// size, lines, created, updated, accessed (0 = never), and the position of the change feed
+/// entry it names (the compact layout only). For tests and tools that read stored rows.
+pub fn memory_fields(key: &[u8], meta: &[u8]) -> Result<(u64, u64, i64, i64, i64, Option<u64>)> {
+    let m = crate::meta::MemMeta::decode(key, meta)?;
+    Ok((m.size, m.lines, m.created_ms, m.updated_ms, m.accessed_ms, m.feed_position))
+}

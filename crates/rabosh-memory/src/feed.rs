@@ -15,18 +15,33 @@
 //!
 //! The embedded and in-memory backends keep the feed as rows (this module's [`stage_rows`] and
 //! [`read_rows`]):
-//! - `f:{scope}:{position:016x}:{path}`: an entry, metadata one byte of [`ChangeKind`];
-//! - `g:{scope}:{path}`: the position of the path's entry (to remove it when replaced);
+//! - `f:{scope}:` + the position (8 bytes big-endian, so its first byte is 0) + the path
+//!   without its `/memories` root: an entry, metadata one byte of [`ChangeKind`]. Builds before
+//!   issue 36 wrote `f:{scope}:{position:016x}:{path}` (hex digits sort after byte 0): both are
+//!   read, each from the cursor on in position order, and merged. An older build meeting a
+//!   binary entry refuses it as `Corruption` (not ours), never misreads it;
+//! - the position of a path's entry, to remove it when the path changes again: in the metadata
+//!   of the memory at the path when it has the compact layout (`meta.rs`), else (no memory
+//!   there: deleted or renamed away; a memory with history ids; a row written before issue 36)
+//!   in a row `g:{scope}:{path}`: the position (8 bytes big-endian) and a byte 1 naming a
+//!   binary entry; an older build's row (8 bytes) names a hex one, and an older build refuses a
+//!   9-byte row as `Corruption`. A commit that leaves a compact memory at a
+//!   path removes the path's `g:` row. A build from before the compact layout keeps a `g:` row
+//!   for every path it writes, and can write only paths whose metadata and `g:` row it reads,
+//!   which excludes every compact memory and every row of this build (it refuses them as
+//!   `Corruption`): so every path it changes has a hex entry named by its own kind of `g:` row,
+//!   and it never leaves an entry behind.
 //! - `f:` (no scope): the marker: the horizon, the position below which changes may be missing,
 //!   and the tip, the last commit that kept the feed (a commit by a build without the feed
 //!   leaves it behind, and the next one that keeps it raises the horizon).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::ControlFlow;
 
 use crate::backend::{Intent, ReadView, WriteOp, WriteSet};
 use crate::commands::corrupt;
 use crate::keys::{is_memory_key, parse};
+use crate::meta::MemMeta;
 use crate::{Error, Result};
 
 /// What happened to a path, as of its latest change.
@@ -204,7 +219,27 @@ fn entries_prefix(scope: &str) -> String {
     format!("f:{scope}:")
 }
 
+/// Positions below this are written in the binary entry key (its first byte is then 0, below
+/// every hex digit): every position a store will reach.
+const BINARY_BELOW: u64 = 1 << 56;
+
+/// The entry this build writes at `position`: binary (`f:{scope}:` + 8 bytes big-endian + the
+/// path without its `/memories` root), or the hex layout of older builds past [`BINARY_BELOW`].
 fn entry_key(scope: &str, position: u64, path: &str) -> Vec<u8> {
+    match path.strip_prefix(crate::ROOT) {
+        Some(rest) if position < BINARY_BELOW => {
+            let mut key = entries_prefix(scope).into_bytes();
+            key.extend_from_slice(&position.to_be_bytes());
+            key.extend_from_slice(rest.as_bytes());
+            key
+        }
+        _ => hex_entry_key(scope, position, path),
+    }
+}
+
+/// The entry layout of builds before issue 36's binary keys (still read, and written past
+/// [`BINARY_BELOW`]).
+fn hex_entry_key(scope: &str, position: u64, path: &str) -> Vec<u8> {
     format!("f:{scope}:{position:016x}:{path}").into_bytes()
 }
 
@@ -212,9 +247,22 @@ fn pointer_key(scope: &str, path: &str) -> Vec<u8> {
     format!("g:{scope}:{path}").into_bytes()
 }
 
-fn position_of(key: &[u8], meta: &[u8]) -> Result<u64> {
-    let bytes: [u8; 8] = meta.try_into().map_err(|_| corrupt(key, "a change feed position is not 8 bytes"))?;
-    Ok(u64::from_be_bytes(bytes))
+/// A `g:` row of this build: the position and a byte 1 (its entry's key is [`entry_key`]'s), so
+/// an older build, which reads 8 bytes only, refuses it rather than remove the wrong key.
+fn pointer_meta(position: u64) -> Vec<u8> {
+    let mut m = position.to_be_bytes().to_vec();
+    m.push(1);
+    m
+}
+
+/// The key of the entry a `g:` row names: 8 bytes (an older build's row) name a hex entry.
+fn pointed_entry(scope: &str, path: &str, key: &[u8], meta: &[u8]) -> Result<Vec<u8>> {
+    let position = |bytes: &[u8]| u64::from_be_bytes(bytes.try_into().unwrap_or_default());
+    match meta {
+        [p @ .., 1] if p.len() == 8 => Ok(entry_key(scope, position(p), path)),
+        p if p.len() == 8 => Ok(hex_entry_key(scope, position(p), path)),
+        _ => Err(corrupt(key, "a change feed pointer is not ours")),
+    }
 }
 
 /// The feed's marker (`f:`): the horizon (changes at positions below it may be missing) and the
@@ -236,34 +284,58 @@ fn marker(view: &dyn ReadView) -> Result<Option<(u64, u64)>> {
 /// moved to this commit. When the commit before this one did not keep the feed (a store
 /// written before it existed, or by a build without it), the changes up to here may be missing:
 /// the horizon rises to this commit, unless no commit at all came before (`first`).
-pub(crate) fn stage_rows(view: &dyn ReadView, ws: &WriteSet, position: u64, first: bool) -> Result<Vec<WriteOp>> {
+///
+/// A memory the commit leaves at a changed path gets the entry's position in its metadata
+/// (`ws` is restamped: the compact layout, `meta.rs`) and the path loses its `g:` row; a path
+/// left without a memory, or whose memory keeps the fixed layout (history ids), gets its `g:`
+/// row. The entry a path had is the one its memory's metadata named when the command read it,
+/// else its `g:` row's.
+pub(crate) fn stage_rows(view: &dyn ReadView, ws: &mut WriteSet, position: u64, first: bool) -> Result<Vec<WriteOp>> {
     let mut ops = Vec::new();
     let mut horizon = match marker(view)? {
         Some((horizon, tip)) if tip + 1 == position => horizon,
         _ if first => 0,
         _ => position,
     };
-    let replace = |ops: &mut Vec<WriteOp>, scope: &str, path: &str| -> Result<()> {
-        let pointer = pointer_key(scope, path);
-        if let Some(meta) = view.meta(&pointer)? {
-            ops.push(WriteOp::Delete { key: entry_key(scope, position_of(&pointer, &meta)?, path) });
-        }
-        Ok(())
-    };
-    for change in feed_changes(ws) {
+    for (change, feed_before, last_put) in with_rows(ws) {
         let Some((scope, path)) = parse(&change.key) else { continue };
-        replace(&mut ops, scope, path)?;
+        let pointer = pointer_key(scope, path);
+        let (old, had_pointer) = match feed_before {
+            Some(old) => (Some(entry_key(scope, old, path)), false),
+            None => match view.meta(&pointer)? {
+                Some(meta) => (Some(pointed_entry(scope, path, &pointer, &meta)?), true),
+                None => (None, false),
+            },
+        };
+        if let Some(old) = old {
+            ops.push(WriteOp::Delete { key: old });
+        }
         ops.push(WriteOp::Put {
             key: entry_key(scope, position, path),
             value: Vec::new(),
             meta: vec![change.kind.code()],
         });
-        ops.push(WriteOp::Put {
-            key: pointer_key(scope, path),
-            value: Vec::new(),
-            meta: position.to_be_bytes().to_vec(),
-        });
+        let carried = match last_put.and_then(|i| ws.put_meta_mut(i)) {
+            Some((key, meta)) => {
+                let stamped = MemMeta { feed_position: Some(position), ..MemMeta::decode(key, meta)? };
+                *meta = stamped.encode();
+                MemMeta::decode(key, meta)?.feed_position.is_some()
+            }
+            None => false,
+        };
+        if !carried {
+            ops.push(WriteOp::Put { key: pointer, value: Vec::new(), meta: pointer_meta(position) });
+        } else if had_pointer {
+            ops.push(WriteOp::Delete { key: pointer });
+        }
     }
+    let replace = |ops: &mut Vec<WriteOp>, scope: &str, path: &str| -> Result<()> {
+        let pointer = pointer_key(scope, path);
+        if let Some(meta) = view.meta(&pointer)? {
+            ops.push(WriteOp::Delete { key: pointed_entry(scope, path, &pointer, &meta)? });
+        }
+        Ok(())
+    };
     for key in ws.forgotten() {
         let Some((scope, path)) = parse(key) else { continue };
         replace(&mut ops, scope, path)?;
@@ -274,6 +346,28 @@ pub(crate) fn stage_rows(view: &dyn ReadView, ws: &WriteSet, position: u64, firs
     marker.extend_from_slice(&position.to_be_bytes());
     ops.push(WriteOp::Put { key: HORIZON_KEY.to_vec(), value: Vec::new(), meta: marker });
     Ok(ops)
+}
+
+/// Each change of `ws` with the feed position its memory's metadata named before the commit
+/// (the first row's, as its command read it) and the index of the put that leaves the memory
+/// there (None: the last row at its key deletes it).
+fn with_rows(ws: &WriteSet) -> Vec<(FeedChange, Option<u64>, Option<usize>)> {
+    let mut rows: HashMap<&[u8], (Option<u64>, Option<usize>)> = HashMap::new();
+    for (i, (op, mark)) in ws.rows().enumerate() {
+        let Some(mark) = mark else { continue };
+        let (key, put) = match op {
+            WriteOp::Put { key, .. } => (key.as_slice(), Some(i)),
+            WriteOp::Delete { key } => (key.as_slice(), None),
+        };
+        rows.entry(key).and_modify(|r| r.1 = put).or_insert((mark.feed_before, put));
+    }
+    feed_changes(ws)
+        .into_iter()
+        .map(|change| {
+            let (before, put) = rows.get(change.key.as_slice()).copied().unwrap_or_default();
+            (change, before, put)
+        })
+        .collect()
 }
 
 /// The hex prefixes that cover positions `from..` in order: `from` itself, then for each digit
@@ -316,9 +410,75 @@ pub(crate) fn read_rows(
     if since.position < horizon || since.position > end {
         return Ok(ChangePage { changes: Vec::new(), cursor: Cursor { position: end, after: None }, reset: true });
     }
+    // Entries in both key layouts, each read in position order from the cursor, then merged.
+    let mut changes = binary_entries(view, scope, since, limit, end)?;
+    changes.extend(hex_entries(view, scope, since, limit, end)?);
+    changes.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
+    if changes.len() >= limit {
+        changes.truncate(limit);
+        let (position, last) = changes.last().map(|(p, c)| (*p, c.path.clone())).unwrap_or_default();
+        let changes = changes.into_iter().map(|(_, c)| c).collect();
+        return Ok(ChangePage { changes, cursor: Cursor { position, after: Some(last) }, reset: false });
+    }
+    let changes = changes.into_iter().map(|(_, c)| c).collect();
+    Ok(ChangePage { changes, cursor: Cursor { position: end, after: None }, reset: false })
+}
+
+fn entry_kind(key: &[u8], meta: &[u8]) -> Result<ChangeKind> {
+    meta.first()
+        .copied()
+        .and_then(ChangeKind::from_code)
+        .ok_or_else(|| corrupt(key, "a change feed entry's kind is not ours"))
+}
+
+/// Up to `limit` binary entries after `since` and below `end`, in position order: one seek.
+fn binary_entries(
+    view: &dyn ReadView,
+    scope: &str,
+    since: &Cursor,
+    limit: usize,
+    end: u64,
+) -> Result<Vec<(u64, Change)>> {
+    let base = entries_prefix(scope).into_bytes();
+    let mut prefix = base.clone();
+    prefix.push(0);
+    // Every entry at the cursor's position sorts after this key (a path follows it).
+    let mut from = base.clone();
+    from.extend_from_slice(&since.position.to_be_bytes());
+    let mut out = Vec::new();
+    let mut failed = None;
+    view.scan_prefix_after(&prefix, Some(&from), &mut |key, meta| {
+        let parsed = key[base.len()..].split_at_checked(8).and_then(|(p, path)| {
+            let path = std::str::from_utf8(path).ok()?;
+            Some((u64::from_be_bytes(p.try_into().ok()?), format!("{}{path}", crate::ROOT)))
+        });
+        let Some((position, path)) = parsed else {
+            failed = Some(corrupt(key, "a change feed entry's key is not ours"));
+            return ControlFlow::Break(());
+        };
+        if position >= end {
+            return ControlFlow::Break(());
+        }
+        if !since.before(position, &path) {
+            return ControlFlow::Continue(());
+        }
+        match entry_kind(key, meta) {
+            Ok(kind) => out.push((position, Change { path, kind })),
+            Err(e) => {
+                failed = Some(e);
+                return ControlFlow::Break(());
+            }
+        }
+        if out.len() == limit { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+    })?;
+    failed.map_or(Ok(out), Err)
+}
+
+/// Up to `limit` entries of the hex layout (older builds') after `since` and below `end`, in
+/// position order.
+fn hex_entries(view: &dyn ReadView, scope: &str, since: &Cursor, limit: usize, end: u64) -> Result<Vec<(u64, Change)>> {
     let base = entries_prefix(scope);
-    let mut changes = Vec::new();
-    let mut last = None;
+    let mut out = Vec::new();
     let mut failed = None;
     for digits in prefixes_from(since.position) {
         let prefix = format!("{base}{digits}");
@@ -334,24 +494,23 @@ pub(crate) fn read_rows(
             if position >= end || !since.before(position, path) {
                 return ControlFlow::Continue(());
             }
-            let Some(kind) = meta.first().copied().and_then(ChangeKind::from_code) else {
-                failed = Some(corrupt(key, "a change feed entry's kind is not ours"));
-                return ControlFlow::Break(());
-            };
-            changes.push(Change { path: path.to_string(), kind });
-            last = Some(position);
-            if changes.len() == limit { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
+            match entry_kind(key, meta) {
+                Ok(kind) => out.push((position, Change { path: path.to_string(), kind })),
+                Err(e) => {
+                    failed = Some(e);
+                    return ControlFlow::Break(());
+                }
+            }
+            if out.len() == limit { ControlFlow::Break(()) } else { ControlFlow::Continue(()) }
         })?;
         if let Some(e) = failed {
             return Err(e);
         }
-        if changes.len() == limit {
-            let after = changes.last().map(|c| c.path.clone());
-            let position = last.unwrap_or(since.position);
-            return Ok(ChangePage { changes, cursor: Cursor { position, after }, reset: false });
+        if out.len() == limit {
+            break;
         }
     }
-    Ok(ChangePage { changes, cursor: Cursor { position: end, after: None }, reset: false })
+    Ok(out)
 }
 
 #[cfg(test)]

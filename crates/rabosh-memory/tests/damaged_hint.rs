@@ -22,15 +22,16 @@ fn memories(store: &std::sync::Arc<EmbeddedStore>, listing_index: bool) -> Memor
     Memories::new(store.clone(), MemoryOptions { listing_index, ..Default::default() }).unwrap()
 }
 
-/// Flips a byte in the middle of the last sealed blob of `file`.
-fn flip_last_blob(dir: &Path, file: &str) {
+/// Flips a byte in the middle of the sealed blob of `file` that is `from_end` blobs before its
+/// last.
+fn flip_blob(dir: &Path, file: &str, from_end: usize) {
     let (off, len) = sealed_blobs(&rabosh::StdFs, dir, &rabosh::Encryption::new(KEY))
         .unwrap()
         .into_iter()
         .filter(|b| b.file == file)
         .map(|b| (b.offset as usize, b.bytes.len()))
-        .next_back()
-        .unwrap_or_else(|| panic!("{file}: no sealed blob"));
+        .nth_back(from_end)
+        .unwrap_or_else(|| panic!("{file}: no sealed blob {from_end} before the last"));
     let mut bytes = std::fs::read(dir.join(file)).unwrap();
     bytes[off + len / 2] ^= 0x10;
     std::fs::write(dir.join(file), &bytes).unwrap();
@@ -54,15 +55,17 @@ fn a_directory_view_over_a_damaged_page_and_segment_is_an_error_not_a_panic() {
         .into_iter()
         .filter(|b| b.file == "0000000001.hint")
         .count();
-    assert!(pages >= 3, "segment 1's hint: a directory and two pages at least ({pages})");
-    flip_last_blob(&dir, "0000000001.hint");
-    flip_last_blob(&dir, "0000000001.seg");
+    assert!(pages >= 4, "segment 1's hint: a directory and three pages at least ({pages})");
+    // Not the last page: it may hold only the keys that sort after every memory (the directory
+    // totals); the one before it holds memories (the feed's entries sort before them).
+    flip_blob(&dir, "0000000001.hint", 1);
+    flip_blob(&dir, "0000000001.seg", 0);
 
     for listing_index in [false, true] {
         let store = EmbeddedStore::open(&dir, options()).expect("open reads only the hints' directories");
         let m = memories(&store, listing_index);
-        // The first memory lies in the hint's first page and the segment's first frames.
-        match m.view(&path(0)) {
+        // The last memory lies in a later segment, whose hint is whole.
+        match m.view(&path(N - 1)) {
             Ok(View::File { .. }) => {}
             other => panic!("index {listing_index}: a view of a whole page's memory: {other:?}"),
         }

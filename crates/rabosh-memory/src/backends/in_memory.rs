@@ -132,7 +132,7 @@ impl Backend for InMemoryBackend {
         // row staged without an intent is refused.
         size_changes(&staged)?;
         let position = view.state.seq + 1;
-        let feed = feed::stage_rows(&view, &staged, position, view.state.seq == 0)?;
+        let feed = feed::stage_rows(&view, &mut staged, position, view.state.seq == 0)?;
         let mut next = view.state.map.clone();
         for op in staged.into_ops().into_iter().chain(feed) {
             match op {

@@ -174,12 +174,13 @@ impl Fixture {
         }
     }
 
-    /// (size, lines, created, updated, accessed) from the raw metadata bytes.
+    /// (size, lines, created, updated, accessed) from the stored metadata, in either layout.
     pub fn meta(&self, scope: &str, path: &str) -> Option<(u64, u64, i64, i64, i64)> {
-        let m = self.backend.read().unwrap().meta(format!("m:{scope}:{path}").as_bytes()).unwrap()?;
-        let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().unwrap());
-        let i = |at: usize| i64::from_le_bytes(m[at..at + 8].try_into().unwrap());
-        Some((u(0), u(8), i(16), i(24), i(32)))
+        let key = format!("m:{scope}:{path}");
+        let m = self.backend.read().unwrap().meta(key.as_bytes()).unwrap()?;
+        let (size, lines, created, updated, accessed, _) =
+            rabosh_memory::backend_kit::memory_fields(key.as_bytes(), &m).unwrap();
+        Some((size, lines, created, updated, accessed))
     }
 }
 

@@ -575,7 +575,7 @@ impl EmbeddedStore {
         // The change feed's rows, at the sequence number this append takes (the engine numbers
         // each commit one past the newest, which the view is, under the commit guard).
         let position = view.snap.seq() + 1;
-        let feed = feed::stage_rows(&view, &staged, position, view.snap.seq() == 0)?;
+        let feed = feed::stage_rows(&view, &mut staged, position, view.snap.seq() == 0)?;
         let totals = if recount {
             Some(dir_totals::rebuild(&view, view.snap.seq())?)
         } else if !keeps_totals {
