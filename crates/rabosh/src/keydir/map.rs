@@ -167,12 +167,21 @@ impl Keys {
     /// totals adjusted from the entry it replaces (a point read, answered as it was when the
     /// commit checked it before writing: a page once opened stays open).
     pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
+        self.apply_read(key, entry, None)
+    }
+
+    /// [`Keys::apply`], given `read`: what this directory answered for `key` before the commit
+    /// began applying (`None`: not read), so the runs are not searched for it again. The delta
+    /// still answers first (an earlier op of the same commit on the same key is there).
+    #[allow(clippy::option_option)] // `Some(None)`: read, and absent
+    pub fn apply_read(&mut self, key: Key, entry: Option<Entry>, read: Option<Option<Entry>>) -> Result<()> {
         match &mut self.0 {
             Dir::Map { map, live } => apply_one(map, live, key, entry),
             Dir::Lazy(l) => {
-                let old = match l.delta.get(&key) {
-                    Some(e) => e.clone(),
-                    None => l.base.runs.get(&key)?,
+                let old = match (l.delta.get(&key), read) {
+                    (Some(e), _) => e.clone(),
+                    (None, Some(read)) => read,
+                    (None, None) => l.base.runs.get(&key)?,
                 };
                 l.from_hints = false;
                 if old.is_none() && entry.is_none() {

@@ -216,11 +216,13 @@ impl Store {
         // Every key's entry in the directory this commit builds on, read before a byte is written
         // or a segment sealed: one that cannot be read (a hint page and its segment both
         // damaged) refuses the commit, nothing written and the store not poisoned. Applying the
-        // commit reads the same entries again, answered the same (a page once opened stays so).
+        // commit uses what they answered (one search of the runs a key, not two), unless a seal
+        // published another directory in between (it reads them again there: the same entries).
         let base = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let mut before = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             let (Op::Put { key, .. } | Op::Delete { key }) = op;
-            base.keys.get(key)?;
+            before.push(base.keys.get(key)?);
         }
         if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
@@ -231,6 +233,9 @@ impl Store {
         // the newest.
         let log = w.log();
         let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let same = Arc::ptr_eq(&base, &cur);
+        drop(base);
+        let mut before = before.into_iter().filter(move |_| same);
         let active = log.seg.clone();
         let mut keys = Keys::clone(&cur.keys);
         // Everything before the marker is durable already (open fsynced it), so marker and
@@ -274,7 +279,7 @@ impl Store {
             };
             let key: Key = key.into();
             log.recs.insert(key.clone(), &Rec { seq, entry: entry.clone() });
-            if let Err(e) = keys.apply(key, entry) {
+            if let Err(e) = keys.apply_read(key, entry, before.next()) {
                 return Err(self.poison(e));
             }
         }
