@@ -216,13 +216,14 @@ impl Store {
         // Every key's entry in the directory this commit builds on, read before a byte is written
         // or a segment sealed: one that cannot be read (a hint page and its segment both
         // damaged) refuses the commit, nothing written and the store not poisoned. Applying the
-        // commit uses what they answered (one search of the runs a key, not two), unless a seal
-        // published another directory in between (it reads them again there: the same entries).
+        // commit takes a key found absent as absent (an import's keys: one search of the runs
+        // a key, not two; a byte a key kept, not an entry), unless a seal published another
+        // directory in between; a key found is read again (answered the same).
         let base = log.tail.clone().unwrap_or_else(|| self.current.load_full());
-        let mut before = Vec::with_capacity(batch.ops.len());
+        let mut absent = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             let (Op::Put { key, .. } | Op::Delete { key }) = op;
-            before.push(base.keys.get(key)?);
+            absent.push(base.keys.get(key)?.is_none());
         }
         if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
@@ -235,7 +236,7 @@ impl Store {
         let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
         let same = Arc::ptr_eq(&base, &cur);
         drop(base);
-        let mut before = before.into_iter().filter(move |_| same);
+        let mut before = absent.into_iter().map(move |a| (same && a).then_some(None));
         let active = log.seg.clone();
         let mut keys = Keys::clone(&cur.keys);
         // Everything before the marker is durable already (open fsynced it), so marker and
@@ -279,7 +280,7 @@ impl Store {
             };
             let key: Key = key.into();
             log.recs.insert(key.clone(), &Rec { seq, entry: entry.clone() });
-            if let Err(e) = keys.apply_read(key, entry, before.next()) {
+            if let Err(e) = keys.apply_read(key, entry, before.next().flatten()) {
                 return Err(self.poison(e));
             }
         }
