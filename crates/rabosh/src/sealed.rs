@@ -157,6 +157,6 @@ pub fn rewrite_hints_unpacked(dir: &Path, host: &Encryption) -> Result<usize> {
     let dk = data_key(dir, host)?;
     rewrite_hints(dir, Some(&dk.crypt), |number, seg_len, recs, tail| {
         let raw = crate::log::hint_rec::raw_recs(recs);
-        crate::log::hint_pages::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail).ok()
+        crate::log::hint_writer::encode_unpacked(&dk.crypt, (number, seg_len), &raw, tail).ok()
     })
 }

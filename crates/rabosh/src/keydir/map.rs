@@ -4,6 +4,9 @@
 use crate::error::Result;
 use crate::keydir::merge::{Merge, Source, Val};
 use crate::keydir::runs::{Run, Runs};
+use crate::keydir::union::union;
+use crate::log::hint_rec::RawRec;
+use crate::log::hint_writer::Recs;
 use crate::log::record::{Entry, Key, Rec, SegRecs};
 use crate::log::segment::Segment;
 use std::collections::BTreeMap;
@@ -44,12 +47,17 @@ impl ActiveRecs {
         }
     }
 
-    /// The segment's summary: its puts as `keys` holds them (a directory that reflects every
-    /// commit of segment `number`), its deletes as remembered.
-    pub fn summary(&self, keys: &Keys, number: u64) -> Result<SegRecs> {
-        let mut out = keys.segment_puts(number)?;
-        out.extend(self.deleted.iter().map(|(k, seq)| (k.clone(), Rec { seq: *seq, entry: None })));
-        Ok(out)
+    /// The segment's records in key order, streamed (what its hint is written from): its
+    /// puts as `keys` holds them (a directory that reflects every commit of segment `number`),
+    /// its deletes as remembered.
+    pub(crate) fn records<'a>(&'a self, keys: &'a Keys, number: u64) -> Result<Recs<'a>> {
+        let dels = self.deleted.iter().map(|(k, seq)| RawRec { seq: *seq, key: k, put: None });
+        Ok(union(keys.segment_puts(number)?, Box::new(dels)))
+    }
+
+    /// Keys whose last operation in the segment is a delete.
+    pub fn deleted(&self) -> &BTreeMap<Key, u64> {
+        &self.deleted
     }
 }
 
@@ -159,12 +167,21 @@ impl Keys {
     /// totals adjusted from the entry it replaces (a point read, answered as it was when the
     /// commit checked it before writing: a page once opened stays open).
     pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
+        self.apply_read(key, entry, None)
+    }
+
+    /// [`Keys::apply`], given `read`: what this directory answered for `key` before the commit
+    /// began applying (`None`: not read), so the runs are not searched for it again. The delta
+    /// still answers first (an earlier op of the same commit on the same key is there).
+    #[allow(clippy::option_option)] // `Some(None)`: read, and absent
+    pub fn apply_read(&mut self, key: Key, entry: Option<Entry>, read: Option<Option<Entry>>) -> Result<()> {
         match &mut self.0 {
             Dir::Map { map, live } => apply_one(map, live, key, entry),
             Dir::Lazy(l) => {
-                let old = match l.delta.get(&key) {
-                    Some(e) => e.clone(),
-                    None => l.base.runs.get(&key)?,
+                let old = match (l.delta.get(&key), read) {
+                    (Some(e), _) => e.clone(),
+                    (None, Some(read)) => read,
+                    (None, None) => l.base.runs.get(&key)?,
                 };
                 l.from_hints = false;
                 if old.is_none() && entry.is_none() {
@@ -194,12 +211,13 @@ impl Keys {
         }
     }
 
-    /// The directory once segment `run.number()` is sealed with `recs` (its hint, read back as
-    /// `run`): the run joins as the newest (replacing one open read for that segment, which the
-    /// new hint covers), and the delta lets go of every entry the hint records as it is (a put
-    /// or a delete of that segment that nothing overwrote since); so the delta holds only what
-    /// was committed after the last seal. A built map stays as it is.
-    pub(crate) fn seal(&self, run: Run, recs: &SegRecs) -> Result<Keys> {
+    /// The directory once segment `run.number()` is sealed (its hint, read back as `run`,
+    /// written from this directory's puts of that segment and its `deleted` keys): the run joins
+    /// as the newest (replacing one open read for that segment, which the new hint covers), and
+    /// the delta lets go of every entry the hint records as it is (a put or a delete of that
+    /// segment that nothing overwrote since); so the delta holds only what was committed after
+    /// the last seal. A built map stays as it is.
+    pub(crate) fn seal(&self, run: Run, deleted: &BTreeMap<Key, u64>) -> Result<Keys> {
         let Dir::Lazy(l) = &self.0 else { return Ok(self.clone()) };
         let number = run.number();
         let mut runs: Vec<Arc<Run>> = l.base.runs.0.iter().filter(|r| r.number() != number).cloned().collect();
@@ -208,7 +226,12 @@ impl Keys {
         let mut delta = Delta::new();
         let mut adj = (0i64, 0i64);
         for (k, v) in &l.delta {
-            if recs.get(k).is_some_and(|r| r.entry == *v) {
+            // What the hint records for `k`: its delete, else this delta's put of the segment.
+            let recorded = match v {
+                None => deleted.contains_key(k),
+                Some(e) => e.seg == number && !deleted.contains_key(k),
+            };
+            if recorded {
                 continue;
             }
             // Kept (another process's commits a catch-up applied): its difference to the runs.
@@ -266,31 +289,32 @@ impl Keys {
         Ok(build_map(all))
     }
 
-    /// Every live entry of segment `number`, as puts (what its hint is written from). Over the
-    /// runs: the delta's, and the segment's own hint's where open read one and the delta does
-    /// not hold the key since.
-    pub fn segment_puts(&self, number: u64) -> Result<SegRecs> {
-        let put = |k: &Key, e: &Entry| (k.clone(), Rec { seq: e.seq, entry: Some(e.clone()) });
+    /// Every live entry of segment `number`, as puts in key order (what its hint is written
+    /// from, borrowed: nothing gathered). Over the runs: the delta's, and the segment's own
+    /// hint's where open read one and the delta does not hold the key since.
+    fn segment_puts(&self, number: u64) -> Result<Recs<'_>> {
+        fn put<'a>(k: &'a [u8], e: &'a Entry) -> RawRec<'a> {
+            RawRec { seq: e.seq, key: k, put: Some((e.meta.as_slice(), e.off, e.len, e.crc)) }
+        }
         match &self.0 {
-            Dir::Map { map, .. } => Ok(map.iter().filter(|(_, e)| e.seg == number).map(|(k, e)| put(k, e)).collect()),
+            Dir::Map { map, .. } => {
+                Ok(Box::new(map.iter().filter(move |(_, e)| e.seg == number).map(|(k, e)| put(k, e))))
+            }
             Dir::Lazy(l) => {
-                let mut out = SegRecs::new();
+                let mut out: Recs<'_> = Box::new(std::iter::empty());
                 for run in l.base.runs.0.iter().filter(|r| r.number() == number) {
-                    for (k, v) in run.source(Bound::Unbounded, Bound::Unbounded)? {
-                        if let Some(e) = v.entry()
-                            && !l.delta.contains_key(k)
-                        {
-                            out.insert(Key::from(k), Rec { seq: e.seq, entry: Some(e) });
-                        }
-                    }
+                    let delta = &l.delta;
+                    let own = run.source(Bound::Unbounded, Bound::Unbounded)?.filter_map(move |(k, v)| match v {
+                        _ if delta.contains_key(k) => None,
+                        Val::Raw(_, seq, p) => Some(RawRec { seq, key: k, put: Some(p) }),
+                        Val::Entry(e) => Some(put(k, e)),
+                        Val::Del => None,
+                    });
+                    out = union(out, Box::new(own));
                 }
-                for (k, e) in &l.delta {
-                    if let Some(e) = e.as_ref().filter(|e| e.seg == number) {
-                        let (k, r) = put(k, e);
-                        out.insert(k, r);
-                    }
-                }
-                Ok(out)
+                let delta =
+                    l.delta.iter().filter_map(move |(k, e)| e.as_ref().filter(|e| e.seg == number).map(|e| put(k, e)));
+                Ok(union(out, Box::new(delta)))
             }
         }
     }

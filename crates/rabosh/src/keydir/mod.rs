@@ -4,3 +4,4 @@ pub(crate) mod map;
 pub(crate) mod merge;
 pub(crate) mod paged_run;
 pub(crate) mod runs;
+pub(crate) mod union;

@@ -8,11 +8,12 @@ use crate::error::{Error, Result};
 use crate::io::vfs::{VFile, Vfs};
 use crate::keydir::merge::{Source, Val, index_range, within};
 use crate::log::hint_pages::{Page, Pages, page_rec};
-use crate::log::hint_rec::{ActiveTail, RawRec};
+use crate::log::hint_rec::ActiveTail;
 use crate::log::record::{Entry, Key};
 use crate::log::segment::{ScanMode, scan};
 use std::ops::Bound;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// What a scan of the run's segment needs, captured at open: the file, and how open would have
@@ -50,7 +51,15 @@ pub(crate) struct PagedRun {
     /// The run's last key, from its last page (once opened): a key past it is in no page, so
     /// a read of a new key (an import's, in ascending order) costs no search of this run.
     last: OnceLock<Option<Key>>,
+    /// Where the last point read that found nothing landed: (pages starting at or below its key)
+    /// << 32 | (records of that page below it); 0: none yet. One slot a class of keys (by the
+    /// first byte: the layer above keeps each kind of row under a prefix of its own), so reads
+    /// in key order of a few interleaved kinds (an import's new keys, which fall in one gap of
+    /// every run a kind) are answered from two neighbours, not a search of the run.
+    near: [AtomicU64; NEAR_SLOTS],
 }
+
+const NEAR_SLOTS: usize = 4;
 
 /// A point's state: opened pages, or the fallback records.
 pub(crate) enum Ready<'a> {
@@ -68,7 +77,8 @@ impl PagedRun {
         }
         starts.push(at);
         let opened = (0..pages.refs.len()).map(|_| OnceLock::new()).collect();
-        PagedRun { crypt, pages, starts, opened, rescan, fallback: OnceLock::new(), last: OnceLock::new() }
+        let (fallback, last, near) = (OnceLock::new(), OnceLock::new(), Default::default());
+        PagedRun { crypt, pages, starts, opened, rescan, fallback, last, near }
     }
 
     /// Page `i`'s first key.
@@ -151,6 +161,10 @@ impl PagedRun {
     pub fn get(&self, key: &[u8]) -> Result<Option<Option<Entry>>> {
         if !matches!(self.fallback.get(), Some(Ok(_))) {
             let n = self.pages.refs.len();
+            let near = &self.near[usize::from(key.first().map_or(0, |b| b & 3))];
+            if self.in_gap(near.load(Ordering::Relaxed), key) {
+                return Ok(None);
+            }
             // The last page whose first key is at or below `key`: at once for a key at or past
             // the last page's first (an import's new keys, ascending), whose page is then opened
             // anyway and gives the run's last key, past which no page holds anything.
@@ -166,11 +180,30 @@ impl PagedRun {
                 return Ok(None);
             }
             if let Some(page) = self.page(i - 1) {
-                return Ok(search(page, self.pages.version(), key).map(|rec| rec.entry(self.rescan.id.0)));
+                return Ok(match search(page, key) {
+                    Ok(j) => Some(page_rec(page, self.pages.version(), j).entry(self.rescan.id.0)),
+                    Err(j) => {
+                        near.store(((i as u64) << 32) | j as u64, Ordering::Relaxed);
+                        None
+                    }
+                });
             }
         }
         let recs = self.scanned()?;
         Ok(recs.binary_search_by(|(k, _)| (**k).cmp(key)).ok().map(|i| recs[i].1.clone()))
+    }
+
+    /// Whether `key` lies strictly between the two records a read that found nothing landed
+    /// between (`near`, see [`PagedRun::near`]) in a page still open: then no record holds it.
+    fn in_gap(&self, near: u64, key: &[u8]) -> bool {
+        let (i, j) = ((near >> 32) as usize, (near & 0xffff_ffff) as usize);
+        // A page's first key is always found: a gap starts after a record of the page.
+        let Some(Some(page)) = (i > 0 && j > 0).then(|| self.opened[i - 1].get()).flatten() else { return false };
+        let above = match page.offs.get(j) {
+            Some(_) => key < page_key(page, j),
+            None => i == self.opened.len() || key < self.first(i),
+        };
+        above && page_key(page, j - 1) < key
     }
 
     /// The records inside the bounds, in key order from either end: only the pages the bounds
@@ -275,20 +308,27 @@ impl PagedRun {
     }
 }
 
-/// The record of `key` in an opened page.
-fn search<'a>(page: &'a Page, version: u32, key: &[u8]) -> Option<RawRec<'a>> {
-    let rec = |i: usize| page_rec(page, version, i);
+/// Where `key` is in an opened page (compared by key alone): `Ok` its record's place, `Err`
+/// how many records of the page lie below it.
+fn search(page: &Page, key: &[u8]) -> std::result::Result<usize, usize> {
     let (mut lo, mut hi) = (0, page.offs.len());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        let r = rec(mid);
-        match r.key.cmp(key) {
+        match page_key(page, mid).cmp(key) {
             std::cmp::Ordering::Less => lo = mid + 1,
             std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Some(r),
+            std::cmp::Ordering::Equal => return Ok(mid),
         }
     }
-    None
+    Err(lo)
+}
+
+/// The key of an opened page's record `j`: every layout starts a record with seq (8), tag (1),
+/// key length (4), key; the page was checked when opened.
+fn page_key(page: &Page, j: usize) -> &[u8] {
+    let at = page.offs[j] as usize + 9;
+    let klen = u32::from_le_bytes(page.buf[at..at + 4].try_into().expect("four bytes")) as usize;
+    &page.buf[at + 4..at + 4 + klen]
 }
 
 fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {

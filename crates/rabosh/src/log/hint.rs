@@ -4,17 +4,18 @@
 //! with the tail facts a scan would otherwise provide ([`ActiveTail`]).
 
 use crate::crypto::crypt::{AD_HINT, Crypt, NONCE};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io::bytes::crc;
 #[cfg(any(test, feature = "testkit"))]
 use crate::io::bytes::{put_u32, put_u64};
 use crate::io::os::FileBytes;
-use crate::io::replace::{replace_file, write_atomic};
-use crate::io::vfs::{OpenMode, Vfs, read_exact_at};
+use crate::io::replace::replace_file_with;
+use crate::io::vfs::{OpenMode, Vfs, read_exact_at, write_all_at};
 use crate::log::format::{FORMAT_VERSION, Reader, TAG_DEL, TAG_PUT};
 #[cfg(any(test, feature = "testkit"))]
 use crate::log::hint_rec::put_rec;
 use crate::log::hint_rec::{ActiveTail, RawRec, raw_recs, read_rec};
+use crate::log::hint_writer::Recs;
 use crate::log::record::{Entry, Key, SegRecs};
 use crate::log::segment::hint_name;
 use std::path::Path;
@@ -308,17 +309,6 @@ pub(crate) enum HintFile {
     Paged(FileBytes),
 }
 
-/// The bytes a hint file holds: paged, checksummed in a plain store and sealed in an
-/// encrypted one. The whole layouts (`RABOSHHT`, `RABOSHHX`) are only read.
-fn file_bytes(
-    (number, seg_len): (u64, u64),
-    recs: &[RawRec],
-    tail: Option<ActiveTail>,
-    crypt: Option<&Crypt>,
-) -> Result<Vec<u8>> {
-    Ok(crate::log::hint_pages::encode(crypt, (number, seg_len), recs, tail)?)
-}
-
 #[cfg(feature = "testkit")]
 /// The old sealed layout (`RABOSHHX`: the plain hint sealed whole), which main wrote before
 /// the paged one: kept so tests can make such a store and show it still opens.
@@ -332,26 +322,24 @@ pub fn encode_sealed_whole(c: &Crypt, number: u64, seg_len: u64, recs: &SegRecs,
 pub fn write(
     vfs: &dyn Vfs,
     dir: &Path,
-    (number, seg_len): (u64, u64),
+    id: (u64, u64),
     recs: &SegRecs,
     fsyncs: &dyn Fn(),
     crypt: Option<&Crypt>,
 ) -> Result<()> {
-    write_recs(vfs, dir, (number, seg_len), &raw_recs(recs), fsyncs, crypt)
+    write_recs(vfs, dir, id, &raw_recs(recs), fsyncs, crypt)
 }
 
 /// [`write`] from records in key order as read from a hint (an older hint's, rewritten paged).
 pub(crate) fn write_recs(
     vfs: &dyn Vfs,
     dir: &Path,
-    (number, seg_len): (u64, u64),
+    id: (u64, u64),
     recs: &[RawRec],
     fsyncs: &dyn Fn(),
     crypt: Option<&Crypt>,
 ) -> Result<()> {
-    let name = hint_name(number);
-    let bytes = file_bytes((number, seg_len), recs, None, crypt)?;
-    write_atomic(vfs, dir, &name, &format!("{name}.tmp"), &bytes, fsyncs)
+    write_streamed(vfs, dir, id, &mut || Ok(Box::new(recs.iter().copied())), None, Some(fsyncs), crypt)
 }
 
 /// The active segment's hint, at a clean close. Not fsynced: it is only ever used when its
@@ -360,24 +348,48 @@ pub(crate) fn write_recs(
 pub fn write_active(
     vfs: &dyn Vfs,
     dir: &Path,
-    (number, seg_len): (u64, u64),
+    id: (u64, u64),
     recs: &SegRecs,
     tail: ActiveTail,
     crypt: Option<&Crypt>,
 ) -> Result<()> {
-    write_active_recs(vfs, dir, (number, seg_len), &raw_recs(recs), tail, crypt)
+    write_active_recs(vfs, dir, id, &raw_recs(recs), tail, crypt)
 }
 
 /// [`write_active`] from records in key order as read from a hint (an older one, rewritten).
 pub(crate) fn write_active_recs(
     vfs: &dyn Vfs,
     dir: &Path,
-    (number, seg_len): (u64, u64),
+    id: (u64, u64),
     recs: &[RawRec],
     tail: ActiveTail,
     crypt: Option<&Crypt>,
 ) -> Result<()> {
-    let name = hint_name(number);
-    let bytes = file_bytes((number, seg_len), recs, Some(tail), crypt)?;
-    replace_file(vfs, dir, &name, &format!("{name}.tmp"), &bytes, None)
+    write_streamed(vfs, dir, id, &mut || Ok(Box::new(recs.iter().copied())), Some(tail), None, crypt)
+}
+
+/// Segment `id`'s hint (number, length), paged, from `recs` (called twice, each time for the
+/// same records in key order: [`crate::log::hint_writer`]) written under a temporary name and
+/// renamed into place; fsynced (file, then directory) when `fsyncs` is given, as a sealed
+/// segment's hint is; `tail`: an active segment's, as a clean close writes it.
+pub(crate) fn write_streamed<'a>(
+    vfs: &dyn Vfs,
+    dir: &Path,
+    id: (u64, u64),
+    recs: &mut dyn FnMut() -> Result<Recs<'a>>,
+    tail: Option<ActiveTail>,
+    fsyncs: Option<&dyn Fn()>,
+    crypt: Option<&Crypt>,
+) -> Result<()> {
+    let name = hint_name(id.0);
+    let tmp = format!("{name}.tmp");
+    let path = dir.join(&tmp);
+    replace_file_with(vfs, dir, (&name, &tmp), fsyncs, &mut |f| {
+        let mut at = 0u64;
+        crate::log::hint_writer::write(crypt, id, tail, true, recs, &mut |bytes| {
+            write_all_at(f, bytes, at).map_err(|e| Error::io("write", &path, e))?;
+            at += bytes.len() as u64;
+            Ok(())
+        })
+    })
 }

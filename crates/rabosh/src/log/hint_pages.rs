@@ -10,11 +10,11 @@
 //! moved, dropped, reordered or taken from another hint (even one of the same segment) does not
 //! open (plain: does not pass its checksum).
 
-use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD, random};
-use crate::io::bytes::{crc, put_u32, put_u64};
+use crate::crypto::crypt::{AD_HINT, Crypt, Nonces, OVERHEAD};
+use crate::io::bytes::{crc, put_u32};
 use crate::io::os::FileBytes;
 use crate::log::format::{FORMAT_VERSION, Reader};
-use crate::log::hint_pack::{pack, unpack};
+use crate::log::hint_pack::unpack;
 use crate::log::hint_rec::{ActiveTail, RawRec, read_rec};
 #[cfg(feature = "testkit")]
 use crate::log::record::SegRecs;
@@ -27,18 +27,18 @@ pub(crate) const PLAIN_MAGIC: &[u8; 8] = b"RABOSHHC";
 /// A plain blob's checksum.
 const CRC_LEN: usize = 4;
 /// Records per page: a point read opens about 8 KiB at 120-byte records.
-const PAGE_RECS: usize = 64;
-const ID: usize = 16;
-const AD_DIR: &[u8] = b"dir";
+pub(crate) const PAGE_RECS: usize = 64;
+pub(crate) const ID: usize = 16;
+pub(crate) const AD_DIR: &[u8] = b"dir";
 const AD_PAGE: &[u8] = b"page";
-const FLAG_ACTIVE: u32 = 1;
+pub(crate) const FLAG_ACTIVE: u32 = 1;
 /// The pages hold packed records ([`crate::log::hint_pack`]); without it (encrypted hints
 /// written before packing) the plain record layout.
-const FLAG_PACKED: u32 = 2;
+pub(crate) const FLAG_PACKED: u32 = 2;
 
 /// How each blob is sealed: with the store's cipher, or (plain store) followed by a CRC-32C of
 /// its associated data and bytes.
-fn seal_blob(seal: Option<(&Crypt, &mut Nonces)>, ad: &[&[u8]], plain: &[u8], out: &mut Vec<u8>) {
+pub(crate) fn seal_blob(seal: Option<(&Crypt, &mut Nonces)>, ad: &[&[u8]], plain: &[u8], out: &mut Vec<u8>) {
     if let Some((c, nonces)) = seal {
         c.seal_with(nonces, ad, plain, out);
     } else {
@@ -59,114 +59,35 @@ fn open_blob<'a>(seal: Option<&Crypt>, ad: &[&[u8]], blob: &'a [u8], into: &'a m
     ok.then_some(body)
 }
 
-fn magic(seal: Option<&Crypt>) -> &'static [u8; 8] {
+pub(crate) fn magic(seal: Option<&Crypt>) -> &'static [u8; 8] {
     if seal.is_some() { MAGIC } else { PLAIN_MAGIC }
 }
 
 /// A blob's overhead: the cipher's nonce and tag, or the checksum.
-fn overhead(seal: Option<&Crypt>) -> usize {
+pub(crate) fn overhead(seal: Option<&Crypt>) -> usize {
     if seal.is_some() { OVERHEAD } else { CRC_LEN }
 }
 
-fn dir_ad(number: u64) -> [u8; 8] {
+pub(crate) fn dir_ad(number: u64) -> [u8; 8] {
     number.to_le_bytes()
 }
 
-/// The file: magic, the sealed directory's length (u32), the sealed directory, the sealed
-/// pages. `recs`: one segment's records in strictly ascending key order. `seal`: the store's
-/// cipher, or `None` (plain: checksummed).
-pub(crate) fn encode(
-    seal: Option<&Crypt>,
-    id: (u64, u64),
-    recs: &[RawRec],
-    tail: Option<ActiveTail>,
-) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
-    encode_as(seal, id, recs, tail, true)
+/// A page's associated data: its segment, the hint's id, its place and the page count.
+pub(crate) struct PageAd {
+    number: [u8; 8],
+    id: [u8; ID],
+    index: [u8; 4],
+    npages: [u8; 4],
 }
 
-#[cfg(feature = "testkit")]
-/// An encrypted store's paged hint as main wrote it before packing (records in the whole
-/// layout): kept so tests can make such a store and show it still opens.
-pub(crate) fn encode_unpacked(
-    c: &Crypt,
-    id: (u64, u64),
-    recs: &[RawRec],
-    tail: Option<ActiveTail>,
-) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
-    encode_as(Some(c), id, recs, tail, false)
+pub(crate) fn page_ad(number: u64, id: &[u8; ID], index: u32, npages: u32) -> PageAd {
+    PageAd { number: number.to_le_bytes(), id: *id, index: index.to_le_bytes(), npages: npages.to_le_bytes() }
 }
 
-fn encode_as(
-    seal: Option<&Crypt>,
-    (number, seg_len): (u64, u64),
-    recs: &[RawRec],
-    tail: Option<ActiveTail>,
-    packed: bool,
-) -> Result<Vec<u8>, crate::crypto::crypt::NoRandom> {
-    let chunks: Vec<_> = recs.chunks(PAGE_RECS).collect();
-    let id = random::<ID>()?;
-    let mut nonces = match seal {
-        Some(_) => Some(Nonces::draw(chunks.len() + 1)?),
-        None => None,
-    };
-    let npages = (chunks.len() as u32).to_le_bytes();
-    let (mut pages, mut refs) = (Vec::new(), Vec::with_capacity(chunks.len()));
-    let mut plain = Vec::new();
-    for (i, chunk) in chunks.iter().enumerate() {
-        plain.clear();
-        let mut prev: &[u8] = &[];
-        for rec in *chunk {
-            if packed {
-                pack(&mut plain, prev, rec);
-            } else {
-                crate::log::hint_pack::put_whole(&mut plain, rec);
-            }
-            prev = rec.key;
-        }
-        let at = pages.len();
-        let ad = [AD_HINT, AD_PAGE, &number.to_le_bytes(), &id[..], &(i as u32).to_le_bytes(), &npages];
-        seal_blob(seal.zip(nonces.as_mut()), &ad, &plain, &mut pages);
-        refs.push((chunk[0].key, chunk.len() as u32, at as u64, (pages.len() - at) as u32));
+impl PageAd {
+    pub fn parts(&self) -> [&[u8]; 6] {
+        [AD_HINT, AD_PAGE, &self.number, &self.id, &self.index, &self.npages]
     }
-    let mut d = Vec::new();
-    d.extend_from_slice(&id[..]);
-    put_u32(&mut d, FORMAT_VERSION);
-    put_u32(&mut d, if packed { FLAG_PACKED } else { 0 } | if tail.is_some() { FLAG_ACTIVE } else { 0 });
-    put_u64(&mut d, number);
-    put_u64(&mut d, seg_len);
-    put_u64(&mut d, recs.len() as u64);
-    let seqs = recs
-        .iter()
-        .map(|r| r.seq)
-        .fold(None, |acc: Option<(u64, u64)>, s| Some(acc.map_or((s, s), |(lo, hi)| (lo.min(s), hi.max(s)))));
-    d.push(u8::from(seqs.is_some()));
-    put_u64(&mut d, seqs.map_or(0, |s| s.0));
-    put_u64(&mut d, seqs.map_or(0, |s| s.1));
-    if let Some(t) = tail {
-        d.push(u8::from(t.last_seq.is_some()));
-        put_u64(&mut d, t.last_seq.unwrap_or(0));
-        d.push(u8::from(t.ends_with_commit));
-    }
-    let dels: Vec<_> = recs.iter().filter(|r| r.put.is_none()).collect();
-    put_u64(&mut d, dels.len() as u64);
-    for r in dels {
-        put_u64(&mut d, r.seq);
-        put_u32(&mut d, r.key.len() as u32);
-        d.extend_from_slice(r.key);
-    }
-    put_u32(&mut d, refs.len() as u32);
-    for (first, count, at, len) in refs {
-        put_u32(&mut d, count);
-        put_u64(&mut d, at);
-        put_u32(&mut d, len);
-        put_u32(&mut d, first.len() as u32);
-        d.extend_from_slice(first);
-    }
-    let mut out = magic(seal).to_vec();
-    put_u32(&mut out, (d.len() + overhead(seal)) as u32);
-    seal_blob(seal.zip(nonces.as_mut()), &[AD_HINT, AD_DIR, &dir_ad(number)], &d, &mut out);
-    out.extend_from_slice(&pages);
-    Ok(out)
 }
 
 /// Where a page's sealed bytes lie and what it holds.
@@ -330,10 +251,9 @@ impl Pages {
     fn expand(&self, seal: Option<&Crypt>, i: usize, opened: &mut Vec<u8>, into: &mut Vec<u8>) -> Option<()> {
         let p = &self.refs[i];
         let blob = self.file.get(self.base + p.at..self.base + p.at + p.len)?;
-        let npages = (self.refs.len() as u32).to_le_bytes();
-        let ad = [AD_HINT, AD_PAGE, &self.number.to_le_bytes(), &self.id[..], &(i as u32).to_le_bytes(), &npages];
+        let ad = page_ad(self.number, &self.id, i as u32, self.refs.len() as u32);
         crate::probe::count_page_opened();
-        let plain = open_blob(seal, &ad, blob, opened)?;
+        let plain = open_blob(seal, &ad.parts(), blob, opened)?;
         if self.packed {
             unpack(plain, p.count, into)
         } else {

@@ -48,6 +48,7 @@ pub(crate) fn put_rec(out: &mut Vec<u8>, k: &[u8], r: &Rec) {
 }
 
 /// One record of a hint, borrowed from the hint's bytes.
+#[derive(Clone, Copy)]
 pub(crate) struct RawRec<'a> {
     pub seq: u64,
     pub key: &'a [u8],

@@ -5,6 +5,7 @@ pub(crate) mod hint;
 pub(crate) mod hint_pack;
 pub(crate) mod hint_pages;
 pub(crate) mod hint_rec;
+pub(crate) mod hint_writer;
 pub(crate) mod manifest;
 pub(crate) mod metabuf;
 pub(crate) mod record;

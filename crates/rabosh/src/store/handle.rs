@@ -216,11 +216,14 @@ impl Store {
         // Every key's entry in the directory this commit builds on, read before a byte is written
         // or a segment sealed: one that cannot be read (a hint page and its segment both
         // damaged) refuses the commit, nothing written and the store not poisoned. Applying the
-        // commit reads the same entries again, answered the same (a page once opened stays so).
+        // commit takes a key found absent as absent (an import's keys: one search of the runs
+        // a key, not two; a byte a key kept, not an entry), unless a seal published another
+        // directory in between; a key found is read again (answered the same).
         let base = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let mut absent = Vec::with_capacity(batch.ops.len());
         for op in &batch.ops {
             let (Op::Put { key, .. } | Op::Delete { key }) = op;
-            base.keys.get(key)?;
+            absent.push(base.keys.get(key)?.is_none());
         }
         if (log.len > SEG_HEADER as u64 && log.len + frame_len > self.options.segment_bytes)
             || log.version < FORMAT_VERSION
@@ -231,6 +234,9 @@ impl Store {
         // the newest.
         let log = w.log();
         let cur = log.tail.clone().unwrap_or_else(|| self.current.load_full());
+        let same = Arc::ptr_eq(&base, &cur);
+        drop(base);
+        let mut before = absent.into_iter().map(move |a| (same && a).then_some(None));
         let active = log.seg.clone();
         let mut keys = Keys::clone(&cur.keys);
         // Everything before the marker is durable already (open fsynced it), so marker and
@@ -274,7 +280,7 @@ impl Store {
             };
             let key: Key = key.into();
             log.recs.insert(key.clone(), &Rec { seq, entry: entry.clone() });
-            if let Err(e) = keys.apply(key, entry) {
+            if let Err(e) = keys.apply_read(key, entry, before.next().flatten()) {
                 return Err(self.poison(e));
             }
         }
@@ -490,15 +496,20 @@ impl Store {
         }
         let seq = self.current.load().seq;
         let old_len = w.log().len;
-        let recs = w.log().recs.summary(&self.current.load().keys, old.number)?;
-        crate::log::hint::write(
+        // Streamed from the key directory in key order, twice (the hint's directory, then its
+        // pages): the segment's records are never gathered, nor the hint's bytes.
+        let cur = self.current.load_full();
+        let recs = &w.log().recs;
+        crate::log::hint::write_streamed(
             &*self.vfs,
             &self.dir,
             (old.number, old_len),
-            &recs,
-            &self.fsyncs(),
+            &mut || recs.records(&cur.keys, old.number),
+            None,
+            Some(&self.fsyncs()),
             self.crypt().map(|c| &**c),
         )?;
+        drop(cur);
         // Read back as open would (a built directory needs none): what the next version's
         // directory stands on in place of the segment's keys in the delta. Before the MANIFEST
         // names the segment sealed, so a hint that does not read back fails the rotation
@@ -529,7 +540,7 @@ impl Store {
         m.segments.push(SegMeta { number, kind: KIND_LOG, sealed: false, first_seq: seq + 1, last_seq: 0, len: 0 });
         m.write(&*self.vfs, &self.dir, &self.fsyncs())?;
         w.manifest = m;
-        w.log = Some(ActiveLog::fresh(seg.clone()));
+        let sealed_log = w.log.replace(ActiveLog::fresh(seg.clone()));
         self.counters.disk_bytes.fetch_add(SEG_HEADER as u64, Ordering::Relaxed);
         let cur = self.current.load_full();
         let mut segs = (*cur.segments).clone();
@@ -537,9 +548,9 @@ impl Store {
         // The sealed segment's hint becomes a run and the delta lets go of its keys, so the
         // delta never holds more than the active segment's (and what a shared-mode catch-up
         // applied of other processes' seals). A built map stays as it is.
-        let keys = match sealed {
-            Some(run) => Arc::new(cur.keys.seal(run, &recs)?),
-            None => cur.keys.clone(),
+        let keys = match (sealed, sealed_log) {
+            (Some(run), Some(log)) => Arc::new(cur.keys.seal(run, log.recs.deleted())?),
+            _ => cur.keys.clone(),
         };
         self.current.store(Arc::new(Version { keys, seq: cur.seq, segments: Arc::new(segs) }));
         Ok(())
@@ -803,14 +814,15 @@ impl Store {
             // wrongly would weaken damage detection.
             ends_with_commit: true,
         };
-        // Best effort, as below: a key directory that cannot be built leaves the next open to scan.
-        let Ok(recs) = log.recs.summary(&cur.keys, log.seg.number) else { return };
-        let _ = crate::log::hint::write_active(
+        // Best effort: a key directory that cannot be read (a damaged page whose segment does
+        // not scan) leaves the next open to scan. Streamed, as a seal writes its hint.
+        let _ = crate::log::hint::write_streamed(
             &*self.vfs,
             &self.dir,
             (log.seg.number, log.len),
-            &recs,
-            tail,
+            &mut || log.recs.records(&cur.keys, log.seg.number),
+            Some(tail),
+            None,
             log.seg.crypt(),
         );
     }
