@@ -60,6 +60,7 @@ describe('version history', () => {
     await h.execute({ command: 'create', path: '/memories/a.md', file_text: 'x' });
     expect((await h.versions()).data).toEqual([]);
     expect(db.stats().history).toBeUndefined();
+    expect(db.historySince).toBeNull();
     expect((await h.usage()).history).toBeUndefined();
     expect(() => new RaboshMemoryToolHandler(db, { history: true } as never)).toThrow(/store option/);
     await db.close();
@@ -145,6 +146,7 @@ describe('version history', () => {
     expect(await h.historyUsage()).toEqual({ versions: 2, bytes: 4 });
     expect(await h.usage()).toEqual({ memories: 1, bytes: 2, history: { versions: 2, bytes: 4 } });
     expect(db.stats().history).toEqual({ versions: 2, bytes: 4, since: expect.any(Date) });
+    expect(db.historySince).toEqual(db.stats().history?.since);
     const other = makeTempDir('rabosh-history');
     dirs.push(other);
     await expect(Rabosh.open(other, { history: { retainDays: -1 } })).rejects.toThrow(/retainDays/);

@@ -128,6 +128,15 @@ describe('the inspector, bounded by what it shows', () => {
     await row('/memories/big').waitFor();
   });
 
+  it('reads a filter that is a path as one: the memories whose path starts with it', async () => {
+    await page.locator('#filter').fill('/memories/big/m0012');
+    await poll(() => fileRows().evaluateAll((rows) => rows.map((r) => r.getAttribute('data-path')))).toEqual(
+      Array.from({ length: 10 }, (_, i) => `/memories/big/m0012${i}.md`),
+    );
+    await page.locator('#filter').fill('');
+    await row('/memories/big').waitFor();
+  });
+
   it('re-fetches only the opened directories a write elsewhere changed', async () => {
     await row('/memories/notes').click();
     await row('/memories/user').click();

@@ -13,7 +13,8 @@
 //   - opening a directory of directories (the middle one of the root) and one of its
 //     directories (the middle one again), from the click to its names shown;
 //   - one filter keystroke, a common match and one that matches a single path (which reads the
-//     scope's keys up to it), from the keystroke to the matches shown;
+//     scope's keys up to it), from the keystroke to the matches shown; then that path typed
+//     whole, from /memories (a filter that is a path reads from where it sorts);
 //   - writes from another process into a directory the page has not opened, one a second
 //     (20 by default): the page's main thread per write (CPU, from a trace, less what it does
 //     idle; and wall, which a busy machine stretches), its longest task, the requests and the
@@ -260,7 +261,8 @@ const inner = pick(await api('children', { path: outerPath }));
 const innerPath = `${outerPath}/${inner[0]}`;
 r.openInner = { ...(await openDir(innerPath)), memoriesBelow: inner[2] };
 
-// 3. One filter keystroke: the last character of a common name, then of one path alone.
+// 3. One filter keystroke: the last character of a common name, then of one path alone, then
+//    of that path typed whole (from /memories, which the server reads as a path).
 const innerNames = await api('children', { path: innerPath });
 const leaf = innerNames.entries.find(([, bytes]) => bytes !== null)?.[0] ?? inner[0];
 const lastPath = async () => {
@@ -296,7 +298,9 @@ const keystroke = async (text) => {
   };
 };
 r.filterCommon = await keystroke(leaf);
-r.filterOne = await keystroke((await lastPath()).slice('/memories/'.length));
+const onePath = await lastPath();
+r.filterOne = await keystroke(onePath.slice('/memories/'.length));
+r.filterPath = await keystroke(onePath);
 await page.fill('#filter', '');
 await page.locator(`.tree button.row[data-path="${innerPath}"]`).waitFor();
 

@@ -306,6 +306,16 @@ export class Rabosh {
     return nativeSync(() => this.#native.isEncrypted());
   }
 
+  /**
+   * Since when the store records history (every change from then on is a version), as this
+   * open found it; null when it records none. Read without touching the store, unlike
+   * {@link Rabosh.stats}, whose counts walk the whole key directory of a store that was not
+   * listed yet.
+   */
+  get historySince(): Date | null {
+    return this.#history === null ? null : new Date(this.#history.sinceMs);
+  }
+
   /** True once close() was called. */
   get closed(): boolean {
     return this.#closing !== null;

@@ -1,7 +1,8 @@
 // The inspector (`rabosh-memory ui`) in chromium, through bench/inspector-page.mjs, one fresh
 // server and browser per run: the page usable, opening a directory of 1,000 memories (and one
-// of 100 below it), the filter of one path (the server's time, then the page's), writes from
-// another process (the page's main thread per write), and the server's memory.
+// of 100 below it), the filter of one path, as text and typed whole (the server's time, then
+// the page's), writes from another process (the page's main thread per write), and the
+// server's memory.
 
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ interface PageResult {
   openOuter: { ms: number; serverMs: number; memoriesBelow: number };
   openInner: { ms: number; serverMs: number };
   filterOne: { ms: number; serverMs: number; matches: number };
+  filterPath: { ms: number; serverMs: number; matches: number };
   writes: { mainThreadCpuPerWriteMs: number; mainThreadWallPerWriteMs: number; longestTaskMs: number; shownAfterMedianMs: number };
   serverRssEndMb: { total: number; anon: number } | null;
 }
@@ -32,6 +34,7 @@ export async function measureInspector(store: string, writes: number): Promise<R
   if (code !== 0) throw new Error(`inspector-page.mjs exited with ${code}: ${err.slice(-2000)}`);
   const r = JSON.parse(out.trim().split('\n').at(-1) as string) as PageResult;
   if (r.filterOne.matches !== 1) throw new Error(`the filter of one path matched ${r.filterOne.matches}`);
+  if (r.filterPath.matches !== 1) throw new Error(`the filter of one path, typed whole, matched ${r.filterPath.matches}`);
   const m: Record<string, number> = {
     usable_ms: r.usableMs,
     usable_from_url_ms: r.usableFromUrlMs,
@@ -42,6 +45,8 @@ export async function measureInspector(store: string, writes: number): Promise<R
     open_subdir_ms: r.openInner.ms,
     filter_one_server_ms: r.filterOne.serverMs,
     filter_one_ms: r.filterOne.ms,
+    filter_path_server_ms: r.filterPath.serverMs,
+    filter_path_ms: r.filterPath.ms,
     write_cpu_ms: r.writes.mainThreadCpuPerWriteMs,
     write_wall_ms: r.writes.mainThreadWallPerWriteMs,
     write_longest_task_ms: r.writes.longestTaskMs,

@@ -37,6 +37,8 @@ export const ROWS: Record<Surface, SurfaceRow[]> = {
     { metric: 'open_subdir_ms', label: 'opening one of 100 below it', unit: 'ms' },
     { metric: 'filter_one_server_ms', label: 'the filter of one path: the server', unit: 'ms' },
     { metric: 'filter_one_ms', label: 'the filter of one path: keystroke to matches shown', unit: 'ms' },
+    { metric: 'filter_path_server_ms', label: 'the same path typed whole (`/memories/…`): the server', unit: 'ms' },
+    { metric: 'filter_path_ms', label: 'the same path typed whole: keystroke to matches shown', unit: 'ms' },
     { metric: 'write_cpu_ms', label: 'a write elsewhere: the page’s main-thread CPU', unit: 'ms' },
     { metric: 'write_longest_task_ms', label: 'a write elsewhere: the longest main-thread task', unit: 'ms' },
     { metric: 'server_rss_end_mib', label: 'server RSS at the end', unit: 'MiB' },

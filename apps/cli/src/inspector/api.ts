@@ -12,6 +12,7 @@ import { DEFAULT_VERSION_PAGE, InvalidArgumentError, RaboshError, type MemoryVer
 import { memoryVersions } from '../history.js';
 import { DirCache } from './dir-cache.js';
 import { admitWrite, refuse, sendJson } from './guard.js';
+import { search } from './search.js';
 import type { StoreInfo } from './page/store-info.js';
 
 export type { StoreInfo };
@@ -189,8 +190,8 @@ export class Api {
       }
       return { digests };
     },
-    // The filter: memories whose path contains the text, answered a page at a time by the server.
-    search: async (url) => this.handler.listMemories({ contains: param(url, 'q'), limit: pageLimit(url), ...after(url) }),
+    // The filter, a page at a time: a path's memories from where it sorts, other text in every path.
+    search: async (url) => search(this.handler, param(url, 'q'), pageLimit(url), after(url).after),
     // null when no memory is there (as get() answers): a deleted memory's page is a normal state.
     memory: async (url) => this.handler.get(param(url, 'path')),
     versions: async (url) => {

@@ -24,9 +24,9 @@ export interface Children {
   digest: string;
 }
 
-/** A page of `handler.listMemories({ contains })` as JSON: `updatedAt` an ISO string. */
+/** A page of the filter's matches (apps/cli/src/inspector/search.ts). */
 export interface SearchPage {
-  memories: { path: string; bytes: number; updatedAt: string }[];
+  memories: { path: string; bytes: number }[];
   next: string | null;
 }
 
