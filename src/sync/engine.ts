@@ -271,6 +271,8 @@ class Sync {
     const tag = this.#prefix + CURSOR_MARK;
     this.#cursorRaw = rows.find((r) => r.tag === tag)?.value;
     this.#cursor = this.#cursorRaw === undefined ? null : decodeCursor(this.#cursorRaw, tag);
+    // Whether every base has its lookup rows: whatever this run then writes keeps them so.
+    this.#indexed = this.#cursor?.ix === true;
     if (this.s.incremental === null || !this.remote.canListVersions) return null;
     if (done.length === 0 || pending.length > 0 || unresolved.length > 0) return null;
     return staleness(this.#cursor, this.s.incremental, Date.now()) === null ? this.#cursor : null;
@@ -311,8 +313,6 @@ class Sync {
    * back to a full round when the feed resets or the versions cannot be listed.
    */
   async #incremental(c: Cursor): Promise<boolean> {
-    // The cursor vouches for the lookup rows: a sync that reads or writes no base keeps them so.
-    this.#indexed = c.ix;
     const feed = await readFeed(this.m, c.feed, this.s.map.dir);
     if (feed === null) return this.#round(true);
     let listed: Awaited<ReturnType<RemoteStore['versionsSince']>>;
@@ -462,7 +462,8 @@ class Sync {
       } else if (id.startsWith(INDEX_MARK)) index.set(row.tag, row.value);
       else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
     }
-    await this.#backfill(bases, index);
+    // Rows vouched for (by the cursor, or an earlier round of this run) need no second look.
+    if (!this.#indexed) await this.#backfill(bases, index);
     // Conflict records are read after the listing: a hosted write it saw landed was announced
     // (its intent committed) before it was sent, so that intent is among them.
     if (first) {
