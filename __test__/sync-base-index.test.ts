@@ -63,6 +63,17 @@ async function forgetIndex(): Promise<void> {
 }
 
 describe('the bases an incremental sync reads', () => {
+  it('pulls most of a small store with one listing, as a full sync would price it', async () => {
+    for (let i = 0; i < 40; i++) remote.put(`/m${i}.md`, `memory ${i}`);
+    await sync();
+    await sync();
+    for (let i = 0; i < 30; i++) remote.put(`/m${i}.md`, `edited ${i}`);
+    const r = await sync();
+    expect([r.mode, r.pulled.length]).toEqual(['incremental', 30]);
+    // The versions listing (one page), then the store with content (two pages of 20), not 30 retrieves.
+    expect(r.requests).toBe(3);
+  });
+
   it('a sync carrying 10 changes reads the bases they name, not every base', async () => {
     await synced();
     await tenChanges(1);

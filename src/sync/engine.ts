@@ -204,6 +204,8 @@ class Sync {
   #next: { feed: string | null; since: number | null; seen: string[] } = { feed: null, since: null, seen: [] };
   /** The hosted memories there are, for pricing a fetch of contents (a full listing's length, or the bases'). */
   #hosted = 0;
+  /** The hosted memories an incremental sync read changed (NaN #hosted: added to the estimate). */
+  #changedHosted = 0;
   /** Every base has its lookup rows (base-index.ts): the cursor this run writes says so. */
   #indexed = false;
 
@@ -375,8 +377,9 @@ class Sync {
     const sel = await select(lookup, feed.paths, remoteNow, this.s.map, (p) => readLocal(this.m, this.s.map.dir, p));
     this.#pushes = [];
     this.#listed = sel.remote;
-    // Unknown without reading every base: pulls are then fetched one by one.
-    this.#hosted = typeof count === 'number' ? count + remoteNow.size : Number.POSITIVE_INFINITY;
+    // Unknown without reading every base: #fetch prices with the local memories' count instead.
+    this.#hosted = typeof count === 'number' ? count + remoteNow.size : Number.NaN;
+    this.#changedHosted = remoteNow.size;
     const chosen = new Map(sel.bases.map((b) => [b.id, rowOf(b.id) as BaseRow]));
     // Whether a side holds nothing at all matters only with two bases or more and a side with
     // nothing selected: then whether the selection is every base (the count) tells.
@@ -752,7 +755,7 @@ class Sync {
     const missing = ids.filter((id) => !out.has(id));
     if (missing.length === 0) return out;
     // One listing with content (20 a page) when it costs fewer requests than a retrieve each.
-    if (missing.length > 20 && missing.length > Math.ceil(this.#hosted / 20)) {
+    if (missing.length > 20 && missing.length > Math.ceil((await this.#hostedCount()) / 20)) {
       const all = await this.remote.list(true);
       const byId = new Map(all.map((r) => [r.id, r]));
       for (const id of missing) out.set(id, byId.get(id) ?? null);
@@ -760,6 +763,16 @@ class Sync {
     }
     await Promise.all(missing.map(async (id) => out.set(id, await this.remote.retrieve(id))));
     return out;
+  }
+
+  /**
+   * The hosted memories there are, for pricing a fetch: known, or (an incremental sync that
+   * counted no base) the scope's local memories, which mirror them, plus the hosted ones changed.
+   * A scope wider than the mapping only makes fetching one by one likelier.
+   */
+  async #hostedCount(): Promise<number> {
+    if (!Number.isNaN(this.#hosted)) return this.#hosted;
+    return (await native(() => this.m.usage())).memories + this.#changedHosted;
   }
 
   /** Pulled creations get their local memory id into the base (a later local rename is then carried). */
