@@ -63,6 +63,25 @@ async function forgetIndex(): Promise<void> {
 }
 
 describe('the bases an incremental sync reads', () => {
+  it('caps deletions on the count of every base, not of the ones selected', async () => {
+    for (let i = 0; i < 60; i++) await h.put(`/memories/m${i}.md`, `memory ${i}`);
+    await sync();
+    await sync();
+    for (let i = 0; i < 20; i++) await h.execute({ command: 'delete', path: `/memories/m${i}.md` });
+    const r = await sync();
+    // The default cap is max(10, 60 / 4): 15 go, 5 wait for the next sync.
+    expect([r.mode, r.deleted.length, r.skipped.filter((k) => k.reason === 'delete-cap').length]).toEqual(['incremental', 15, 5]);
+  });
+
+  it('reads a side emptied as a full sync does, when the selection is every base', async () => {
+    for (const p of ['a', 'b']) await h.put(`/memories/${p}.md`, p);
+    await sync();
+    await sync();
+    for (const p of ['a', 'b']) await h.execute({ command: 'delete', path: `/memories/${p}.md` });
+    const r = await sync();
+    expect([r.mode, r.deleted, r.skipped.map((k) => k.reason)]).toEqual(['incremental', [], ['empty-side', 'empty-side']]);
+  });
+
   it('pulls most of a small store with one listing, as a full sync would price it', async () => {
     for (let i = 0; i < 40; i++) remote.put(`/m${i}.md`, `memory ${i}`);
     await sync();

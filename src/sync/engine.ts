@@ -23,7 +23,7 @@ import {
   staleness,
   type Cursor,
 } from './cursor.js';
-import { backfill, INDEX_MARK, indexWrites } from './base-index.js';
+import { backfill, INDEX_MARK, indexWrites, isBaseTag } from './base-index.js';
 import { IndexedBases, type BaseRow } from './base-lookup.js';
 import { type BaseLookup, lookupIn, newestVersions, readFeed, readLocal, select, toLocalEntry } from './incremental.js';
 import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
@@ -410,8 +410,10 @@ class Sync {
 
   /** How many bases there are (the planner's delete cap and empty sides): a read of them all. */
   async #countBases(): Promise<number> {
-    const read = await this.#readBases();
-    return read === null ? 0 : [...read.bases.values()].filter((b) => b.base !== null).length;
+    let n = 0;
+    for (const row of await native(() => this.m.syncBases(this.#prefix)))
+      if (isBaseTag(this.#prefix, row.tag) && decodeBase(row.value, row.tag) !== null) n++;
+    return n;
   }
 
   /**
