@@ -1,7 +1,8 @@
 // Differential test of the incremental sync (issue 36 §3): the same random sequence of local and
 // hosted changes (edits, creates, deletes, renames, on both sides between syncs) synced by two
 // stores, one incrementally and one with `incremental: false` (a full sync every time), ends
-// every sync with both sides, the bases and the report's outcomes the same.
+// every sync with both sides, the bases and the report's outcomes the same. A step may also leave
+// the incremental store as an older build would (its bases without their lookup rows).
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Anthropic from '@anthropic-ai/sdk';
@@ -9,6 +10,7 @@ import { Rabosh, RaboshMemoryToolHandler, type SyncReport } from '../index.js';
 import { NativeMemories } from '../src/native.js';
 import { storeNative } from '../src/store.js';
 import { decodeBase } from '../src/sync/base.js';
+import { decodeCursor, encodeCursor } from '../src/sync/cursor.js';
 import { MemoryStoresStandIn } from './fixtures/memory-stores-stand-in.js';
 import { makeTempDir, removeDir } from './tmp-dir.js';
 
@@ -17,13 +19,16 @@ const PATHS = ['a.md', 'b.md', 'd/c.md', 'd/e.md', 'f/g.md'];
 type Step =
   | { t: 'localPut' | 'remotePut' | 'localRemove' | 'remoteRemove'; i: number }
   | { t: 'localRename' | 'remoteRename'; i: number; j: number }
-  | { t: 'sync' };
+  | { t: 'sync' }
+  | { t: 'olderBuild'; keep: number };
 
 const nat = fc.nat(PATHS.length - 1);
 const step: fc.Arbitrary<Step> = fc.oneof(
   fc.record({ t: fc.constantFrom('localPut' as const, 'remotePut' as const, 'localRemove' as const, 'remoteRemove' as const), i: nat }),
   fc.record({ t: fc.constantFrom('localRename' as const, 'remoteRename' as const), i: nat, j: nat }),
   fc.constant({ t: 'sync' as const }),
+  // Drops the lookup rows but every `keep`-th (an older build neither writes nor deletes them).
+  fc.record({ t: fc.constant('olderBuild' as const), keep: fc.integer({ min: 1, max: 3 }) }),
 );
 
 class World {
@@ -79,6 +84,9 @@ class World {
         if (!local.has(lp(s.i)) || local.has(lp(s.j))) return '';
         await this.h.execute({ command: 'rename', old_path: lp(s.i), new_path: lp(s.j) });
         return 'renamed';
+      case 'olderBuild':
+        if (this.incremental) await this.forgetIndex(s.keep);
+        return 'older';
       case 'remoteRename':
         if (this.remote.byPath(rp(s.i)) === undefined || this.remote.byPath(rp(s.j)) !== undefined) return '';
         this.remote.rename(rp(s.i), rp(s.j));
@@ -88,19 +96,36 @@ class World {
     }
   }
 
-  sync(): Promise<SyncReport> {
-    return this.db.sync(this.client, { memoryStoreId: this.remote.storeId, incremental: this.incremental });
+  /** What an older build leaves: lookup rows missing (or stale), and a cursor that does not vouch for them. */
+  async forgetIndex(keep: number): Promise<void> {
+    const m = this.memories();
+    const prefix = `${this.remote.storeId}\0/memories\0`;
+    const rows = await m.syncBases(`${prefix}%`);
+    const drop = rows.filter((_, i) => i % keep !== 0).map((r) => ({ tag: r.tag, expect: r.value }));
+    const tag = `${prefix}@`;
+    const [cursor] = await m.syncBases(tag);
+    const c = cursor === undefined ? null : decodeCursor(cursor.value, tag);
+    const writes = c === null ? drop : [...drop, { tag, value: encodeCursor({ ...c, ix: false }), expect: cursor?.value }];
+    expect((await m.syncApply([], writes)).status).toBe('applied');
   }
 
-  /** Both sides and the bases, with hosted ids (random per stand-in) as hosted paths. */
-  async state() {
-    const m = new NativeMemories(storeNative(this.db), {
+  memories(): NativeMemories {
+    return new NativeMemories(storeNative(this.db), {
       scope: 'default',
       maxMemoryBytes: 1 << 20,
       createOverwrites: false,
       trackAccess: false,
       listingIndex: false,
     });
+  }
+
+  sync(): Promise<SyncReport> {
+    return this.db.sync(this.client, { memoryStoreId: this.remote.storeId, incremental: this.incremental });
+  }
+
+  /** Both sides and the bases, with hosted ids (random per stand-in) as hosted paths. */
+  async state() {
+    const m = this.memories();
     const pathOf = new Map([...this.remote.memories.values()].map((x) => [x.id, x.path]));
     const bases = (await m.syncBases(`${this.remote.storeId}\0/memories\0`))
       .flatMap((r) => {

@@ -11,7 +11,9 @@
  *   before they became visible, and for clocks that disagree); never earlier than the last one;
  * - `seen`: the ids of the versions it saw written at or after `since` (read again next time
  *   because of the margin, and not planned again);
- * - `n`, `full`: incremental syncs since the last full one, and when that was (local clock).
+ * - `n`, `full`: incremental syncs since the last full one, and when that was (local clock);
+ * - `ix`: every base had its lookup rows (base-index.ts) when the sync ended; absent (an older
+ *   build wrote the record, one that keeps no rows) reads as false.
  *
  * The record exists only after a sync that ended clean (nothing skipped or left unsure): only
  * then does every memory no change since the cursors names agree with its base on both sides.
@@ -43,20 +45,21 @@ export interface Cursor {
   seen: string[];
   n: number;
   full: number;
+  ix: boolean;
 }
 
 export function encodeCursor(c: Cursor): string {
-  return writeRecord('cursor', { feed: c.feed, since: c.since, seen: c.seen, n: c.n, full: c.full });
+  return writeRecord('cursor', { feed: c.feed, since: c.since, seen: c.seen, n: c.n, full: c.full, ix: c.ix });
 }
 
 /** The cursor a record holds; null when unreadable (the next sync is a full one). */
 export function decodeCursor(raw: string, tag: string): Cursor | null {
   const p = parseRecord(tag, raw, 'cursor', []);
   if (p === null || p.version !== 2) return null;
-  const { feed, since, seen, n, full } = p.body;
+  const { feed, since, seen, n, full, ix } = p.body;
   const num = (x: unknown): x is number => typeof x === 'number' && Number.isSafeInteger(x) && x >= 0;
   if (!isString(feed) || !num(since) || !num(n) || !num(full) || !Array.isArray(seen) || !seen.every(isString)) return null;
-  return { feed, since, seen, n, full };
+  return { feed, since, seen, n, full, ix: ix === true };
 }
 
 /** Why an incremental sync cannot be trusted now, or null when it can. */

@@ -23,7 +23,9 @@ import {
   staleness,
   type Cursor,
 } from './cursor.js';
-import { newestVersions, readFeed, readLocal, select, toLocalEntry } from './incremental.js';
+import { backfill, INDEX_MARK, indexWrites, isBaseTag } from './base-index.js';
+import { IndexedBases, type BaseRow } from './base-lookup.js';
+import { type BaseLookup, lookupIn, newestVersions, readFeed, readLocal, select, toLocalEntry } from './incremental.js';
 import { CONFLICT_MARK, conflictTag, decodeConflict, encodeConflict, judge, type ConflictRecord, type Intent } from './conflicts.js';
 import { PathMap } from './mapping.js';
 import { PUSH_MARK, decodePush, encodePush, pushTag, settled, type PushRecord } from './pushes.js';
@@ -34,6 +36,8 @@ import type { SyncConflict, SyncHost, SyncOptions, SyncReport, SyncSide } from '
 const MAX_ROUNDS = 5;
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 const LOCAL_CHUNK = 256;
+/** Lookup rows written per commit when a sync writes the missing ones. */
+const INDEX_CHUNK = 4096;
 const SYNC_OPTION_KEYS = new Set([
   'memoryStoreId',
   'scope',
@@ -170,11 +174,6 @@ function nestedPaths(a: string, b: string): boolean {
   return a !== b && (b.startsWith(`${a}/`) || a.startsWith(`${b}/`));
 }
 
-interface BaseRow {
-  base: Base | null;
-  raw: string;
-}
-
 class Sync {
   readonly #report: SyncReport;
   readonly #prefix: string;
@@ -205,6 +204,10 @@ class Sync {
   #next: { feed: string | null; since: number | null; seen: string[] } = { feed: null, since: null, seen: [] };
   /** The hosted memories there are, for pricing a fetch of contents (a full listing's length, or the bases'). */
   #hosted = 0;
+  /** The hosted memories an incremental sync read changed (NaN #hosted: added to the estimate). */
+  #changedHosted = 0;
+  /** Every base has its lookup rows (base-index.ts): the cursor this run writes says so. */
+  #indexed = false;
 
   constructor(
     readonly m: NativeMemories,
@@ -270,6 +273,8 @@ class Sync {
     const tag = this.#prefix + CURSOR_MARK;
     this.#cursorRaw = rows.find((r) => r.tag === tag)?.value;
     this.#cursor = this.#cursorRaw === undefined ? null : decodeCursor(this.#cursorRaw, tag);
+    // Whether every base has its lookup rows: whatever this run then writes keeps them so.
+    this.#indexed = this.#cursor?.ix === true;
     if (this.s.incremental === null || !this.remote.canListVersions) return null;
     if (done.length === 0 || pending.length > 0 || unresolved.length > 0) return null;
     return staleness(this.#cursor, this.s.incremental, Date.now()) === null ? this.#cursor : null;
@@ -290,6 +295,7 @@ class Sync {
         seen,
         n: incremental ? (this.#cursor as Cursor).n + 1 : 0,
         full: incremental ? (this.#cursor as Cursor).full : Date.now(),
+        ix: this.#indexed,
       };
       await this.#commit([], [{ tag, value: encodeCursor(c), expect: this.#cursorRaw }]);
       return;
@@ -330,20 +336,34 @@ class Sync {
     this.#next.seen = seen.length <= MAX_SEEN ? seen : [];
     const changed = newestVersions(listed.versions, new Set(c.seen));
     if (feed.paths.size === 0 && changed.size === 0) return false;
-    const rows = await native(() => this.m.syncBases(this.#prefix));
-    const bases = new Map<string, BaseRow>();
-    for (const row of rows) {
-      const id = row.tag.slice(this.#prefix.length);
+    let lookup: BaseLookup;
+    let rowOf: (id: string) => BaseRow | undefined;
+    let count: number | (() => Promise<number>);
+    if (c.ix) {
+      // Every base has its lookup rows: read only the ones the changes name.
+      const marks = await Promise.all([PUSH_MARK, CONFLICT_MARK].map((mark) => native(() => this.m.syncBases(this.#prefix + mark))));
       // A push or conflict record now: another sync is under way; plan everything.
-      if (id.startsWith(PUSH_MARK) || id.startsWith(CONFLICT_MARK)) return this.#round(true);
-      if (id !== DONE_TAG && id !== CURSOR_MARK) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
+      if (marks.some((rows) => rows.length > 0)) return this.#round(true);
+      const indexed = new IndexedBases(this.m, this.#prefix);
+      lookup = indexed;
+      rowOf = (id) => indexed.rows.get(id) ?? undefined;
+      count = () => this.#countBases();
+    } else {
+      // A store whose bases may lack their rows (an older build synced it last): read them all, once.
+      const read = await this.#readBases();
+      if (read === null) return this.#round(true);
+      await this.#backfill(read.bases, read.index);
+      const all = [...read.bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
+      lookup = lookupIn(all);
+      rowOf = (id) => read.bases.get(id);
+      count = all.length;
     }
-    const all = [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
+    await lookup.byId([...changed.keys()]);
     // A version this mapping's syncs wrote or already pulled is the one its base records.
     const remoteNow = new Map<string, RemoteMemory | null>();
     await Promise.all(
       [...changed].map(async ([id, v]) => {
-        const rv = bases.get(id)?.base?.rv;
+        const rv = rowOf(id)?.base?.rv;
         if (v !== null && rv === v.id) return;
         if (v?.operation === 'deleted') remoteNow.set(id, null);
         else if (v === null || v.path === null || v.sha === null || v.size === null) {
@@ -354,12 +374,68 @@ class Sync {
       }),
     );
     if (feed.paths.size === 0 && remoteNow.size === 0) return false;
-    const sel = await select(all, feed.paths, remoteNow, this.s.map, (p) => readLocal(this.m, this.s.map.dir, p));
+    const sel = await select(lookup, feed.paths, remoteNow, this.s.map, (p) => readLocal(this.m, this.s.map.dir, p));
     this.#pushes = [];
     this.#listed = sel.remote;
-    this.#hosted = all.length + remoteNow.size;
-    const chosen = new Map(sel.bases.map((b) => [b.id, bases.get(b.id) as BaseRow]));
-    return this.#execute(sel.local, sel.remote, chosen, all.length, sel.empty);
+    // Unknown without reading every base: #fetch prices with the local memories' count instead.
+    this.#hosted = typeof count === 'number' ? count + remoteNow.size : Number.NaN;
+    this.#changedHosted = remoteNow.size;
+    const chosen = new Map(sel.bases.map((b) => [b.id, rowOf(b.id) as BaseRow]));
+    // Whether a side holds nothing at all matters only with two bases or more and a side with
+    // nothing selected: then whether the selection is every base (the count) tells.
+    let empty = { local: false, remote: false };
+    if (chosen.size >= 2 && (sel.local.length === 0 || sel.remote.length === 0)) {
+      const whole = chosen.size === (typeof count === 'number' ? count : await count());
+      empty = { local: whole && sel.local.length === 0, remote: whole && sel.remote.length === 0 };
+    }
+    return this.#execute(sel.local, sel.remote, chosen, count, empty);
+  }
+
+  /**
+   * Every base record of the mapping, and its lookup rows; null when a push or conflict record
+   * is there (another sync is under way).
+   */
+  async #readBases(): Promise<{ bases: Map<string, BaseRow>; index: Map<string, string> } | null> {
+    const rows = await native(() => this.m.syncBases(this.#prefix));
+    const bases = new Map<string, BaseRow>();
+    const index = new Map<string, string>();
+    for (const row of rows) {
+      const id = row.tag.slice(this.#prefix.length);
+      if (id.startsWith(PUSH_MARK) || id.startsWith(CONFLICT_MARK)) return null;
+      if (id.startsWith(INDEX_MARK)) index.set(row.tag, row.value);
+      else if (id !== DONE_TAG && id !== CURSOR_MARK) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
+    }
+    return { bases, index };
+  }
+
+  /** How many bases there are (the planner's delete cap and empty sides): a read of them all. */
+  async #countBases(): Promise<number> {
+    let n = 0;
+    for (const row of await native(() => this.m.syncBases(this.#prefix)))
+      if (isBaseTag(this.#prefix, row.tag) && decodeBase(row.value, row.tag) !== null) n++;
+    return n;
+  }
+
+  /**
+   * Writes the lookup rows the bases lack and drops those no base holds, so that this run's
+   * cursor can say every base has them (a refused commit: a base changed meanwhile, the next
+   * sync does this again).
+   */
+  async #backfill(bases: Map<string, BaseRow>, index: Map<string, string>): Promise<void> {
+    if (this.s.dryRun) return;
+    const writes = backfill(
+      this.#prefix,
+      [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base])),
+      index,
+    );
+    let ok = true;
+    for (let i = 0; i < writes.length; i += INDEX_CHUNK) {
+      const out = await native(() =>
+        this.m.syncApply([], writes.slice(i, i + INDEX_CHUNK), { type: this.s.actor.type, id: this.s.actor.id }),
+      );
+      ok &&= out.status === 'applied';
+    }
+    this.#indexed = ok;
   }
 
   /** One round; true when another must follow. */
@@ -376,6 +452,7 @@ class Sync {
     // The hosted store's clock as its listing began: the next sync lists versions from there.
     if (first) this.#next.since = this.remote.listedAt === null ? null : this.remote.listedAt - MARGIN_MS;
     const bases = new Map<string, BaseRow>();
+    const index = new Map<string, string>();
     const left: ConflictRecord[] = [];
     this.#pushes = [];
     this.#listed = remote;
@@ -387,8 +464,11 @@ class Sync {
         const p = decodePush(row.tag, row.value);
         this.#pushes.push(p ?? { tag: row.tag, raw: row.value, id: null, rp: '', sha: '' });
         if (first) this.#pushesAtStart.add(row.tag);
-      } else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
+      } else if (id.startsWith(INDEX_MARK)) index.set(row.tag, row.value);
+      else if (!id.startsWith(CONFLICT_MARK)) bases.set(id, { base: decodeBase(row.value, row.tag), raw: row.value });
     }
+    // Rows vouched for (by the cursor, or an earlier round of this run) need no second look.
+    if (!this.#indexed) await this.#backfill(bases, index);
     // Conflict records are read after the listing: a hosted write it saw landed was announced
     // (its intent committed) before it was sent, so that intent is among them.
     if (first) {
@@ -414,39 +494,35 @@ class Sync {
 
   /**
    * Plans and applies one round. `bases`: every base the plan may touch (all of them, or an
-   * incremental selection); `count`: how many bases there are in all (null: `bases` is all).
+   * incremental selection); `count`: how many bases there are in all (null: `bases` is all; a
+   * function: read when the plan's delete cap depends on it).
    */
   async #execute(
     entries: LocalEntry[],
     remote: RemoteMemory[],
     bases: Map<string, BaseRow>,
-    count: number | null,
+    count: number | null | (() => Promise<number>),
     empty: { local: boolean; remote: boolean } | undefined,
   ): Promise<boolean> {
     const known = [...bases.values()].flatMap((b) => (b.base === null ? [] : [b.base]));
-    const input = {
-      map: this.s.map,
-      local: entries,
-      remote,
-      bases: known,
-      pushed: this.#pushes,
-      deletes: {
-        enabled: this.s.deletes.enabled,
-        max: this.s.deletes.max ?? Math.max(10, Math.ceil((count ?? known.length) / 4)),
-        allowEmptySide: this.s.deletes.allowEmptySide,
-      },
-      localMax: DEFAULT_MAX_MEMORY_BYTES,
-      ...(empty === undefined ? {} : { empty }),
-    };
+    const input = this.#planInput(entries, remote, known, typeof count === 'function' ? known.length : (count ?? known.length), empty);
     // Ask the policy about each conflict first (it may be async), then plan with the answers.
-    const asked: Array<[PendingConflict, string]> = [];
-    plan({
-      ...input,
-      choose: (c, path) => {
-        asked.push([c, path]);
-        return 'remote';
-      },
-    });
+    let asked: Array<[PendingConflict, string]> = [];
+    const ask = (i: typeof input) => {
+      asked = [];
+      return plan({
+        ...i,
+        choose: (c, path) => {
+          asked.push([c, path]);
+          return 'remote';
+        },
+      });
+    };
+    // The cap planned with the bases selected is at most the real one: a plan it did not cap is
+    // the same under the real one; one it capped is planned again with the count.
+    if (ask(input).skipped.some((k) => k.reason === 'delete-cap') && typeof count === 'function' && this.s.deletes.max === null)
+      Object.assign(input, this.#planInput(entries, remote, known, await count(), empty));
+    ask(input);
     const answers = new Map<string, SyncSide>();
     for (const [c, path] of asked) answers.set(`${c.kind}\0${path}`, await this.#decide(c, path, entries, remote));
     const { actions, skipped } = plan({ ...input, choose: (c, path) => answers.get(`${c.kind}\0${path}`) ?? 'remote' });
@@ -469,6 +545,29 @@ class Sync {
       expect,
     );
     return this.#retry.length > 0 || work.some((a) => a.partial);
+  }
+
+  #planInput(
+    entries: LocalEntry[],
+    remote: RemoteMemory[],
+    known: Base[],
+    count: number,
+    empty: { local: boolean; remote: boolean } | undefined,
+  ) {
+    return {
+      map: this.s.map,
+      local: entries,
+      remote,
+      bases: known,
+      pushed: this.#pushes,
+      deletes: {
+        enabled: this.s.deletes.enabled,
+        max: this.s.deletes.max ?? Math.max(10, Math.ceil(count / 4)),
+        allowEmptySide: this.s.deletes.allowEmptySide,
+      },
+      localMax: DEFAULT_MAX_MEMORY_BYTES,
+      ...(empty === undefined ? {} : { empty }),
+    };
   }
 
   #baseDiffers(a: Action, bases: Map<string, BaseRow>): boolean {
@@ -521,12 +620,28 @@ class Sync {
     this.#skips.push({ path: a.path, remotePath: a.remotePath, side: a.side === 'remote' ? 'local' : 'remote', reason, detail });
   }
 
+  /**
+   * One `syncApply` commit; the lookup rows of the bases it writes go in it too (base-index.ts).
+   * A refusal on a row (not as its base says: a backfill interrupted, a base an older build
+   * wrote) is retried with the rows as they are.
+   */
   async #commit(
     ops: Parameters<NativeMemories['syncApply']>[0],
     bases: Parameters<NativeMemories['syncApply']>[1],
     actor: Actor = this.s.actor,
   ) {
-    return native(() => this.m.syncApply(ops, bases, { type: actor.type, id: actor.id }));
+    const who = { type: actor.type, id: actor.id };
+    let current: Map<string, string | undefined> | undefined;
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const rows = indexWrites(this.#prefix, bases, current);
+      const out = await native(() => this.m.syncApply(ops, [...bases, ...rows], who));
+      if (out.status !== 'base_changed' || (out.index ?? 0) < bases.length) return out;
+      const read = async (tag: string) => [tag, (await native(() => this.m.syncBases(tag))).find((r) => r.tag === tag)?.value] as const;
+      current = new Map(await Promise.all(rows.map((w) => read(w.tag))));
+    }
+    // Still refused (rows changing under it): the bases alone, and no claim that every base has its rows.
+    this.#indexed = false;
+    return native(() => this.m.syncApply(ops, bases, who));
   }
 
   /** With `hostedActors`: the actions grouped by the author of the hosted version they pull. */
@@ -642,7 +757,7 @@ class Sync {
     const missing = ids.filter((id) => !out.has(id));
     if (missing.length === 0) return out;
     // One listing with content (20 a page) when it costs fewer requests than a retrieve each.
-    if (missing.length > 20 && missing.length > Math.ceil(this.#hosted / 20)) {
+    if (missing.length > 20 && missing.length > Math.ceil((await this.#hostedCount()) / 20)) {
       const all = await this.remote.list(true);
       const byId = new Map(all.map((r) => [r.id, r]));
       for (const id of missing) out.set(id, byId.get(id) ?? null);
@@ -650,6 +765,16 @@ class Sync {
     }
     await Promise.all(missing.map(async (id) => out.set(id, await this.remote.retrieve(id))));
     return out;
+  }
+
+  /**
+   * The hosted memories there are, for pricing a fetch: known, or (an incremental sync that
+   * counted no base) the scope's local memories, which mirror them, plus the hosted ones changed.
+   * A scope wider than the mapping only makes fetching one by one likelier.
+   */
+  async #hostedCount(): Promise<number> {
+    if (!Number.isNaN(this.#hosted)) return this.#hosted;
+    return (await native(() => this.m.usage())).memories + this.#changedHosted;
   }
 
   /** Pulled creations get their local memory id into the base (a later local rename is then carried). */

@@ -9,6 +9,7 @@
 import { native } from '../errors.js';
 import type { NativeMemories } from '../native.js';
 import type { Base } from './base.js';
+import type { IndexField } from './base-index.js';
 import type { PathMap } from './mapping.js';
 import type { LocalEntry } from './plan.js';
 import type { RemoteMemory, RemoteVersion } from './remote.js';
@@ -76,58 +77,83 @@ export async function readLocal(m: NativeMemories, dir: string, paths: string[])
 export interface Selection {
   local: LocalEntry[];
   remote: RemoteMemory[];
+  /** In the order a full round plans them (by tag). */
   bases: Base[];
-  empty: { local: boolean; remote: boolean };
 }
 
-const push = <K, V>(m: Map<K, V[]>, k: K, v: V) => m.set(k, [...(m.get(k) ?? []), v]);
+/** Where select finds the bases a change names. */
+export interface BaseLookup {
+  /** The bases of these hosted ids (absent ones left out). */
+  byId(ids: readonly string[]): Promise<Base[]>;
+  /** The bases whose `field` is one of `values`. */
+  by(field: IndexField, values: readonly string[]): Promise<Base[]>;
+}
+
+/** A lookup over bases already read (every one of the mapping's). */
+export function lookupIn(all: readonly Base[]): BaseLookup {
+  const byId = new Map(all.map((b) => [b.id, b]));
+  const index = { lp: new Map<string, Base[]>(), rp: new Map<string, Base[]>(), lm: new Map<string, Base[]>() };
+  for (const b of all) {
+    for (const field of ['lp', 'rp', 'lm'] as const) {
+      const v = b[field];
+      if (v === null) continue;
+      const list = index[field].get(v);
+      if (list === undefined) index[field].set(v, [b]);
+      else list.push(b);
+    }
+  }
+  return {
+    byId: async (ids) => ids.flatMap((id) => byId.get(id) ?? []),
+    by: async (field, values) => values.flatMap((v) => index[field].get(v) ?? []),
+  };
+}
+
+/** Tag order: the order a full round reads the bases in (UTF-8 bytes). */
+const byTag = (a: Base, b: Base) => Buffer.compare(Buffer.from(a.id), Buffer.from(b.id));
 
 /**
  * The memories and bases to plan: the changed ones and, closed over, every base or memory the
  * planner pairs with them (by hosted id, hosted path, local memory id, local path).
  */
 export async function select(
-  all: Base[],
+  lookup: BaseLookup,
   localChanged: ReadonlySet<string>,
   remoteNow: ReadonlyMap<string, RemoteMemory | null>,
   map: PathMap,
   read: (paths: string[]) => Promise<LocalEntry[]>,
 ): Promise<Selection> {
-  const byId = new Map(all.map((b) => [b.id, b]));
-  const byLp = new Map<string, Base[]>();
-  const byLm = new Map<string, Base[]>();
-  const byRp = new Map<string, Base[]>();
-  for (const b of all) {
-    push(byLp, b.lp, b);
-    push(byRp, b.rp, b);
-    if (b.lm !== null) push(byLm, b.lm, b);
-  }
   const chosen = new Map<string, Base>();
   const paths = new Set(localChanged);
-  const add = (b: Base | undefined) => {
-    if (b === undefined || chosen.has(b.id)) return;
-    chosen.set(b.id, b);
-    paths.add(b.lp);
+  const add = (bs: Base[]) => {
+    for (const b of bs) {
+      if (chosen.has(b.id)) continue;
+      chosen.set(b.id, b);
+      paths.add(b.lp);
+    }
   };
-  for (const [id, r] of remoteNow) {
-    add(byId.get(id));
-    if (r === null) continue;
-    for (const b of byRp.get(r.path) ?? []) add(b);
+  add(await lookup.byId([...remoteNow.keys()]));
+  const now = [...remoteNow.values()].flatMap((r) => (r === null ? [] : [r]));
+  add(await lookup.by('rp', [...new Set(now.map((r) => r.path))]));
+  for (const r of now) {
     const lp = map.toLocal(r.path);
     if (lp !== null) paths.add(lp);
   }
-  for (const p of localChanged) for (const b of byLp.get(p) ?? []) add(b);
+  add(await lookup.by('lp', [...localChanged]));
   const local = new Map<string, LocalEntry>();
   const done = new Set<string>();
   for (;;) {
     const todo = [...paths].filter((p) => !done.has(p));
     if (todo.length === 0) break;
     for (const p of todo) done.add(p);
-    for (const e of await read(todo)) {
-      local.set(e.path, e);
-      for (const b of byLp.get(e.path) ?? []) add(b);
-      if (e.memoryId !== null) for (const b of byLm.get(e.memoryId) ?? []) add(b);
-    }
+    const found = await read(todo);
+    for (const e of found) local.set(e.path, e);
+    add(
+      await lookup.by(
+        'lp',
+        found.map((e) => e.path),
+      ),
+    );
+    add(await lookup.by('lm', [...new Set(found.flatMap((e) => (e.memoryId === null ? [] : [e.memoryId])))]));
   }
   const remote = new Map<string, RemoteMemory>();
   for (const b of chosen.values()) {
@@ -135,11 +161,5 @@ export async function select(
     if (r) remote.set(r.id, r);
   }
   for (const r of remoteNow.values()) if (r !== null) remote.set(r.id, r);
-  const whole = chosen.size === all.length;
-  return {
-    local: [...local.values()],
-    remote: [...remote.values()],
-    bases: [...chosen.values()],
-    empty: { local: whole && local.size === 0, remote: whole && remote.size === 0 },
-  };
+  return { local: [...local.values()], remote: [...remote.values()], bases: [...chosen.values()].sort(byTag) };
 }
