@@ -3,7 +3,9 @@
 
 use crate::error::Result;
 use crate::keydir::merge::{Merge, Source, Val};
+use crate::keydir::page_cache::Pins;
 use crate::keydir::runs::{Run, Runs};
+use crate::keydir::walk::{Visit, walk};
 use crate::log::record::{Entry, Key, Rec, SegRecs};
 use crate::log::segment::Segment;
 use std::collections::BTreeMap;
@@ -227,8 +229,10 @@ impl Keys {
         Ok(Keys(Dir::Lazy(Lazy { base, delta, adj, from_hints: false })))
     }
 
-    /// The live keys inside the bounds, in key order from either end, each with its record.
-    pub(crate) fn range<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Merge<'a>> {
+    /// The live keys inside the bounds, in key order from either end, each with its record;
+    /// the hint pages it reaches are held by `pins` (every one of them, for as long as the
+    /// pins live: a long range is cheaper through [`Keys::visit`]).
+    pub(crate) fn range<'a>(&'a self, pins: &'a Pins, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Merge<'a>> {
         let empty = match (lower, upper) {
             (Bound::Included(l), Bound::Included(u)) => u < l,
             (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => u <= l,
@@ -244,7 +248,7 @@ impl Keys {
             }
             Dir::Lazy(l) => {
                 for run in &l.base.runs.0 {
-                    sources.push(run.source(lower, upper)?);
+                    sources.push(run.source(pins, lower, upper)?);
                 }
                 if !l.delta.is_empty() {
                     let d = l.delta.range::<_, [u8]>((lower, upper));
@@ -255,14 +259,42 @@ impl Keys {
         Ok(Merge::new(sources))
     }
 
+    /// The live keys inside the bounds, each with its record, handed to `f` in key order
+    /// (`forward`) or from the top until it breaks: a paged run's pages are held a window at a
+    /// time ([`crate::keydir::walk`]), so a scan of everything keeps a few of them.
+    pub(crate) fn visit(
+        &self,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        forward: bool,
+        f: &mut Visit<'_>,
+    ) -> Result<()> {
+        match &self.0 {
+            Dir::Map { .. } => {
+                let pins = Pins::default();
+                let mut merge = self.range(&pins, lower, upper)?;
+                while let Some((k, v)) = if forward { merge.next() } else { merge.next_back() } {
+                    if f(k, v).is_break() {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Dir::Lazy(l) => walk(&l.base.runs.0, Some(&l.delta), (lower, upper), forward, f),
+        }
+    }
+
     /// Every live key in one map, built now from the runs and the delta (compaction and
     /// re-encryption, which rewrite every entry, then publish a built directory).
     pub fn to_map(&self) -> Result<(KeyMap, u64)> {
         if let Dir::Map { map, live } = &self.0 {
             return Ok((map.clone(), *live));
         }
-        let all: Vec<(Key, Option<Entry>)> =
-            self.range(Bound::Unbounded, Bound::Unbounded)?.map(|(k, v)| (Key::from(k), v.entry())).collect();
+        let mut all: Vec<(Key, Option<Entry>)> = Vec::new();
+        self.visit(Bound::Unbounded, Bound::Unbounded, true, &mut |k, v| {
+            all.push((Key::from(k), v.entry()));
+            std::ops::ControlFlow::Continue(())
+        })?;
         Ok(build_map(all))
     }
 
@@ -275,8 +307,9 @@ impl Keys {
             Dir::Map { map, .. } => Ok(map.iter().filter(|(_, e)| e.seg == number).map(|(k, e)| put(k, e)).collect()),
             Dir::Lazy(l) => {
                 let mut out = SegRecs::new();
+                let pins = Pins::default();
                 for run in l.base.runs.0.iter().filter(|r| r.number() == number) {
-                    for (k, v) in run.source(Bound::Unbounded, Bound::Unbounded)? {
+                    for (k, v) in run.source(&pins, Bound::Unbounded, Bound::Unbounded)? {
                         if let Some(e) = v.entry()
                             && !l.delta.contains_key(k)
                         {

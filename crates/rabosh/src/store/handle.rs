@@ -622,7 +622,9 @@ impl Store {
         }
         let v = self.current.load_full();
         // Every live entry, merged from the runs as a listing is (no map of them all is built).
-        let live = v.keys.range(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)?;
+        // Its pages are held until the check ends (it reads every value besides).
+        let pins = crate::keydir::page_cache::Pins::default();
+        let live = v.keys.range(&pins, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)?;
         let mut report = VerifyReport { files: 0, records: 0, keys: 0 };
         let mut next = 1;
         let log_len = w.log().len;
