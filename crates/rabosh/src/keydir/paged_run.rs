@@ -14,7 +14,12 @@ use crate::log::record::{Entry, Key};
 use crate::log::segment::{ScanMode, scan};
 use std::ops::Bound;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// Bytes of a mapped hint read between two releases of its pages: a release costs a walk of
+/// the mapping's page tables (tens of microseconds for a 16 MB hint, most of it not in place).
+const RELEASE_EVERY: usize = 1 << 20;
 
 /// What a scan of the run's segment needs, captured at open: the file, and how open would have
 /// scanned it (up to the length open found, which a later append does not move).
@@ -46,6 +51,8 @@ pub(crate) struct PagedRun {
     /// some 47,000 pages): an opened page lives in the cache, or in the pins of the read
     /// borrowing it.
     id: u64,
+    /// Bytes of the hint file opened since its mapped pages were last let go.
+    read_since_release: AtomicUsize,
     rescan: Rescan,
     /// Set once a page failed: the segment's records in key order, or why it did not scan.
     fallback: OnceLock<Rescanned>,
@@ -57,7 +64,8 @@ pub(crate) struct PagedRun {
 impl PagedRun {
     pub fn new(crypt: Option<Arc<Crypt>>, pages: Pages, rescan: Rescan) -> PagedRun {
         let id = page_cache::run_id();
-        PagedRun { crypt, pages, id, rescan, fallback: OnceLock::new(), last: OnceLock::new() }
+        let read_since_release = AtomicUsize::new(0);
+        PagedRun { crypt, pages, id, read_since_release, rescan, fallback: OnceLock::new(), last: OnceLock::new() }
     }
 
     /// Page `i`'s first key.
@@ -97,6 +105,15 @@ impl PagedRun {
             return Some(p);
         }
         let p = Arc::new(self.pages.open(self.crypt.as_deref(), i)?);
+        // A scan maps the hint back as it reads it (the kernel maps 64 KiB around each fault),
+        // which the process then counts as resident although every page read is a copy by now:
+        // a walk over a million keys' hints left 108 MB of them in place. Let them go every
+        // few MB read.
+        let read = self.read_since_release.fetch_add(self.pages.blob_len(i), Ordering::Relaxed);
+        if read >= RELEASE_EVERY {
+            self.read_since_release.store(0, Ordering::Relaxed);
+            self.pages.release_pages();
+        }
         Some(page_cache::insert(self.id, at, p))
     }
 
