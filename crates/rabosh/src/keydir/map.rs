@@ -159,7 +159,8 @@ impl Keys {
 
     /// Records `key`'s new state (`None`: deleted). Over the runs it goes into the delta, the
     /// totals adjusted from the entry it replaces (a point read, answered as it was when the
-    /// commit checked it before writing: a page once opened stays open).
+    /// commit checked it before writing: a page the cache let go opens to the same records, and
+    /// one that no longer opens is answered by its segment's scan, as open would have).
     pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
         match &mut self.0 {
             Dir::Map { map, live } => apply_one(map, live, key, entry),
