@@ -266,6 +266,15 @@ impl PagedRun {
         self.pages.version()
     }
 
+    /// Lets the mapped hint's pages go if a read opened any since they last went: a walk ends
+    /// with this, so a listing that read pages from the file leaves none of it in place (a warm
+    /// one, answered from the cache, pays nothing).
+    pub fn release_read(&self) {
+        if self.read_since_release.swap(0, Ordering::Relaxed) > 0 {
+            self.pages.release_pages();
+        }
+    }
+
     /// How many records its pages hold (as the directory says).
     pub fn len(&self) -> usize {
         self.pages.refs.iter().map(|p| p.count as usize).sum()

@@ -110,6 +110,14 @@ impl Run {
         }
     }
 
+    /// A paged run's mapped pages out of resident memory if reads opened any since they went
+    /// ([`PagedRun::release_read`]).
+    pub fn release_read(&self) {
+        if let Run::Paged(p) = self {
+            p.release_read();
+        }
+    }
+
     /// Where a walk in windows cuts for this run ([`PagedRun::cut`]); a whole run borrows from
     /// its own hint and needs no cut.
     pub fn cut(&self, from: Bound<&[u8]>, to: Bound<&[u8]>, forward: bool, n: usize) -> Option<&[u8]> {

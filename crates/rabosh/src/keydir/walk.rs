@@ -28,8 +28,23 @@ pub fn set_walk_window_pages(pages: usize) {
 pub(crate) type Visit<'v> = dyn FnMut(&[u8], Val<'_>) -> ControlFlow<()> + 'v;
 
 /// The live keys of `runs` (oldest first) under `delta` inside `bounds`, in key order
-/// (`forward`) or from the top, each handed to `f` until it breaks.
+/// (`forward`) or from the top, each handed to `f` until it breaks; then the mapped hint pages
+/// the walk read are let go (its copies are what the cache keeps).
 pub(crate) fn walk(
+    runs: &[Arc<Run>],
+    delta: Option<&Delta>,
+    (lower, upper): (Bound<&[u8]>, Bound<&[u8]>),
+    forward: bool,
+    f: &mut Visit<'_>,
+) -> Result<()> {
+    let walked = walk_windows(runs, delta, (lower, upper), forward, f);
+    for run in runs {
+        run.release_read();
+    }
+    walked
+}
+
+fn walk_windows(
     runs: &[Arc<Run>],
     delta: Option<&Delta>,
     (lower, upper): (Bound<&[u8]>, Bound<&[u8]>),
