@@ -179,6 +179,9 @@ impl PagedRun {
                 return Ok(None);
             }
             if let Some(page) = self.page(i - 1) {
+                // A fault on the mapped hint maps a whole folio of the page cache (hundreds of
+                // KiB on current kernels) for a page of a few KiB, now copied: let it go.
+                self.release_read();
                 return Ok(search(&page, self.pages.version(), key).map(|rec| rec.entry(self.rescan.id.0)));
             }
         }
