@@ -12,7 +12,6 @@ use crate::log::format::Reader;
 use crate::log::hint_rec::{RawRec, read_rec};
 use crate::log::record::{Entry, Key};
 use std::ops::Bound;
-use std::ops::ControlFlow;
 
 /// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
 /// ascending key order, each inside its segment; or an encrypted store's paged hint, whose
@@ -207,20 +206,5 @@ impl Runs {
             }
         }
         Ok(None)
-    }
-
-    /// The live keys and the bytes their entries keep on disk, as the built map would count
-    /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
-    /// for counters that must not wait for the map. Walked in windows, so a paged run holds a
-    /// few pages at a time, not all of them.
-    pub fn totals(&self) -> Result<(u64, u64)> {
-        let (mut keys, mut live) = (0u64, 0u64);
-        let all = (Bound::Unbounded, Bound::Unbounded);
-        crate::keydir::walk::walk(&self.0, None, all, true, &mut |key, v| {
-            keys += 1;
-            live += v.disk_bytes(key.len());
-            ControlFlow::Continue(())
-        })?;
-        Ok((keys, live))
     }
 }
