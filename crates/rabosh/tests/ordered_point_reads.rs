@@ -59,7 +59,11 @@ fn reads_in_key_order_across_prefixes_answer_what_was_written() {
         let descending: Vec<(usize, u32)> = order.iter().rev().copied().collect();
         for budget in [usize::MAX, 0, 6_000, 20_000] {
             rabosh::set_page_cache_bytes(budget);
-            for (what, reads) in [("interleaved", &order), ("by prefix", &by_prefix), ("descending", &descending)] {
+            // With a bounded cache every read may open its page again (slow in a debug build):
+            // the interleaved order alone, whose prefixes' pages push each other out.
+            let orders = [("interleaved", &order), ("by prefix", &by_prefix), ("descending", &descending)];
+            let orders = if budget == usize::MAX { &orders[..] } else { &orders[..1] };
+            for &(what, reads) in orders {
                 for &(p, i) in reads {
                     let k = key(PREFIXES[p], i);
                     assert_eq!(
