@@ -138,6 +138,28 @@ writeFileSync(join(root, 'dist', 'cjs', 'package.json'), '{ "type": "commonjs" }
 for (const config of ['tsconfig.esm.json', 'tsconfig.cjs.json', join(app, 'tsconfig.json'), join(page, 'tsconfig.json')]) {
   execFileSync(process.execPath, [tsc, '-p', join(root, config)], { stdio: 'inherit', cwd: root });
 }
+// The ESM build's door to the loader is required, not imported: an ESM import of a CommonJS
+// file runs Node's CommonJS export lexer to find its names, some 6 MB of resident memory (Node
+// 20) in a process that needs it for nothing else. createRequire loads the same loader file, so
+// `import` and `require` still share one addon instance.
+const esmDoor = join(root, 'dist', 'esm', 'src', 'native.js');
+const reexport = /export \{([^}]*)\} from '\.\.\/binding\.cjs';/.exec(readFileSync(esmDoor, 'utf8'));
+if (!reexport) throw new Error(`${esmDoor}: not the re-export of ../binding.cjs this build rewrites`);
+const names = reexport[1]
+  .split(',')
+  .map((name) => name.trim())
+  .filter(Boolean);
+writeFileSync(
+  esmDoor,
+  [
+    '/** The one door to the addon: the generated CommonJS loader, required (see scripts/build-ts.mjs). */',
+    "import { createRequire } from 'node:module';",
+    "const binding = createRequire(import.meta.url)('../binding.cjs');",
+    `export const { ${names.join(', ')} } = binding;`,
+    '',
+  ].join('\n'),
+);
+
 for (const asset of ['index.html', 'style.css', 'icon.svg']) {
   copyFileSync(join(root, page, asset), join(root, app, 'dist', 'inspector', 'page', asset));
 }

@@ -26,6 +26,10 @@ pub use crypto::encryption::{Encryption, KEY_BYTES};
 pub use error::{Error, LockHolder, Result};
 #[doc(hidden)]
 pub use io::vfs::{CommitLock, LockGuard, Mapped, OpenMode, StdFs, VFile, Vfs, write_all_at};
+/// The bytes of decoded hint pages the process keeps (every store's share one budget).
+pub use keydir::page_cache::{page_cache_bytes, set_page_cache_bytes};
+#[doc(hidden)]
+pub use keydir::walk::set_walk_window_pages;
 pub use log::format::{ENCRYPTED_FORMAT_VERSION, FORMAT_VERSION};
 /// The most metadata bytes one entry may carry (kept in memory for every key).
 pub use log::metabuf::MAX_META;
@@ -38,4 +42,4 @@ pub use store::options::{DEFAULT_LOCK_TIMEOUT, Durability, Options};
 pub use store::reencrypt::reencrypt;
 #[doc(hidden)]
 pub use store::reencrypt::reencrypt_with;
-pub use store::snapshot::{Snapshot, prefix_successor};
+pub use store::snapshot::{Snapshot, Visit, prefix_successor};

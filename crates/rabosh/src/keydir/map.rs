@@ -3,8 +3,10 @@
 
 use crate::error::Result;
 use crate::keydir::merge::{Merge, Source, Val};
+use crate::keydir::page_cache::Pins;
 use crate::keydir::runs::{Run, Runs};
 use crate::keydir::union::union;
+use crate::keydir::walk::{Visit, walk};
 use crate::log::hint_rec::RawRec;
 use crate::log::hint_writer::Recs;
 use crate::log::record::{Entry, Key, Rec, SegRecs};
@@ -49,10 +51,12 @@ impl ActiveRecs {
 
     /// The segment's records in key order, streamed (what its hint is written from): its
     /// puts as `keys` holds them (a directory that reflects every commit of segment `number`),
-    /// its deletes as remembered.
-    pub(crate) fn records<'a>(&'a self, keys: &'a Keys, number: u64) -> Result<Recs<'a>> {
+    /// its deletes as remembered. The hint pages they borrow from (the segment's own run, where
+    /// open read one) are held by `pins`: the caller that writes the hint owns them, so they go
+    /// when the hint is written, not before the records borrowing them.
+    pub(crate) fn records<'a>(&'a self, keys: &'a Keys, pins: &'a Pins, number: u64) -> Result<Recs<'a>> {
         let dels = self.deleted.iter().map(|(k, seq)| RawRec { seq: *seq, key: k, put: None });
-        Ok(union(keys.segment_puts(number)?, Box::new(dels)))
+        Ok(union(keys.segment_puts(pins, number)?, Box::new(dels)))
     }
 
     /// Keys whose last operation in the segment is a delete.
@@ -165,7 +169,8 @@ impl Keys {
 
     /// Records `key`'s new state (`None`: deleted). Over the runs it goes into the delta, the
     /// totals adjusted from the entry it replaces (a point read, answered as it was when the
-    /// commit checked it before writing: a page once opened stays open).
+    /// commit checked it before writing: a page the cache let go opens to the same records, and
+    /// one that no longer opens is answered by its segment's scan, as open would have).
     pub fn apply(&mut self, key: Key, entry: Option<Entry>) -> Result<()> {
         self.apply_read(key, entry, None)
     }
@@ -250,8 +255,10 @@ impl Keys {
         Ok(Keys(Dir::Lazy(Lazy { base, delta, adj, from_hints: false })))
     }
 
-    /// The live keys inside the bounds, in key order from either end, each with its record.
-    pub(crate) fn range<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Merge<'a>> {
+    /// The live keys inside the bounds, in key order from either end, each with its record;
+    /// the hint pages it reaches are held by `pins` (every one of them, for as long as the
+    /// pins live: a long range is cheaper through [`Keys::visit`]).
+    pub(crate) fn range<'a>(&'a self, pins: &'a Pins, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Merge<'a>> {
         let empty = match (lower, upper) {
             (Bound::Included(l), Bound::Included(u)) => u < l,
             (Bound::Included(l) | Bound::Excluded(l), Bound::Included(u) | Bound::Excluded(u)) => u <= l,
@@ -267,7 +274,7 @@ impl Keys {
             }
             Dir::Lazy(l) => {
                 for run in &l.base.runs.0 {
-                    sources.push(run.source(lower, upper)?);
+                    sources.push(run.source(pins, lower, upper)?);
                 }
                 if !l.delta.is_empty() {
                     let d = l.delta.range::<_, [u8]>((lower, upper));
@@ -278,21 +285,50 @@ impl Keys {
         Ok(Merge::new(sources))
     }
 
+    /// The live keys inside the bounds, each with its record, handed to `f` in key order
+    /// (`forward`) or from the top until it breaks: a paged run's pages are held a window at a
+    /// time ([`crate::keydir::walk`]), so a scan of everything keeps a few of them.
+    pub(crate) fn visit(
+        &self,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        forward: bool,
+        f: &mut Visit<'_>,
+    ) -> Result<()> {
+        match &self.0 {
+            Dir::Map { .. } => {
+                let pins = Pins::default();
+                let mut merge = self.range(&pins, lower, upper)?;
+                while let Some((k, v)) = if forward { merge.next() } else { merge.next_back() } {
+                    if f(k, v).is_break() {
+                        break;
+                    }
+                }
+                Ok(())
+            }
+            Dir::Lazy(l) => walk(&l.base.runs.0, Some(&l.delta), (lower, upper), forward, f),
+        }
+    }
+
     /// Every live key in one map, built now from the runs and the delta (compaction and
     /// re-encryption, which rewrite every entry, then publish a built directory).
     pub fn to_map(&self) -> Result<(KeyMap, u64)> {
         if let Dir::Map { map, live } = &self.0 {
             return Ok((map.clone(), *live));
         }
-        let all: Vec<(Key, Option<Entry>)> =
-            self.range(Bound::Unbounded, Bound::Unbounded)?.map(|(k, v)| (Key::from(k), v.entry())).collect();
+        let mut all: Vec<(Key, Option<Entry>)> = Vec::new();
+        self.visit(Bound::Unbounded, Bound::Unbounded, true, &mut |k, v| {
+            all.push((Key::from(k), v.entry()));
+            std::ops::ControlFlow::Continue(())
+        })?;
         Ok(build_map(all))
     }
 
     /// Every live entry of segment `number`, as puts in key order (what its hint is written
     /// from, borrowed: nothing gathered). Over the runs: the delta's, and the segment's own
-    /// hint's where open read one and the delta does not hold the key since.
-    fn segment_puts(&self, number: u64) -> Result<Recs<'_>> {
+    /// hint's where open read one and the delta does not hold the key since (its pages held by
+    /// `pins`, which must outlive the records: they borrow keys and metadata from the pages).
+    fn segment_puts<'a>(&'a self, pins: &'a Pins, number: u64) -> Result<Recs<'a>> {
         fn put<'a>(k: &'a [u8], e: &'a Entry) -> RawRec<'a> {
             RawRec { seq: e.seq, key: k, put: Some((e.meta.as_slice(), e.off, e.len, e.crc)) }
         }
@@ -304,7 +340,7 @@ impl Keys {
                 let mut out: Recs<'_> = Box::new(std::iter::empty());
                 for run in l.base.runs.0.iter().filter(|r| r.number() == number) {
                     let delta = &l.delta;
-                    let own = run.source(Bound::Unbounded, Bound::Unbounded)?.filter_map(move |(k, v)| match v {
+                    let own = run.source(pins, Bound::Unbounded, Bound::Unbounded)?.filter_map(move |(k, v)| match v {
                         _ if delta.contains_key(k) => None,
                         Val::Raw(_, seq, p) => Some(RawRec { seq, key: k, put: Some(p) }),
                         Val::Entry(e) => Some(put(k, e)),

@@ -35,6 +35,16 @@ impl<'a> Val<'a> {
         }
     }
 
+    /// The disk bytes a put keeps for a key of `key_len` bytes (as [`Entry::disk_bytes`]); 0 for
+    /// a delete. No allocation: what a count of every key adds up.
+    pub fn disk_bytes(&self, key_len: usize) -> u64 {
+        match *self {
+            Val::Raw(_, _, (meta, _, len, _)) => u64::from(len) + key_len as u64 + meta.len() as u64 + 17,
+            Val::Entry(e) => e.disk_bytes(key_len),
+            Val::Del => 0,
+        }
+    }
+
     /// A put's entry, owned; `None`: a delete.
     pub fn entry(&self) -> Option<Entry> {
         match *self {

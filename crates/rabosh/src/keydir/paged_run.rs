@@ -1,5 +1,5 @@
 //! One segment's paged hint (sealed or checksummed) as a run ([`crate::keydir::runs`]): a point read opens only the page
-//! its key falls in (once; kept). A page that does not open or parse is damage found late: the
+//! its key falls in (kept while the process's page cache has room, [`crate::keydir::page_cache`]). A page that does not open or parse is damage found late: the
 //! hint is derived data, so the run then answers from a scan of its segment, exactly as open
 //! would have built it, and only a segment that does not scan either is an error (Corruption).
 
@@ -7,14 +7,19 @@ use crate::crypto::crypt::Crypt;
 use crate::error::{Error, Result};
 use crate::io::vfs::{VFile, Vfs};
 use crate::keydir::merge::{Source, Val, index_range, within};
+use crate::keydir::page_cache::{self, Pins};
 use crate::log::hint_pages::{Page, Pages, page_rec};
 use crate::log::hint_rec::ActiveTail;
 use crate::log::record::{Entry, Key};
 use crate::log::segment::{ScanMode, scan};
 use std::ops::Bound;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
+
+/// Bytes of a mapped hint read between two releases of its pages: a release costs a walk of
+/// the mapping's page tables (tens of microseconds for a 16 MB hint, most of it not in place).
+const RELEASE_EVERY: usize = 1 << 20;
 
 /// What a scan of the run's segment needs, captured at open: the file, and how open would have
 /// scanned it (up to the length open found, which a later append does not move).
@@ -42,9 +47,12 @@ pub(crate) struct PagedRun {
     /// The store's cipher; `None`: a plain store (pages checksummed).
     crypt: Option<Arc<Crypt>>,
     pages: Pages,
-    /// Record index of each page's first record, then the total.
-    starts: Vec<usize>,
-    opened: Vec<OnceLock<Option<Page>>>,
+    /// This run's key in the page cache. Open builds nothing per page (a million keys make
+    /// some 47,000 pages): an opened page lives in the cache, or in the pins of the read
+    /// borrowing it.
+    id: u64,
+    /// Bytes of the hint file opened since its mapped pages were last let go.
+    read_since_release: AtomicUsize,
     rescan: Rescan,
     /// Set once a page failed: the segment's records in key order, or why it did not scan.
     fallback: OnceLock<Rescanned>,
@@ -61,24 +69,12 @@ pub(crate) struct PagedRun {
 
 const NEAR_SLOTS: usize = 4;
 
-/// A point's state: opened pages, or the fallback records.
-pub(crate) enum Ready<'a> {
-    Pages(Vec<&'a Page>),
-    Scanned(&'a [(Key, Option<Entry>)]),
-}
-
 impl PagedRun {
     pub fn new(crypt: Option<Arc<Crypt>>, pages: Pages, rescan: Rescan) -> PagedRun {
-        let mut starts = Vec::with_capacity(pages.refs.len() + 1);
-        let mut at = 0usize;
-        for p in &pages.refs {
-            starts.push(at);
-            at += p.count as usize;
-        }
-        starts.push(at);
-        let opened = (0..pages.refs.len()).map(|_| OnceLock::new()).collect();
+        let id = page_cache::run_id();
+        let read_since_release = AtomicUsize::new(0);
         let (fallback, last, near) = (OnceLock::new(), OnceLock::new(), Default::default());
-        PagedRun { crypt, pages, starts, opened, rescan, fallback, last, near }
+        PagedRun { crypt, pages, id, read_since_release, rescan, fallback, last, near }
     }
 
     /// Page `i`'s first key.
@@ -103,15 +99,31 @@ impl PagedRun {
     /// The last key of the last page; `None` when that page does not open (reads then search).
     fn last_key(&self) -> Option<&[u8]> {
         let last = self.last.get_or_init(|| {
-            let page = self.page(self.opened.len().checked_sub(1)?)?;
+            let page = self.page(self.pages.refs.len().checked_sub(1)?)?;
             let j = page.offs.len().checked_sub(1)?;
-            Some(Key::from(page_rec(page, self.version(), j).key))
+            Some(Key::from(page_rec(&page, self.version(), j).key))
         });
         last.as_deref()
     }
 
-    fn page(&self, i: usize) -> Option<&Page> {
-        self.opened[i].get_or_init(|| self.pages.open(self.crypt.as_deref(), i)).as_ref()
+    /// Page `i`, from the cache or opened (and checked) now. `None`: damage (not remembered:
+    /// a read that finds it again falls back to the scan, which is kept).
+    fn page(&self, i: usize) -> Option<Arc<Page>> {
+        let at = u32::try_from(i).expect("a hint's page count fits its u32 field");
+        if let Some(p) = page_cache::get(self.id, at) {
+            return Some(p);
+        }
+        let p = Arc::new(self.pages.open(self.crypt.as_deref(), i)?);
+        // A scan maps the hint back as it reads it (the kernel maps 64 KiB around each fault),
+        // which the process then counts as resident although every page read is a copy by now:
+        // a walk over a million keys' hints left 108 MB of them in place. Let them go every
+        // few MB read.
+        let read = self.read_since_release.fetch_add(self.pages.blob_len(i), Ordering::Relaxed);
+        if read >= RELEASE_EVERY {
+            self.read_since_release.store(0, Ordering::Relaxed);
+            self.pages.release_pages();
+        }
+        Some(page_cache::insert(self.id, at, p))
     }
 
     fn scanned(&self) -> Result<&[(Key, Option<Entry>)]> {
@@ -180,8 +192,11 @@ impl PagedRun {
                 return Ok(None);
             }
             if let Some(page) = self.page(i - 1) {
-                return Ok(match search(page, key) {
-                    Ok(j) => Some(page_rec(page, self.pages.version(), j).entry(self.rescan.id.0)),
+                // A fault on the mapped hint maps a whole folio of the page cache (hundreds of
+                // KiB on current kernels) for a page of a few KiB, now copied: let it go.
+                self.release_read();
+                return Ok(match search(&page, key) {
+                    Ok(j) => Some(page_rec(&page, self.pages.version(), j).entry(self.rescan.id.0)),
                     Err(j) => {
                         near.store(((i as u64) << 32) | j as u64, Ordering::Relaxed);
                         None
@@ -194,22 +209,34 @@ impl PagedRun {
     }
 
     /// Whether `key` lies strictly between the two records a read that found nothing landed
-    /// between (`near`, see [`PagedRun::near`]) in a page still open: then no record holds it.
+    /// between (`near`, see [`PagedRun::near`]) in a page the cache still keeps: then no record
+    /// holds it. The memo is a place (page, record), never a page: it is checked against the
+    /// records of whatever copy of that page the cache holds now (the one the miss read, or one
+    /// opened again since the cache let that go: the hint does not change, so the same records),
+    /// the key compared with both neighbours there, and a place outside the page is no answer.
+    /// A page the cache let go is not opened for this: the read searches as usual.
     fn in_gap(&self, near: u64, key: &[u8]) -> bool {
         let (i, j) = ((near >> 32) as usize, (near & 0xffff_ffff) as usize);
         // A page's first key is always found: a gap starts after a record of the page.
-        let Some(Some(page)) = (i > 0 && j > 0).then(|| self.opened[i - 1].get()).flatten() else { return false };
+        if i == 0 || j == 0 {
+            return false;
+        }
+        let Some(page) = u32::try_from(i - 1).ok().and_then(|at| page_cache::get(self.id, at)) else { return false };
+        if j > page.offs.len() {
+            return false;
+        }
         let above = match page.offs.get(j) {
-            Some(_) => key < page_key(page, j),
-            None => i == self.opened.len() || key < self.first(i),
+            Some(_) => key < page_key(&page, j),
+            None => i == self.pages.refs.len() || key < self.first(i),
         };
-        above && page_key(page, j - 1) < key
+        above && page_key(&page, j - 1) < key
     }
 
     /// The records inside the bounds, in key order from either end: only the pages the bounds
-    /// reach are opened (and kept); the edge pages' records outside the bounds are skipped. A
-    /// page that does not open: the segment's scan answers, as for a point read.
-    pub fn source<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
+    /// reach are opened, each held by `pins` while the source borrows it; the edge pages'
+    /// records outside the bounds are skipped. A page that does not open: the segment's scan
+    /// answers, as for a point read.
+    pub fn source<'a>(&'a self, pins: &'a Pins, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
         if self.fallback.get().is_none() {
             let refs = &self.pages.refs;
             // The page holding the lower bound's key (the last starting at or below it), up to
@@ -223,7 +250,8 @@ impl PagedRun {
                 Bound::Included(k) => self.pages_while(|f| f <= k),
                 Bound::Excluded(k) => self.pages_while(|f| f < k),
             };
-            let pages: Option<Vec<&Page>> = (first..end.max(first)).map(|i| self.page(i)).collect();
+            let pages: Option<Vec<&Page>> =
+                (first..end.max(first)).map(|i| self.page(i).map(|p| pins.hold(p))).collect();
             if let Some(pages) = pages {
                 let (version, number) = (self.version(), self.number());
                 let (lower, upper) = (owned(lower), owned(upper));
@@ -240,22 +268,10 @@ impl PagedRun {
         Ok(Box::new(recs[lo..hi].iter().map(|(k, e)| (&k[..], Val::of(e.as_ref())))))
     }
 
-    /// Every page opened (or the fallback): what [`crate::keydir::runs::Runs::totals`] and the map
-    /// build walk, off the first read's path.
-    pub fn ready(&self) -> Result<Ready<'_>> {
-        if self.fallback.get().is_none() {
-            let pages: Option<Vec<&Page>> = (0..self.opened.len()).map(|i| self.page(i)).collect();
-            if let Some(pages) = pages {
-                return Ok(Ready::Pages(pages));
-            }
-        }
-        Ok(Ready::Scanned(self.scanned()?))
-    }
-
     /// Every record in key order appended to `out`, each page's parsed once (checked and
-    /// decoded together): the key directory's build. Pages a point read opened are used as
-    /// they are; the rest are opened into one reused buffer and not kept (the runs go once the
-    /// map is built). One thread: the pages split between two measured slower on a busy
+    /// decoded together): the key directory's build. Pages the cache keeps are used as they
+    /// are; the rest are opened into one reused buffer and not kept (the runs go once the map
+    /// is built). One thread: the pages split between two measured slower on a busy
     /// 2-core machine (docs/investigations/encryption-cost.md).
     pub fn records_into(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Result<()> {
         if self.fallback.get().is_none() {
@@ -279,10 +295,9 @@ impl PagedRun {
     /// Every page's records, in order, onto `out`; `None` when one does not open or check.
     fn decode(&self, out: &mut Vec<(Key, Option<Entry>)>) -> Option<()> {
         let mut scratch = (Vec::new(), Vec::new());
-        for i in 0..self.opened.len() {
-            match self.opened[i].get() {
-                Some(Some(page)) => self.decode_opened(page, out),
-                Some(None) => return None,
+        for i in 0..self.pages.refs.len() {
+            match u32::try_from(i).ok().and_then(|at| page_cache::get(self.id, at)) {
+                Some(page) => self.decode_opened(&page, out),
                 None => self.pages.decode(self.crypt.as_deref(), i, &mut scratch, out)?,
             }
         }
@@ -297,14 +312,50 @@ impl PagedRun {
         self.pages.version()
     }
 
-    /// The global index `i` as (page, record in it).
-    pub fn locate(&self, i: usize) -> (usize, usize) {
-        let p = self.starts.partition_point(|s| *s <= i) - 1;
-        (p, i - self.starts[p])
+    /// Lets the mapped hint's pages go if a read opened any since they last went: a walk ends
+    /// with this, so a listing that read pages from the file leaves none of it in place (a warm
+    /// one, answered from the cache, pays nothing).
+    pub fn release_read(&self) {
+        if self.read_since_release.swap(0, Ordering::Relaxed) > 0 {
+            self.pages.release_pages();
+        }
     }
 
-    pub fn len_pages(&self) -> usize {
-        *self.starts.last().unwrap_or(&0)
+    /// How many records its pages hold (as the directory says).
+    pub fn len(&self) -> usize {
+        self.pages.refs.iter().map(|p| p.count as usize).sum()
+    }
+
+    /// Where a walk in windows may cut so that this run opens at most `n` pages for the window
+    /// that starts at `from` (forward: the first key of the `n`th page past the one holding
+    /// `from`) or ends at `to` (backward: the first key of the `n`th page below `to`). `None`:
+    /// the rest of the run is within `n` pages, or it answers from its scan (no pages).
+    pub fn cut(&self, from: Bound<&[u8]>, to: Bound<&[u8]>, forward: bool, n: usize) -> Option<&[u8]> {
+        if self.fallback.get().is_some() {
+            return None;
+        }
+        let count = self.pages.refs.len();
+        let i = if forward {
+            let holding = match from {
+                Bound::Unbounded => 0,
+                Bound::Included(k) | Bound::Excluded(k) => self.pages_while(|f| f <= k).saturating_sub(1),
+            };
+            holding + n
+        } else {
+            let below = match to {
+                Bound::Unbounded => count,
+                Bound::Included(k) => self.pages_while(|f| f <= k),
+                Bound::Excluded(k) => self.pages_while(|f| f < k),
+            };
+            below.checked_sub(n).filter(|&i| i > 0)?
+        };
+        (i < count).then(|| self.first(i))
+    }
+}
+
+impl Drop for PagedRun {
+    fn drop(&mut self) {
+        page_cache::forget(self.id);
     }
 }
 

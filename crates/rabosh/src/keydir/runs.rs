@@ -6,14 +6,11 @@
 use crate::error::Result;
 use crate::io::os::FileBytes;
 use crate::keydir::merge::{Source, Val};
-use crate::keydir::paged_run::{PagedRun, Ready};
+use crate::keydir::page_cache::Pins;
+use crate::keydir::paged_run::PagedRun;
 use crate::log::format::Reader;
-use crate::log::hint_pages::Page;
-use crate::log::hint_pages::page_rec;
 use crate::log::hint_rec::{RawRec, read_rec};
 use crate::log::record::{Entry, Key};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 use std::ops::Bound;
 
 /// One segment's hint, checked whole at open ([`crate::log::hint::index`]): records in strictly
@@ -59,17 +56,6 @@ impl Run {
         }
     }
 
-    /// Every record readable by index (a paged run's pages all opened, or its fallback).
-    fn view(&self) -> Result<View<'_>> {
-        Ok(match self {
-            Run::Whole(w) => View::Whole(w),
-            Run::Paged(p) => match p.ready()? {
-                Ready::Pages(pages) => View::Pages(p, pages),
-                Ready::Scanned(recs) => View::Scanned(recs),
-            },
-        })
-    }
-
     /// Every record, decoded (one key allocation each), in key order; each parsed once (the
     /// map build's path: no per-record page lookup).
     pub fn records(&self) -> Result<Vec<(Key, Option<Entry>)>> {
@@ -99,8 +85,8 @@ impl Run {
     }
 
     /// This run's records inside the bounds, in key order from either end: binary-searched in a
-    /// whole hint; in a paged one, only the pages the bounds reach are opened.
-    pub fn source<'a>(&'a self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
+    /// whole hint; in a paged one, only the pages the bounds reach are opened (held by `pins`).
+    pub fn source<'a>(&'a self, pins: &'a Pins, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Result<Source<'a>> {
         match self {
             Run::Whole(w) => {
                 let lo = match lower {
@@ -119,7 +105,24 @@ impl Run {
                     (r.key, Val::raw(&r, w.number))
                 })))
             }
-            Run::Paged(p) => p.source(lower, upper),
+            Run::Paged(p) => p.source(pins, lower, upper),
+        }
+    }
+
+    /// A paged run's mapped pages out of resident memory if reads opened any since they went
+    /// ([`PagedRun::release_read`]).
+    pub fn release_read(&self) {
+        if let Run::Paged(p) = self {
+            p.release_read();
+        }
+    }
+
+    /// Where a walk in windows cuts for this run ([`PagedRun::cut`]); a whole run borrows from
+    /// its own hint and needs no cut.
+    pub fn cut(&self, from: Bound<&[u8]>, to: Bound<&[u8]>, forward: bool, n: usize) -> Option<&[u8]> {
+        match self {
+            Run::Whole(_) => None,
+            Run::Paged(p) => p.cut(from, to, forward, n),
         }
     }
 
@@ -142,46 +145,7 @@ impl Run {
     fn len(&self) -> usize {
         match self {
             Run::Whole(w) => w.offs.len(),
-            Run::Paged(p) => p.len_pages(),
-        }
-    }
-}
-
-/// A run's records by index.
-enum View<'a> {
-    Whole(&'a WholeRun),
-    Pages(&'a PagedRun, Vec<&'a Page>),
-    Scanned(&'a [(Key, Option<Entry>)]),
-}
-
-impl View<'_> {
-    fn len(&self) -> usize {
-        match self {
-            View::Whole(w) => w.offs.len(),
-            View::Pages(p, _) => p.len_pages(),
-            View::Scanned(r) => r.len(),
-        }
-    }
-
-    fn key(&self, i: usize) -> &[u8] {
-        match self {
-            View::Whole(w) => w.key(i),
-            View::Pages(p, pages) => {
-                let (pg, j) = p.locate(i);
-                page_rec(pages[pg], p.version(), j).key
-            }
-            View::Scanned(r) => &r[i].0,
-        }
-    }
-
-    fn entry(&self, i: usize) -> Option<Entry> {
-        match self {
-            View::Whole(w) => w.rec(i).entry(w.number),
-            View::Pages(p, pages) => {
-                let (pg, j) = p.locate(i);
-                page_rec(pages[pg], p.version(), j).entry(p.number())
-            }
-            View::Scanned(r) => r[i].1.clone(),
+            Run::Paged(p) => p.len(),
         }
     }
 }
@@ -229,9 +193,6 @@ impl WholeRun {
     }
 }
 
-/// A merge's next record of one run: (key, newest run first, index in the run), smallest first.
-type Head<'a> = Reverse<(&'a [u8], Reverse<usize>, usize)>;
-
 /// Every segment's run, in segment order (seq order: a later segment's records are newer).
 /// Each run is shared: a seal publishes the runs it stood on plus its own.
 pub(crate) struct Runs(pub Vec<std::sync::Arc<Run>>);
@@ -245,34 +206,5 @@ impl Runs {
             }
         }
         Ok(None)
-    }
-
-    /// The live keys and the bytes their entries keep on disk, as the built map would count
-    /// them: a merge of the sorted runs (newest record of each key), no allocation per key —
-    /// for counters that must not wait for the map.
-    pub fn totals(&self) -> Result<(u64, u64)> {
-        let views = self.0.iter().map(|r| r.view()).collect::<Result<Vec<_>>>()?;
-        let mut heads: BinaryHeap<Head<'_>> = BinaryHeap::new();
-        for (r, v) in views.iter().enumerate() {
-            if v.len() > 0 {
-                heads.push(Reverse((v.key(0), Reverse(r), 0)));
-            }
-        }
-        let (mut keys, mut live) = (0u64, 0u64);
-        let mut last: Option<&[u8]> = None;
-        while let Some(Reverse((key, Reverse(r), i))) = heads.pop() {
-            if i + 1 < views[r].len() {
-                heads.push(Reverse((views[r].key(i + 1), Reverse(r), i + 1)));
-            }
-            if last == Some(key) {
-                continue;
-            }
-            last = Some(key);
-            if let Some(e) = views[r].entry(i) {
-                keys += 1;
-                live += e.disk_bytes(key.len());
-            }
-        }
-        Ok((keys, live))
     }
 }

@@ -276,6 +276,9 @@ pub(crate) fn read(vfs: &dyn Vfs, dir: &Path, number: u64, crypt: Option<&Crypt>
         if bytes.starts_with(crate::log::hint_pages::PLAIN_MAGIC) {
             return Some(HintFile::Paged(bytes));
         }
+        if let FileBytes::Mapped(m) = &bytes {
+            m.populate();
+        }
         return Some(HintFile::Whole(bytes));
     };
     // Sealed: the magic and nonce, then the ciphertext and tag read into a buffer of their own

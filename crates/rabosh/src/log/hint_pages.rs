@@ -223,6 +223,17 @@ impl Pages {
         &self.firsts[start..self.refs[i].first_end as usize]
     }
 
+    /// The mapped file's pages out of resident memory ([`FileBytes::release_pages`]): an opened
+    /// page is a copy, so the bytes it came from are needed again only to open it again.
+    pub fn release_pages(&self) {
+        self.file.release_pages();
+    }
+
+    /// How many bytes page `i`'s sealed blob takes in the file.
+    pub fn blob_len(&self, i: usize) -> usize {
+        self.refs[i].len
+    }
+
     /// Page `i` opened and checked (see [`Pages::walk`]), kept for point reads. `None`: damage.
     pub fn open(&self, seal: Option<&Crypt>, i: usize) -> Option<Page> {
         let mut buf = Vec::new();

@@ -498,17 +498,22 @@ impl Store {
         let old_len = w.log().len;
         // Streamed from the key directory in key order, twice (the hint's directory, then its
         // pages): the segment's records are never gathered, nor the hint's bytes.
+        // The hint pages the records borrow (the segment's own run, when open read its active
+        // hint) are held by `pins` for the seal's own duration only, both passes: the cache may
+        // let them go meanwhile without freeing what the writer still reads.
         let cur = self.current.load_full();
         let recs = &w.log().recs;
+        let pins = crate::keydir::page_cache::Pins::default();
         crate::log::hint::write_streamed(
             &*self.vfs,
             &self.dir,
             (old.number, old_len),
-            &mut || recs.records(&cur.keys, old.number),
+            &mut || recs.records(&cur.keys, &pins, old.number),
             None,
             Some(&self.fsyncs()),
             self.crypt().map(|c| &**c),
         )?;
+        drop(pins);
         drop(cur);
         // Read back as open would (a built directory needs none): what the next version's
         // directory stands on in place of the segment's keys in the delta. Before the MANIFEST
@@ -633,7 +638,9 @@ impl Store {
         }
         let v = self.current.load_full();
         // Every live entry, merged from the runs as a listing is (no map of them all is built).
-        let live = v.keys.range(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)?;
+        // Its pages are held until the check ends (it reads every value besides).
+        let pins = crate::keydir::page_cache::Pins::default();
+        let live = v.keys.range(&pins, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)?;
         let mut report = VerifyReport { files: 0, records: 0, keys: 0 };
         let mut next = 1;
         let log_len = w.log().len;
@@ -816,11 +823,12 @@ impl Store {
         };
         // Best effort: a key directory that cannot be read (a damaged page whose segment does
         // not scan) leaves the next open to scan. Streamed, as a seal writes its hint.
+        let pins = crate::keydir::page_cache::Pins::default();
         let _ = crate::log::hint::write_streamed(
             &*self.vfs,
             &self.dir,
             (log.seg.number, log.len),
-            &mut || log.recs.records(&cur.keys, log.seg.number),
+            &mut || log.recs.records(&cur.keys, &pins, log.seg.number),
             Some(tail),
             None,
             log.seg.crypt(),

@@ -85,7 +85,8 @@ impl Store {
             Ok(())
         };
         // Streamed in key order from the directory's merge: no map of every key is built.
-        for (k, v) in cur.keys.range(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)? {
+        let pins = crate::keydir::page_cache::Pins::default();
+        for (k, v) in cur.keys.range(&pins, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded)? {
             let e = v.entry().expect("a merge yields live puts only");
             let value = cur.segment(e.seg).expect("version holds its segments").read_value(&e)?;
             pb.put(e.seq, k, &value, e.meta.as_slice());

@@ -2,6 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::keydir::map::Version;
+use crate::keydir::page_cache::Pins;
 use crate::store::writer::Counters;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -12,12 +13,15 @@ use std::sync::atomic::Ordering;
 pub struct Snapshot {
     v: Arc<Version>,
     counters: Arc<Counters>,
+    /// The hint pages this view's ranges borrow from, held until it drops (the process's page
+    /// cache may let them go meanwhile). [`Snapshot::try_visit`] holds none past its call.
+    pins: Pins,
 }
 
 impl Snapshot {
     pub(crate) fn new(v: Arc<Version>, counters: Arc<Counters>) -> Snapshot {
         counters.open_snapshots.fetch_add(1, Ordering::Relaxed);
-        Snapshot { v, counters }
+        Snapshot { v, counters, pins: Pins::default() }
     }
 }
 
@@ -117,8 +121,19 @@ impl Snapshot {
         to: Option<&[u8]>,
     ) -> Result<impl DoubleEndedIterator<Item = (&'a [u8], &'a [u8])> + use<'a>> {
         let upper = to.map_or(Bound::Unbounded, Bound::Excluded);
-        let merge = self.v.keys.range(Bound::Included(from), upper)?;
+        let merge = self.v.keys.range(&self.pins, Bound::Included(from), upper)?;
         Ok(merge.map(|(k, v)| (k, v.meta().unwrap_or_default())))
+    }
+
+    /// Entries with `from <= key < to` (`to = None`: to the end), metadata only, handed to
+    /// `visit` in key order (`forward`) or from the top until it breaks. Unlike
+    /// [`Snapshot::try_range`], whose items borrow the view (so every hint page the range
+    /// reaches stays held while the view lives), this holds a few pages at a time: a scan of a
+    /// large store keeps the page cache's budget, not every page it passed. Corruption as for
+    /// [`Snapshot::try_range`].
+    pub fn try_visit(&self, from: &[u8], to: Option<&[u8]>, forward: bool, visit: &mut Visit<'_>) -> Result<()> {
+        let upper = to.map_or(Bound::Unbounded, Bound::Excluded);
+        self.v.keys.visit(Bound::Included(from), upper, forward, &mut |k, v| visit(k, v.meta().unwrap_or_default()))
     }
 
     /// Entries whose key starts with `prefix`, in key order, metadata only. Panics where
@@ -136,6 +151,9 @@ impl Snapshot {
         self.try_range(prefix, end.as_deref())
     }
 }
+
+/// What [`Snapshot::try_visit`] hands each entry to: its key and metadata; `Break` stops.
+pub type Visit<'v> = dyn FnMut(&[u8], &[u8]) -> std::ops::ControlFlow<()> + 'v;
 
 /// The smallest key greater than every key that starts with `prefix` (None: no such key).
 #[must_use]

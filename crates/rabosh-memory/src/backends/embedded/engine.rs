@@ -3,7 +3,6 @@
 //! whose shape this crate shares, are re-exported from here; so an engine API change touches
 //! this file alone.
 
-use std::ops::ControlFlow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -157,13 +156,11 @@ impl ReadView for Snapshot {
 
     /// Corruption when the key directory cannot be built (a sealed hint's page and its
     /// segment both damaged): a listing answers that, never a panic in a worker.
+    /// Visited, not iterated: the engine then holds a few hint pages at a time, so a scan of
+    /// every memory keeps the page cache's budget, not every page it passed.
     fn scan_prefix(&self, prefix: &[u8], visit: &mut Visit<'_>) -> Result<()> {
-        for (key, meta) in self.0.try_scan_prefix(prefix)? {
-            if let ControlFlow::Break(()) = visit(key, meta) {
-                break;
-            }
-        }
-        Ok(())
+        let end = rabosh::prefix_successor(prefix);
+        Ok(self.0.try_visit(prefix, end.as_deref(), true, visit)?)
     }
 
     /// From the directory totals the store keeps, when they describe this state; else a scan.
@@ -185,12 +182,7 @@ impl ReadView for Snapshot {
     fn scan_prefix_after(&self, prefix: &[u8], after: Option<&[u8]>, visit: &mut Visit<'_>) -> Result<()> {
         let from = resume_from(prefix, after);
         let end = rabosh::prefix_successor(prefix);
-        for (key, meta) in self.0.try_range(&from, end.as_deref())? {
-            if let ControlFlow::Break(()) = visit(key, meta) {
-                break;
-            }
-        }
-        Ok(())
+        Ok(self.0.try_visit(&from, end.as_deref(), true, visit)?)
     }
 
     /// Keys under `prefix` below `before`, from the top: a seek, then one step per key.
@@ -200,12 +192,7 @@ impl ReadView for Snapshot {
             (Some(b), Some(e)) => Some(b.min(e)),
             (b, e) => b.or(e),
         };
-        for (key, meta) in self.0.try_range(prefix, to)?.rev() {
-            if let ControlFlow::Break(()) = visit(key, meta) {
-                break;
-            }
-        }
-        Ok(())
+        Ok(self.0.try_visit(prefix, to, false, visit)?)
     }
 }
 
