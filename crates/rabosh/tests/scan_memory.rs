@@ -6,49 +6,24 @@
 //! test, so nothing else moves it meanwhile.
 
 #[cfg(target_os = "linux")]
+#[path = "common/resident.rs"]
+mod resident;
+
+#[cfg(target_os = "linux")]
+use resident::{opts, rss_kb};
+
+#[cfg(target_os = "linux")]
+const TEST: &str = "a_scan_of_everything_leaves_little_resident";
+
+#[cfg(target_os = "linux")]
 #[test]
 fn a_scan_of_everything_leaves_little_resident() {
-    // The child this test starts to write a store (below) does only that.
-    if let Ok(seed) = std::env::var("RABOSH_TEST_SEED") {
-        write_store(std::path::Path::new(&seed), std::env::var("RABOSH_TEST_ENCRYPTED").is_ok());
+    // The child this test starts to write a store does only that.
+    if resident::seed_if_child(60) {
         return;
     }
     check(false);
     check(true);
-}
-
-#[cfg(target_os = "linux")]
-fn opts(encrypted: bool) -> rabosh::Options {
-    rabosh::Options {
-        segment_bytes: 8 << 20,
-        encryption: encrypted.then(|| rabosh::Encryption::new([9; 32])),
-        ..rabosh::Options::default()
-    }
-}
-
-/// 60,000 keys with 300 bytes of metadata each, then a clean close: every segment gets its hint.
-#[cfg(target_os = "linux")]
-fn write_store(dir: &std::path::Path, encrypted: bool) {
-    let store = rabosh::Store::open(dir, opts(encrypted)).unwrap();
-    for chunk in 0..60u32 {
-        let mut b = rabosh::Batch::new();
-        for i in chunk * 1000..(chunk + 1) * 1000 {
-            b.put(format!("key/{i:08}").into_bytes(), b"v".to_vec(), vec![i as u8; 300]);
-        }
-        store.write(b).unwrap();
-    }
-    store.close().unwrap();
-}
-
-/// Resident KiB: file-backed plus anonymous.
-#[cfg(target_os = "linux")]
-fn rss_kb() -> u64 {
-    let st = std::fs::read_to_string("/proc/self/status").unwrap();
-    let field = |name: &str| -> u64 {
-        let line = st.lines().find(|l| l.starts_with(name)).unwrap();
-        line.split_whitespace().nth(1).unwrap().parse().unwrap()
-    };
-    field("RssFile:") + field("RssAnon:")
 }
 
 /// Resident KiB of the mapped hint files.
@@ -76,20 +51,7 @@ fn hint_rss_kb() -> u64 {
 
 #[cfg(target_os = "linux")]
 fn check(encrypted: bool) {
-    let dir = tempfile::tempdir().unwrap();
-    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
-    child.args(["--exact", "a_scan_of_everything_leaves_little_resident"]);
-    child.env("RABOSH_TEST_SEED", dir.path());
-    if encrypted {
-        child.env("RABOSH_TEST_ENCRYPTED", "1");
-    }
-    assert!(child.status().unwrap().success());
-    let hint_kb: u64 = std::fs::read_dir(dir.path())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "hint"))
-        .map(|p| std::fs::metadata(p).unwrap().len() / 1024)
-        .sum();
+    let (dir, hint_kb) = resident::seeded_store(TEST, encrypted);
     assert!(hint_kb > 15_000, "the hints are large enough to see: {hint_kb} KiB");
     // A budget well under the hints' size, so what the scan keeps is told apart from them.
     rabosh::set_page_cache_bytes(2 << 20);
