@@ -81,7 +81,7 @@ impl MemMeta {
     /// ids, under 40 bytes), else the fixed one.
     pub fn encode(&self) -> Vec<u8> {
         if let (Some(position), None) = (self.feed_position, self.memory_id)
-            && let Some(compact) = self.compact(position)
+            && let Some(compact) = self.packed(position)
         {
             return compact;
         }
@@ -98,7 +98,7 @@ impl MemMeta {
         m
     }
 
-    fn compact(&self, position: u64) -> Option<Vec<u8>> {
+    fn packed(&self, position: u64) -> Option<Vec<u8>> {
         let updated = self.updated_ms.wrapping_sub(self.created_ms);
         let accessed = self.accessed_ms.wrapping_sub(self.updated_ms);
         let mut tag = COMPACT;
@@ -132,7 +132,7 @@ impl MemMeta {
     /// The metadata stored at `key`, in either layout (named in the error when it is not ours).
     pub fn decode(key: &[u8], m: &[u8]) -> Result<Self> {
         if m.len() < META_BYTES {
-            return Self::decode_compact(key, m);
+            return Self::decode_packed(key, m);
         }
         let u = |i: usize| u64::from_le_bytes(m[i..i + 8].try_into().expect("8 bytes"));
         let i = |at: usize| i64::from_le_bytes(m[at..at + 8].try_into().expect("8 bytes"));
@@ -153,7 +153,7 @@ impl MemMeta {
         })
     }
 
-    fn decode_compact(key: &[u8], m: &[u8]) -> Result<Self> {
+    fn decode_packed(key: &[u8], m: &[u8]) -> Result<Self> {
         let name = || String::from_utf8_lossy(key).into_owned();
         let Some((&tag, mut rest)) = m.split_first() else {
             return Err(Error::Corruption(format!("memory metadata of 0 bytes (key {})", name())));
