@@ -3,14 +3,13 @@
 // read of the whole scope, and every answer stays what `handler.children` answers at that moment
 // (the page's header, what `handler.usage` counts), whatever the commands, from this process or
 // another, and when the feed cannot name what changed.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler } from '../index.js';
 import { Api } from '../apps/cli/src/inspector/api.js';
-import { runInAnotherProcess } from './inspector-harness.js';
+import { ask, runInAnotherProcess } from './inspector-harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-dir-cache-'));
 const INFO = { name: 'store', backend: 'directory', scope: 'default', history: false, actor: { type: 'user', id: 'inspector' } } as const;
@@ -42,23 +41,6 @@ function counted(h: RaboshMemoryToolHandler): { handler: RaboshMemoryToolHandler
     },
   });
   return { handler: proxy, reads };
-}
-
-/** One GET of the API, as the server would answer it. */
-async function ask(api: Api, name: string, query: Record<string, string> = {}): Promise<{ status: number; body: any }> {
-  const url = new URL(`http://127.0.0.1/t/api/${name}?${new URLSearchParams(query)}`);
-  let status = 0;
-  let text = '';
-  const res = {
-    writeHead: (s: number) => {
-      status = s;
-    },
-    end: (t: string) => {
-      text = t;
-    },
-  } as unknown as ServerResponse;
-  expect(await api.serve(name, { method: 'GET' } as IncomingMessage, res, url)).toBe(true);
-  return { status, body: JSON.parse(text) };
 }
 
 /** What the server answers for a directory's page, beside what the store answers now. */

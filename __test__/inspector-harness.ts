@@ -3,10 +3,11 @@
 // with whatever Host and Origin a hostile page would send.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { request } from 'node:http';
+import { type IncomingMessage, request, type ServerResponse } from 'node:http';
 import { join, resolve } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
+import type { Api } from '../apps/cli/src/inspector/api.js';
 
 const root = resolve(import.meta.dirname, '..');
 const bin = resolve(root, 'apps', 'cli', 'dist', 'main.js');
@@ -186,4 +187,21 @@ export function runInAnotherProcess(store: string, input: Record<string, unknown
 
 export function writeFromAnotherProcess(store: string, path: string, text: string): void {
   runInAnotherProcess(store, { command: 'create', path, file_text: text });
+}
+
+/** One GET of the API, as the server would answer it. */
+export async function ask(api: Api, name: string, query: Record<string, string> = {}): Promise<{ status: number; body: any }> {
+  const url = new URL(`http://127.0.0.1/t/api/${name}?${new URLSearchParams(query)}`);
+  let status = 0;
+  let text = '';
+  const res = {
+    writeHead: (s: number) => {
+      status = s;
+    },
+    end: (t: string) => {
+      text = t;
+    },
+  } as unknown as ServerResponse;
+  expect(await api.serve(name, { method: 'GET' } as IncomingMessage, res, url)).toBe(true);
+  return { status, body: JSON.parse(text) };
 }

@@ -3,13 +3,13 @@
 // shows, not the scope (an open filter is asked again after every write elsewhere). Any other
 // text is still searched for in every path, in any case. Both page through every match exactly
 // once, in path order.
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Rabosh, RaboshMemoryToolHandler, type ListOptions } from '../index.js';
 import { Api } from '../apps/cli/src/inspector/api.js';
+import { ask } from './inspector-harness.js';
 
 const work = mkdtempSync(join(tmpdir(), 'rabosh-inspector-search-'));
 const INFO = { name: 'store', backend: 'directory', scope: 'default', history: false, actor: { type: 'user', id: 'inspector' } } as const;
@@ -72,29 +72,13 @@ function counted(h: RaboshMemoryToolHandler): { handler: RaboshMemoryToolHandler
   return seen;
 }
 
-async function ask(api: Api, query: Record<string, string>): Promise<{ status: number; body: any }> {
-  const url = new URL(`http://127.0.0.1/t/api/search?${new URLSearchParams(query)}`);
-  let status = 0;
-  let text = '';
-  const res = {
-    writeHead: (s: number) => {
-      status = s;
-    },
-    end: (t: string) => {
-      text = t;
-    },
-  } as unknown as ServerResponse;
-  expect(await api.serve('search', { method: 'GET' } as IncomingMessage, res, url)).toBe(true);
-  return { status, body: JSON.parse(text) };
-}
-
 /** Every page of the filter `q`, `limit` at a time; the pages asked for. */
 async function walk(api: Api, q: string, limit: number): Promise<{ matches: { path: string; bytes: number }[]; pages: number }> {
   const matches: { path: string; bytes: number }[] = [];
   let after: string | null = null;
   let pages = 0;
   do {
-    const { status, body } = await ask(api, { q, limit: String(limit), ...(after === null ? {} : { after }) });
+    const { status, body } = await ask(api, 'search', { q, limit: String(limit), ...(after === null ? {} : { after }) });
     expect(status, JSON.stringify(body)).toBe(200);
     expect(body.memories.length).toBeLessThanOrEqual(limit);
     matches.push(...body.memories.map((m: { path: string; bytes: number }) => ({ path: m.path, bytes: m.bytes })));
@@ -119,15 +103,15 @@ describe('a filter that is a memory path', () => {
 
   it('reads about as many memories as it shows, not the scope', async () => {
     const seen = counted(handler);
-    const { body } = await ask(new Api(seen.handler, INFO), { q: '/memories/a/b/c.md' });
+    const { body } = await ask(new Api(seen.handler, INFO), 'search', { q: '/memories/a/b/c.md' });
     expect(seen.contains).toBe(0);
     expect(seen.listed).toBeLessThanOrEqual(8);
     expect(body).toEqual({ memories: all.filter((m) => m.path === '/memories/a/b/c.md'), next: null });
   });
 
   it('answers nothing for a path no memory starts with, or a cursor past its matches', async () => {
-    expect((await ask(new Api(handler, INFO), { q: '/memories/nothing' })).body).toEqual({ memories: [], next: null });
-    expect((await ask(new Api(handler, INFO), { q: '/memories/a/b', after: '/memories/a/c.md' })).body).toEqual({
+    expect((await ask(new Api(handler, INFO), 'search', { q: '/memories/nothing' })).body).toEqual({ memories: [], next: null });
+    expect((await ask(new Api(handler, INFO), 'search', { q: '/memories/a/b', after: '/memories/a/c.md' })).body).toEqual({
       memories: [],
       next: null,
     });
